@@ -1,0 +1,65 @@
+// Package telemetry sets up the OpenTelemetry SDK for firstbyte, names the
+// attributes every attempt span carries, turns ended SDK spans into collector
+// pdata for the embedded aggregator, and owns the Prometheus registry.
+//
+// It must not know how requests are routed (that is package router) nor how
+// samples are kept (package collector): it only describes and delivers spans.
+package telemetry
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+)
+
+// TracerName is the instrumentation scope of every span firstbyte starts.
+const TracerName = "github.com/firstbyte-dev/firstbyte"
+
+// Attribute keys of the attempt span (SPEC section 6). The GenAI and HTTP keys
+// come from the semantic conventions so spans from any GenAI-instrumented
+// client that carry them teach the tracker too.
+var (
+	KeyOperationName   = semconv.GenAIOperationNameKey            // "chat", "embeddings", "count_tokens", ...
+	KeyProviderName    = semconv.GenAIProviderNameKey             // "openai", "anthropic", ...
+	KeyRequestModel    = semconv.GenAIRequestModelKey             // the upstream model sent to the provider
+	KeyTimeToFirstByte = semconv.GenAIResponseTimeToFirstChunkKey // seconds (double), only on a 2xx attempt
+	KeyServerAddress   = semconv.ServerAddressKey
+	KeyServerPort      = semconv.ServerPortKey
+	KeyHTTPStatus      = semconv.HTTPResponseStatusCodeKey
+	KeyErrorType       = semconv.ErrorTypeKey
+)
+
+// The project's own attribute keys.
+const (
+	KeyTarget         = attribute.Key("firstbyte.target")          // virtual key of the target tried
+	KeyRequestedModel = attribute.Key("firstbyte.requested_model") // client-facing model
+	KeyAttempt        = attribute.Key("firstbyte.attempt")         // 1-based attempt number within the request
+	KeySelection      = attribute.Key("firstbyte.selection")       // cold|leader|explore|order|manual|failover
+	KeyOutcome        = attribute.Key("firstbyte.outcome")         // success|failover|client_error|broken
+	KeyUpstreamWait   = attribute.Key("firstbyte.upstream_wait")   // server span: seconds spent waiting on upstreams
+)
+
+// Operation names (gen_ai.operation.name). CountTokens is ours: the semantic
+// conventions have none for it, and it never yields a latency sample.
+const (
+	OperationChat        = "chat"
+	OperationEmbeddings  = "embeddings"
+	OperationCountTokens = "count_tokens"
+)
+
+// Selection reasons (X-Firstbyte-Selection and firstbyte.selection).
+const (
+	SelectionCold     = "cold"
+	SelectionLeader   = "leader"
+	SelectionExplore  = "explore"
+	SelectionOrder    = "order"
+	SelectionManual   = "manual"
+	SelectionFailover = "failover"
+)
+
+// Attempt outcomes (firstbyte.outcome and firstbyte_attempts_total{outcome}).
+const (
+	OutcomeSuccess     = "success"
+	OutcomeFailover    = "failover"
+	OutcomeClientError = "client_error"
+	OutcomeBroken      = "broken"
+)
