@@ -1,0 +1,202 @@
+package router
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// Options are the gateway's collaborators; zero values are usable.
+type Options struct {
+	// Latency is what least-latency ranks on. Nil: nothing is ever
+	// measured (every target stays cold).
+	Latency LatencySource
+	// Rand drives shuffles and exploration. Nil: DefaultRand.
+	Rand Rand
+	// TracerProvider makes the server and attempt spans. Nil: no spans (and
+	// so nothing is learned).
+	TracerProvider trace.TracerProvider
+	// Transport carries upstream requests. Nil: NewTransport().
+	Transport http.RoundTripper
+	// Now is the clock for circuit breakers. Nil: time.Now.
+	Now func() time.Time
+	// Logger receives operational events; never prompts or keys. Nil: discard.
+	Logger *slog.Logger
+	// Observe, if set, is called once per finished client request with
+	// what the metrics that are not derived from spans need.
+	Observe func(RequestStats)
+}
+
+// RequestStats describes one finished client request for the overhead
+// histogram: total time in the gateway, and the part spent waiting on
+// upstreams.
+type RequestStats struct {
+	Model        string
+	Total        time.Duration
+	UpstreamWait time.Duration
+	Attempts     int
+}
+
+// Gateway is the request path: it authenticates, finds the eligible
+// candidates, asks the strategy for their order and runs the attempt
+// pipeline. Everything in it is immutable after New.
+type Gateway struct {
+	routes     map[string]map[string][]*Candidate // provider kind -> client model -> candidates in declaration order
+	models     []string                           // client-facing models, sorted
+	upstreams  map[string]*upstream
+	targets    []*Candidate // every candidate, declaration order (for the debug page)
+	strategy   Strategy
+	latency    LatencySource
+	mode       string
+	tracer     trace.Tracer
+	propagator propagation.TextMapPropagator
+	client     *http.Client
+	now        func() time.Time
+	log        *slog.Logger
+	observe    func(RequestStats)
+	maxBody    int64
+	keys       [][]byte
+}
+
+// New builds a Gateway from a validated config.
+func New(cfg *Config, o Options) (*Gateway, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = DefaultRand
+	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = noop.NewTracerProvider()
+	}
+	if o.Transport == nil {
+		o.Transport = NewTransport()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	strategy, ok := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Latency: o.Latency, Rand: o.Rand})
+	if !ok {
+		return nil, fmt.Errorf("strategy.mode: unknown mode %q", cfg.Strategy.Mode)
+	}
+	g := &Gateway{
+		routes:     map[string]map[string][]*Candidate{},
+		upstreams:  map[string]*upstream{},
+		strategy:   strategy,
+		latency:    o.Latency,
+		mode:       cfg.Strategy.Mode,
+		tracer:     o.TracerProvider.Tracer(telemetry.TracerName),
+		propagator: propagation.TraceContext{},
+		client: &http.Client{
+			Transport: o.Transport,
+			// Redirects are the provider's business to avoid; following them
+			// would resend the body and credential somewhere unplanned.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		now:     o.Now,
+		log:     o.Logger,
+		observe: o.Observe,
+		maxBody: int64(cfg.Limits.MaxBody),
+	}
+	for _, k := range cfg.Auth.Keys {
+		g.keys = append(g.keys, []byte(k))
+	}
+	for name, p := range cfg.Providers {
+		g.upstreams[name] = newUpstream(name, p, o.Now)
+	}
+	seen := map[string]bool{}
+	for i, t := range cfg.Targets {
+		u := g.upstreams[t.VirtualKey]
+		served := map[string]string{}
+		for _, m := range cfg.Providers[t.VirtualKey].Models {
+			served[m] = m
+		}
+		for m, up := range t.ModelMap {
+			served[m] = up
+		}
+		clientModels := make([]string, 0, len(served))
+		for m := range served {
+			clientModels = append(clientModels, m)
+		}
+		sort.Strings(clientModels)
+		byModel := g.routes[u.kind]
+		if byModel == nil {
+			byModel = map[string][]*Candidate{}
+			g.routes[u.kind] = byModel
+		}
+		for _, m := range clientModels {
+			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, clientModel: m}
+			byModel[m] = append(byModel[m], c)
+			g.targets = append(g.targets, c)
+			if !seen[m] {
+				seen[m] = true
+				g.models = append(g.models, m)
+			}
+		}
+	}
+	sort.Strings(g.models)
+	return g, nil
+}
+
+// Handler is the client API (SPEC section 4).
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, ep := range endpoints {
+		mux.Handle("POST "+ep.path, g.apiHandler(ep))
+	}
+	mux.HandleFunc("GET /v1/models", g.listModels)
+	return mux
+}
+
+// authorized checks the client key when auth.keys is set, in constant time.
+func (g *Gateway) authorized(r *http.Request) bool {
+	if len(g.keys) == 0 {
+		return true
+	}
+	key := r.Header.Get("x-api-key")
+	if auth := r.Header.Get("Authorization"); key == "" && len(auth) > 7 && (auth[:7] == "Bearer " || auth[:7] == "bearer ") {
+		key = auth[7:]
+	}
+	if key == "" {
+		return false
+	}
+	ok := 0
+	for _, k := range g.keys {
+		ok |= subtle.ConstantTimeCompare([]byte(key), k)
+	}
+	return ok == 1
+}
+
+func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {
+	if !g.authorized(r) {
+		writeError(w, shapeOpenAI, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
+		return
+	}
+	b := []byte(`{"object":"list","data":[`)
+	for i, m := range g.models {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, m)
+		b = append(b, `,"object":"model","created":0,"owned_by":"firstbyte"}`...)
+	}
+	b = append(b, "]}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// Models lists the client-facing models, sorted.
+func (g *Gateway) Models() []string { return append([]string(nil), g.models...) }

@@ -1,0 +1,179 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// Request and response headers of SPEC section 4.
+const (
+	HeaderTarget        = "X-Firstbyte-Target"
+	HeaderAttempts      = "X-Firstbyte-Attempts"
+	HeaderSelection     = "X-Firstbyte-Selection"
+	HeaderProviderOrder = "X-Firstbyte-Provider-Order"
+)
+
+// call is one client request in flight through the pipeline.
+type call struct {
+	ep        *endpoint
+	w         http.ResponseWriter
+	r         *http.Request
+	body      []byte
+	fields    requestFields
+	selection string
+
+	// filled as the pipeline runs
+	status       int // what the client got (0: nothing written, e.g. it went away)
+	attempts     int
+	target       string // the last attempt's target
+	failures     []attemptFailure
+	upstreamWait time.Duration
+}
+
+// apiHandler decodes a client request, finds and orders its candidates and
+// runs the pipeline, all under one SERVER span that continues an incoming
+// traceparent.
+func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx := g.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := g.tracer.Start(ctx, "POST "+ep.path, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
+		c := &call{ep: ep, w: w, r: r.WithContext(ctx)}
+		g.serve(ctx, c)
+
+		total := time.Since(start)
+		attrs := []attribute.KeyValue{
+			telemetry.KeyHTTPStatus.Int(c.status),
+			telemetry.KeyUpstreamWait.Float64(c.upstreamWait.Seconds()),
+		}
+		if c.fields.Model != "" && c.attempts > 0 {
+			attrs = append(attrs, telemetry.KeyRequestedModel.String(c.fields.Model),
+				telemetry.KeySelection.String(c.selection), telemetry.KeyTarget.String(c.target),
+				telemetry.KeyAttempt.Int(c.attempts))
+		}
+		if c.status >= 500 || c.status == 0 {
+			span.SetStatus(codes.Error, "")
+		}
+		span.SetAttributes(attrs...)
+		span.End()
+		if g.observe != nil && c.attempts > 0 {
+			g.observe(RequestStats{Model: c.fields.Model, Total: total, UpstreamWait: c.upstreamWait, Attempts: c.attempts})
+		}
+	})
+}
+
+// serve runs one request; every exit writes exactly one response unless the
+// client has gone.
+func (g *Gateway) serve(ctx context.Context, c *call) {
+	if !g.authorized(c.r) {
+		g.fail(c, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
+		return
+	}
+	if !isJSON(c.r.Header.Get("Content-Type")) {
+		g.fail(c, http.StatusUnsupportedMediaType, errTypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
+		return
+	}
+	if c.r.ContentLength > g.maxBody {
+		g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, g.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
+			return
+		}
+		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_body", "could not read request body")
+		return
+	}
+	c.body = body
+	fields, err := scanRequest(body)
+	if err != nil {
+		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
+		return
+	}
+	c.fields = fields
+	eligible := g.routes[c.ep.kind][fields.Model]
+	if len(eligible) == 0 {
+		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
+		return
+	}
+	var buf [rankedCap]*Candidate
+	var order []*Candidate
+	if names := c.r.Header.Get(HeaderProviderOrder); names != "" {
+		order, c.selection = manualOrder(buf[:0], names, eligible), telemetry.SelectionManual
+	} else {
+		order, c.selection = g.strategy.Order(buf[:0], fields.Model, eligible)
+	}
+	g.runPipeline(ctx, c, order)
+}
+
+// manualOrder puts the targets named in the order header first, in that
+// order, then the other eligible ones as declared, so naming targets never
+// loses a request that another target could serve.
+func manualOrder(dst []*Candidate, names string, eligible []*Candidate) []*Candidate {
+	base := len(dst)
+	for name := range strings.SplitSeq(names, ",") {
+		name = strings.TrimSpace(name)
+		for _, c := range eligible {
+			if c.Target == name && !containsCandidate(dst[base:], c) {
+				dst = append(dst, c)
+			}
+		}
+	}
+	for _, c := range eligible {
+		if !containsCandidate(dst[base:], c) {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func containsCandidate(cs []*Candidate, c *Candidate) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// fail answers with the gateway's own error in the caller's shape.
+func (g *Gateway) fail(c *call, status int, typ, code, msg string) {
+	c.status = status
+	writeError(c.w, c.ep.shape, status, typ, code, msg)
+}
+
+func isJSON(contentType string) bool {
+	if contentType == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// quoteForMessage quotes a client-supplied model name for an error
+// message, cut short so a hostile value cannot bloat responses or logs.
+func quoteForMessage(s string) string {
+	const max = 80
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return strconv.Quote(s)
+}

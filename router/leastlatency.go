@@ -1,0 +1,112 @@
+package router
+
+import (
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// ExploreEvery is the least-latency exploration rate's denominator: with
+// probability 1/ExploreEvery a sampled runner-up leads instead of the leader,
+// so a target that got faster is noticed.
+const ExploreEvery = 10
+
+// LeastLatency orders by the lowest p50 time to first byte (SPEC section 5):
+// targets without a live sample first, shuffled, so new or forgotten targets
+// are measured at once; then sampled ones by ascending p50, ties in
+// declaration order. Once every eligible target is sampled and there are at
+// least two, one request in ten is led by a uniformly random non-leader.
+type LeastLatency struct {
+	latency LatencySource // immutable after New
+	rand    Rand          // immutable after New; must be goroutine-safe
+}
+
+var _ Strategy = (*LeastLatency)(nil)
+
+func init() {
+	registerStrategy("least-latency", func(d StrategyDeps) Strategy { return NewLeastLatency(d.Latency, d.Rand) })
+}
+
+// NewLeastLatency returns the strategy reading latency from src.
+func NewLeastLatency(src LatencySource, r Rand) *LeastLatency {
+	if r == nil {
+		r = DefaultRand
+	}
+	return &LeastLatency{latency: src, rand: r}
+}
+
+// rankedCap is how many candidates Order ranks without allocating.
+const rankedCap = 16
+
+// Order implements Strategy.
+func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+	n := len(eligible)
+	if n == 0 {
+		return dst, telemetry.SelectionCold
+	}
+	// p50 per eligible candidate (-1: no live sample), then the sampled
+	// part's p50s aligned with its place in out. Stack buffers keep the
+	// common case allocation-free.
+	var p50Buf, latBuf [rankedCap]time.Duration
+	p50s, lat := p50Buf[:0], latBuf[:0]
+	if n > rankedCap {
+		p50s, lat = make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	}
+	for _, c := range eligible {
+		var p time.Duration = -1
+		if l.latency != nil {
+			if v, _, ok := l.latency.P50(c.Target, c.Model); ok {
+				p = v
+			}
+		}
+		p50s = append(p50s, p)
+	}
+
+	// Stable partition into out: cold ones first, then the sampled ones.
+	base := len(dst)
+	dst = append(dst, eligible...)
+	out := dst[base:]
+	w := 0
+	for i, c := range eligible {
+		if p50s[i] < 0 {
+			out[w] = c
+			w++
+		}
+	}
+	cold := w
+	for i, c := range eligible {
+		if p50s[i] >= 0 {
+			out[w] = c
+			lat = append(lat, p50s[i])
+			w++
+		}
+	}
+	sampled := out[cold:]
+	for i := 1; i < len(sampled); i++ { // insertion sort: stable, tiny n
+		for j := i; j > 0 && lat[j] < lat[j-1]; j-- {
+			sampled[j], sampled[j-1] = sampled[j-1], sampled[j]
+			lat[j], lat[j-1] = lat[j-1], lat[j]
+		}
+	}
+	if cold > 0 {
+		shuffle(out[:cold], l.rand)
+		return dst, telemetry.SelectionCold
+	}
+	if n >= 2 && l.rand.IntN(ExploreEvery) == 0 {
+		// A uniformly random non-leader leads; the rest keep p50 order.
+		k := 1 + l.rand.IntN(n-1)
+		pick := out[k]
+		copy(out[1:k+1], out[:k])
+		out[0] = pick
+		return dst, telemetry.SelectionExplore
+	}
+	return dst, telemetry.SelectionLeader
+}
+
+// shuffle is Fisher-Yates with the injected source.
+func shuffle(cs []*Candidate, r Rand) {
+	for i := len(cs) - 1; i > 0; i-- {
+		j := r.IntN(i + 1)
+		cs[i], cs[j] = cs[j], cs[i]
+	}
+}

@@ -1,0 +1,27 @@
+package router
+
+import (
+	"sync/atomic"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// RoundRobin rotates which target leads, one step per request; the rest
+// follow in declaration order after it.
+type RoundRobin struct {
+	next atomic.Uint64 // shared by all models: rotation, not fairness per model
+}
+
+var _ Strategy = (*RoundRobin)(nil)
+
+func init() { registerStrategy("round-robin", func(StrategyDeps) Strategy { return &RoundRobin{} }) }
+
+// Order rotates eligible by a counter.
+func (r *RoundRobin) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+	if len(eligible) == 0 {
+		return dst, telemetry.SelectionOrder
+	}
+	start := int((r.next.Add(1) - 1) % uint64(len(eligible)))
+	dst = append(dst, eligible[start:]...)
+	return append(dst, eligible[:start]...), telemetry.SelectionOrder
+}
