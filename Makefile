@@ -1,0 +1,40 @@
+# firstbyte — the two commands a newcomer runs are `make demo` and `make test`.
+GO        ?= go
+BIN       := bin
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+DEMO_DURATION ?= 2m
+
+.PHONY: build test test-unit test-integration demo bench lint otelcol clean
+
+build: ## the gateway binary
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
+
+otelcol: ## the OpenTelemetry Collector built from collector modules (nested module)
+	cd collector/otelcol && $(GO) build -trimpath -o ../../$(BIN)/firstbyte-otelcol .
+
+demo: ## simulated providers, the gateway and live traffic; stops after DEMO_DURATION or Ctrl-C
+	$(GO) run ./cmd/firstbyte demo -duration $(DEMO_DURATION)
+
+test: lint test-unit test-integration ## everything CI runs
+
+test-unit: ## unit and end-to-end tests of the gateway module, race detector on
+	$(GO) test -race -count=1 ./...
+
+test-integration: build otelcol ## the real binary against a real Prometheus and a real OTel Collector
+	cd collector/otelcol && $(GO) test -count=1 ./...
+	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
+		$(GO) test -count=1 -tags integration ./dashboards/ ./cmd/firstbyte/
+
+bench: ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./collector/ ./telemetry/
+	$(GO) run ./cmd/firstbyte loadtest
+
+lint: ## gofmt and go vet, both modules
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
+	$(GO) vet ./...
+	cd collector/otelcol && $(GO) vet ./...
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,227 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+)
+
+// OpenAI Chat Completions, Responses and Embeddings answers. Only the fields clients
+// and the gateway read are produced; their names and nesting follow the real API.
+
+type chatCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   chatUsage    `json:"usage"`
+}
+
+type chatChoice struct {
+	Index        int         `json:"index"`
+	Message      chatMessage `json:"message"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+type chatChunk struct {
+	ID      string            `json:"id"`
+	Object  string            `json:"object"`
+	Created int64             `json:"created"`
+	Model   string            `json:"model"`
+	Choices []chatChunkChoice `json:"choices"`
+	Usage   *chatUsage        `json:"usage,omitempty"`
+}
+
+type chatChunkChoice struct {
+	Index        int       `json:"index"`
+	Delta        chatDelta `json:"delta"`
+	FinishReason *string   `json:"finish_reason"`
+}
+
+type chatDelta struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+func (s *Server) serveChat(x *exchange) {
+	n := x.stage.pace.chunks()
+	id := fmt.Sprintf("chatcmpl-%s-%d", s.name, x.id)
+	usage := chatUsage{PromptTokens: x.promptTokens, CompletionTokens: n, TotalTokens: x.promptTokens + n}
+	if !x.req.Stream {
+		if !s.generate(x) {
+			return
+		}
+		writeJSON(x.w, http.StatusOK, chatCompletion{
+			ID: id, Object: "chat.completion", Created: x.created, Model: x.model,
+			Choices: []chatChoice{{
+				Message:      chatMessage{Role: "assistant", Content: replyText(n)},
+				FinishReason: "stop",
+			}},
+			Usage: usage,
+		})
+		return
+	}
+	chunk := func(d chatDelta, finish *string) chatChunk {
+		return chatChunk{
+			ID: id, Object: "chat.completion.chunk", Created: x.created, Model: x.model,
+			Choices: []chatChunkChoice{{Delta: d, FinishReason: finish}},
+		}
+	}
+	empty, stop := "", "stop"
+	s.stream(x,
+		func(e *sseWriter) {
+			e.event("", chunk(chatDelta{Role: "assistant", Content: &empty}, nil))
+		},
+		func(e *sseWriter, _ int, text string) {
+			e.event("", chunk(chatDelta{Content: &text}, nil))
+		},
+		func(e *sseWriter) {
+			e.event("", chunk(chatDelta{}, &stop))
+			if x.req.StreamOptions != nil && x.req.StreamOptions.IncludeUsage {
+				last := chunk(chatDelta{}, nil)
+				last.Choices = []chatChunkChoice{}
+				last.Usage = &usage
+				e.event("", last)
+			}
+			e.data([]byte("[DONE]"))
+		})
+}
+
+// Responses API objects are built as maps: they are nested deeply, read rarely, and
+// not on the benchmark's path.
+
+func (s *Server) serveResponses(x *exchange) {
+	n := x.stage.pace.chunks()
+	respID := fmt.Sprintf("resp_%s_%d", s.name, x.id)
+	msgID := fmt.Sprintf("msg_%s_%d", s.name, x.id)
+	usage := map[string]any{"input_tokens": x.promptTokens, "output_tokens": n, "total_tokens": x.promptTokens + n}
+	textPart := func(text string) map[string]any {
+		return map[string]any{"type": "output_text", "text": text, "annotations": []any{}}
+	}
+	message := func(status string, content ...any) map[string]any {
+		return map[string]any{"id": msgID, "type": "message", "status": status, "role": "assistant", "content": append([]any{}, content...)}
+	}
+	response := func(status string, output []any, usage any) map[string]any {
+		return map[string]any{
+			"id": respID, "object": "response", "created_at": x.created, "status": status,
+			"model": x.model, "output": output, "usage": usage,
+		}
+	}
+	full := replyText(n)
+	if !x.req.Stream {
+		if !s.generate(x) {
+			return
+		}
+		writeJSON(x.w, http.StatusOK, response("completed", []any{message("completed", textPart(full))}, usage))
+		return
+	}
+	seq := 0
+	ev := func(e *sseWriter, typ string, fields map[string]any) {
+		fields["type"] = typ
+		fields["sequence_number"] = seq
+		seq++
+		e.event(typ, fields)
+	}
+	part := map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0}
+	with := func(extra map[string]any) map[string]any {
+		m := map[string]any{}
+		for k, v := range part {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	s.stream(x,
+		func(e *sseWriter) {
+			ev(e, "response.created", map[string]any{"response": response("in_progress", []any{}, nil)})
+			ev(e, "response.in_progress", map[string]any{"response": response("in_progress", []any{}, nil)})
+			ev(e, "response.output_item.added", map[string]any{"output_index": 0, "item": message("in_progress")})
+			ev(e, "response.content_part.added", with(map[string]any{"part": textPart("")}))
+		},
+		func(e *sseWriter, _ int, text string) {
+			ev(e, "response.output_text.delta", with(map[string]any{"delta": text}))
+		},
+		func(e *sseWriter) {
+			ev(e, "response.output_text.done", with(map[string]any{"text": full}))
+			ev(e, "response.content_part.done", with(map[string]any{"part": textPart(full)}))
+			ev(e, "response.output_item.done", map[string]any{"output_index": 0, "item": message("completed", textPart(full))})
+			ev(e, "response.completed", map[string]any{"response": response("completed", []any{message("completed", textPart(full))}, usage)})
+		})
+}
+
+// embeddingDims is the length of every simulated embedding: enough to look like a
+// vector, small enough to be cheap.
+const embeddingDims = 8
+
+func checkEmbeddings(r *request) *apiError {
+	if _, ok := countInputs(r.Input); ok {
+		return nil
+	}
+	e := errorFor(http.StatusBadRequest, "'input' is a required property and must be a string or an array.")
+	e.param = "input"
+	return &e
+}
+
+func (s *Server) serveEmbeddings(x *exchange) {
+	inputs, _ := countInputs(x.req.Input)
+	type embedding struct {
+		Object    string    `json:"object"`
+		Index     int       `json:"index"`
+		Embedding []float64 `json:"embedding"`
+	}
+	data := make([]embedding, inputs)
+	for i := range data {
+		v := make([]float64, embeddingDims)
+		for j := range v {
+			// Deterministic and different per input; never derived from the input text.
+			v[j] = math.Round(math.Sin(float64(i*embeddingDims+j+1))*1e6) / 1e6
+		}
+		data[i] = embedding{Object: "embedding", Index: i, Embedding: v}
+	}
+	writeJSON(x.w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data":   data,
+		"model":  x.model,
+		"usage":  map[string]any{"prompt_tokens": x.promptTokens, "total_tokens": x.promptTokens},
+	})
+}
+
+// countInputs counts the inputs of an embeddings request the way the API reads them:
+// a string or an array of tokens is one input; an array of strings or of token arrays
+// is one input per element.
+func countInputs(raw json.RawMessage) (int, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, false
+	}
+	switch raw[0] {
+	case '"':
+		return 1, true
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil || len(items) == 0 {
+			return 0, false
+		}
+		if first := bytes.TrimSpace(items[0]); len(first) > 0 && (first[0] == '"' || first[0] == '[') {
+			return len(items), true
+		}
+		return 1, true
+	}
+	return 0, false
+}
