@@ -31,19 +31,6 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives operational events; never prompts or keys. Nil: discard.
 	Logger *slog.Logger
-	// Observe, if set, is called once per finished client request with
-	// what the metrics that are not derived from spans need.
-	Observe func(RequestStats)
-}
-
-// RequestStats describes one finished client request for the overhead
-// histogram: total time in the gateway, and the part spent waiting on
-// upstreams.
-type RequestStats struct {
-	Model        string
-	Total        time.Duration
-	UpstreamWait time.Duration
-	Attempts     int
 }
 
 // Gateway is the request path: it authenticates, finds the eligible
@@ -62,7 +49,6 @@ type Gateway struct {
 	client     *http.Client
 	now        func() time.Time
 	log        *slog.Logger
-	observe    func(RequestStats)
 	maxBody    int64
 	keys       [][]byte
 }
@@ -107,7 +93,6 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		},
 		now:     o.Now,
 		log:     o.Logger,
-		observe: o.Observe,
 		maxBody: int64(cfg.Limits.MaxBody),
 	}
 	for _, k := range cfg.Auth.Keys {

@@ -49,14 +49,12 @@ type call struct {
 // traceparent.
 func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
 		ctx := g.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		ctx, span := g.tracer.Start(ctx, "POST "+ep.path, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
 		c := &call{ep: ep, w: w, r: r.WithContext(ctx)}
 		g.serve(ctx, c)
 
-		total := time.Since(start)
 		attrs := []attribute.KeyValue{
 			telemetry.KeyHTTPStatus.Int(c.status),
 			telemetry.KeyUpstreamWait.Float64(c.upstreamWait.Seconds()),
@@ -71,9 +69,6 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		}
 		span.SetAttributes(attrs...)
 		span.End()
-		if g.observe != nil && c.attempts > 0 {
-			g.observe(RequestStats{Model: c.fields.Model, Total: total, UpstreamWait: c.upstreamWait, Attempts: c.attempts})
-		}
 	})
 }
 
