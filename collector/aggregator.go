@@ -1,0 +1,260 @@
+package collector
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// Where a span came from: the value of firstbyte_spans_consumed_total{source}.
+const (
+	SourceLocal = "local" // ended in this process (ConsumeTraces)
+	SourcePeer  = "peer"  // received from another instance (ConsumePeerTraces)
+)
+
+// maxTTFB bounds a believable time to first byte. Anything longer is a
+// broken clock or unit (milliseconds sent as seconds), not a latency.
+const maxTTFB = time.Hour
+
+// Attribute names the aggregator reads, as strings once.
+var (
+	attrTarget     = string(telemetry.KeyTarget)
+	attrModel      = string(telemetry.KeyRequestModel)
+	attrTTFB       = string(telemetry.KeyTimeToFirstByte)
+	attrOperation  = string(telemetry.KeyOperationName)
+	attrHTTPStatus = string(telemetry.KeyHTTPStatus)
+	attrInstanceID = string(semconv.ServiceInstanceIDKey)
+)
+
+// SpanObserver sees spans the Aggregator consumes, after the tracker has
+// learned from each, in the same walk over the data. It is the seam for the
+// other consumers of spans (the metrics derived from spans) so that nothing
+// walks the data twice. ObserveSpan runs on the goroutine that ended the span
+// (or that serves the ingest request), so it must be quick, and it must not
+// keep res or span after it returns (see telemetry.TracesConsumer).
+type SpanObserver interface {
+	ObserveSpan(res pcommon.Resource, span ptrace.Span)
+}
+
+// SpanObserverFunc adapts a function to SpanObserver.
+type SpanObserverFunc func(res pcommon.Resource, span ptrace.Span)
+
+// ObserveSpan calls f.
+func (f SpanObserverFunc) ObserveSpan(res pcommon.Resource, span ptrace.Span) { f(res, span) }
+
+// AggregatorOptions configures an Aggregator.
+type AggregatorOptions struct {
+	// InstanceID is this process's service.instance.id. ConsumePeerTraces
+	// skips resource spans that carry it: this process learned from those
+	// spans when they ended (SPEC section 7). Empty: no peer span is taken
+	// for our own. SetInstanceID changes it later.
+	InstanceID string
+	// OnSpan is called once per span consumed (not per span skipped as our
+	// own) with its source, SourceLocal or SourcePeer, to count
+	// firstbyte_spans_consumed_total. Nil: not called.
+	OnSpan func(source string)
+	// Observers see every span from ConsumeTraces (this process's own), in
+	// order, after the tracker. Nil: none. Metrics derived from spans belong
+	// here: peers count their own spans, so counting theirs too would count
+	// every attempt once per instance.
+	Observers []SpanObserver
+	// PeerObservers see every span from ConsumePeerTraces that is not our
+	// own, after the tracker. Nil: none.
+	PeerObservers []SpanObserver
+}
+
+// Aggregator turns spans into tracker samples. It reads nothing but spans:
+// whatever the router wants the tracker to know must be in an attempt span.
+// It is safe for concurrent use.
+type Aggregator struct {
+	// Immutable after NewAggregator.
+	tracker       *Tracker
+	onSpan        func(string)
+	observers     []SpanObserver
+	peerObservers []SpanObserver
+
+	// instanceID is read on every peer request and set by SetInstanceID once
+	// the SDK's resource, which may override it from the environment, is
+	// known.
+	instanceID atomic.Pointer[string]
+}
+
+var _ telemetry.TracesConsumer = (*Aggregator)(nil)
+
+// NewAggregator returns an aggregator feeding t.
+func NewAggregator(t *Tracker, o AggregatorOptions) *Aggregator {
+	a := &Aggregator{
+		tracker: t,
+		onSpan:  o.OnSpan,
+		// The caller's slices may change later.
+		observers:     slices.Clone(o.Observers),
+		peerObservers: slices.Clone(o.PeerObservers),
+	}
+	a.SetInstanceID(o.InstanceID)
+	return a
+}
+
+// SetInstanceID replaces the service.instance.id that ConsumePeerTraces
+// skips as our own, for when it is known only after NewAggregator (the
+// environment may override the one the process chose). Empty: skip none.
+func (a *Aggregator) SetInstanceID(id string) {
+	a.instanceID.Store(&id)
+}
+
+// ConsumeTraces takes spans that ended in this process. It never fails.
+func (a *Aggregator) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	a.consume(td, SourceLocal, "", a.observers)
+	return nil
+}
+
+// ConsumePeerTraces takes spans received from peers, skipping those of this
+// process (by service.instance.id). It never fails.
+func (a *Aggregator) ConsumePeerTraces(_ context.Context, td ptrace.Traces) error {
+	a.consume(td, SourcePeer, *a.instanceID.Load(), a.peerObservers)
+	return nil
+}
+
+// consume walks td once: each span teaches the tracker, is counted and is
+// shown to the observers. Resource spans of instance skip (if not empty) are
+// passed over.
+func (a *Aggregator) consume(td ptrace.Traces, source, skip string, observers []SpanObserver) {
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		res := rs.Resource()
+		if skip != "" && instanceID(res) == skip {
+			continue
+		}
+		sss := rs.ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				span := spans.At(k)
+				if target, model, ttfb, ok := attemptSample(span); ok {
+					a.tracker.Record(target, model, ttfb, endTime(span))
+				}
+				if a.onSpan != nil {
+					a.onSpan(source)
+				}
+				for _, o := range observers {
+					o.ObserveSpan(res, span)
+				}
+			}
+		}
+	}
+}
+
+// instanceID returns the service.instance.id of res, or "".
+func instanceID(res pcommon.Resource) string {
+	if v, ok := res.Attributes().Get(attrInstanceID); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
+// endTime is when the span's sample was taken: its end. Zero (a span sent
+// without one) makes the tracker use its own clock.
+func endTime(span ptrace.Span) time.Time {
+	ts := span.EndTimestamp()
+	if ts == 0 {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+// attemptSample returns the latency sample span teaches, if it teaches one
+// (SPEC sections 5 and 6): it names a target and an upstream model, carries a
+// believable time to first chunk, succeeded (status not Error, HTTP status 2xx
+// when there is one) and is not a count_tokens call. The span kind does not
+// matter, so spans from any GenAI-instrumented client count.
+func attemptSample(span ptrace.Span) (target, model string, ttfb time.Duration, ok bool) {
+	if span.Status().Code() == ptrace.StatusCodeError {
+		return "", "", 0, false
+	}
+	var (
+		seconds  float64
+		haveTTFB bool
+	)
+	// One pass over the attributes, rather than a Get (itself a scan) per key.
+	for k, v := range span.Attributes().All() {
+		switch k {
+		case attrTarget:
+			if v.Type() == pcommon.ValueTypeStr {
+				target = v.Str()
+			}
+		case attrModel:
+			if v.Type() == pcommon.ValueTypeStr {
+				model = v.Str()
+			}
+		case attrTTFB:
+			seconds, haveTTFB = number(v)
+		case attrOperation:
+			if v.Type() == pcommon.ValueTypeStr && v.Str() == telemetry.OperationCountTokens {
+				return "", "", 0, false
+			}
+		case attrHTTPStatus:
+			if !is2xx(v) {
+				return "", "", 0, false
+			}
+		}
+	}
+	if target == "" || model == "" || !haveTTFB {
+		return "", "", 0, false
+	}
+	ttfb, ok = secondsToTTFB(seconds)
+	return target, model, ttfb, ok
+}
+
+// number reads a numeric attribute: a double, or an int from a client that
+// rounds (gen_ai.response.time_to_first_chunk is seconds as a double).
+func number(v pcommon.Value) (float64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		return v.Double(), true
+	case pcommon.ValueTypeInt:
+		return float64(v.Int()), true
+	default:
+		return 0, false
+	}
+}
+
+// secondsToTTFB converts a time to first chunk in seconds, rejecting what
+// cannot be a latency: NaN, infinities, negatives, more than maxTTFB. The
+// metrics derived from spans use it too, so they and the tracker agree on
+// what counts.
+func secondsToTTFB(seconds float64) (time.Duration, bool) {
+	// NaN fails every comparison, and +Inf is above maxTTFB.
+	if !(seconds >= 0 && seconds <= maxTTFB.Seconds()) {
+		return 0, false
+	}
+	// Round, not truncate: 0.3 s is 299999999.99999994 ns as a float.
+	return time.Duration(math.Round(seconds * float64(time.Second))), true
+}
+
+// is2xx reads http.response.status_code: an int per the conventions, or a
+// string from clients that send it so.
+func is2xx(v pcommon.Value) bool {
+	var code int64
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		code = v.Int()
+	case pcommon.ValueTypeStr:
+		n, err := strconv.ParseInt(v.Str(), 10, 64)
+		if err != nil {
+			return false
+		}
+		code = n
+	default:
+		return false
+	}
+	return code >= 200 && code <= 299
+}

@@ -1,0 +1,347 @@
+package collector
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// spanFixture describes one span of a hand-built trace.
+type spanFixture struct {
+	instance string // service.instance.id of its resource
+	name     string
+	kind     ptrace.SpanKind
+	status   ptrace.StatusCode
+	end      time.Time      // zero: no end timestamp
+	attrs    map[string]any // pcommon.Value.FromRaw types
+}
+
+// attemptFixture is a successful chat attempt on target for upstream model,
+// as the router's attempt span carries it (SPEC section 6), ending at end.
+func attemptFixture(instance, target, model string, ttfb time.Duration, end time.Time) spanFixture {
+	return spanFixture{
+		instance: instance,
+		name:     "chat " + model,
+		kind:     ptrace.SpanKindClient,
+		end:      end,
+		attrs: map[string]any{
+			string(telemetry.KeyOperationName):   telemetry.OperationChat,
+			string(telemetry.KeyProviderName):    "openai",
+			string(telemetry.KeyRequestModel):    model,
+			string(telemetry.KeyServerAddress):   "api.example.com",
+			string(telemetry.KeyServerPort):      int64(443),
+			string(telemetry.KeyHTTPStatus):      int64(200),
+			string(telemetry.KeyTarget):          target,
+			string(telemetry.KeyRequestedModel):  "llama-3.3-70b",
+			string(telemetry.KeyAttempt):         int64(1),
+			string(telemetry.KeySelection):       telemetry.SelectionLeader,
+			string(telemetry.KeyOutcome):         telemetry.OutcomeSuccess,
+			string(telemetry.KeyTimeToFirstByte): ttfb.Seconds(),
+		},
+	}
+}
+
+// with returns f with attributes set (a nil value deletes the attribute).
+func (f spanFixture) with(attrs map[string]any) spanFixture {
+	f.attrs = mergeAttrs(f.attrs, attrs)
+	return f
+}
+
+func mergeAttrs(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		if v == nil {
+			delete(out, k)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// buildTraces builds the ptrace.Traces an SDK or a collector would send,
+// one ResourceSpans per instance, in first-seen order:
+//
+//	Traces
+//	├── ResourceSpans  service.name=firstbyte service.instance.id=<instance A>
+//	│   └── ScopeSpans github.com/firstbyte-dev/firstbyte
+//	│       ├── Span "chat <model>"  CLIENT  firstbyte.target=… gen_ai.…
+//	│       └── Span …                        (every fixture of instance A)
+//	└── ResourceSpans  service.instance.id=<instance B>
+//	    └── …
+func buildTraces(t testing.TB, spans ...spanFixture) ptrace.Traces {
+	t.Helper()
+	td := ptrace.NewTraces()
+	byInstance := map[string]ptrace.SpanSlice{}
+	for i, f := range spans {
+		dst, ok := byInstance[f.instance]
+		if !ok {
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", "firstbyte")
+			rs.Resource().Attributes().PutStr("service.instance.id", f.instance)
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName(telemetry.TracerName)
+			dst = ss.Spans()
+			byInstance[f.instance] = dst
+		}
+		s := dst.AppendEmpty()
+		s.SetTraceID(pcommon.TraceID{1, byte(i)})
+		s.SetSpanID(pcommon.SpanID{2, byte(i)})
+		s.SetName(f.name)
+		s.SetKind(f.kind)
+		s.Status().SetCode(f.status)
+		if !f.end.IsZero() {
+			s.SetStartTimestamp(pcommon.NewTimestampFromTime(f.end.Add(-time.Second)))
+			s.SetEndTimestamp(pcommon.NewTimestampFromTime(f.end))
+		}
+		if err := s.Attributes().FromRaw(f.attrs); err != nil {
+			t.Fatalf("fixture %d attributes: %v", i, err)
+		}
+	}
+	return td
+}
+
+func TestAggregatorLearnsFromAttemptSpans(t *testing.T) {
+	end := t0.Add(-time.Minute) // the clock reads t0
+	good := attemptFixture("inst-a", "groq", "llama", 250*time.Millisecond, end)
+
+	for _, tc := range []struct {
+		name string
+		span spanFixture
+		want time.Duration // 0: no sample
+	}{
+		{"successful attempt", good, 250 * time.Millisecond},
+		{"ttfb as int seconds", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): int64(2)}), 2 * time.Second},
+		{"ttfb rounds to the nanosecond", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): 0.3}), 300 * time.Millisecond},
+		{"ttfb of an hour", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): 3600.0}), time.Hour},
+		{"no http status (another GenAI client)", good.with(map[string]any{string(telemetry.KeyHTTPStatus): nil}), 250 * time.Millisecond},
+		{"http status 204", good.with(map[string]any{string(telemetry.KeyHTTPStatus): int64(204)}), 250 * time.Millisecond},
+		{"http status as string 200", good.with(map[string]any{string(telemetry.KeyHTTPStatus): "200"}), 250 * time.Millisecond},
+		{"no operation name", good.with(map[string]any{string(telemetry.KeyOperationName): nil}), 250 * time.Millisecond},
+		{"embeddings", good.with(map[string]any{string(telemetry.KeyOperationName): telemetry.OperationEmbeddings}), 250 * time.Millisecond},
+		{"server kind", func() spanFixture { f := good; f.kind = ptrace.SpanKindServer; return f }(), 250 * time.Millisecond},
+		{"internal kind", func() spanFixture { f := good; f.kind = ptrace.SpanKindInternal; return f }(), 250 * time.Millisecond},
+		{"status ok", func() spanFixture { f := good; f.status = ptrace.StatusCodeOk; return f }(), 250 * time.Millisecond},
+
+		{"count_tokens", good.with(map[string]any{string(telemetry.KeyOperationName): telemetry.OperationCountTokens}), 0},
+		{"http status 503", good.with(map[string]any{string(telemetry.KeyHTTPStatus): int64(503)}), 0},
+		{"http status 429", good.with(map[string]any{string(telemetry.KeyHTTPStatus): int64(429)}), 0},
+		{"http status 199", good.with(map[string]any{string(telemetry.KeyHTTPStatus): int64(199)}), 0},
+		{"http status 300", good.with(map[string]any{string(telemetry.KeyHTTPStatus): int64(300)}), 0},
+		{"http status as string 503", good.with(map[string]any{string(telemetry.KeyHTTPStatus): "503"}), 0},
+		{"http status unreadable", good.with(map[string]any{string(telemetry.KeyHTTPStatus): "ok"}), 0},
+		{"status error", func() spanFixture { f := good; f.status = ptrace.StatusCodeError; return f }(), 0},
+		{"no target", good.with(map[string]any{string(telemetry.KeyTarget): nil}), 0},
+		{"empty target", good.with(map[string]any{string(telemetry.KeyTarget): ""}), 0},
+		{"target not a string", good.with(map[string]any{string(telemetry.KeyTarget): int64(7)}), 0},
+		{"no model", good.with(map[string]any{string(telemetry.KeyRequestModel): nil}), 0},
+		{"empty model", good.with(map[string]any{string(telemetry.KeyRequestModel): ""}), 0},
+		{"no ttfb", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): nil}), 0},
+		{"ttfb NaN", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): math.NaN()}), 0},
+		{"ttfb +Inf", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): math.Inf(1)}), 0},
+		{"ttfb -Inf", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): math.Inf(-1)}), 0},
+		{"ttfb negative", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): -0.1}), 0},
+		{"ttfb over an hour", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): 3600.001}), 0},
+		{"ttfb in milliseconds by mistake", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): int64(250_000_000)}), 0},
+		{"ttfb as string", good.with(map[string]any{string(telemetry.KeyTimeToFirstByte): "0.25"}), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTracker(newFakeClock(t0))
+			agg := NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a"})
+
+			if err := agg.ConsumeTraces(context.Background(), buildTraces(t, tc.span)); err != nil {
+				t.Fatalf("ConsumeTraces: %v", err)
+			}
+
+			got, n, ok := tr.P50("groq", "llama")
+			if tc.want == 0 {
+				if ok || len(tr.All()) != 0 {
+					t.Errorf("P50(%q,%q) = %v, %d, %v and All() = %v; want no sample", "groq", "llama", got, n, ok, tr.All())
+				}
+				return
+			}
+			if !ok || got != tc.want || n != 1 {
+				t.Errorf("P50(%q,%q) = %v, %d, %v; want %v, 1, true", "groq", "llama", got, n, ok, tc.want)
+			}
+		})
+	}
+}
+
+func TestAggregatorSampleTakenAtSpanEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		end     time.Time
+		wantAge time.Duration
+	}{
+		{"end timestamp", t0.Add(-90 * time.Second), 90 * time.Second},
+		{"no end timestamp: now", time.Time{}, 0},
+		{"end in the future: now", t0.Add(time.Hour), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTracker(newFakeClock(t0))
+			agg := NewAggregator(tr, AggregatorOptions{})
+			_ = agg.ConsumeTraces(context.Background(), buildTraces(t, attemptFixture("inst-a", "groq", "llama", time.Second, tc.end)))
+			st, ok := tr.Stats("groq", "llama")
+			if !ok || st.OldestAge != tc.wantAge {
+				t.Errorf("Stats(%q,%q).OldestAge = %v (ok %v), want %v", "groq", "llama", st.OldestAge, ok, tc.wantAge)
+			}
+		})
+	}
+}
+
+func TestAggregatorOwnSpansOnPeerPath(t *testing.T) {
+	own := attemptFixture("inst-a", "groq", "llama", 100*time.Millisecond, t0)
+	peer := attemptFixture("inst-b", "together", "llama", 200*time.Millisecond, t0)
+	anonymous := attemptFixture("", "fireworks", "llama", 300*time.Millisecond, t0)
+	anonymous.instance = "" // a resource without service.instance.id: a peer
+
+	for _, tc := range []struct {
+		name       string
+		instanceID string
+		peerPath   bool
+		want       []string // targets learned
+	}{
+		{"local path takes our own", "inst-a", false, []string{"fireworks", "groq", "together"}},
+		{"peer path skips our own", "inst-a", true, []string{"fireworks", "together"}},
+		{"peer path without an instance id skips none", "", true, []string{"fireworks", "groq", "together"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTracker(newFakeClock(t0))
+			agg := NewAggregator(tr, AggregatorOptions{InstanceID: tc.instanceID})
+			td := buildTraces(t, own, peer, anonymous)
+			consume := agg.ConsumeTraces
+			if tc.peerPath {
+				consume = agg.ConsumePeerTraces
+			}
+			if err := consume(context.Background(), td); err != nil {
+				t.Fatalf("consume: %v", err)
+			}
+			if got := learnedTargets(tr); !slices.Equal(got, tc.want) {
+				t.Errorf("targets learned = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAggregatorSetInstanceID(t *testing.T) {
+	tr := newTestTracker(newFakeClock(t0))
+	agg := NewAggregator(tr, AggregatorOptions{InstanceID: "chosen"})
+	agg.SetInstanceID("from-env")
+	td := buildTraces(t,
+		attemptFixture("chosen", "groq", "llama", time.Second, t0),
+		attemptFixture("from-env", "together", "llama", time.Second, t0))
+
+	_ = agg.ConsumePeerTraces(context.Background(), td)
+
+	if got, want := learnedTargets(tr), []string{"groq"}; !slices.Equal(got, want) {
+		t.Errorf("targets learned after SetInstanceID(%q) = %v, want %v", "from-env", got, want)
+	}
+}
+
+func learnedTargets(tr *Tracker) []string {
+	var out []string
+	for _, ks := range tr.All() {
+		out = append(out, ks.Target)
+	}
+	return out
+}
+
+// The counters and observers see every span, in one walk, after the tracker
+// has learned from it; local and peer spans go to their own observers.
+func TestAggregatorCountsAndObservers(t *testing.T) {
+	tr := newTestTracker(newFakeClock(t0))
+	counts := map[string]int{}
+	type seen struct {
+		instance, span string
+		trackerHad     bool // the tracker already held the span's sample
+	}
+	var local, peer []seen
+	observe := func(dst *[]seen) SpanObserverFunc {
+		return func(res pcommon.Resource, span ptrace.Span) {
+			_, _, ok := tr.P50("groq", "llama")
+			*dst = append(*dst, seen{instanceID(res), span.Name(), ok})
+		}
+	}
+	agg := NewAggregator(tr, AggregatorOptions{
+		InstanceID:    "inst-a",
+		OnSpan:        func(source string) { counts[source]++ },
+		Observers:     []SpanObserver{observe(&local)},
+		PeerObservers: []SpanObserver{observe(&peer)},
+	})
+	server := spanFixture{instance: "inst-a", name: "POST /v1/chat/completions", kind: ptrace.SpanKindServer, end: t0}
+
+	_ = agg.ConsumeTraces(context.Background(), buildTraces(t,
+		attemptFixture("inst-a", "groq", "llama", time.Second, t0), server))
+	_ = agg.ConsumePeerTraces(context.Background(), buildTraces(t,
+		attemptFixture("inst-a", "groq", "llama", time.Second, t0), // our own: skipped
+		attemptFixture("inst-b", "groq", "llama", time.Second, t0)))
+
+	if want := map[string]int{SourceLocal: 2, SourcePeer: 1}; counts[SourceLocal] != 2 || counts[SourcePeer] != 1 || len(counts) != 2 {
+		t.Errorf("OnSpan counts = %v, want %v", counts, want)
+	}
+	wantLocal := []seen{{"inst-a", "chat llama", true}, {"inst-a", "POST /v1/chat/completions", true}}
+	if !slices.Equal(local, wantLocal) {
+		t.Errorf("local observer saw %v, want %v", local, wantLocal)
+	}
+	if wantPeer := []seen{{"inst-b", "chat llama", true}}; !slices.Equal(peer, wantPeer) {
+		t.Errorf("peer observer saw %v, want %v", peer, wantPeer)
+	}
+}
+
+// order ranks targets by ascending p50, as least-latency does for sampled
+// targets.
+func order(tr *Tracker, model string, targets ...string) []string {
+	out := slices.Clone(targets)
+	slices.SortStableFunc(out, func(a, b string) int {
+		pa, _, _ := tr.P50(a, model)
+		pb, _, _ := tr.P50(b, model)
+		return int(pa - pb)
+	})
+	return out
+}
+
+func TestPeerTraceChangesTheOrder(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	agg := NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a"})
+
+	// This instance has seen groq at 300 ms and together at 200 ms.
+	var local []spanFixture
+	for i := range 3 {
+		end := t0.Add(-time.Duration(3-i) * time.Second)
+		local = append(local,
+			attemptFixture("inst-a", "groq", "llama", 300*time.Millisecond, end),
+			attemptFixture("inst-a", "together", "llama", 200*time.Millisecond, end))
+	}
+	_ = agg.ConsumeTraces(context.Background(), buildTraces(t, local...))
+	if got, want := order(tr, "llama", "groq", "together"), []string{"together", "groq"}; !slices.Equal(got, want) {
+		t.Fatalf("order before the peer's spans = %v, want %v", got, want)
+	}
+
+	// A peer has seen groq answer in 100 ms four times.
+	var peer []spanFixture
+	for i := range 4 {
+		peer = append(peer, attemptFixture("inst-b", "groq", "llama", 100*time.Millisecond, t0.Add(-time.Duration(i)*time.Millisecond)))
+	}
+	if err := agg.ConsumePeerTraces(context.Background(), buildTraces(t, peer...)); err != nil {
+		t.Fatalf("ConsumePeerTraces: %v", err)
+	}
+
+	// groq: [100 100 100 100 300 300 300] -> element 3 = 100 ms.
+	if got, _, _ := tr.P50("groq", "llama"); got != 100*time.Millisecond {
+		t.Errorf("P50(%q,%q) = %v, want 100ms", "groq", "llama", got)
+	}
+	if got, want := order(tr, "llama", "groq", "together"), []string{"groq", "together"}; !slices.Equal(got, want) {
+		t.Errorf("order after the peer's spans = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,229 @@
+package collector
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// DefaultIngestMaxBody is IngestOptions.MaxBody's zero value: 16 MiB, room
+// for a collector's batch of several thousand spans.
+const DefaultIngestMaxBody = 16 << 20
+
+// IngestOptions configures the OTLP/HTTP ingest handler.
+type IngestOptions struct {
+	// Token, when non-empty, must come as "Authorization: Bearer TOKEN" on
+	// every request; a request without it gets 401. Empty: no authentication
+	// (keep the admin listener private then).
+	Token string
+	// MaxBody bounds the request body, both as sent and after gzip
+	// decompression; a larger one gets 413. Zero (or negative) means
+	// DefaultIngestMaxBody.
+	MaxBody int64
+}
+
+// NewIngestHandler returns the admin POST /v1/traces handler: OTLP/HTTP trace
+// export requests, protobuf or JSON, optionally gzipped, from an
+// OpenTelemetry Collector fanning out peers' spans (SPEC sections 6 and 7).
+// The spans go to a.ConsumePeerTraces. Like the collector's otlphttp
+// receiver, it only reads the content type, reads the body, unmarshals,
+// consumes and answers with an empty ExportTraceServiceResponse in the
+// request's encoding; errors carry a google.rpc.Status in that encoding too,
+// and never echo the body.
+func NewIngestHandler(a *Aggregator, o IngestOptions) http.Handler {
+	h := &ingestHandler{agg: a, maxBody: o.MaxBody}
+	if o.Token != "" {
+		h.wantAuth = []byte("Bearer " + o.Token)
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultIngestMaxBody
+	}
+	return h
+}
+
+type ingestHandler struct {
+	// Immutable after NewIngestHandler.
+	agg      *Aggregator
+	wantAuth []byte // the whole Authorization header expected; nil: none
+	maxBody  int64
+}
+
+func (h *ingestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writePlain(w, http.StatusMethodNotAllowed, "405 method not allowed, supported: [POST]")
+		return
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		writePlain(w, http.StatusUnauthorized, "401 missing or wrong bearer token")
+		return
+	}
+	enc, ok := encodingOf(r.Header.Get("Content-Type"))
+	if !ok {
+		writePlain(w, http.StatusUnsupportedMediaType,
+			"415 unsupported media type, supported: [application/json, application/x-protobuf]")
+		return
+	}
+	body, status, msg := h.readBody(w, r)
+	if status != 0 {
+		enc.writeStatus(w, status, msg)
+		return
+	}
+	req := ptraceotlp.NewExportRequest()
+	if err := enc.unmarshalRequest(req, body); err != nil {
+		enc.writeStatus(w, http.StatusBadRequest, "cannot decode the OTLP trace export request")
+		return
+	}
+	if err := h.agg.ConsumePeerTraces(r.Context(), req.Traces()); err != nil {
+		enc.writeStatus(w, http.StatusInternalServerError, "cannot consume the spans")
+		return
+	}
+	resp, err := enc.marshalResponse(ptraceotlp.NewExportResponse())
+	if err != nil {
+		enc.writeStatus(w, http.StatusInternalServerError, "cannot encode the response")
+		return
+	}
+	w.Header().Set("Content-Type", enc.contentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(resp)
+}
+
+// authorized compares in constant time so the token cannot be guessed byte
+// by byte from response times.
+func (h *ingestHandler) authorized(r *http.Request) bool {
+	if h.wantAuth == nil {
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), h.wantAuth) == 1
+}
+
+// readBody reads the whole body, decompressing gzip, bounded by maxBody on
+// both sides of the decompression (a small gzip body can inflate to
+// gigabytes). On failure it returns the HTTP status and a short message.
+func (h *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+	if r.ContentLength > h.maxBody {
+		return nil, http.StatusRequestEntityTooLarge, "request body too large"
+	}
+	// MaxBytesReader also tells the server to close the connection rather
+	// than drain the rest of an oversized body.
+	var src io.Reader = http.MaxBytesReader(w, r.Body, h.maxBody)
+	sizeHint := int64(0)
+	switch ce := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); ce {
+	case "", "identity":
+		sizeHint = r.ContentLength
+	case "gzip":
+		gz, err := gzip.NewReader(src)
+		if err != nil {
+			status, msg := readErrorStatus(err)
+			return nil, status, msg
+		}
+		defer gz.Close()
+		src = io.LimitReader(gz, h.maxBody+1)
+	default:
+		return nil, http.StatusUnsupportedMediaType, "unsupported Content-Encoding, supported: [gzip, identity]"
+	}
+	var buf bytes.Buffer
+	if sizeHint > 0 {
+		buf.Grow(int(sizeHint))
+	}
+	if _, err := buf.ReadFrom(src); err != nil {
+		status, msg := readErrorStatus(err)
+		return nil, status, msg
+	}
+	if int64(buf.Len()) > h.maxBody {
+		return nil, http.StatusRequestEntityTooLarge, "request body too large"
+	}
+	return buf.Bytes(), 0, ""
+}
+
+func readErrorStatus(err error) (int, string) {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return http.StatusRequestEntityTooLarge, "request body too large"
+	}
+	return http.StatusBadRequest, "cannot read the request body"
+}
+
+// otlpEncoding is one of the two OTLP/HTTP encodings.
+type otlpEncoding struct {
+	contentType      string
+	unmarshalRequest func(ptraceotlp.ExportRequest, []byte) error
+	marshalResponse  func(ptraceotlp.ExportResponse) ([]byte, error)
+	marshalStatus    func(*statuspb.Status) ([]byte, error)
+}
+
+var (
+	protobufEncoding = otlpEncoding{
+		contentType:      "application/x-protobuf",
+		unmarshalRequest: ptraceotlp.ExportRequest.UnmarshalProto,
+		marshalResponse:  ptraceotlp.ExportResponse.MarshalProto,
+		marshalStatus:    func(s *statuspb.Status) ([]byte, error) { return proto.Marshal(s) },
+	}
+	jsonEncoding = otlpEncoding{
+		contentType:      "application/json",
+		unmarshalRequest: ptraceotlp.ExportRequest.UnmarshalJSON,
+		marshalResponse:  ptraceotlp.ExportResponse.MarshalJSON,
+		marshalStatus:    func(s *statuspb.Status) ([]byte, error) { return protojson.Marshal(s) },
+	}
+)
+
+// encodingOf picks the encoding from a Content-Type header, ignoring
+// parameters such as charset.
+func encodingOf(contentType string) (otlpEncoding, bool) {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return otlpEncoding{}, false
+	}
+	switch mediaType {
+	case protobufEncoding.contentType:
+		return protobufEncoding, true
+	case jsonEncoding.contentType:
+		return jsonEncoding, true
+	default:
+		return otlpEncoding{}, false
+	}
+}
+
+// writeStatus answers with a google.rpc.Status, as OTLP/HTTP asks of every
+// 4xx and 5xx once the encoding is known.
+func (e otlpEncoding) writeStatus(w http.ResponseWriter, status int, msg string) {
+	b, err := e.marshalStatus(&statuspb.Status{Code: int32(grpcCode(status)), Message: msg}) //nolint:gosec // small enum
+	if err != nil {
+		writePlain(w, status, msg)
+		return
+	}
+	w.Header().Set("Content-Type", e.contentType)
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// grpcCode is the google.rpc.Status code for an HTTP status.
+func grpcCode(status int) codes.Code {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+		return codes.InvalidArgument
+	case http.StatusUnauthorized:
+		return codes.Unauthenticated
+	default:
+		return codes.Internal
+	}
+}
+
+// writePlain answers before the request's encoding is known.
+func writePlain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg)
+}

@@ -1,0 +1,244 @@
+package collector
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+const (
+	contentProtobuf = "application/x-protobuf"
+	contentJSON     = "application/json"
+)
+
+// newIngestServer serves NewIngestHandler for a tracker whose clock reads t0,
+// for an instance "inst-a".
+func newIngestServer(t *testing.T, o IngestOptions) (*httptest.Server, *Tracker) {
+	t.Helper()
+	tr := newTestTracker(newFakeClock(t0))
+	srv := httptest.NewServer(NewIngestHandler(NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a"}), o))
+	t.Cleanup(srv.Close)
+	return srv, tr
+}
+
+// peerExport is an OTLP export request, encoded as contentType, carrying a
+// peer's groq attempt (400 ms) and one of our own (together, skipped).
+func peerExport(t *testing.T, contentType string) []byte {
+	t.Helper()
+	req := ptraceotlp.NewExportRequestFromTraces(buildTraces(t,
+		attemptFixture("inst-b", "groq", "llama", 400*time.Millisecond, t0.Add(-time.Second)),
+		attemptFixture("inst-a", "together", "llama", 100*time.Millisecond, t0.Add(-time.Second)),
+	))
+	var (
+		b   []byte
+		err error
+	)
+	if contentType == contentJSON {
+		b, err = req.MarshalJSON()
+	} else {
+		b, err = req.MarshalProto()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+type ingestRequest struct {
+	method          string // "" is POST
+	contentType     string
+	contentEncoding string
+	authorization   string
+	body            io.Reader
+}
+
+func post(t *testing.T, srv *httptest.Server, r ingestRequest) (*http.Response, []byte) {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodPost
+	}
+	req, err := http.NewRequest(r.method, srv.URL+"/v1/traces", r.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.contentType != "" {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	if r.contentEncoding != "" {
+		req.Header.Set("Content-Encoding", r.contentEncoding)
+	}
+	if r.authorization != "" {
+		req.Header.Set("Authorization", r.authorization)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatalf("POST /v1/traces: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+func TestIngestAcceptsOTLP(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		contentType     string // sent
+		encoding        string // of the body: contentJSON or contentProtobuf
+		contentEncoding string
+		token           string // configured; sent as the bearer token
+	}{
+		{"protobuf", contentProtobuf, contentProtobuf, "", ""},
+		{"json", contentJSON, contentJSON, "", ""},
+		{"json with charset", "application/json; charset=utf-8", contentJSON, "", ""},
+		{"protobuf gzip", contentProtobuf, contentProtobuf, "gzip", ""},
+		{"json gzip", contentJSON, contentJSON, "gzip", ""},
+		{"identity encoding", contentProtobuf, contentProtobuf, "identity", ""},
+		{"right token", contentProtobuf, contentProtobuf, "", "s3cret"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, tr := newIngestServer(t, IngestOptions{Token: tc.token})
+			body := peerExport(t, tc.encoding)
+			if tc.contentEncoding == "gzip" {
+				body = gzipped(t, body)
+			}
+			r := ingestRequest{contentType: tc.contentType, contentEncoding: tc.contentEncoding, body: bytes.NewReader(body)}
+			if tc.token != "" {
+				r.authorization = "Bearer " + tc.token
+			}
+
+			resp, respBody := post(t, srv, r)
+
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status = %d (%s), want 200", resp.StatusCode, respBody)
+			}
+			if got := resp.Header.Get("Content-Type"); got != tc.encoding {
+				t.Errorf("response Content-Type = %q, want %q", got, tc.encoding)
+			}
+			exportResp := ptraceotlp.NewExportResponse()
+			var err error
+			if tc.encoding == contentJSON {
+				err = exportResp.UnmarshalJSON(respBody)
+			} else {
+				err = exportResp.UnmarshalProto(respBody)
+			}
+			if err != nil {
+				t.Errorf("response is not an ExportTraceServiceResponse: %v (%q)", err, respBody)
+			}
+			if got, _, ok := tr.P50("groq", "llama"); !ok || got != 400*time.Millisecond {
+				t.Errorf("P50(%q,%q) = %v, %v; want 400ms, true (the peer's span)", "groq", "llama", got, ok)
+			}
+			if _, _, ok := tr.P50("together", "llama"); ok {
+				t.Errorf("P50(%q,%q) ok = true, want false (our own span, skipped)", "together", "llama")
+			}
+		})
+	}
+}
+
+func TestIngestRejects(t *testing.T) {
+	valid := peerExport(t, contentProtobuf)
+	big := bytes.Repeat([]byte{0}, 2048)
+	for _, tc := range []struct {
+		name       string
+		opts       IngestOptions
+		req        ingestRequest
+		wantStatus int
+		wantType   string // response Content-Type
+		wantCode   codes.Code
+	}{
+		{"GET", IngestOptions{}, ingestRequest{method: http.MethodGet}, http.StatusMethodNotAllowed, "text/plain; charset=utf-8", 0},
+		{"no token", IngestOptions{Token: "s3cret"},
+			ingestRequest{contentType: contentProtobuf, body: bytes.NewReader(valid)}, http.StatusUnauthorized, "text/plain; charset=utf-8", 0},
+		{"wrong token", IngestOptions{Token: "s3cret"},
+			ingestRequest{contentType: contentProtobuf, authorization: "Bearer s3cre", body: bytes.NewReader(valid)}, http.StatusUnauthorized, "text/plain; charset=utf-8", 0},
+		{"token without Bearer", IngestOptions{Token: "s3cret"},
+			ingestRequest{contentType: contentProtobuf, authorization: "s3cret", body: bytes.NewReader(valid)}, http.StatusUnauthorized, "text/plain; charset=utf-8", 0},
+		{"text/plain", IngestOptions{},
+			ingestRequest{contentType: "text/plain", body: bytes.NewReader(valid)}, http.StatusUnsupportedMediaType, "text/plain; charset=utf-8", 0},
+		{"no content type", IngestOptions{},
+			ingestRequest{body: bytes.NewReader(valid)}, http.StatusUnsupportedMediaType, "text/plain; charset=utf-8", 0},
+		{"brotli", IngestOptions{},
+			ingestRequest{contentType: contentProtobuf, contentEncoding: "br", body: bytes.NewReader(valid)}, http.StatusUnsupportedMediaType, contentProtobuf, codes.InvalidArgument},
+		{"too large", IngestOptions{MaxBody: 1024},
+			ingestRequest{contentType: contentProtobuf, body: bytes.NewReader(big)}, http.StatusRequestEntityTooLarge, contentProtobuf, codes.InvalidArgument},
+		{"too large, chunked", IngestOptions{MaxBody: 1024},
+			ingestRequest{contentType: contentProtobuf, body: io.MultiReader(bytes.NewReader(big))}, http.StatusRequestEntityTooLarge, contentProtobuf, codes.InvalidArgument},
+		{"too large once gunzipped", IngestOptions{MaxBody: 1024},
+			ingestRequest{contentType: contentProtobuf, contentEncoding: "gzip", body: bytes.NewReader(gzipped(t, big))}, http.StatusRequestEntityTooLarge, contentProtobuf, codes.InvalidArgument},
+		{"garbage protobuf", IngestOptions{},
+			ingestRequest{contentType: contentProtobuf, body: strings.NewReader("\xff\xff\xff garbage")}, http.StatusBadRequest, contentProtobuf, codes.InvalidArgument},
+		{"garbage json", IngestOptions{},
+			ingestRequest{contentType: contentJSON, body: strings.NewReader(`{"resourceSpans": "garbage`)}, http.StatusBadRequest, contentJSON, codes.InvalidArgument},
+		{"not gzip", IngestOptions{},
+			ingestRequest{contentType: contentProtobuf, contentEncoding: "gzip", body: bytes.NewReader(valid)}, http.StatusBadRequest, contentProtobuf, codes.InvalidArgument},
+		{"truncated gzip", IngestOptions{},
+			ingestRequest{contentType: contentProtobuf, contentEncoding: "gzip", body: bytes.NewReader(gzipped(t, valid)[:40])}, http.StatusBadRequest, contentProtobuf, codes.InvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, tr := newIngestServer(t, tc.opts)
+
+			resp, body := post(t, srv, tc.req)
+
+			if resp.StatusCode != tc.wantStatus {
+				t.Fatalf("status = %d (%q), want %d", resp.StatusCode, body, tc.wantStatus)
+			}
+			if got := resp.Header.Get("Content-Type"); got != tc.wantType {
+				t.Errorf("Content-Type = %q, want %q", got, tc.wantType)
+			}
+			if tc.wantStatus == http.StatusMethodNotAllowed && resp.Header.Get("Allow") != http.MethodPost {
+				t.Errorf("Allow = %q, want POST", resp.Header.Get("Allow"))
+			}
+			if bytes.Contains(body, []byte("garbage")) {
+				t.Errorf("response %q echoes the request body", body)
+			}
+			if tc.wantCode != 0 {
+				st := &statuspb.Status{}
+				var err error
+				if tc.wantType == contentJSON {
+					err = protojson.Unmarshal(body, st)
+				} else {
+					err = proto.Unmarshal(body, st)
+				}
+				if err != nil || codes.Code(st.GetCode()) != tc.wantCode || st.GetMessage() == "" {
+					t.Errorf("body = %v (err %v), want a google.rpc.Status with code %v and a message", st, err, tc.wantCode)
+				}
+			}
+			if all := tr.All(); len(all) != 0 {
+				t.Errorf("tracker learned %v from a rejected request", all)
+			}
+		})
+	}
+}
+
+func TestIngestDefaultMaxBody(t *testing.T) {
+	h := NewIngestHandler(nil, IngestOptions{}).(*ingestHandler)
+	if h.maxBody != 16<<20 {
+		t.Errorf("maxBody with zero MaxBody = %d, want %d", h.maxBody, 16<<20)
+	}
+}

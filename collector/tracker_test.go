@@ -1,0 +1,489 @@
+package collector
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock is a settable clock, safe for concurrent use.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock(t time.Time) *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(t.UnixNano())
+	return c
+}
+
+func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+func (c *fakeClock) Set(t time.Time)         { c.ns.Store(t.UnixNano()) }
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func newTestTracker(clock *fakeClock) *Tracker {
+	return NewTracker(TrackerOptions{Now: clock.Now})
+}
+
+func TestMedianIndex(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{
+		{1, 0}, {2, 1}, {3, 1}, {4, 2}, {5, 2}, {99, 49}, {100, 50},
+	} {
+		if got := medianIndex(tc.n); got != tc.want {
+			t.Errorf("medianIndex(%d) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestInsertSorted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []time.Duration
+		v    time.Duration
+		want []time.Duration
+	}{
+		{"empty", nil, 5, []time.Duration{5}},
+		{"front", []time.Duration{2, 3}, 1, []time.Duration{1, 2, 3}},
+		{"middle", []time.Duration{1, 3}, 2, []time.Duration{1, 2, 3}},
+		{"end", []time.Duration{1, 2}, 3, []time.Duration{1, 2, 3}},
+		{"duplicate", []time.Duration{1, 2, 2, 3}, 2, []time.Duration{1, 2, 2, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := insertSorted(slices.Clone(tc.in), tc.v)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("insertSorted(%v, %v) = %v, want %v", tc.in, tc.v, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestInsertSortedDoesNotAllocateWithinCapacity(t *testing.T) {
+	buf := make([]time.Duration, 0, 200)
+	allocs := testing.AllocsPerRun(100, func() {
+		buf = insertSorted(buf[:0], 3)
+		buf = insertSorted(buf, 1)
+		buf = insertSorted(buf, 2)
+	})
+	if allocs != 0 {
+		t.Errorf("insertSorted within capacity: %v allocs per run, want 0", allocs)
+	}
+}
+
+func TestRemoveSorted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []time.Duration
+		v    time.Duration
+		want []time.Duration
+	}{
+		{"only", []time.Duration{5}, 5, []time.Duration{}},
+		{"first", []time.Duration{1, 2, 3}, 1, []time.Duration{2, 3}},
+		{"middle", []time.Duration{1, 2, 3}, 2, []time.Duration{1, 3}},
+		{"last", []time.Duration{1, 2, 3}, 3, []time.Duration{1, 2}},
+		{"one of duplicates", []time.Duration{1, 2, 2, 3}, 2, []time.Duration{1, 2, 3}},
+		{"absent", []time.Duration{1, 3}, 2, []time.Duration{1, 3}},
+		{"empty", nil, 2, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := removeSorted(slices.Clone(tc.in), tc.v)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("removeSorted(%v, %v) = %v, want %v", tc.in, tc.v, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSampleRingKeepsTakenAtOrder(t *testing.T) {
+	r := sampleRing{buf: make([]sample, 4)}
+	// Wrap the head around first, so inserts shift across the end of buf.
+	r.insertByTime(sample{takenAt: 1})
+	r.insertByTime(sample{takenAt: 2})
+	r.insertByTime(sample{takenAt: 3})
+	r.popFront()
+	r.popFront()
+	for _, at := range []int64{6, 4, 5} { // 4 and 5 arrive late
+		r.insertByTime(sample{takenAt: at})
+	}
+	var got []int64
+	for r.n > 0 {
+		got = append(got, r.popFront().takenAt)
+	}
+	if want := []int64{3, 4, 5, 6}; !slices.Equal(got, want) {
+		t.Errorf("ring pops %v, want %v", got, want)
+	}
+}
+
+func TestTrackerDefaults(t *testing.T) {
+	tr := NewTracker(TrackerOptions{})
+	if tr.window != 100 || tr.maxAge != int64(5*time.Minute) || tr.now == nil {
+		t.Errorf("NewTracker(zero options): window %d, maxAge %v, now set %v; want 100, 5m0s, true",
+			tr.window, time.Duration(tr.maxAge), tr.now != nil)
+	}
+}
+
+func TestTrackerP50(t *testing.T) {
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = ms(i + 1)
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(hundred), func(i, j int) { hundred[i], hundred[j] = hundred[j], hundred[i] })
+
+	for _, tc := range []struct {
+		name    string
+		samples []time.Duration // recorded in this order, 1 s apart
+		want    time.Duration
+	}{
+		{"n=1 the only one", []time.Duration{ms(5)}, ms(5)},
+		{"n=2 the larger", []time.Duration{ms(20), ms(10)}, ms(20)},
+		{"n=3 the middle", []time.Duration{ms(30), ms(10), ms(20)}, ms(20)},
+		{"n=4 the upper middle", []time.Duration{ms(4), ms(1), ms(3), ms(2)}, ms(3)},
+		{"n=100 element 50", hundred, ms(51)},
+		{"equal samples", []time.Duration{ms(7), ms(7), ms(7)}, ms(7)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock(t0)
+			tr := newTestTracker(clock)
+			for _, d := range tc.samples {
+				tr.Record("groq", "llama", d, clock.Now())
+				clock.Advance(time.Second)
+			}
+			got, n, ok := tr.P50("groq", "llama")
+			if !ok || got != tc.want || n != len(tc.samples) {
+				t.Errorf("P50(%q,%q) = %v, %d, %v; want %v, %d, true", "groq", "llama", got, n, ok, tc.want, len(tc.samples))
+			}
+		})
+	}
+}
+
+func TestTrackerUnknownKey(t *testing.T) {
+	tr := newTestTracker(newFakeClock(t0))
+	tr.Record("groq", "llama", ms(100), t0)
+	for _, k := range [][2]string{{"groq", "other"}, {"other", "llama"}, {"", ""}} {
+		if p, n, ok := tr.P50(k[0], k[1]); ok || p != 0 || n != 0 {
+			t.Errorf("P50(%q,%q) = %v, %d, %v; want 0, 0, false", k[0], k[1], p, n, ok)
+		}
+		if _, ok := tr.Stats(k[0], k[1]); ok {
+			t.Errorf("Stats(%q,%q) ok = true, want false", k[0], k[1])
+		}
+	}
+}
+
+func TestTrackerWindowEvictsOldest(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	for i := 1; i <= 100; i++ { // sample i: i ms, taken i s after t0
+		clock.Set(t0.Add(time.Duration(i) * time.Second))
+		tr.Record("groq", "llama", ms(i), clock.Now())
+	}
+	if got, n, _ := tr.P50("groq", "llama"); got != ms(51) || n != 100 {
+		t.Fatalf("P50 of 1..100 ms = %v over %d, want 51ms over 100", got, n)
+	}
+
+	clock.Set(t0.Add(101 * time.Second))
+	tr.Record("groq", "llama", ms(101), clock.Now())
+
+	// 1 ms is gone: 2..101 ms remain, whose element 50 is 52 ms.
+	got, n, ok := tr.P50("groq", "llama")
+	if !ok || got != ms(52) || n != 100 {
+		t.Errorf("P50 after the 101st sample = %v, %d, %v; want 52ms, 100, true", got, n, ok)
+	}
+	st, _ := tr.Stats("groq", "llama")
+	if want := 99 * time.Second; st.OldestAge != want { // sample 2, taken at t0+2s
+		t.Errorf("OldestAge after the 101st sample = %v, want %v", st.OldestAge, want)
+	}
+}
+
+func TestTrackerWindowDropsSampleOlderThanAllKept(t *testing.T) {
+	clock := newFakeClock(t0.Add(time.Minute))
+	tr := NewTracker(TrackerOptions{Window: 3, Now: clock.Now})
+	for i := 1; i <= 3; i++ {
+		tr.Record("groq", "llama", ms(100*i), t0.Add(time.Duration(i)*time.Second))
+	}
+	tr.Record("groq", "llama", ms(1), t0) // late, and older than the three kept
+
+	st, ok := tr.Stats("groq", "llama")
+	if want := (KeyStats{Target: "groq", Model: "llama", P50: ms(200), Samples: 3, OldestAge: time.Minute - time.Second}); !ok || st != want {
+		t.Errorf("Stats = %+v, %v; want %+v, true", st, ok, want)
+	}
+}
+
+func TestTrackerExpiresAtExactlyMaxAge(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	tr.Record("groq", "llama", ms(100), t0)
+
+	clock.Set(t0.Add(5*time.Minute - time.Nanosecond))
+	if got, n, ok := tr.P50("groq", "llama"); !ok || got != ms(100) || n != 1 {
+		t.Errorf("P50 at 5m-1ns = %v, %d, %v; want 100ms, 1, true", got, n, ok)
+	}
+	clock.Set(t0.Add(5 * time.Minute))
+	if got, n, ok := tr.P50("groq", "llama"); ok || n != 0 {
+		t.Errorf("P50 at exactly 5m = %v, %d, %v; want 0, 0, false", got, n, ok)
+	}
+	if all := tr.All(); len(all) != 0 {
+		t.Errorf("All() at 5m = %v, want none", all)
+	}
+}
+
+func TestTrackerMixedExpiry(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	record := func(ttfb time.Duration, at time.Duration) {
+		clock.Set(t0.Add(at))
+		tr.Record("groq", "llama", ttfb, clock.Now())
+	}
+	record(ms(100), 0)
+	record(ms(300), time.Minute)
+	record(ms(200), 2*time.Minute)
+
+	for _, tc := range []struct {
+		at      time.Duration // after t0; nothing is recorded in between
+		want    time.Duration
+		samples int
+	}{
+		{4 * time.Minute, ms(200), 3},
+		{5 * time.Minute, ms(300), 2}, // 100 ms expired: [200 300]
+		{6 * time.Minute, ms(200), 1}, // 300 ms expired: [200]
+		{7 * time.Minute, 0, 0},
+	} {
+		clock.Set(t0.Add(tc.at))
+		got, n, ok := tr.P50("groq", "llama")
+		if got != tc.want || n != tc.samples || ok != (tc.samples > 0) {
+			t.Errorf("P50 at t0+%v = %v, %d, %v; want %v, %d, %v", tc.at, got, n, ok, tc.want, tc.samples, tc.samples > 0)
+		}
+	}
+}
+
+// A peer's sample can arrive after a later one; it must still expire on time.
+func TestTrackerLateSampleExpiresOnTime(t *testing.T) {
+	clock := newFakeClock(t0.Add(3 * time.Minute))
+	tr := newTestTracker(clock)
+	tr.Record("groq", "llama", ms(100), t0.Add(2*time.Minute))
+	tr.Record("groq", "llama", ms(900), t0.Add(time.Minute)) // arrives late
+
+	clock.Set(t0.Add(6 * time.Minute))
+	if got, n, ok := tr.P50("groq", "llama"); !ok || got != ms(100) || n != 1 {
+		t.Errorf("P50 at t0+6m = %v, %d, %v; want 100ms, 1, true (the late 900ms sample expired at t0+6m)", got, n, ok)
+	}
+}
+
+func TestTrackerRecordTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		takenAt time.Time // the clock reads t0
+		ttfb    time.Duration
+		live    bool          // counted right away
+		liveAt  time.Duration // checked again this long after t0
+		stillIn bool          // and then still counted
+	}{
+		{"now", t0, ms(1), true, 5*time.Minute - 1, true},
+		{"zero means now", time.Time{}, ms(1), true, 5*time.Minute - 1, true},
+		{"future clamped to now", t0.Add(time.Hour), ms(1), true, 5 * time.Minute, false},
+		{"just live", t0.Add(-5*time.Minute + 1), ms(1), true, 0, true},
+		{"already expired", t0.Add(-5 * time.Minute), ms(1), false, 0, false},
+		{"far past", time.Date(2, 1, 1, 0, 0, 0, 0, time.UTC), ms(1), false, 0, false},
+		{"negative ttfb", t0, -ms(1), false, 0, false},
+		{"zero ttfb", t0, 0, true, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock(t0)
+			tr := newTestTracker(clock)
+			tr.Record("groq", "llama", tc.ttfb, tc.takenAt)
+			if _, _, ok := tr.P50("groq", "llama"); ok != tc.live {
+				t.Errorf("P50 ok right after Record(takenAt %v) = %v, want %v", tc.takenAt, ok, tc.live)
+			}
+			clock.Set(t0.Add(tc.liveAt))
+			if _, _, ok := tr.P50("groq", "llama"); ok != tc.stillIn {
+				t.Errorf("P50 ok at t0+%v = %v, want %v", tc.liveAt, ok, tc.stillIn)
+			}
+		})
+	}
+}
+
+func TestTrackerStatsAndAll(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	record := func(target, model string, ttfb time.Duration, at time.Duration) {
+		clock.Set(t0.Add(at))
+		tr.Record(target, model, ttfb, clock.Now())
+	}
+	record("together", "llama", ms(300), 0)
+	record("groq", "mixtral", ms(200), time.Minute)
+	record("groq", "llama", ms(100), 2*time.Minute)
+	record("groq", "llama", ms(150), 3*time.Minute)
+	clock.Set(t0.Add(4 * time.Minute))
+
+	st, ok := tr.Stats("groq", "llama")
+	want := KeyStats{Target: "groq", Model: "llama", P50: ms(150), Samples: 2, OldestAge: 2 * time.Minute}
+	if !ok || st != want {
+		t.Errorf("Stats(%q,%q) = %+v, %v; want %+v, true", "groq", "llama", st, ok, want)
+	}
+	if age, ok := tr.OldestSampleAge("groq", "llama"); !ok || age != 2*time.Minute {
+		t.Errorf("OldestSampleAge(%q,%q) = %v, %v; want 2m0s, true", "groq", "llama", age, ok)
+	}
+
+	clock.Set(t0.Add(5 * time.Minute)) // together's only sample expires
+	got := tr.All()
+	wantAll := []KeyStats{
+		{Target: "groq", Model: "llama", P50: ms(150), Samples: 2, OldestAge: 3 * time.Minute},
+		{Target: "groq", Model: "mixtral", P50: ms(200), Samples: 1, OldestAge: 4 * time.Minute},
+	}
+	if !slices.Equal(got, wantAll) {
+		t.Errorf("All() = %+v, want %+v", got, wantAll)
+	}
+}
+
+func TestTrackerP50DoesNotAllocate(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	for i := range 100 {
+		tr.Record("groq", "llama", ms(i), t0)
+	}
+	target, model := "groq", "llama"
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, _, ok := tr.P50(target, model); !ok {
+			t.Fatal("P50 lost the samples")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("P50: %v allocs per call, want 0", allocs)
+	}
+}
+
+func TestTrackerConcurrentRecordAndRead(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := NewTracker(TrackerOptions{Window: 20, MaxAge: time.Second, Now: clock.Now})
+	targets := []string{"a", "b", "c"}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				target := targets[(w+i)%len(targets)]
+				tr.Record(target, "m", ms(10+i%50), clock.Now())
+				if i%100 == 0 {
+					clock.Advance(100 * time.Millisecond) // expiry races reads too
+				}
+			}
+		})
+	}
+	var readers sync.WaitGroup
+	for range 4 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, target := range targets {
+					if p, n, ok := tr.P50(target, "m"); ok && (p < ms(10) || p >= ms(60) || n > 20) {
+						t.Errorf("P50(%q,%q) = %v over %d; want within [10ms,60ms) over at most 20", target, "m", p, n)
+						return
+					}
+				}
+				for _, ks := range tr.All() {
+					if ks.Samples < 1 || ks.Samples > 20 || ks.OldestAge < 0 || ks.OldestAge >= time.Second {
+						t.Errorf("All() row %+v out of bounds", ks)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+
+	for _, target := range targets {
+		s := tr.lookup(target, "m")
+		s.mu.Lock()
+		if !slices.IsSorted(s.sorted) || len(s.sorted) != s.ring.n {
+			t.Errorf("series %q: sorted %v (len %d) does not mirror a ring of %d", target, s.sorted, len(s.sorted), s.ring.n)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func BenchmarkTrackerRecord(b *testing.B) {
+	tr := NewTracker(TrackerOptions{})
+	ttfbs := make([]time.Duration, 1024)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range ttfbs {
+		ttfbs[i] = time.Duration(r.Int64N(int64(2 * time.Second)))
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		tr.Record("groq", "llama-3.3-70b-versatile", ttfbs[i%len(ttfbs)], time.Time{})
+		i++
+	}
+}
+
+func BenchmarkTrackerP50(b *testing.B) {
+	tr := NewTracker(TrackerOptions{})
+	for i := range 100 {
+		for _, target := range []string{"groq", "together", "fireworks"} {
+			tr.Record(target, "llama-3.3-70b-versatile", ms(100+i), time.Time{})
+		}
+	}
+	b.Run("one", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, ok := tr.P50("groq", "llama-3.3-70b-versatile"); !ok {
+				b.Fatal("no p50")
+			}
+		}
+	})
+	// What the router does per request: one read per eligible target.
+	b.Run("three-targets", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, target := range []string{"groq", "together", "fireworks"} {
+				if _, _, ok := tr.P50(target, "llama-3.3-70b-versatile"); !ok {
+					b.Fatal("no p50")
+				}
+			}
+		}
+	})
+	// The tracker's own cost: the same read with a clock that costs nothing
+	// (time.Now is a large share of P50 on a VM).
+	b.Run("one-fixed-clock", func(b *testing.B) {
+		now := time.Now()
+		fixed := NewTracker(TrackerOptions{Now: func() time.Time { return now }})
+		fixed.Record("groq", "llama-3.3-70b-versatile", ms(100), now)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, ok := fixed.P50("groq", "llama-3.3-70b-versatile"); !ok {
+				b.Fatal("no p50")
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, _, ok := tr.P50("groq", "llama-3.3-70b-versatile"); !ok {
+					b.Error("no p50")
+					return
+				}
+			}
+		})
+	})
+}
+
+func ExampleTracker() {
+	clock := newFakeClock(t0)
+	tr := NewTracker(TrackerOptions{Now: clock.Now})
+	tr.Record("groq", "llama", 200*time.Millisecond, clock.Now())
+	tr.Record("groq", "llama", 400*time.Millisecond, clock.Now())
+	p50, n, ok := tr.P50("groq", "llama")
+	fmt.Println(p50, n, ok)
+	// Output: 400ms 2 true
+}
