@@ -27,7 +27,9 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// Transport carries upstream requests. Nil: NewTransport().
 	Transport http.RoundTripper
-	// Now is the clock for circuit breakers. Nil: time.Now.
+	// Now is the gateway's clock: span timestamps, the TTFB it measures and
+	// circuit breakers all read it, so a test's fake clock makes latencies
+	// exact. Nil: time.Now.
 	Now func() time.Time
 	// Logger receives operational events; never prompts or keys. Nil: discard.
 	Logger *slog.Logger
@@ -134,6 +136,9 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 	sort.Strings(g.models)
 	return g, nil
 }
+
+// since is time elapsed on the gateway's clock.
+func (g *Gateway) since(t time.Time) time.Duration { return g.now().Sub(t) }
 
 // Handler is the client API (SPEC section 4).
 func (g *Gateway) Handler() http.Handler {

@@ -93,7 +93,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate) verdict
 	if c.attempts > 1 {
 		selection = telemetry.SelectionFailover
 	}
-	ctx, span := g.tracer.Start(ctx, c.ep.operation+" "+cand.Model, trace.WithSpanKind(trace.SpanKindClient),
+	ctx, span := g.tracer.Start(ctx, c.ep.operation+" "+cand.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(g.now()),
 		trace.WithAttributes(
 			telemetry.KeyOperationName.String(c.ep.operation),
 			telemetry.KeyProviderName.String(u.kind),
@@ -141,7 +141,7 @@ func (a *attemptRun) finish() {
 	if a.outcome != telemetry.OutcomeSuccess && a.outcome != telemetry.OutcomeClientError {
 		a.span.SetStatus(codes.Error, a.reason)
 	}
-	a.span.End()
+	a.span.End(trace.WithTimestamp(a.g.now()))
 }
 
 // failover records a failover-safe failure.
@@ -184,7 +184,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 	if u.limiter != nil {
 		if !u.limiter.acquire(ctx) {
 			if ctx.Err() != nil {
-				a.reason, a.outcome = reasonCanceled, telemetry.OutcomeFailover
+				a.reason, a.outcome = reasonCanceled, telemetry.OutcomeCanceled
 				return verdictDone
 			}
 			return a.failover(0, reasonQueueFull, nil, "", false)
@@ -208,10 +208,10 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 	u.setAuth(req.Header)
 	a.g.propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 
-	sent := time.Now()
+	sent := a.g.now()
 	resp, err := a.g.client.Do(req)
 	if err != nil {
-		c.upstreamWait += time.Since(sent)
+		c.upstreamWait += a.g.since(sent)
 		return a.transportFailure(ctx, actx)
 	}
 	defer resp.Body.Close()
@@ -224,11 +224,11 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		return a.relayUnary(ctx, actx, resp, sent, firstByte)
 	case failoverStatus(s):
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		c.upstreamWait += time.Since(sent)
+		c.upstreamWait += a.g.since(sent)
 		return a.failover(s, strconv.Itoa(s), errBody, resp.Header.Get("Content-Type"), true)
 	case s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge:
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		c.upstreamWait += time.Since(sent)
+		c.upstreamWait += a.g.since(sent)
 		if isContextOverflow(s, errBody) {
 			// The provider's own context limit: another provider may have a
 			// larger window. Not the provider's fault, so no breaker strike.
@@ -238,7 +238,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 	case s >= 400 && s < 500:
 		return a.passThrough(resp, nil)
 	default: // 1xx, 3xx: nothing a client could use
-		c.upstreamWait += time.Since(sent)
+		c.upstreamWait += a.g.since(sent)
 		return a.failover(s, strconv.Itoa(s), nil, "", true)
 	}
 }
@@ -246,7 +246,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 // transportFailure classifies an error before any response byte arrived.
 func (a *attemptRun) transportFailure(ctx, actx context.Context) verdict {
 	if ctx.Err() != nil {
-		a.reason, a.outcome = reasonCanceled, telemetry.OutcomeFailover
+		a.reason, a.outcome = reasonCanceled, telemetry.OutcomeCanceled
 		return verdictDone
 	}
 	if errors.Is(context.Cause(actx), errFirstByteTimeout) || errors.Is(context.Cause(actx), errTotalTimeout) {
@@ -288,13 +288,13 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 	buf := getBuffer()
 	defer putBuffer(buf)
 	_, err := buf.ReadFrom(resp.Body)
-	a.c.upstreamWait += time.Since(sent)
+	a.c.upstreamWait += a.g.since(sent)
 	if err != nil {
 		a.status2(resp.StatusCode)
 		return a.transportFailure(ctx, actx)
 	}
 	firstByte.Stop()
-	a.ttfb, a.hasTTFB = time.Since(sent), true
+	a.ttfb, a.hasTTFB = a.g.since(sent), true
 	a.status, a.outcome = resp.StatusCode, telemetry.OutcomeSuccess
 	a.cand.upstream.breaker.record(true)
 	h := a.c.w.Header()
@@ -317,7 +317,7 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, resp *http.Response,
 	buf := *bufp
 
 	n, err := readSome(resp.Body, buf)
-	c.upstreamWait += time.Since(sent)
+	c.upstreamWait += a.g.since(sent)
 	if n == 0 {
 		a.status2(resp.StatusCode)
 		if err == io.EOF && ctx.Err() == nil && context.Cause(actx) == nil {
@@ -326,7 +326,7 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, resp *http.Response,
 		return a.transportFailure(ctx, actx)
 	}
 	firstByte.Stop()
-	a.ttfb, a.hasTTFB = time.Since(sent), true
+	a.ttfb, a.hasTTFB = a.g.since(sent), true
 	a.status = resp.StatusCode
 	a.cand.upstream.breaker.record(true)
 
@@ -359,9 +359,9 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, resp *http.Response,
 		if err != nil {
 			break
 		}
-		t := time.Now()
+		t := a.g.now()
 		n, err = readSome(resp.Body, buf)
-		c.upstreamWait += time.Since(t)
+		c.upstreamWait += a.g.since(t)
 		if n > 0 && !write(buf[:n]) {
 			a.outcome = telemetry.OutcomeSuccess
 			return verdictDone

@@ -34,7 +34,7 @@ const (
 	KeyRequestedModel = attribute.Key("firstbyte.requested_model") // client-facing model
 	KeyAttempt        = attribute.Key("firstbyte.attempt")         // 1-based attempt number within the request
 	KeySelection      = attribute.Key("firstbyte.selection")       // cold|leader|explore|order|manual|failover
-	KeyOutcome        = attribute.Key("firstbyte.outcome")         // success|failover|client_error|broken
+	KeyOutcome        = attribute.Key("firstbyte.outcome")         // success|failover|client_error|broken|canceled
 	KeyUpstreamWait   = attribute.Key("firstbyte.upstream_wait")   // server span: seconds spent waiting on upstreams
 )
 
@@ -62,4 +62,7 @@ const (
 	OutcomeFailover    = "failover"
 	OutcomeClientError = "client_error"
 	OutcomeBroken      = "broken"
+	// OutcomeCanceled: the client went away before the attempt finished;
+	// neither the provider's failure nor a failover.
+	OutcomeCanceled = "canceled"
 )

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/sim"
+)
+
+// The demo's story: three providers serve one model at clearly different
+// speeds; the gateway learns who is fastest from its own spans and sends
+// nine requests in ten there. At 0:40 the fastest one degrades (slow and
+// failing), failovers appear and the lead moves; at 1:20 it recovers and
+// wins the lead back.
+const demoModel = "llama-3.3-70b"
+
+const demoSimConfig = `
+seed: 7
+providers:
+  - name: groq-sim
+    ttfb: {median: 150ms, spread: 0.2}
+    stream: {chunks: 12, interval: 15ms}
+    phases:
+      - after: 40s
+        ttfb: {median: 900ms}
+        errors: {rate: 0.25, status: 503}
+      - after: 80s
+        ttfb: {median: 150ms}
+        errors: {rate: 0}
+  - name: together-sim
+    ttfb: {median: 350ms, spread: 0.2}
+    stream: {chunks: 12, interval: 15ms}
+  - name: openai-sim
+    ttfb: {median: 600ms, spread: 0.2}
+    stream: {chunks: 12, interval: 15ms}
+`
+
+// demoGatewayConfig maps the one client model onto each simulated provider
+// under the provider's own model name, as a real multi-provider set-up does.
+func demoGatewayConfig(listen, admin string, urls map[string]string) string {
+	return fmt.Sprintf(`
+listen: %s
+admin: {listen: %s}
+strategy: {mode: least-latency}
+providers:
+  groq-sim:     {kind: openai, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}, circuit_breaker: {failures: 20, cooldown: 5s}}
+  together-sim: {kind: openai, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}}
+  openai-sim:   {kind: openai, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}}
+targets:
+  - {virtual_key: groq-sim,     model_map: {%[6]s: llama-3.3-70b-versatile}}
+  - {virtual_key: together-sim, model_map: {%[6]s: meta-llama/Llama-3.3-70B-Instruct-Turbo}}
+  - {virtual_key: openai-sim,   model_map: {%[6]s: gpt-4o-mini}}
+`, listen, admin, urls["groq-sim"], urls["together-sim"], urls["openai-sim"], demoModel)
+}
+
+func cmdDemo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	duration := fs.Duration("duration", 5*time.Minute, "stop after this long (Ctrl-C stops sooner)")
+	listen := fs.String("listen", "127.0.0.1:8080", "client API address (a free port is used if taken)")
+	admin := fs.String("admin", "127.0.0.1:9464", "admin address: /metrics, /debug/routing (a free port is used if taken)")
+	workers := fs.Int("workers", 4, "concurrent simulated clients")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *duration <= 0 || *workers <= 0 {
+		fmt.Fprintln(stderr, "firstbyte demo: -duration and -workers must be positive")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *duration)
+	defer cancel()
+
+	simCfg, err := sim.ParseConfig([]byte(demoSimConfig))
+	if err != nil {
+		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
+		return 1
+	}
+	cluster, err := sim.Start(ctx, simCfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
+		return 1
+	}
+	defer cluster.Close()
+	urls := map[string]string{}
+	for _, p := range simCfg.Providers {
+		urls[p.Name] = cluster.URL(p.Name)
+	}
+	cfg, err := router.ParseConfig([]byte(demoGatewayConfig(freeOr(*listen), freeOr(*admin), urls)), os.LookupEnv)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
+		return 1
+	}
+	s, err := startStack(ctx, cfg, stackOptions{})
+	if err != nil {
+		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
+		return 1
+	}
+	defer func() {
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		_ = s.Shutdown(sctx)
+	}()
+
+	d := &demoDriver{url: "http://" + s.APIAddr + "/v1/chat/completions", client: &http.Client{Timeout: 30 * time.Second}}
+	var wg sync.WaitGroup
+	for i := 0; i < *workers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.loop(ctx) }()
+	}
+
+	start := time.Now()
+	tty := isTerminal(stdout)
+	interval := time.Second
+	if !tty {
+		interval = 5 * time.Second
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-tick.C:
+		}
+		renderDemo(stdout, tty, s, d, start, *duration)
+	}
+	wg.Wait()
+	fmt.Fprintf(stdout, "\ndemo stopped after %s: %d requests, %d failed.\n", time.Since(start).Round(time.Second), d.ok.Load()+d.failed.Load(), d.failed.Load())
+	return 0
+}
+
+// freeOr returns addr if it can be bound now, else a free loopback port, so
+// the demo starts even when 8080 is taken.
+func freeOr(addr string) string {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		ln.Close()
+		return addr
+	}
+	return "127.0.0.1:0"
+}
+
+// demoDriver is the simulated client traffic: streaming chat requests, read
+// to the end, one after another per worker, until ctx ends.
+type demoDriver struct {
+	url    string
+	client *http.Client
+	ok     atomic.Int64
+	failed atomic.Int64
+}
+
+func (d *demoDriver) loop(ctx context.Context) {
+	body := `{"model":"` + demoModel + `","stream":true,"messages":[{"role":"user","content":"Say something quick."}]}`
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, d.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := d.client.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.failed.Add(1)
+				time.Sleep(100 * time.Millisecond)
+			}
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			d.ok.Add(1)
+		} else if ctx.Err() == nil {
+			d.failed.Add(1)
+			time.Sleep(100 * time.Millisecond) // a broken set-up must not spin
+		}
+	}
+}
+
+func renderDemo(w io.Writer, tty bool, s *stack, d *demoDriver, start time.Time, total time.Duration) {
+	picks := sumBy(s.Registry, "firstbyte_selections_total", "target", nil)
+	reasons := sumBy(s.Registry, "firstbyte_selections_total", "reason", nil)
+	failovers := sumBy(s.Registry, "firstbyte_attempts_total", "target", map[string]string{"outcome": "failover"})
+	allPicks := 0.0
+	for _, v := range picks {
+		allPicks += v
+	}
+	share := func(v float64) string {
+		if allPicks == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*v/allPicks)
+	}
+	var b strings.Builder
+	if tty {
+		b.WriteString("\033[H\033[2J")
+	}
+	elapsed := time.Since(start).Round(time.Second)
+	fmt.Fprintf(&b, "firstbyte demo — model %s, strategy least-latency — %s of %s (Ctrl-C stops)\n", demoModel, elapsed, total)
+	fmt.Fprintf(&b, "API http://%s/v1   metrics http://%s/metrics   routing http://%s/debug/routing\n\n", s.APIAddr, s.AdminAddr, s.AdminAddr)
+	fmt.Fprintf(&b, "%-14s %9s %8s %12s %7s %10s  %s\n", "TARGET", "P50", "SAMPLES", "FIRST PICKS", "SHARE", "FAILOVERS", "STATUS")
+	for _, m := range s.Gateway.Routing() {
+		for _, t := range m.Targets {
+			p50 := "-"
+			if t.Samples > 0 {
+				p50 = (time.Duration(t.P50Seconds * float64(time.Second))).Round(time.Millisecond).String()
+			}
+			status := ""
+			switch {
+			case t.CircuitOpen:
+				status = "circuit open"
+			case t.Leader:
+				status = "★ leader"
+			case t.Samples == 0:
+				status = "unmeasured"
+			}
+			fmt.Fprintf(&b, "%-14s %9s %8d %12.0f %7s %10.0f  %s\n", t.Target, p50, t.Samples, picks[t.Target], share(picks[t.Target]), failovers[t.Target], status)
+		}
+	}
+	fmt.Fprintf(&b, "\nrequests %d (failed %d) · leader share %s · exploration share %s · cold picks %s\n",
+		d.ok.Load()+d.failed.Load(), d.failed.Load(), share(reasons["leader"]), share(reasons["explore"]), share(reasons["cold"]))
+	b.WriteString("story: at 0:40 groq-sim slows to ~900ms with 25% 503s (failovers, the lead moves); at 1:20 it recovers.\n")
+	_, _ = io.WriteString(w, b.String())
+}
+
+// sumBy sums a counter family from the registry by one label, keeping only
+// series whose labels match where.
+func sumBy(reg *prometheus.Registry, family, by string, where map[string]string) map[string]float64 {
+	out := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		return out
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != family {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			for k, v := range where {
+				if labels[k] != v {
+					continue series
+				}
+			}
+			out[labels[by]] += m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,169 @@
+package collector
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// TTFBBuckets span what a provider's time to first byte can be: from a
+// fast cache hit (10 ms) to a reasoning model's long think (60 s).
+var TTFBBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 20, 30, 60}
+
+// OverheadBuckets are for the gateway's own share of a request's time:
+// tens of microseconds normally, milliseconds when something is wrong.
+var OverheadBuckets = []float64{0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1}
+
+// Metrics are the Prometheus series of SPEC section 6 that derive from
+// spans, in the way the collector's spanmetrics connector derives them:
+// the same spans the tracker learns from, so the metrics and the routing
+// can never disagree. Only this instance's own (local) spans count here;
+// peers' spans teach the tracker but are counted by the peers themselves.
+// The gauges read from the router at scrape time live in telemetry.
+type Metrics struct {
+	requests     *prometheus.CounterVec   // model, code
+	duration     *prometheus.HistogramVec // model
+	overhead     *prometheus.HistogramVec // model
+	attempts     *prometheus.CounterVec   // target, model, outcome
+	ttfb         *prometheus.HistogramVec // target, model
+	selections   *prometheus.CounterVec   // model, target, reason
+	consumed     *prometheus.CounterVec   // source
+	exportFailed prometheus.Counter
+
+	mu       sync.RWMutex // guards ttfbObs
+	ttfbObs  map[[2]string]prometheus.Observer
+	statusLb [600]string // status code label strings, built once
+}
+
+// NewMetrics registers the span-derived metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_requests_total", Help: "Client requests answered, by requested model and HTTP status.",
+		}, []string{"model", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "firstbyte_request_duration_seconds", Help: "Client request duration in the gateway, first byte in to last byte out.",
+			Buckets: TTFBBuckets,
+		}, []string{"model"}),
+		overhead: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "firstbyte_overhead_seconds", Help: "Time a request spent in the gateway itself: total duration minus time waiting on upstreams.",
+			Buckets: OverheadBuckets,
+		}, []string{"model"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_attempts_total", Help: "Upstream attempts by target, requested model and outcome (success, failover, client_error, broken).",
+		}, []string{"target", "model", "outcome"}),
+		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "firstbyte_ttfb_seconds", Help: "Time to first byte of successful attempts (first chunk when streaming, whole answer when unary); exemplars carry trace_id.",
+			Buckets: TTFBBuckets,
+		}, []string{"target", "model"}),
+		selections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_selections_total", Help: "First pick per request by model, target and reason (cold, leader, explore, order, manual).",
+		}, []string{"model", "target", "reason"}),
+		consumed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_spans_consumed_total", Help: "Spans the aggregator consumed, by source (local: this process; peer: other instances over OTLP).",
+		}, []string{"source"}),
+		exportFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "firstbyte_export_failures_total", Help: "Spans dropped because an OTLP export failed (collector down or refusing); requests are unaffected.",
+		}),
+		ttfbObs: map[[2]string]prometheus.Observer{},
+	}
+	for i := range m.statusLb {
+		m.statusLb[i] = strconv.Itoa(i)
+	}
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.exportFailed)
+	m.consumed.WithLabelValues(SourceLocal)
+	m.consumed.WithLabelValues(SourcePeer)
+	return m
+}
+
+// ExportFailed counts spans lost to a failed OTLP export.
+func (m *Metrics) ExportFailed(spans int) { m.exportFailed.Add(float64(spans)) }
+
+// SpanConsumed counts one span from source (AggregatorOptions.OnSpan).
+func (m *Metrics) SpanConsumed(source string) { m.consumed.WithLabelValues(source).Inc() }
+
+// ObserveSpan derives the metrics from one local span: SERVER spans give
+// the request series, CLIENT attempt spans the attempt, TTFB and selection
+// series. It is registered as a local observer only: peers' spans are
+// counted by the peers' own metrics.
+func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
+	attrs := span.Attributes()
+	model := stringAttr(attrs, string(telemetry.KeyRequestedModel))
+	switch span.Kind() {
+	case ptrace.SpanKindServer:
+		status, ok := attrs.Get(string(telemetry.KeyHTTPStatus))
+		if !ok {
+			return
+		}
+		m.requests.WithLabelValues(model, m.statusLabel(status.Int())).Inc()
+		d := spanSeconds(span)
+		m.duration.WithLabelValues(model).Observe(d)
+		if wait, ok := attrs.Get(string(telemetry.KeyUpstreamWait)); ok && model != "" {
+			if over := d - wait.Double(); over >= 0 {
+				m.overhead.WithLabelValues(model).Observe(over)
+			}
+		}
+	case ptrace.SpanKindClient:
+		target := stringAttr(attrs, string(telemetry.KeyTarget))
+		outcome := stringAttr(attrs, string(telemetry.KeyOutcome))
+		if target == "" || outcome == "" {
+			return // not one of our attempt spans
+		}
+		m.attempts.WithLabelValues(target, model, outcome).Inc()
+		if n, ok := attrs.Get(string(telemetry.KeyAttempt)); ok && n.Int() == 1 {
+			m.selections.WithLabelValues(model, target, stringAttr(attrs, string(telemetry.KeySelection))).Inc()
+		}
+		if v, ok := attrs.Get(string(telemetry.KeyTimeToFirstByte)); ok && outcome == telemetry.OutcomeSuccess {
+			if secs, isNum := number(v); isNum {
+				if ttfb, valid := secondsToTTFB(secs); valid {
+					m.observeTTFB(target, model, ttfb.Seconds(), span.TraceID())
+				}
+			}
+		}
+	}
+}
+
+func (m *Metrics) observeTTFB(target, model string, seconds float64, traceID pcommon.TraceID) {
+	key := [2]string{target, model}
+	m.mu.RLock()
+	obs, ok := m.ttfbObs[key]
+	m.mu.RUnlock()
+	if !ok {
+		obs = m.ttfb.WithLabelValues(target, model)
+		m.mu.Lock()
+		m.ttfbObs[key] = obs
+		m.mu.Unlock()
+	}
+	if traceID.IsEmpty() {
+		obs.Observe(seconds)
+		return
+	}
+	obs.(prometheus.ExemplarObserver).ObserveWithExemplar(seconds, prometheus.Labels{"trace_id": traceID.String()})
+}
+
+func (m *Metrics) statusLabel(code int64) string {
+	if code >= 0 && code < int64(len(m.statusLb)) {
+		return m.statusLb[code]
+	}
+	return "other"
+}
+
+func stringAttr(attrs pcommon.Map, key string) string {
+	if v, ok := attrs.Get(key); ok && v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return ""
+}
+
+func spanSeconds(span ptrace.Span) float64 {
+	start, end := span.StartTimestamp(), span.EndTimestamp()
+	if end <= start {
+		return 0
+	}
+	return float64(end-start) / 1e9
+}

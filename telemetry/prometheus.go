@@ -1,0 +1,92 @@
+package telemetry
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// NewRegistry is the project's own registry (never the global one) with
+// the Go runtime and process collectors.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
+
+// MetricsHandler serves reg on /metrics, in the OpenMetrics format when the
+// scraper asks for it (that is where the TTFB histogram's trace_id
+// exemplars appear).
+func MetricsHandler(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: reg})
+}
+
+// RoutingRow is one (model, target) of the router's current state, as the
+// gauges export it. model is the client-facing (requested) model.
+type RoutingRow struct {
+	Model       string
+	Target      string
+	P50Seconds  float64
+	Samples     int
+	Leader      bool
+	CircuitOpen bool
+}
+
+// routingCollector turns the router's state into gauges at scrape time, so
+// they are exactly what the next request would be ordered by.
+type routingCollector struct {
+	rows    func() []RoutingRow
+	p50     *prometheus.Desc
+	samples *prometheus.Desc
+	leader  *prometheus.Desc
+	circuit *prometheus.Desc
+}
+
+// NewRoutingCollector exports firstbyte_target_p50_seconds,
+// firstbyte_target_samples, firstbyte_leader and firstbyte_circuit_open
+// from rows, called once per scrape.
+func NewRoutingCollector(rows func() []RoutingRow) prometheus.Collector {
+	return &routingCollector{
+		rows:    rows,
+		p50:     prometheus.NewDesc("firstbyte_target_p50_seconds", "p50 time to first byte over the target's live samples (what least-latency ranks on).", []string{"target", "model"}, nil),
+		samples: prometheus.NewDesc("firstbyte_target_samples", "Live TTFB samples of the target (last 100 within 5 minutes).", []string{"target", "model"}, nil),
+		leader:  prometheus.NewDesc("firstbyte_leader", "1 for the model's current leader (lowest p50 among measured targets), else 0.", []string{"model", "target"}, nil),
+		circuit: prometheus.NewDesc("firstbyte_circuit_open", "1 while the target's circuit breaker is open.", []string{"target"}, nil),
+	}
+}
+
+func (c *routingCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.p50
+	ch <- c.samples
+	ch <- c.leader
+	ch <- c.circuit
+}
+
+func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
+	circuits := map[string]bool{}
+	for _, r := range c.rows() {
+		if r.Samples > 0 {
+			ch <- prometheus.MustNewConstMetric(c.p50, prometheus.GaugeValue, r.P50Seconds, r.Target, r.Model)
+		}
+		ch <- prometheus.MustNewConstMetric(c.samples, prometheus.GaugeValue, float64(r.Samples), r.Target, r.Model)
+		ch <- prometheus.MustNewConstMetric(c.leader, prometheus.GaugeValue, boolFloat(r.Leader), r.Model, r.Target)
+		if _, seen := circuits[r.Target]; !seen || r.CircuitOpen {
+			circuits[r.Target] = r.CircuitOpen
+		}
+	}
+	for target, open := range circuits {
+		ch <- prometheus.MustNewConstMetric(c.circuit, prometheus.GaugeValue, boolFloat(open), target)
+	}
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
