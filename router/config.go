@@ -2,6 +2,7 @@ package router
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 )
 
 // Config is the gateway's configuration file (SPEC section 3). It is plain
@@ -224,12 +227,53 @@ func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, erro
 	var c Config
 	if len(bytes.TrimSpace(data)) > 0 {
 		if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
-			return nil, fmt.Errorf("config: %s", yaml.FormatError(err, false, true))
+			return nil, decodeError(data, err)
 		}
 	}
 	c.unsetVars = expandStrings(reflect.ValueOf(&c).Elem(), "", lookup)
 	c.applyDefaults()
 	return &c, nil
+}
+
+// decodeError names the field a YAML decode error is about
+// ("providers.local.max_concurrency: cannot unmarshal ...") and keeps the
+// source excerpt that points at it.
+func decodeError(data []byte, err error) error {
+	var yerr yaml.Error
+	if !errors.As(err, &yerr) || yerr.GetToken() == nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	pos := yerr.GetToken().Position
+	where := fmt.Sprintf("line %d", pos.Line)
+	if file, perr := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey()); perr == nil {
+		finder := &nodeAt{line: pos.Line, column: pos.Column}
+		for _, doc := range file.Docs {
+			ast.Walk(finder, doc)
+		}
+		if finder.path != "" {
+			where = finder.path
+		}
+	}
+	return fmt.Errorf("%s: %s\n%s", where, yerr.GetMessage(), yaml.FormatError(err, false, true))
+}
+
+// nodeAt finds the YAML path of the node at a position: the innermost
+// key or value there ("$.providers.local.max_concurrency" → without "$.").
+type nodeAt struct {
+	line, column int
+	path         string
+}
+
+func (f *nodeAt) Visit(n ast.Node) ast.Visitor {
+	if n == nil {
+		return nil
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position.Line == f.line && tk.Position.Column == f.column {
+		if p := strings.TrimPrefix(strings.TrimPrefix(n.GetPath(), "$"), "."); p != "" {
+			f.path = p
+		}
+	}
+	return f
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
@@ -303,12 +347,17 @@ func joinPath(path, name string) string {
 // plain number.
 type ByteSize int64
 
+// invalidByteSize marks a size that did not parse; Validate reports it with
+// its field path (a decode error could not say which field it was).
+const invalidByteSize ByteSize = -1
+
 // UnmarshalYAML implements yaml.BytesUnmarshaler.
 func (b *ByteSize) UnmarshalYAML(data []byte) error {
 	s := strings.Trim(strings.TrimSpace(string(data)), `"'`)
 	n, err := ParseByteSize(s)
 	if err != nil {
-		return err
+		*b = invalidByteSize
+		return nil
 	}
 	*b = n
 	return nil

@@ -88,11 +88,11 @@ func TestLoadConfigErrors(t *testing.T) {
 		file string
 		want []string // substrings, each must appear in the error text
 	}{
-		{"unknown top-level key", "unknown_key.yaml", []string{`unknown field "lisen"`}},
-		{"unknown nested key", "unknown_nested_key.yaml", []string{`unknown field "timeuot"`}},
-		{"duplicate provider names", "duplicate_provider.yaml", []string{`"groq"`, "already defined"}},
-		{"wrong type", "wrong_type.yaml", []string{"max_concurrency"}},
-		{"bad size", "bad_size.yaml", []string{"invalid size", "lots"}},
+		{"unknown top-level key", "unknown_key.yaml", []string{`lisen: unknown field "lisen"`}},
+		{"unknown nested key", "unknown_nested_key.yaml", []string{`providers.local.timeuot: unknown field "timeuot"`}},
+		{"duplicate provider names", "duplicate_provider.yaml", []string{`providers.groq: mapping key "groq" already defined`}},
+		{"wrong type", "wrong_type.yaml", []string{"providers.local.max_concurrency: cannot unmarshal string"}},
+		{"bad size", "bad_size.yaml", []string{"limits.max_body: invalid size"}},
 		{"empty targets", "empty_targets.yaml", []string{"targets: at least one target is required"}},
 		{"every error at once", "many_errors.yaml", []string{
 			`listen: invalid address "not an address"`,

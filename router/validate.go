@@ -50,7 +50,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Limits.MaxBody < 0 {
-		add("limits.max_body", "must be positive")
+		add("limits.max_body", "invalid size (want e.g. 10MiB, 512KiB or a byte count)")
 	}
 
 	if len(c.Providers) == 0 {
