@@ -520,3 +520,106 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 		t.Errorf("goroutines: %d before, %d after the client left\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestCircuitBreaker: after circuit_breaker.failures consecutive failures
+// the provider is skipped (failover without a request) until the cooldown
+// has passed; then one probe goes through and its success closes it.
+func TestCircuitBreaker(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			jsonAnswer(503, `{}`)(w, r)
+			return
+		}
+		jsonAnswer(200, `{"from":"a"}`)(w, r)
+	})
+	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
+	clock := newFakeClock()
+	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
+	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
+	parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := router.New(parsed, router.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	for range 2 { // two failures open the circuit
+		post(t, srv.URL, "/v1/chat/completions", chatBody)
+	}
+	if n := a.hits.Load(); n != 2 {
+		t.Fatalf("a got %d requests, want 2", n)
+	}
+	if open := gw.Routing()[0].Targets[0].CircuitOpen; !open {
+		t.Fatalf("circuit of a not open after 2 failures")
+	}
+	resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
+	if got := readAll(t, resp.Body); got != `{"from":"b"}` || a.hits.Load() != 2 {
+		t.Errorf("open circuit: body %s, a hits %d; want b to serve without a being asked", got, a.hits.Load())
+	}
+	wantHeaders(t, resp, "b", "2", "order") // the skipped attempt counts
+
+	failing.Store(false)
+	clock.Advance(11 * time.Second) // cooldown over: one probe
+	resp = post(t, srv.URL, "/v1/chat/completions", chatBody)
+	if got := readAll(t, resp.Body); got != `{"from":"a"}` {
+		t.Errorf("after cooldown: body %s, want a's (the probe)", got)
+	}
+	if open := gw.Routing()[0].Targets[0].CircuitOpen; open {
+		t.Errorf("circuit still open after a successful probe")
+	}
+}
+
+// TestConcurrencyQueueFull: with max_concurrency 1 and no queue, a second
+// request while one is in flight fails over to the next target.
+func TestConcurrencyQueueFull(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+		jsonAnswer(200, `{"from":"a"}`)(w, r)
+	})
+	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
+	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
+	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, max_concurrency: 1, queue: 0}", 1)
+	parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := router.New(parsed, router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	first := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(chatBody))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			first <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		first <- string(b)
+	}()
+	<-entered
+	resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
+	if got := readAll(t, resp.Body); got != `{"from":"b"}` {
+		t.Errorf("second request: %s, want b's (a's only slot is taken)", got)
+	}
+	wantHeaders(t, resp, "b", "2", "order")
+	close(release)
+	if got := <-first; got != `{"from":"a"}` {
+		t.Errorf("first request: %s, want a's", got)
+	}
+}
