@@ -75,7 +75,7 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	strategy, ok := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Latency: o.Latency, Rand: o.Rand})
+	strategy, ok := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Latency: o.Latency, Rand: o.Rand, Now: o.Now})
 	if !ok {
 		return nil, fmt.Errorf("strategy.mode: unknown mode %q", cfg.Strategy.Mode)
 	}

@@ -17,22 +17,31 @@ const ExploreEvery = 10
 // declaration order. Once every eligible target is sampled and there are at
 // least two, one request in ten is led by a uniformly random non-leader.
 type LeastLatency struct {
-	latency LatencySource // immutable after New
-	rand    Rand          // immutable after New; must be goroutine-safe
+	// immutable after New
+	latency LatencySource
+	at      latencyAt        // latency, when it can answer as of an instant
+	now     func() time.Time // the clock latency reads
+	rand    Rand             // must be goroutine-safe
 }
 
 var _ Strategy = (*LeastLatency)(nil)
 
 func init() {
-	registerStrategy("least-latency", func(d StrategyDeps) Strategy { return NewLeastLatency(d.Latency, d.Rand) })
+	registerStrategy("least-latency", func(d StrategyDeps) Strategy {
+		l := NewLeastLatency(d.Latency, d.Rand)
+		l.now = d.Now
+		return l
+	})
 }
 
-// NewLeastLatency returns the strategy reading latency from src.
+// NewLeastLatency returns the strategy reading latency from src, whose
+// clock is time.Now.
 func NewLeastLatency(src LatencySource, r Rand) *LeastLatency {
 	if r == nil {
 		r = DefaultRand
 	}
-	return &LeastLatency{latency: src, rand: r}
+	at, _ := src.(latencyAt)
+	return &LeastLatency{latency: src, at: at, now: time.Now, rand: r}
 }
 
 // rankedCap is how many candidates Order ranks without allocating.
@@ -52,12 +61,24 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 	if n > rankedCap {
 		p50s, lat = make([]time.Duration, 0, n), make([]time.Duration, 0, n)
 	}
+	var now time.Time
+	if l.at != nil {
+		now = l.now()
+	}
 	for _, c := range eligible {
-		var p time.Duration = -1
-		if l.latency != nil {
-			if v, _, ok := l.latency.P50(c.Target, c.Model); ok {
-				p = v
-			}
+		var (
+			p  time.Duration = -1
+			v  time.Duration
+			ok bool
+		)
+		switch {
+		case l.at != nil:
+			v, _, ok = l.at.P50At(c.Target, c.Model, now)
+		case l.latency != nil:
+			v, _, ok = l.latency.P50(c.Target, c.Model)
+		}
+		if ok {
+			p = v
 		}
 		p50s = append(p50s, p)
 	}

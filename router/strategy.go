@@ -37,6 +37,14 @@ type LatencySource interface {
 	P50(target, model string) (p50 time.Duration, samples int, ok bool)
 }
 
+// latencyAt is optionally implemented by a LatencySource that answers as of
+// a given instant, so a strategy reads the clock once per request rather
+// than once per candidate. now must come from the source's own clock
+// (StrategyDeps.Now).
+type latencyAt interface {
+	P50At(target, model string, now time.Time) (p50 time.Duration, samples int, ok bool)
+}
+
 // Rand is the randomness a strategy draws from. Tests inject a seeded one;
 // the default is the goroutine-safe runtime source.
 type Rand interface {
@@ -56,6 +64,7 @@ var DefaultRand Rand = runtimeRand{}
 type StrategyDeps struct {
 	Latency LatencySource
 	Rand    Rand
+	Now     func() time.Time // the clock the latency source also reads
 }
 
 type strategyFactory func(StrategyDeps) Strategy
@@ -83,6 +92,9 @@ func NewStrategy(mode string, deps StrategyDeps) (Strategy, bool) {
 	}
 	if deps.Rand == nil {
 		deps.Rand = DefaultRand
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
 	}
 	return f(deps), true
 }
