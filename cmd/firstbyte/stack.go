@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
@@ -45,6 +46,9 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &stack{}
+	// The SDK reports export failures through the global OTel error handler;
+	// send them to our log, once per failed batch, instead of stderr.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { o.Logger.Warn("telemetry export", "err", err) }))
 	reg := telemetry.NewRegistry()
 	metrics := collector.NewMetrics(reg)
 	tracker := collector.NewTracker(collector.TrackerOptions{})

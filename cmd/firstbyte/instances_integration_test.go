@@ -1,0 +1,133 @@
+//go:build integration
+
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/sim"
+)
+
+// TestSeveralInstancesShareTheRanking is SPEC section 7 with the shipped
+// collector/otelcol/config/fanout.yaml: two gateways export to one
+// collector, which sends every span to both instances' admin /v1/traces.
+// Traffic goes through A only; B learns A's ranking from A's spans, A skips
+// its own spans coming back, and B, restarted, learns it again.
+//
+//	client ─> A ──OTLP──> otelcol (fanout.yaml) ──/v1/traces──> A (skips its own)
+//	          B ──OTLP──┘                        └─/v1/traces──> B (learns)
+func TestSeveralInstancesShareTheRanking(t *testing.T) {
+	fast := startSimProvider(t, sim.Provider{Name: "fast", TTFB: sim.Fixed(5 * time.Millisecond), Stream: sim.Pace{Chunks: 1}})
+	slow := startSimProvider(t, sim.Provider{Name: "slow", TTFB: sim.Fixed(40 * time.Millisecond), Stream: sim.Pace{Chunks: 1}})
+
+	const token = "it-ingest-token"
+	// fanout.yaml reads the collector's ports and both instances' admin
+	// addresses from the environment, so they are chosen first; B restarts
+	// on its own admin address, where the collector keeps sending.
+	grpcAddr, httpAddr := loopbackAddr(freeLoopbackPort(t)), loopbackAddr(freeLoopbackPort(t))
+	adminA, adminB := loopbackAddr(freeLoopbackPort(t)), loopbackAddr(freeLoopbackPort(t))
+	config := func(admin string) string {
+		return fmt.Sprintf(`
+listen: 127.0.0.1:0
+admin: {listen: %s}
+providers:
+  fast: {kind: openai, base_url: %q, api_key: test-key}
+  slow: {kind: openai, base_url: %q, api_key: test-key}
+targets:
+  - {virtual_key: fast, model_map: {m1: fast-model}}
+  - {virtual_key: slow, model_map: {m1: slow-model}}
+telemetry:
+  otlp_endpoint: http://%s
+  ingest: {enabled: true, token: %s}
+`, admin, fast.URL(), slow.URL(), httpAddr, token)
+	}
+	a := startGatewayProc(t, "gateway-a", config(adminA), exportEnv...)
+	b := startGatewayProc(t, "gateway-b", config(adminB), exportEnv...)
+
+	fanout, err := filepath.Abs(filepath.Join("..", "..", "collector", "otelcol", "config", "fanout.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startCollector(t, grpcAddr, httpAddr, "file:"+fanout,
+		"FIRSTBYTE_A_ADMIN="+adminA,
+		"FIRSTBYTE_B_ADMIN="+adminB,
+		"FIRSTBYTE_INGEST_TOKEN="+token,
+	)
+
+	drive := func(n int) {
+		t.Helper()
+		for i := range n {
+			if r := postAPI(t, a.api, "/v1/chat/completions", chatRequestBody("m1", i%2 == 1)); r.status != http.StatusOK {
+				t.Fatalf("request %d through A = %d, want 200: %s", i, r.status, r.body)
+			}
+		}
+	}
+	// learnsFromA waits until inst's ranking of m1 has as many samples per
+	// target as A's and the same leader.
+	learnsFromA := func(inst *gatewayProc) {
+		t.Helper()
+		want := modelRouting(t, a.admin, "m1")
+		if leaderOf(want) != "fast" {
+			t.Fatalf("A's leader for m1 = %q, want fast: %+v", leaderOf(want), want)
+		}
+		var got map[string]targetState
+		pollUntil(t, 10*time.Second, inst.name+" learning A's ranking through the collector", func() bool {
+			got = modelRouting(t, inst.admin, "m1")
+			return got["fast"].samples == want["fast"].samples && got["slow"].samples == want["slow"].samples
+		})
+		if leaderOf(got) != leaderOf(want) {
+			t.Errorf("%s's leader = %q, want A's %q (B: %+v, A: %+v)", inst.name, leaderOf(got), leaderOf(want), got, want)
+		}
+		if peer := scrapeMetric(t, inst.admin, "firstbyte_spans_consumed_total", `source="peer"`); peer == 0 {
+			t.Errorf(`%s firstbyte_spans_consumed_total{source="peer"} = 0, want > 0`, inst.name)
+		}
+	}
+
+	drive(20)
+	samplesA := modelRouting(t, a.admin, "m1")
+	if got := totalSamples(samplesA); got != 20 {
+		t.Fatalf("A's samples for m1 after 20 requests = %d, want 20", got)
+	}
+	learnsFromA(b)
+	// By now A's spans have made the round trip to A too (B got the same
+	// batches); give the A exporter a moment more and check A took none.
+	time.Sleep(500 * time.Millisecond)
+	if peer := scrapeMetric(t, a.admin, "firstbyte_spans_consumed_total", `source="peer"`); peer != 0 {
+		t.Errorf(`A firstbyte_spans_consumed_total{source="peer"} = %v, want 0 (its own spans are skipped)`, peer)
+	}
+	if got := modelRouting(t, a.admin, "m1"); got["fast"].samples != samplesA["fast"].samples || got["slow"].samples != samplesA["slow"].samples {
+		t.Errorf("A's samples changed from %+v to %+v with no traffic: it learned from its own spans", samplesA, got)
+	}
+
+	// B restarts on the same admin address: it starts knowing nothing, then
+	// learns again from A's next spans.
+	if code := b.stop(t, syscall.SIGTERM, 15*time.Second); code != 0 {
+		t.Errorf("B exit code = %d, want 0", code)
+	}
+	b2 := startGatewayProc(t, "gateway-b-restarted", config(adminB), exportEnv...)
+	if got := totalSamples(modelRouting(t, b2.admin, "m1")); got != 0 {
+		t.Errorf("restarted B has %d samples before any new traffic, want 0", got)
+	}
+	drive(10)
+	// A now has 30 samples; B restarted sees only the last 10 of them.
+	want := modelRouting(t, a.admin, "m1")
+	var got map[string]targetState
+	pollUntil(t, 10*time.Second, "restarted B learning from A's new spans", func() bool {
+		got = modelRouting(t, b2.admin, "m1")
+		return totalSamples(got) == 10
+	})
+	if leaderOf(got) != leaderOf(want) || leaderOf(got) != "fast" {
+		t.Errorf("restarted B's leader = %q, A's %q, want fast for both (B: %+v)", leaderOf(got), leaderOf(want), got)
+	}
+	if peer := scrapeMetric(t, b2.admin, "firstbyte_spans_consumed_total", `source="peer"`); peer == 0 {
+		t.Errorf(`restarted B firstbyte_spans_consumed_total{source="peer"} = 0, want > 0`)
+	}
+	if peer := scrapeMetric(t, a.admin, "firstbyte_spans_consumed_total", `source="peer"`); peer != 0 {
+		t.Errorf(`A firstbyte_spans_consumed_total{source="peer"} = %v at the end, want 0`, peer)
+	}
+}
