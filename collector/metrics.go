@@ -15,6 +15,10 @@ import (
 // fast cache hit (10 ms) to a reasoning model's long think (60 s).
 var TTFBBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 20, 30, 60}
 
+// DurationBuckets cover whole requests: streams may run up to the default
+// 10-minute total timeout.
+var DurationBuckets = append(append([]float64(nil), TTFBBuckets...), 120, 300, 600)
+
 // OverheadBuckets are for the gateway's own share of a request's time:
 // tens of microseconds normally, milliseconds when something is wrong.
 var OverheadBuckets = []float64{0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1}
@@ -48,14 +52,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"model", "code"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "firstbyte_request_duration_seconds", Help: "Client request duration in the gateway, first byte in to last byte out.",
-			Buckets: TTFBBuckets,
+			Buckets: DurationBuckets,
 		}, []string{"model"}),
 		overhead: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "firstbyte_overhead_seconds", Help: "Time a request spent in the gateway itself: total duration minus time waiting on upstreams.",
 			Buckets: OverheadBuckets,
 		}, []string{"model"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "firstbyte_attempts_total", Help: "Upstream attempts by target, requested model and outcome (success, failover, client_error, broken).",
+			Name: "firstbyte_attempts_total", Help: "Upstream attempts by target, requested model and outcome (success, failover, client_error, broken; canceled when the client left first).",
 		}, []string{"target", "model", "outcome"}),
 		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "firstbyte_ttfb_seconds", Help: "Time to first byte of successful attempts (first chunk when streaming, whole answer when unary); exemplars carry trace_id.",
