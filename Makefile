@@ -6,7 +6,7 @@ COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 DEMO_DURATION ?= 2m
 
-.PHONY: build test test-unit test-integration demo bench lint otelcol clean
+.PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
 
 build: ## the gateway binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
@@ -17,7 +17,7 @@ otelcol: ## the OpenTelemetry Collector built from collector modules (nested mod
 demo: ## simulated providers, the gateway and live traffic; stops after DEMO_DURATION or Ctrl-C
 	$(GO) run ./cmd/firstbyte demo -duration $(DEMO_DURATION)
 
-test: lint test-unit test-integration ## everything CI runs
+test: lint test-unit test-integration test-clients ## everything CI runs
 
 test-unit: ## unit and end-to-end tests of the gateway module, race detector on
 	$(GO) test -race -count=1 ./...
@@ -27,6 +27,10 @@ test-integration: build otelcol ## the real binary against a real Prometheus and
 	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
 		$(GO) test -count=1 -tags integration ./dashboards/ ./cmd/firstbyte/
 
+test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs against the real binary
+	cd examples/clients/node && npm ci --no-audit --no-fund
+	cd examples/clients/go && FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte $(GO) test -count=1 ./...
+
 bench: ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte loadtest
@@ -35,6 +39,7 @@ lint: ## gofmt and go vet, both modules
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
 	$(GO) vet ./...
 	cd collector/otelcol && $(GO) vet ./...
+	cd examples/clients/go && $(GO) vet ./...
 
 clean:
 	rm -rf $(BIN)

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -181,9 +183,9 @@ func checkEmbeddings(r *request) *apiError {
 func (s *Server) serveEmbeddings(x *exchange) {
 	inputs, _ := countInputs(x.req.Input)
 	type embedding struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float64 `json:"embedding"`
+		Object    string `json:"object"`
+		Index     int    `json:"index"`
+		Embedding any    `json:"embedding"` // []float64, or a base64 string of float32s
 	}
 	data := make([]embedding, inputs)
 	for i := range data {
@@ -193,6 +195,13 @@ func (s *Server) serveEmbeddings(x *exchange) {
 			v[j] = math.Round(math.Sin(float64(i*embeddingDims+j+1))*1e6) / 1e6
 		}
 		data[i] = embedding{Object: "embedding", Index: i, Embedding: v}
+		if x.req.EncodingFormat == "base64" {
+			raw := make([]byte, 0, 4*len(v))
+			for _, f := range v {
+				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(f)))
+			}
+			data[i].Embedding = base64.StdEncoding.EncodeToString(raw)
+		}
 	}
 	writeJSON(x.w, http.StatusOK, map[string]any{
 		"object": "list",

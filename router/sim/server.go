@@ -160,6 +160,9 @@ type request struct {
 	Stream        bool            `json:"stream"`
 	StreamOptions *streamOptions  `json:"stream_options"`
 	Input         json.RawMessage `json:"input"`
+	// EncodingFormat "base64" asks for embeddings as base64 of little-endian
+	// float32s (the OpenAI Node SDK's default).
+	EncodingFormat string `json:"encoding_format"`
 }
 
 type streamOptions struct {

@@ -1,0 +1,235 @@
+package clients
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/sim"
+)
+
+// The client-facing models of the gateway under test. The Node suite gets them
+// through its environment (see testNode).
+const (
+	chatModel      = "llama-3.3-70b"           // openai kind, through a model_map
+	chatUpstream   = "llama-3.3-70b-versatile" // what the simulated provider is asked for
+	embeddingModel = "text-embedding-3-small"  // openai kind, listed in the provider's models
+	messagesModel  = "claude-sonnet"           // anthropic kind
+	brokenChat     = "llama-broken"            // openai kind; every answer breaks after 2 chunks
+	brokenMessages = "claude-broken"           // anthropic kind; likewise
+	unknownModel   = "no-such-model"
+)
+
+// Bounds on everything this test waits for.
+const (
+	readyWithin   = 15 * time.Second // the gateway's /readyz turning 200
+	stopWithin    = 10 * time.Second // the gateway draining after SIGINT, before SIGKILL
+	requestWithin = 15 * time.Second // one SDK request
+)
+
+// gateway is a running firstbyte binary.
+type gateway struct {
+	url   string // client API origin, http://127.0.0.1:PORT
+	admin string // admin origin
+	key   string // the one entry of auth.keys
+}
+
+// TestSDKs runs every client SDK suite against one real gateway.
+//
+//	openai-go ─┐                 ┌─ sim-openai     (chat, responses, embeddings)
+//	node SDKs ─┼─> firstbyte ────┼─ sim-anthropic  (messages, count_tokens)
+//	           │   (FIRSTBYTE_BIN)└─ sim-broken     (cut after 2 chunks, both kinds)
+func TestSDKs(t *testing.T) {
+	gw := startGateway(t)
+	t.Run("openai-go", func(t *testing.T) { testOpenAIGo(t, gw) })
+	t.Run("node", func(t *testing.T) { testNode(t, gw) })
+}
+
+// startGateway starts the simulated upstreams and the gateway binary in front
+// of them, waits until it is ready, and stops both when the test ends.
+func startGateway(t *testing.T) *gateway {
+	t.Helper()
+	bin := os.Getenv("FIRSTBYTE_BIN")
+	if bin == "" {
+		t.Fatal("FIRSTBYTE_BIN is not set: build the gateway (make build) and set it to " +
+			"the binary's absolute path, e.g. FIRSTBYTE_BIN=/path/to/firstbyte/bin/firstbyte go test ./...")
+	}
+	pace := sim.Pace{Chunks: 8, Interval: 2 * time.Millisecond}
+	openaiURL := startUpstream(t, sim.Provider{Name: "sim-openai", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
+	anthropicURL := startUpstream(t, sim.Provider{Name: "sim-anthropic", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
+	brokenURL := startUpstream(t, sim.Provider{Name: "sim-broken", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace, CutAfter: 2})
+
+	gw := &gateway{key: randomKey(t)}
+	listen, admin := freeAddr(t), freeAddr(t)
+	gw.url, gw.admin = "http://"+listen, "http://"+admin
+	config := fmt.Sprintf(`# The gateway under the client SDK tests (examples/clients/go).
+listen: %s
+admin: {listen: %s}
+auth: {keys: [%q]}
+strategy: {mode: least-latency}
+providers:
+  sim-openai:           {kind: openai,    base_url: %q, api_key: upstream-not-a-secret, models: [%s]}
+  sim-anthropic:        {kind: anthropic, base_url: %q, api_key: upstream-not-a-secret}
+  sim-broken-openai:    {kind: openai,    base_url: %q, models: [%s], circuit_breaker: {failures: 1000}}
+  sim-broken-anthropic: {kind: anthropic, base_url: %q, models: [%s], circuit_breaker: {failures: 1000}}
+targets:
+  - {virtual_key: sim-openai,    model_map: {%s: %s}}
+  - {virtual_key: sim-anthropic, model_map: {%s: claude-sonnet-4-5}}
+  - {virtual_key: sim-broken-openai}
+  - {virtual_key: sim-broken-anthropic}
+`, listen, admin, gw.key,
+		openaiURL, embeddingModel,
+		anthropicURL,
+		brokenURL, brokenChat,
+		brokenURL, brokenMessages,
+		chatModel, chatUpstream,
+		messagesModel)
+	path := filepath.Join(t.TempDir(), "firstbyte.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "serve", "-config", path)
+	cmd.Env = hermeticEnv()
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) } // let it drain
+	cmd.WaitDelay = stopWithin                                            // then SIGKILL
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-exited; err != nil && ctx.Err() == nil {
+			t.Errorf("gateway: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("gateway output:\n%s", out)
+		}
+	})
+
+	deadline := time.Now().Add(readyWithin)
+	probe := &http.Client{Timeout: time.Second}
+	for {
+		select {
+		case err := <-exited:
+			exited <- err // for the cleanup
+			t.Fatalf("gateway exited before it was ready: %v\n%s", err, out)
+		default:
+		}
+		if resp, err := probe.Get(gw.admin + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return gw
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway not ready on %s/readyz after %v\n%s", gw.admin, readyWithin, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startUpstream serves p on a free loopback port until the test ends and
+// returns its API base ("http://127.0.0.1:PORT/v1").
+func startUpstream(t *testing.T, p sim.Provider) string {
+	t.Helper()
+	r, err := sim.StartProvider(p, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Errorf("close %s: %v", p.Name, err)
+		}
+	})
+	return r.URL()
+}
+
+// freeAddr is a loopback address that was free a moment ago. The gateway binds
+// it shortly after; another process taking it in between is possible but rare,
+// and shows as "gateway exited before it was ready".
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func randomKey(t *testing.T) string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "fb-test-" + hex.EncodeToString(b)
+}
+
+// hermeticEnv is this process's environment without the variables that would
+// change what the gateway does (OTEL_* would start exporting spans somewhere)
+// or which gateway the Node suite talks to.
+func hermeticEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OTEL_") || strings.HasPrefix(kv, "FIRSTBYTE_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// checkRouting checks the three routing headers every answered request
+// carries (SPEC section 4) and returns the target and selection.
+func checkRouting(t *testing.T, h http.Header) (target, selection string) {
+	t.Helper()
+	target, selection = h.Get("X-Firstbyte-Target"), h.Get("X-Firstbyte-Selection")
+	if target == "" {
+		t.Errorf("X-Firstbyte-Target is missing; headers: %v", h)
+	}
+	if a := h.Get("X-Firstbyte-Attempts"); a == "" || strings.Trim(a, "0123456789") != "" || a == "0" {
+		t.Errorf("X-Firstbyte-Attempts = %q, want a positive integer", a)
+	}
+	switch selection {
+	case "cold", "leader", "explore", "order", "manual":
+	default:
+		t.Errorf("X-Firstbyte-Selection = %q, want cold, leader, explore, order or manual", selection)
+	}
+	return target, selection
+}
+
+// syncBuffer collects a child process's output; it is written by the
+// process's copier goroutines and read by the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer // guarded by mu
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
