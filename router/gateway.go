@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -145,9 +147,30 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, ep := range endpoints {
 		mux.Handle("POST "+ep.path, g.apiHandler(ep))
+		mux.Handle(ep.path, methodNotAllowed(ep.shape, http.MethodPost))
 	}
 	mux.HandleFunc("GET /v1/models", g.listModels)
+	mux.HandleFunc("GET /v1/models/{id...}", g.getModel)
+	mux.Handle("/v1/models", methodNotAllowed(shapeOpenAI, http.MethodGet))
+	// Anything else gets a 404 an SDK can parse, in the shape its path implies.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, shapeForPath(r.URL.Path), http.StatusNotFound, errTypeNotFound, "unknown_url", "no route for "+r.Method+" "+quoteForMessage(r.URL.Path))
+	})
 	return mux
+}
+
+func methodNotAllowed(shape apiShape, allow string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeError(w, shape, http.StatusMethodNotAllowed, errTypeInvalidRequest, "method_not_allowed", r.Method+" is not allowed here; use "+allow)
+	})
+}
+
+func shapeForPath(path string) apiShape {
+	if strings.HasPrefix(path, "/v1/messages") {
+		return shapeAnthropic
+	}
+	return shapeOpenAI
 }
 
 // authorized checks the client key when auth.keys is set, in constant time.
@@ -184,6 +207,24 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {
 		b = append(b, `,"object":"model","created":0,"owned_by":"firstbyte"}`...)
 	}
 	b = append(b, "]}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// getModel answers GET /v1/models/{id}, which some frameworks call to check
+// a model before using it.
+func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) {
+	if !g.authorized(r) {
+		writeError(w, shapeOpenAI, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
+		return
+	}
+	id := r.PathValue("id")
+	if _, ok := slices.BinarySearch(g.models, id); !ok {
+		writeError(w, shapeOpenAI, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(id)+" is not served by this gateway")
+		return
+	}
+	b := append([]byte(`{"id":`), appendJSONString(nil, id)...)
+	b = append(b, `,"object":"model","created":0,"owned_by":"firstbyte"}`+"\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
 }

@@ -483,9 +483,15 @@ var hopHeaders = map[string]bool{
 	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
 }
 
+// accountHeaders identify the operator's provider account or set its
+// cookies; a gateway client has no business seeing them.
+var accountHeaders = map[string]bool{
+	"Set-Cookie": true, "Openai-Organization": true, "Openai-Project": true, "Anthropic-Organization-Id": true,
+}
+
 func copyResponseHeaders(dst, src http.Header, dropLength bool) {
 	for k, v := range src {
-		if hopHeaders[k] || (dropLength && k == "Content-Length") {
+		if hopHeaders[k] || accountHeaders[k] || (dropLength && k == "Content-Length") {
 			continue
 		}
 		dst[k] = v

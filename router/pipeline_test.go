@@ -623,3 +623,44 @@ func TestConcurrencyQueueFull(t *testing.T) {
 		t.Errorf("first request: %s, want a's", got)
 	}
 }
+
+func TestUnroutedAndWrongMethodAnswerInShape(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Openai-Organization", "org-operator")
+		w.Header().Set("Set-Cookie", "__cf=1")
+		w.Header().Set("X-Request-Id", "req-1")
+		jsonAnswer(200, `{}`)(w, r)
+	})
+	gw := newGateway(t, "fallback", "", target{name: "a", url: up.URL})
+	tests := []struct {
+		method, path string
+		status       int
+		anthropic    bool
+	}{
+		{"GET", "/v1/chat/completions", 405, false},
+		{"GET", "/v1/messages", 405, true},
+		{"POST", "/v1/nope", 404, false},
+		{"POST", "/v1/messages/nope", 404, true},
+		{"GET", "/v1/models/m", 200, false},
+		{"GET", "/v1/models/other", 404, false},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(tt.method, gw.URL+tt.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: %d %q, want %d JSON", tt.method, tt.path, resp.StatusCode, resp.Header.Get("Content-Type"), tt.status)
+		}
+		if tt.status != 200 && strings.Contains(body, `"type":"error"`) != tt.anthropic {
+			t.Errorf("%s %s: body %s not in the path's API shape", tt.method, tt.path, body)
+		}
+	}
+	resp := post(t, gw.URL, "/v1/chat/completions", chatBody)
+	if resp.Header.Get("Openai-Organization") != "" || resp.Header.Get("Set-Cookie") != "" || resp.Header.Get("X-Request-Id") != "req-1" {
+		t.Errorf("headers relayed: %v; want account headers dropped and the request id kept", resp.Header)
+	}
+}
