@@ -1,6 +1,7 @@
 package router
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -228,4 +229,19 @@ func TestAppendJSONString(t *testing.T) {
 	if want := `"a\"b\\c\u000a\u0001é"`; got != want {
 		t.Errorf("appendJSONString = %s, want %s", got, want)
 	}
+}
+
+// FuzzScanRequest: the scanner accepts exactly what encoding/json accepts
+// (it replaced json.Valid on the hot path), and never panics.
+func FuzzScanRequest(f *testing.F) {
+	for _, seed := range []string{`{"model":"m"}`, `{"model":"m","x":[1,-2.5e+3,true,false,null,{"a":"\u00e9\n"}]}`, `{"a":01}`, `{"a":"\x01"}`, `[]`, `{"model":"m",}`, `{"a":1.}`, `{"a":"\q"}`, ` {"model" : "m" } `, `{"model":"m"}x`, `"s"`, `{"a":[}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_, err := scanRequest(body)
+		valid := json.Valid(body)
+		if (err == errInvalidJSON) == valid {
+			t.Errorf("scanRequest(%q) err=%v, json.Valid=%v", body, err, valid)
+		}
+	})
 }
