@@ -31,9 +31,9 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 	cd examples/clients/node && npm ci --no-audit --no-fund
 	cd examples/clients/go && FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte $(GO) test -count=1 ./...
 
-bench: ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
+bench: build ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./collector/ ./telemetry/
-	$(GO) run ./cmd/firstbyte loadtest
+	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
 
 lint: ## gofmt and go vet, both modules
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }

@@ -52,6 +52,7 @@ type Gateway struct {
 	propagator propagation.TextMapPropagator
 	client     *http.Client
 	now        func() time.Time
+	fakeClock  bool // Options.Now was set: stamp spans with it
 	log        *slog.Logger
 	maxBody    int64
 	keys       [][]byte
@@ -62,6 +63,7 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	fakeClock := o.Now != nil
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -95,9 +97,10 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 			// would resend the body and credential somewhere unplanned.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		now:     o.Now,
-		log:     o.Logger,
-		maxBody: int64(cfg.Limits.MaxBody),
+		now:       o.Now,
+		fakeClock: fakeClock,
+		log:       o.Logger,
+		maxBody:   int64(cfg.Limits.MaxBody),
 	}
 	for _, k := range cfg.Auth.Keys {
 		g.keys = append(g.keys, []byte(k))
@@ -138,6 +141,18 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 	sort.Strings(g.models)
 	return g, nil
 }
+
+// timestamp stamps a span with the gateway's clock when a test injected
+// one; with the real clock it passes the zero time, which the SDK replaces
+// with its own stamp, through one shared option that costs no allocation.
+func (g *Gateway) timestamp() trace.SpanEventOption {
+	if !g.fakeClock {
+		return sdkTimestamp
+	}
+	return trace.WithTimestamp(g.now())
+}
+
+var sdkTimestamp = trace.WithTimestamp(time.Time{})
 
 // since is time elapsed on the gateway's clock.
 func (g *Gateway) since(t time.Time) time.Duration { return g.now().Sub(t) }

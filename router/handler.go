@@ -50,9 +50,9 @@ type call struct {
 func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := g.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := g.tracer.Start(ctx, "POST "+ep.path, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(g.now()),
+		ctx, span := g.tracer.Start(ctx, "POST "+ep.path, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
-		c := &call{ep: ep, w: w, r: r.WithContext(ctx)}
+		c := &call{ep: ep, w: w, r: r} // ctx travels as an argument: no request copy
 		g.serve(ctx, c)
 
 		attrs := []attribute.KeyValue{
@@ -68,7 +68,7 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 			span.SetStatus(codes.Error, "")
 		}
 		span.SetAttributes(attrs...)
-		span.End(trace.WithTimestamp(g.now()))
+		span.End(g.timestamp())
 	})
 }
 

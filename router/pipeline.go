@@ -93,7 +93,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate) verdict
 	if c.attempts > 1 {
 		selection = telemetry.SelectionFailover
 	}
-	ctx, span := g.tracer.Start(ctx, c.ep.operation+" "+cand.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(g.now()),
+	ctx, span := g.tracer.Start(ctx, c.ep.operation+" "+cand.Model, trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
 		trace.WithAttributes(
 			telemetry.KeyOperationName.String(c.ep.operation),
 			telemetry.KeyProviderName.String(u.kind),
@@ -141,7 +141,7 @@ func (a *attemptRun) finish() {
 	if a.outcome != telemetry.OutcomeSuccess && a.outcome != telemetry.OutcomeClientError {
 		a.span.SetStatus(codes.Error, a.reason)
 	}
-	a.span.End(trace.WithTimestamp(a.g.now()))
+	a.span.End(a.g.timestamp())
 }
 
 // failover records a failover-safe failure.
