@@ -29,7 +29,17 @@ type TrackerOptions struct {
 	// Now tells the time; every expiry is judged against it. Nil means
 	// time.Now. Tests inject a fake clock.
 	Now func() time.Time
+	// MaxKeys bounds how many (target, model) keys the tracker holds, so
+	// spans from a misbehaving peer cannot grow it without end; samples for
+	// further keys are dropped. Zero (or negative) means DefaultMaxKeys.
+	MaxKeys int
 }
+
+// DefaultMaxKeys is far above any real set of targets times models.
+const DefaultMaxKeys = 4096
+
+// maxKeyLen bounds a target or model name taken from a span.
+const maxKeyLen = 256
 
 // Tracker keeps the recent time-to-first-byte samples of every (target,
 // upstream model) and answers their median. The router reads P50 for every
@@ -38,9 +48,10 @@ type TrackerOptions struct {
 // attempt, locks only its own key.
 type Tracker struct {
 	// Immutable after NewTracker.
-	window int
-	maxAge int64 // nanoseconds
-	now    func() time.Time
+	window  int
+	maxAge  int64 // nanoseconds
+	now     func() time.Time
+	maxKeys int
 
 	// index maps a key to its series. It is copied on write (a key is added
 	// once per target and model, rarely) so lookups are one atomic load and a
@@ -65,6 +76,10 @@ func NewTracker(o TrackerOptions) *Tracker {
 		window: o.Window,
 		maxAge: int64(o.MaxAge),
 		now:    o.Now,
+	}
+	t.maxKeys = o.MaxKeys
+	if t.maxKeys <= 0 {
+		t.maxKeys = DefaultMaxKeys
 	}
 	if t.window <= 0 {
 		t.window = DefaultWindow
@@ -102,7 +117,9 @@ func (t *Tracker) Record(target, model string, ttfb time.Duration, takenAt time.
 	}
 	s := t.lookup(target, model)
 	if s == nil {
-		s = t.add(target, model)
+		if s = t.add(target, model); s == nil {
+			return // over MaxKeys, or a name no target could have
+		}
 	}
 	s.mu.Lock()
 	s.expire(now, t.maxAge)
@@ -173,14 +190,21 @@ func (t *Tracker) lookup(target, model string) *series {
 	return (*t.index.Load())[seriesKey{target, model}]
 }
 
-// add returns the series of (target, model), creating it if needed.
+// add returns the series of (target, model), creating it if needed; nil
+// when the tracker is full or a name is absurdly long.
 func (t *Tracker) add(target, model string) *series {
+	if len(target) > maxKeyLen || len(model) > maxKeyLen {
+		return nil
+	}
 	t.indexMu.Lock()
 	defer t.indexMu.Unlock()
 	k := seriesKey{target, model}
 	old := *t.index.Load()
 	if s, ok := old[k]; ok {
 		return s // added while we waited for indexMu
+	}
+	if len(old) >= t.maxKeys {
+		return nil
 	}
 	s := newSeries(target, model, t.window)
 	next := maps.Clone(old)

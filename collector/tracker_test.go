@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -486,4 +487,28 @@ func ExampleTracker() {
 	p50, n, ok := tr.P50("groq", "llama")
 	fmt.Println(p50, n, ok)
 	// Output: 400ms 2 true
+}
+
+// TestTrackerBoundsKeys: spans naming ever new targets cannot grow the
+// tracker past MaxKeys, and absurd names are refused.
+func TestTrackerBoundsKeys(t *testing.T) {
+	tr := NewTracker(TrackerOptions{MaxKeys: 3})
+	for i := range 10 {
+		tr.Record(fmt.Sprintf("t%d", i), "m", time.Millisecond, time.Time{})
+	}
+	if n := len(tr.All()); n != 3 {
+		t.Errorf("keys = %d, want MaxKeys = 3", n)
+	}
+	if _, _, ok := tr.P50("t0", "m"); !ok {
+		t.Errorf("an existing key stopped learning")
+	}
+	tr.Record("t0", "m", 3*time.Millisecond, time.Time{})
+	if _, n, _ := tr.P50("t0", "m"); n != 2 {
+		t.Errorf("existing key samples = %d, want 2", n)
+	}
+	long := NewTracker(TrackerOptions{})
+	long.Record(strings.Repeat("x", 1000), "m", time.Millisecond, time.Time{})
+	if n := len(long.All()); n != 0 {
+		t.Errorf("a 1000-byte target name was kept")
+	}
 }
