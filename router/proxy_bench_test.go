@@ -147,6 +147,16 @@ func benchPost(b *testing.B, c *http.Client, url, body string) {
 	}
 }
 
+// reportCPU adds cpu-ns/op: the process's CPU time over the loop per op,
+// which counts what ns/op does not (work on other goroutines and threads:
+// the span exporter, GC workers, the servers of the network benchmarks).
+func reportCPU(b *testing.B, start time.Duration) {
+	if start == 0 || b.N == 0 {
+		return
+	}
+	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+}
+
 // BenchmarkUnaryProxied is one unary chat completion at a time over
 // loopback HTTP/1.1 keep-alive connections. allocs/op counts the client,
 // proxy and upstream together (they share the process); compare the
@@ -160,9 +170,11 @@ func BenchmarkUnaryProxied(b *testing.B) {
 		defer c.CloseIdleConnections()
 		url := up.URL + "/v1/chat/completions"
 		b.ReportAllocs()
+		cpu := processCPU(b)
 		for b.Loop() {
 			benchPost(b, c, url, benchChatRequest)
 		}
+		reportCPU(b, cpu)
 	})
 
 	b.Run("reverseproxy", func(b *testing.B) {
@@ -177,9 +189,11 @@ func BenchmarkUnaryProxied(b *testing.B) {
 		defer c.CloseIdleConnections()
 		url := px.URL + "/v1/chat/completions"
 		b.ReportAllocs()
+		cpu := processCPU(b)
 		for b.Loop() {
 			benchPost(b, c, url, benchChatRequest)
 		}
+		reportCPU(b, cpu)
 	})
 
 	for _, tc := range []struct {
@@ -207,9 +221,11 @@ func BenchmarkUnaryProxied(b *testing.B) {
 			defer c.CloseIdleConnections()
 			url := gw.URL + "/v1/chat/completions"
 			b.ReportAllocs()
+			cpu := processCPU(b)
 			for b.Loop() {
 				benchPost(b, c, url, benchChatRequest)
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -306,6 +322,7 @@ func BenchmarkUnaryHandler(b *testing.B) {
 			h := benchGateway(b, "http://upstream.invalid", handlerOptions(b, v.spans, v.export, unaryMemTransport())).Handler()
 			req, body := benchRequest(benchChatRequest)
 			b.ReportAllocs()
+			cpu := processCPU(b)
 			for b.Loop() {
 				body.rewind()
 				w := httptest.NewRecorder()
@@ -314,11 +331,14 @@ func BenchmarkUnaryHandler(b *testing.B) {
 					b.Fatalf("status %d: %s", w.Code, w.Body)
 				}
 			}
+			reportCPU(b, cpu)
 		})
 	}
 	b.Run("telemetry-parallel", func(b *testing.B) {
 		h := benchGateway(b, "http://upstream.invalid", handlerOptions(b, true, false, unaryMemTransport())).Handler()
 		b.ReportAllocs()
+		cpu := processCPU(b)
+		defer reportCPU(b, cpu)
 		b.RunParallel(func(pb *testing.PB) {
 			req, body := benchRequest(benchChatRequest)
 			for pb.Next() {
@@ -379,6 +399,7 @@ func BenchmarkStreamRelay(b *testing.B) {
 			h := benchGateway(b, "http://upstream.invalid", handlerOptions(b, true, false, tr)).Handler()
 			req, rb := benchRequest(benchChatStreamRequest)
 			b.ReportAllocs()
+			cpu := processCPU(b)
 			for b.Loop() {
 				rb.rewind()
 				w := httptest.NewRecorder()
@@ -387,6 +408,7 @@ func BenchmarkStreamRelay(b *testing.B) {
 					b.Fatalf("status %d, flushed %v: %s", w.Code, w.Flushed, w.Body)
 				}
 			}
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(body.events)), "ns/chunk")
 		})
 	}

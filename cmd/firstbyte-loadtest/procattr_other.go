@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "syscall"
+
+// childAttr: no parent-death signal outside Linux. The load test refuses
+// to run there anyway (it reads /proc); this keeps the package building.
+func childAttr() *syscall.SysProcAttr { return nil }

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// report is the measured figures laid out once and rendered twice: as text
+// for the terminal and as markdown for docs/benchmarks.md.
+type report struct {
+	header []string // lines about the machine and the run
+	tables []table
+	goals  []goal
+}
+
+type table struct {
+	title string
+	head  []string
+	rows  [][]string
+	notes []string
+}
+
+type goal struct {
+	what     string
+	measured string
+	met      bool
+}
+
+// The goals of the issue "Speed, measured side by side".
+const (
+	goalAddedP50Ratio = 1.3                    // scenario 1: gateway added p50 / baseline added p50
+	goalAddedP99      = 200 * time.Microsecond // scenario 1
+	goalThroughput    = 0.90                   // scenario 2: gateway rps / baseline rps
+	goalTTFC          = 250 * time.Microsecond // scenario 3: added time to first chunk
+	goalPerChunk      = 10 * time.Microsecond  // scenario 3
+	goalIdleRSS       = 40e6                   // bytes
+	goalStreamsRSS    = 200e6                  // bytes, 1,000 streams
+)
+
+func buildReport(res *results) *report {
+	p, m := res.plan, res.machine
+	r := &report{}
+	kind := "full run"
+	if p.quick {
+		kind = "QUICK run (-quick: too short for figures to quote)"
+	}
+	r.header = []string{
+		fmt.Sprintf("%s, %s, %s", res.started.UTC().Format("2006-01-02 15:04 MST"), kind, res.duration.Round(time.Second)),
+		fmt.Sprintf("machine: %d CPUs (%s), load average %s at start, %s at end; load generator, upstream, baseline and gateway share them", m.cpus, m.cpuModel, m.loadStart, m.loadEnd),
+		fmt.Sprintf("go: %s; gateway: %s", m.goVersion, orUnknown(m.gateway)),
+		fmt.Sprintf("gateway telemetry: spans, aggregator, metrics, OTLP/HTTP export (%d exports, %d bytes reached the sink)", res.sinkRequests, res.sinkBytes),
+	}
+	if !p.otlp {
+		r.header[3] = "gateway telemetry: spans, aggregator, metrics; OTLP export OFF (-otlp=false): not the configuration the goals are for"
+	}
+
+	// Scenario 1.
+	d1 := res.s1[armDirect]
+	d1p50, d1p99 := percentile(d1.lat, 50), percentile(d1.lat, 99)
+	t1 := table{
+		title: fmt.Sprintf("Scenario 1: unary, concurrency 1, zero-delay upstream (%d rounds x %d requests per arm)", p.s1Rounds, p.s1Requests),
+		head:  []string{"arm", "p50", "p99", "added p50", "added p99", "req/s", "proxy CPU/req", "switches/req", "errors"},
+	}
+	added1 := map[string][2]time.Duration{}
+	for _, name := range []string{armDirect, armBaseline, armGateway} {
+		a := res.s1[name]
+		p50, p99 := percentile(a.lat, 50), percentile(a.lat, 99)
+		row := []string{name, dur(p50), dur(p99), "-", "-", rate(a.n, a.elapsed), "-", "-", fmt.Sprint(a.errors)}
+		if name != armDirect {
+			added1[name] = [2]time.Duration{p50 - d1p50, p99 - d1p99}
+			row[3], row[4] = dur(p50-d1p50), dur(p99-d1p99)
+			row[6], row[7] = perReq(a.use.cpu, a.n), switchesPerReq(a.use.switches, a.n)
+		}
+		t1.rows = append(t1.rows, row)
+	}
+	ratio1 := ratio(added1[armGateway][0], added1[armBaseline][0])
+	t1.notes = append(t1.notes,
+		fmt.Sprintf("gateway added p50 = %.2fx the baseline's; per-round added p50: baseline %s, gateway %s", ratio1,
+			spread(res.s1[armBaseline].roundP50, d1.roundP50), spread(res.s1[armGateway].roundP50, d1.roundP50)),
+		fmt.Sprintf("gateway CPU per request = %.2fx the baseline's (CPU of the proxy process over the run / requests; "+
+			"switches: times its threads were put on a CPU, per request)",
+			ratio(perReqDur(res.s1[armGateway].use.cpu, res.s1[armGateway].n), perReqDur(res.s1[armBaseline].use.cpu, res.s1[armBaseline].n))))
+	r.tables = append(r.tables, t1)
+
+	// Scenario 2.
+	d2 := res.s2[armDirect]
+	d2p50, d2p99 := percentile(d2.lat, 50), percentile(d2.lat, 99)
+	t2 := table{
+		title: fmt.Sprintf("Scenario 2: unary, concurrency %d, 20 ms upstream (%d rounds x %v per arm)", p.s2Conc, p.s2Rounds, p.s2Dur),
+		head:  []string{"arm", "req/s", "vs baseline", "p50", "p99", "added p50", "added p99", "proxy CPU/req", "switches/req", "errors"},
+	}
+	baseRPS := rps(res.s2[armBaseline].n, res.s2[armBaseline].elapsed)
+	for _, name := range []string{armDirect, armBaseline, armGateway} {
+		a := res.s2[name]
+		p50, p99 := percentile(a.lat, 50), percentile(a.lat, 99)
+		row := []string{name, rate(a.n, a.elapsed), pct(rps(a.n, a.elapsed) / baseRPS), dur(p50), dur(p99), "-", "-", "-", "-", fmt.Sprint(a.errors)}
+		if name != armDirect {
+			row[5], row[6], row[7], row[8] = dur(p50-d2p50), dur(p99-d2p99), perReq(a.use.cpu, a.n), switchesPerReq(a.use.switches, a.n)
+		}
+		t2.rows = append(t2.rows, row)
+	}
+	gwShare := rps(res.s2[armGateway].n, res.s2[armGateway].elapsed) / baseRPS
+	r.tables = append(r.tables, t2)
+
+	// Scenario 3.
+	d3 := res.s3[armDirect]
+	dTTFC50, dTTFC99 := percentile(field(d3.samples, ttfcOf), 50), percentile(field(d3.samples, ttfcOf), 99)
+	dTotal := percentile(field(d3.samples, totalOf), 50)
+	dChunk50, dChunk99 := percentile(d3.chunkLat, 50), percentile(d3.chunkLat, 99)
+	t3 := table{
+		title: fmt.Sprintf("Scenario 3: streams of %d chunks %v apart, %d at once (%d rounds x %d streams per arm)",
+			streamChunks, streamGap, p.s3Conc, p.s3Rounds, p.s3Conc*p.s3PerWorker),
+		head: []string{"arm", "TTFC p50", "TTFC p99", "added TTFC p50", "added TTFC p99",
+			"chunk latency p50", "p99", "added p50", "added p99", "(total-direct)/64", "streams", "errors"},
+	}
+	var gwTTFC50, gwTTFC99, gwPerChunk, gwChunk50 time.Duration
+	for _, name := range []string{armDirect, armBaseline, armGateway} {
+		a := res.s3[name]
+		t50, t99 := percentile(field(a.samples, ttfcOf), 50), percentile(field(a.samples, ttfcOf), 99)
+		c50, c99 := percentile(a.chunkLat, 50), percentile(a.chunkLat, 99)
+		total := percentile(field(a.samples, totalOf), 50)
+		row := []string{name, dur(t50), dur(t99), "-", "-", dur(c50), dur(c99), "-", "-", "-", fmt.Sprint(len(a.samples)), fmt.Sprint(a.errors)}
+		if name != armDirect {
+			perChunk := (total - dTotal) / streamChunks
+			row[3], row[4], row[7], row[8], row[9] = dur(t50-dTTFC50), dur(t99-dTTFC99), dur(c50-dChunk50), dur(c99-dChunk99), dur(perChunk)
+			if name == armGateway {
+				gwTTFC50, gwTTFC99, gwPerChunk, gwChunk50 = t50-dTTFC50, t99-dTTFC99, perChunk, c50-dChunk50
+			}
+		}
+		t3.rows = append(t3.rows, row)
+	}
+	t3.notes = append(t3.notes,
+		"chunk latency: from the upstream writing a chunk to the client reading it, every chunk after the first "+
+			"(upstream and client share one process and clock); its excess over direct is the relay's delay per chunk",
+		"(total-direct)/64: median stream duration over direct's, per chunk; nothing accumulates over a relayed stream, "+
+			"so this is mostly the added TTFC spread over 64 chunks")
+	r.tables = append(r.tables, t3)
+
+	// Scenarios 4 and 5.
+	t4 := table{
+		title: fmt.Sprintf("Scenario 4: %d concurrent streams (%d chunks %v apart) through each proxy", p.s4Streams, streamChunks, holdGap),
+		head:  []string{"proxy", "streams ok", "errors", "open at once", "RSS before", "peak RSS", "per stream"},
+	}
+	for _, name := range []string{armBaseline, armGateway} {
+		h := res.s4[name]
+		t4.rows = append(t4.rows, []string{name, fmt.Sprint(h.ok), fmt.Sprint(h.errors), fmt.Sprint(h.concurrent),
+			mb(h.before), mb(h.peak), kb((h.peak - h.before) / int64(max(h.ok, 1)))})
+	}
+	t4.notes = append(t4.notes, "peak RSS: the larger of VmHWM (reset through clear_refs before the scenario) and VmRSS sampled every 20 ms")
+	r.tables = append(r.tables, t4)
+	t5 := table{
+		title: "Scenario 5: idle RSS, 1 s after start, before any request",
+		head:  []string{"proxy", "RSS"},
+		rows:  [][]string{{armBaseline, mb(res.idle[armBaseline])}, {armGateway, mb(res.idle[armGateway])}},
+	}
+	r.tables = append(r.tables, t5)
+
+	r.goals = []goal{
+		{fmt.Sprintf("scenario 1: added p50 <= %.1fx the baseline's", goalAddedP50Ratio),
+			fmt.Sprintf("%.2fx (%s vs %s)", ratio1, dur(added1[armGateway][0]), dur(added1[armBaseline][0])), ratio1 <= goalAddedP50Ratio},
+		{"scenario 1: added p99 < " + dur(goalAddedP99), dur(added1[armGateway][1]), added1[armGateway][1] < goalAddedP99},
+		{fmt.Sprintf("scenario 2: throughput >= %.0f%% of the baseline's", goalThroughput*100), pct(gwShare), gwShare >= goalThroughput},
+		{"scenario 3: added TTFC < " + dur(goalTTFC) + " (p50; p99 shown)", fmt.Sprintf("p50 %s, p99 %s", dur(gwTTFC50), dur(gwTTFC99)), gwTTFC50 < goalTTFC},
+		{"scenario 3: < " + dur(goalPerChunk) + " per chunk ((total-direct)/64; added chunk latency p50 shown)",
+			fmt.Sprintf("%s; added chunk latency p50 %s", dur(gwPerChunk), dur(gwChunk50)), gwPerChunk < goalPerChunk},
+		{"scenario 5: idle RSS < " + mb(goalIdleRSS), mb(res.idle[armGateway]), res.idle[armGateway] < goalIdleRSS},
+		{fmt.Sprintf("scenario 4: %d streams < %s", p.s4Streams, mb(goalStreamsRSS)), mb(res.s4[armGateway].peak), res.s4[armGateway].peak < goalStreamsRSS},
+	}
+	return r
+}
+
+func (r *report) text() string {
+	var b strings.Builder
+	for _, h := range r.header {
+		b.WriteString(h + "\n")
+	}
+	for _, t := range r.tables {
+		fmt.Fprintf(&b, "\n%s\n", t.title)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		for _, row := range append([][]string{t.head}, t.rows...) {
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+		tw.Flush()
+		for _, n := range t.notes {
+			fmt.Fprintf(&b, "  %s\n", n)
+		}
+	}
+	b.WriteString("\nGoals\n")
+	for _, g := range r.goals {
+		fmt.Fprintf(&b, "  %s %s: %s\n", mark(g.met), g.what, g.measured)
+	}
+	return b.String()
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	for _, h := range r.header {
+		fmt.Fprintf(&b, "- %s\n", h)
+	}
+	for _, t := range r.tables {
+		fmt.Fprintf(&b, "\n#### %s\n\n", t.title)
+		fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(t.head, " | "), strings.Repeat("---|", len(t.head)))
+		for _, row := range t.rows {
+			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+		}
+		if len(t.notes) > 0 {
+			b.WriteString("\n")
+		}
+		for _, n := range t.notes {
+			fmt.Fprintf(&b, "%s.\n", strings.TrimSuffix(n, "."))
+		}
+	}
+	b.WriteString("\n#### Goals\n\n| goal | measured | met |\n|---|---|---|\n")
+	for _, g := range r.goals {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", g.what, g.measured, mark(g.met))
+	}
+	return b.String()
+}
+
+// The figures section of docs/benchmarks.md lies between these markers;
+// the rest of the file is written by people and left alone.
+const (
+	beginMarker = "<!-- BEGIN firstbyte-loadtest figures: generated by `go run ./cmd/firstbyte-loadtest -markdown docs/benchmarks.md`; do not edit by hand -->"
+	endMarker   = "<!-- END firstbyte-loadtest figures -->"
+)
+
+// updateMarkdown replaces the figures section of path with body, appending
+// the section if the file has none and creating the file if need be.
+func updateMarkdown(path, body string) error {
+	section := beginMarker + "\n\n" + body + "\n" + endMarker
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var out []byte
+	i, j := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
+	switch {
+	case i >= 0 && j > i:
+		out = slices.Concat(old[:i], []byte(section), old[j+len(endMarker):])
+	case len(old) == 0:
+		out = []byte("# Benchmarks\n\n" + section + "\n")
+	default:
+		out = slices.Concat(bytes.TrimRight(old, "\n"), []byte("\n\n"+section+"\n"))
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+func ttfcOf(s streamSample) time.Duration  { return s.ttfc }
+func totalOf(s streamSample) time.Duration { return s.total }
+
+// dur prints a duration in the unit that keeps three significant figures
+// readable: microseconds below a millisecond.
+func dur(d time.Duration) string {
+	a := d
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a < time.Millisecond:
+		return fmt.Sprintf("%.1f µs", float64(d)/1e3)
+	case a < time.Second:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	default:
+		return fmt.Sprintf("%.3f s", d.Seconds())
+	}
+}
+
+func rps(n int, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return float64(n) / elapsed.Seconds()
+}
+
+func rate(n int, elapsed time.Duration) string { return fmt.Sprintf("%.0f", rps(n, elapsed)) }
+
+func perReqDur(cpu time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return cpu / time.Duration(n)
+}
+
+func perReq(cpu time.Duration, n int) string {
+	if cpu == 0 {
+		return "n/a"
+	}
+	return dur(perReqDur(cpu, n))
+}
+
+func switchesPerReq(switches int64, n int) string {
+	if switches == 0 || n == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", float64(switches)/float64(n))
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.1f%%", f*100) }
+
+func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
+
+func kb(b int64) string { return fmt.Sprintf("%.1f kB", float64(b)/1e3) }
+
+// spread is the range of per-round added p50s: arm minus direct, round by
+// round. How far apart they are is the noise a single round would show.
+func spread(arm, direct []time.Duration) string {
+	if len(arm) == 0 || len(arm) != len(direct) {
+		return "n/a"
+	}
+	added := make([]time.Duration, len(arm))
+	for i := range arm {
+		added[i] = arm[i] - direct[i]
+	}
+	return dur(slices.Min(added)) + " to " + dur(slices.Max(added))
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
