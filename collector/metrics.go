@@ -3,10 +3,13 @@ package collector
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -39,10 +42,29 @@ type Metrics struct {
 	consumed     *prometheus.CounterVec   // source
 	exportFailed prometheus.Counter
 
-	mu       sync.RWMutex // guards ttfbObs
-	ttfbObs  map[[2]string]prometheus.Observer
+	// Children by label values: WithLabelValues validates and hashes its
+	// labels on every call, and these are on the span-end path.
+	// (A sync.Map would box the array keys: an allocation per lookup.)
+	requestsBy   children[[2]string, prometheus.Counter] // model, code
+	durationBy   children[string, prometheus.Observer]   // model
+	overheadBy   children[string, prometheus.Observer]   // model
+	attemptsBy   children[[3]string, prometheus.Counter] // target, model, outcome
+	selectionsBy children[[3]string, prometheus.Counter] // model, target, reason
+	ttfbBy       children[[2]string, *ttfbSeries]        // target, model
+
 	statusLb [600]string // status code label strings, built once
 }
+
+// ttfbSeries is one TTFB histogram child and when it last took an exemplar:
+// at most one a second, from a span that was exported (so the trace it
+// links to exists in the tracing backend).
+type ttfbSeries struct {
+	obs          prometheus.Observer
+	lastExemplar atomic.Int64 // unix nanos of the span end
+}
+
+// exemplarEvery is the least time between two exemplars of one series.
+const exemplarEvery = int64(time.Second)
 
 // NewMetrics registers the span-derived metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -74,7 +96,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		exportFailed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "firstbyte_export_failures_total", Help: "Spans dropped because an OTLP export failed (collector down or refusing); requests are unaffected.",
 		}),
-		ttfbObs: map[[2]string]prometheus.Observer{},
 	}
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
@@ -104,12 +125,25 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 		if !ok {
 			return
 		}
-		m.requests.WithLabelValues(model, m.statusLabel(status.Int())).Inc()
+		code := m.statusLabel(status.Int())
+		req, ok := m.requestsBy.load([2]string{model, code})
+		if !ok {
+			req = m.requestsBy.store([2]string{model, code}, m.requests.WithLabelValues(model, code))
+		}
+		req.Inc()
 		d := spanSeconds(span)
-		m.duration.WithLabelValues(model).Observe(d)
+		dur, ok := m.durationBy.load(model)
+		if !ok {
+			dur = m.durationBy.store(model, m.duration.WithLabelValues(model))
+		}
+		dur.Observe(d)
 		if wait, ok := attrs.Get(string(telemetry.KeyUpstreamWait)); ok && model != "" {
 			if over := d - wait.Double(); over >= 0 {
-				m.overhead.WithLabelValues(model).Observe(over)
+				obs, ok := m.overheadBy.load(model)
+				if !ok {
+					obs = m.overheadBy.store(model, m.overhead.WithLabelValues(model))
+				}
+				obs.Observe(over)
 			}
 		}
 	case ptrace.SpanKindClient:
@@ -118,36 +152,69 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 		if target == "" || outcome == "" {
 			return // not one of our attempt spans
 		}
-		m.attempts.WithLabelValues(target, model, outcome).Inc()
+		att, ok := m.attemptsBy.load([3]string{target, model, outcome})
+		if !ok {
+			att = m.attemptsBy.store([3]string{target, model, outcome}, m.attempts.WithLabelValues(target, model, outcome))
+		}
+		att.Inc()
 		if n, ok := attrs.Get(string(telemetry.KeyAttempt)); ok && n.Int() == 1 {
-			m.selections.WithLabelValues(model, target, stringAttr(attrs, string(telemetry.KeySelection))).Inc()
+			reason := stringAttr(attrs, string(telemetry.KeySelection))
+			sel, ok := m.selectionsBy.load([3]string{model, target, reason})
+			if !ok {
+				sel = m.selectionsBy.store([3]string{model, target, reason}, m.selections.WithLabelValues(model, target, reason))
+			}
+			sel.Inc()
 		}
 		if v, ok := attrs.Get(string(telemetry.KeyTimeToFirstByte)); ok && outcome == telemetry.OutcomeSuccess {
 			if secs, isNum := number(v); isNum {
 				if ttfb, valid := secondsToTTFB(secs); valid {
-					m.observeTTFB(target, model, ttfb.Seconds(), span.TraceID())
+					m.observeTTFB(target, model, ttfb.Seconds(), span)
 				}
 			}
 		}
 	}
 }
 
-func (m *Metrics) observeTTFB(target, model string, seconds float64, traceID pcommon.TraceID) {
-	key := [2]string{target, model}
-	m.mu.RLock()
-	obs, ok := m.ttfbObs[key]
-	m.mu.RUnlock()
+func (m *Metrics) observeTTFB(target, model string, seconds float64, span ptrace.Span) {
+	ts, ok := m.ttfbBy.load([2]string{target, model})
 	if !ok {
-		obs = m.ttfb.WithLabelValues(target, model)
-		m.mu.Lock()
-		m.ttfbObs[key] = obs
-		m.mu.Unlock()
+		ts = m.ttfbBy.store([2]string{target, model}, &ttfbSeries{obs: m.ttfb.WithLabelValues(target, model)})
 	}
-	if traceID.IsEmpty() {
-		obs.Observe(seconds)
+	traceID, end := span.TraceID(), int64(span.EndTimestamp())
+	sampled := span.Flags()&uint32(trace.FlagsSampled) != 0
+	if last := ts.lastExemplar.Load(); traceID.IsEmpty() || !sampled || end-last < exemplarEvery || !ts.lastExemplar.CompareAndSwap(last, end) {
+		ts.obs.Observe(seconds)
 		return
 	}
-	obs.(prometheus.ExemplarObserver).ObserveWithExemplar(seconds, prometheus.Labels{"trace_id": traceID.String()})
+	ts.obs.(prometheus.ExemplarObserver).ObserveWithExemplar(seconds, prometheus.Labels{"trace_id": traceID.String()})
+}
+
+// children caches a metric vector's children by label values.
+type children[K comparable, V any] struct {
+	mu sync.RWMutex // guards m
+	m  map[K]V
+}
+
+func (c *children[K, V]) load(k K) (V, bool) {
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	return v, ok
+}
+
+// store keeps v for k unless another goroutine got there first, and returns
+// the one kept.
+func (c *children[K, V]) store(k K, v V) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[k]; ok {
+		return old
+	}
+	if c.m == nil {
+		c.m = map[K]V{}
+	}
+	c.m[k] = v
+	return v
 }
 
 func (m *Metrics) statusLabel(code int64) string {

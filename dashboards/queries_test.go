@@ -116,6 +116,7 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	attempt := spans.AppendEmpty()
 	attempt.SetKind(ptrace.SpanKindClient)
 	attempt.SetTraceID(traceID)
+	attempt.SetFlags(1) // sampled: exported, so an exemplar may link to it
 	attempt.SetStartTimestamp(1_010_000_000)
 	attempt.SetEndTimestamp(1_160_000_000)
 	attempt.Attributes().PutStr(string(telemetry.KeyTarget), "t")

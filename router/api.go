@@ -23,6 +23,13 @@ type endpoint struct {
 	kind      string   // provider kind that serves it (no translation between formats)
 	shape     apiShape // error shape
 	operation string   // gen_ai.operation.name of its attempts
+	spanName  string   // of the SERVER span: "POST {path}"
+}
+
+func init() {
+	for _, ep := range endpoints {
+		ep.spanName = "POST " + ep.path
+	}
 }
 
 var endpoints = []*endpoint{

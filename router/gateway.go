@@ -50,7 +50,7 @@ type Gateway struct {
 	mode       string
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
-	client     *http.Client
+	transport  http.RoundTripper
 	now        func() time.Time
 	fakeClock  bool // Options.Now was set: stamp spans with it
 	log        *slog.Logger
@@ -91,12 +91,9 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		mode:       cfg.Strategy.Mode,
 		tracer:     o.TracerProvider.Tracer(telemetry.TracerName),
 		propagator: propagation.TraceContext{},
-		client: &http.Client{
-			Transport: o.Transport,
-			// Redirects are the provider's business to avoid; following them
-			// would resend the body and credential somewhere unplanned.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		// Redirects are never followed: they would resend the body and
+		// credential somewhere unplanned.
+		transport: o.Transport,
 		now:       o.Now,
 		fakeClock: fakeClock,
 		log:       o.Logger,
@@ -129,7 +126,10 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 			g.routes[u.kind] = byModel
 		}
 		for _, m := range clientModels {
-			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, clientModel: m}
+			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, clientModel: m, spanNames: map[string]string{}}
+			for _, ep := range endpoints {
+				c.spanNames[ep.operation] = ep.operation + " " + c.Model
+			}
 			byModel[m] = append(byModel[m], c)
 			g.targets = append(g.targets, c)
 			if !seen[m] {

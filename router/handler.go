@@ -50,7 +50,7 @@ type call struct {
 func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := g.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := g.tracer.Start(ctx, "POST "+ep.path, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
+		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
 		c := &call{ep: ep, w: w, r: r} // ctx travels as an argument: no request copy
 		g.serve(ctx, c)

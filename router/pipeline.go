@@ -93,7 +93,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate) verdict
 	if c.attempts > 1 {
 		selection = telemetry.SelectionFailover
 	}
-	ctx, span := g.tracer.Start(ctx, c.ep.operation+" "+cand.Model, trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
+	ctx, span := g.tracer.Start(ctx, cand.spanName(c.ep.operation), trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
 		trace.WithAttributes(
 			telemetry.KeyOperationName.String(c.ep.operation),
 			telemetry.KeyProviderName.String(u.kind),
@@ -194,22 +194,34 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// One timer bounds the wait for the first byte (for a unary answer, the
+	// whole of it: first_byte <= total, so total never matters there); a
+	// stream arms its total-time timer only once it has started.
 	firstByte := time.AfterFunc(u.firstByte, func() { cancel(errFirstByteTimeout) })
 	defer firstByte.Stop()
-	total := time.AfterFunc(u.total, func() { cancel(errTotalTimeout) })
-	defer total.Stop()
 
 	body := c.fields.withModel(nil, c.body, a.cand.Model)
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, u.baseURL+c.ep.suffix, bytes.NewReader(body))
-	if err != nil {
-		return a.failover(0, reasonTransport, nil, "", true)
-	}
+	target := u.endpointURL(c.ep)
+	req := (&http.Request{
+		Method:        http.MethodPost,
+		URL:           target, // shared, never modified: built once per provider and endpoint
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        make(http.Header, 8),
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+		ContentLength: int64(len(body)),
+		Host:          target.Host,
+	}).WithContext(actx)
 	copyRequestHeaders(req.Header, c.r.Header)
 	u.setAuth(req.Header)
 	a.g.propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 
 	sent := a.g.now()
-	resp, err := a.g.client.Do(req)
+	// The transport directly: a client would only add redirect handling,
+	// which a provider's API never needs (a 3xx fails over below).
+	resp, err := a.g.transport.RoundTrip(req)
 	if err != nil {
 		c.upstreamWait += a.g.since(sent)
 		return a.transportFailure(ctx, actx)
@@ -219,7 +231,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 	switch s := resp.StatusCode; {
 	case s >= 200 && s < 300:
 		if c.fields.Stream {
-			return a.relayStream(ctx, actx, resp, sent, firstByte)
+			return a.relayStream(ctx, actx, cancel, resp, sent, firstByte)
 		}
 		return a.relayUnary(ctx, actx, resp, sent, firstByte)
 	case failoverStatus(s):
@@ -310,7 +322,7 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 // then), sends it at once, and relays every later chunk as it comes,
 // flushing each. A failure after the first byte ends the stream with an
 // error event: there is no failover once the client has bytes.
-func (a *attemptRun) relayStream(ctx, actx context.Context, resp *http.Response, sent time.Time, firstByte *time.Timer) verdict {
+func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, sent time.Time, firstByte *time.Timer) verdict {
 	c := a.c
 	bufp := chunkPool.Get().(*[]byte)
 	defer chunkPool.Put(bufp)
@@ -329,6 +341,8 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, resp *http.Response,
 	a.ttfb, a.hasTTFB = a.g.since(sent), true
 	a.status = resp.StatusCode
 	a.cand.upstream.breaker.record(true)
+	total := time.AfterFunc(a.cand.upstream.total-a.ttfb, func() { cancel(errTotalTimeout) })
+	defer total.Stop()
 
 	h := c.w.Header()
 	copyResponseHeaders(h, resp.Header, true)
@@ -510,4 +524,6 @@ func putBuffer(b *bytes.Buffer) {
 	bufferPool.Put(b)
 }
 
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// chunkPool holds stream relay buffers: 8 KiB holds any SSE event a
+// provider sends in one read, and keeps 1,000 open streams small.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}

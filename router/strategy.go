@@ -16,8 +16,17 @@ type Candidate struct {
 	Weight float64 // loadbalance weight
 	Tries  int     // 1 + retry.attempts
 
-	upstream    *upstream // runtime state of the provider (breaker, limiter)
-	clientModel string    // the client-facing model this candidate serves
+	upstream    *upstream         // runtime state of the provider (breaker, limiter)
+	clientModel string            // the client-facing model this candidate serves
+	spanNames   map[string]string // attempt span name by operation: "{operation} {upstream model}"
+}
+
+// spanName names an attempt span of operation, built once per candidate.
+func (c *Candidate) spanName(operation string) string {
+	if n, ok := c.spanNames[operation]; ok {
+		return n
+	}
+	return operation + " " + c.Model
 }
 
 // Strategy orders the eligible candidates for one request. Order appends

@@ -26,8 +26,12 @@ type upstream struct {
 	firstByte time.Duration
 	total     time.Duration
 	breaker   *breaker
-	limiter   *limiter // nil: unlimited
+	limiter   *limiter            // nil: unlimited
+	urls      map[string]*url.URL // endpoint suffix -> upstream URL, built once
 }
+
+// endpointURL is where ep's requests go on this provider.
+func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.suffix] }
 
 func newUpstream(name string, p *ProviderConfig, now func() time.Time) *upstream {
 	u := &upstream{
@@ -38,6 +42,12 @@ func newUpstream(name string, p *ProviderConfig, now func() time.Time) *upstream
 		firstByte: p.Timeout.FirstByte,
 		total:     p.Timeout.Total,
 		breaker:   &breaker{threshold: p.CircuitBreaker.Failures, cooldown: p.CircuitBreaker.Cooldown, now: now},
+	}
+	u.urls = map[string]*url.URL{}
+	for _, ep := range endpoints {
+		if parsed, err := url.Parse(u.baseURL + ep.suffix); err == nil {
+			u.urls[ep.suffix] = parsed
+		}
 	}
 	if parsed, err := url.Parse(u.baseURL); err == nil {
 		u.host = parsed.Hostname()

@@ -436,8 +436,10 @@ type AggregatingProcessor struct {
 	// it). Nil: errors are dropped; a span processor has no one to return them to.
 	OnError func(error)
 
-	// buffers holds idle *spanBuffer: one per goroutine ending spans at once.
-	buffers sync.Pool
+	// buffers holds idle *spanBuffer per span kind (index trace.SpanKind):
+	// server and attempt spans alternate, and a buffer refilled with a span
+	// of the same shape reuses its attribute map instead of rebuilding it.
+	buffers [6]sync.Pool
 }
 
 var _ sdktrace.SpanProcessor = (*AggregatingProcessor)(nil)
@@ -455,7 +457,11 @@ func (p *AggregatingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	if p.Consumer == nil || s == nil {
 		return
 	}
-	b, _ := p.buffers.Get().(*spanBuffer)
+	pool := &p.buffers[0]
+	if k := int(s.SpanKind()); k > 0 && k < len(p.buffers) {
+		pool = &p.buffers[k]
+	}
+	b, _ := pool.Get().(*spanBuffer)
 	if b == nil {
 		b = newSpanBuffer()
 	}
@@ -464,7 +470,7 @@ func (p *AggregatingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	// A consumer that marked the data read-only has made it unusable for the
 	// next span; let it go rather than panic when refilling it.
 	if !td.IsReadOnly() {
-		p.buffers.Put(b)
+		pool.Put(b)
 	}
 	if err != nil && p.OnError != nil {
 		p.OnError(err)
