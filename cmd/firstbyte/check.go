@@ -14,18 +14,11 @@ import (
 // cmdCheck validates a config: exit 0 with a one-screen summary, or exit 1
 // with every error as "field.path: message".
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("config", defaultConfigPath(), "config file")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	cfg, path, code := configFromFlags("check", args, stderr)
+	if cfg == nil {
+		return code
 	}
-	cfg, err := loadConfig(*path)
-	if err != nil {
-		printConfigError(stderr, *path, err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "%s: ok\n", *path)
+	fmt.Fprintf(stdout, "%s: ok\n", path)
 	fmt.Fprintf(stdout, "  listen %s, admin %s, strategy %s\n", cfg.Listen, cfg.Admin.Listen, cfg.Strategy.Mode)
 	names := make([]string, 0, len(cfg.Providers))
 	for n := range cfg.Providers {
@@ -56,6 +49,23 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  model %-20s %s\n", m, strings.Join(models[m], ", "))
 	}
 	return 0
+}
+
+// configFromFlags parses a command's -config flag and loads and validates
+// that file; on failure it has printed why and returns the exit code.
+func configFromFlags(cmd string, args []string, stderr io.Writer) (*router.Config, string, int) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", defaultConfigPath(), "config file")
+	if err := fs.Parse(args); err != nil {
+		return nil, *path, 2
+	}
+	cfg, err := loadConfig(*path)
+	if err != nil {
+		printConfigError(stderr, *path, err)
+		return nil, *path, 1
+	}
+	return cfg, *path, 0
 }
 
 func loadConfig(path string) (*router.Config, error) {

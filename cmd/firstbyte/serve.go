@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,16 +21,9 @@ func defaultConfigPath() string {
 // cmdServe runs the gateway until SIGINT or SIGTERM, then drains: /readyz
 // turns 503 at once, in-flight requests get up to 30 s to finish.
 func cmdServe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("config", defaultConfigPath(), "config file")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	cfg, err := loadConfig(*path)
-	if err != nil {
-		printConfigError(stderr, *path, err)
-		return 1
+	cfg, _, code := configFromFlags("serve", args, stderr)
+	if cfg == nil {
+		return code
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
