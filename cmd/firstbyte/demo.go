@@ -23,9 +23,10 @@ import (
 
 // The demo's story: three providers serve one model at clearly different
 // speeds; the gateway learns who is fastest from its own spans and sends
-// nine requests in ten there. At 0:40 the fastest one degrades (slow and
-// failing), failovers appear and the lead moves; at 1:20 it recovers and
-// wins the lead back.
+// nine requests in ten there. At 0:30 the fastest one degrades (slow and
+// failing), failovers appear and the lead moves; at 1:00 it recovers, and
+// exploration (one request in ten) re-measures it until it wins the lead
+// back, about half a minute later.
 const demoModel = "llama-3.3-70b"
 
 const demoSimConfig = `
@@ -33,20 +34,20 @@ seed: 7
 providers:
   - name: groq-sim
     ttfb: {median: 150ms, spread: 0.2}
-    stream: {chunks: 12, interval: 15ms}
+    stream: {chunks: 8, interval: 10ms}
     phases:
-      - after: 40s
+      - after: 30s
         ttfb: {median: 900ms}
         errors: {rate: 0.25, status: 503}
-      - after: 80s
+      - after: 60s
         ttfb: {median: 150ms}
         errors: {rate: 0}
   - name: together-sim
     ttfb: {median: 350ms, spread: 0.2}
-    stream: {chunks: 12, interval: 15ms}
+    stream: {chunks: 8, interval: 10ms}
   - name: openai-sim
     ttfb: {median: 600ms, spread: 0.2}
-    stream: {chunks: 12, interval: 15ms}
+    stream: {chunks: 8, interval: 10ms}
 `
 
 // demoGatewayConfig maps the one client model onto each simulated provider
@@ -73,7 +74,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	duration := fs.Duration("duration", 5*time.Minute, "stop after this long (Ctrl-C stops sooner)")
 	listen := fs.String("listen", "127.0.0.1:8080", "client API address (a free port is used if taken)")
 	admin := fs.String("admin", "127.0.0.1:9464", "admin address: /metrics, /debug/routing (a free port is used if taken)")
-	workers := fs.Int("workers", 4, "concurrent simulated clients")
+	workers := fs.Int("workers", 8, "concurrent simulated clients")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -234,7 +235,8 @@ func renderDemo(w io.Writer, tty bool, s *stack, d *demoDriver, start time.Time,
 	}
 	fmt.Fprintf(&b, "\nrequests %d (failed %d) · leader share %s · exploration share %s · cold picks %s\n",
 		d.ok.Load()+d.failed.Load(), d.failed.Load(), share(reasons["leader"]), share(reasons["explore"]), share(reasons["cold"]))
-	b.WriteString("story: at 0:40 groq-sim slows to ~900ms with 25% 503s (failovers, the lead moves); at 1:20 it recovers.\n")
+	b.WriteString("story: at 0:30 groq-sim slows to ~900ms with 25% 503s (failovers; the lead moves once half its\n" +
+		"       last 100 samples are slow); at 1:00 it recovers, and exploration re-measures it until it leads again.\n")
 	_, _ = io.WriteString(w, b.String())
 }
 
