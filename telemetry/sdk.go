@@ -91,23 +91,48 @@ func Setup(ctx context.Context, o Options) (*SDK, func(context.Context) error, e
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(recordAlways{sampler}),
 	}
+	// OTLP/HTTP protobuf goes out from the pdata the aggregator already
+	// gets (pdataExporter); gRPC and custom TLS use the SDK's exporters.
+	var consumers teeConsumer
 	if o.Aggregator != nil {
-		opts = append(opts, sdktrace.WithSpanProcessor(NewAggregatingProcessor(o.Aggregator)))
+		consumers = append(consumers, o.Aggregator)
 	}
-	exporter, err := newExporter(ctx, o)
-	if err != nil {
+	var pdataExp *pdataExporter
+	var exporter sdktrace.SpanExporter
+	if url, ok := pdataEndpoint(o); ok {
+		onError := o.OnExportError
+		if onError == nil {
+			onError = func(int) {}
+		}
+		if pdataExp, err = newPdataExporter(url, o.Getenv, onError); err != nil {
+			return nil, nil, err
+		}
+		consumers = append(consumers, pdataExp)
+	} else if exporter, err = newExporter(ctx, o); err != nil {
 		return nil, nil, err
+	}
+	switch len(consumers) {
+	case 0:
+	case 1:
+		opts = append(opts, sdktrace.WithSpanProcessor(NewAggregatingProcessor(consumers[0])))
+	default:
+		opts = append(opts, sdktrace.WithSpanProcessor(NewAggregatingProcessor(consumers)))
 	}
 	if exporter != nil {
 		opts = append(opts, sdktrace.WithBatcher(exporter))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
-	sdk := &SDK{TracerProvider: tp, Resource: res, InstanceID: o.InstanceID, Exporting: exporter != nil}
+	sdk := &SDK{TracerProvider: tp, Resource: res, InstanceID: o.InstanceID, Exporting: exporter != nil || pdataExp != nil}
 	// Shutdown exports what is queued. A collector that is down is not a
 	// failed stop: export errors go to the OTel error handler and the
 	// export-failure counter, not to the caller.
 	shutdown := func(ctx context.Context) error {
 		err := tp.Shutdown(ctx)
+		if pdataExp != nil {
+			if perr := pdataExp.Shutdown(ctx); perr != nil && ctx.Err() == nil {
+				otel.Handle(perr)
+			}
+		}
 		if err != nil && exporter != nil && ctx.Err() == nil {
 			otel.Handle(err)
 			return nil
@@ -115,6 +140,39 @@ func Setup(ctx context.Context, o Options) (*SDK, func(context.Context) error, e
 		return err
 	}
 	return sdk, shutdown, nil
+}
+
+// pdataEndpoint returns the OTLP/HTTP traces URL when export is on, over
+// HTTP protobuf, without client TLS settings (those need the SDK exporter).
+func pdataEndpoint(o Options) (string, bool) {
+	protocol := o.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if protocol == "" {
+		protocol = o.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	if protocol != "" && protocol != "http/protobuf" {
+		return "", false
+	}
+	for _, v := range []string{"CERTIFICATE", "CLIENT_CERTIFICATE", "CLIENT_KEY"} {
+		if o.Getenv("OTEL_EXPORTER_OTLP_"+v) != "" || o.Getenv("OTEL_EXPORTER_OTLP_TRACES_"+v) != "" {
+			return "", false
+		}
+	}
+	withPath := func(base string) string {
+		base = strings.TrimRight(base, "/")
+		if strings.HasSuffix(base, "/v1/traces") {
+			return base
+		}
+		return base + "/v1/traces"
+	}
+	switch {
+	case o.OTLPEndpoint != "":
+		return withPath(o.OTLPEndpoint), true
+	case o.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "":
+		return o.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), true
+	case o.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "":
+		return withPath(o.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")), true
+	}
+	return "", false
 }
 
 // InstanceIDFromEnv returns the service.instance.id that
