@@ -110,6 +110,7 @@ func TestLoadConfigErrors(t *testing.T) {
 			"targets[1].retry.attempts: must be 0 or positive, got -1",
 			"targets[1].weight: must be 0 or positive, got -1",
 			`targets[2]: serves no model`,
+			`telemetry.otlp_endpoint: invalid URL "localhost:4318"`,
 		}},
 	}
 	for _, tt := range tests {

@@ -104,6 +104,11 @@ func (c *Config) Validate() error {
 		}
 	}
 
+	if e := c.Telemetry.OTLPEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("telemetry.otlp_endpoint", "invalid URL %q (want http(s)://host:port, e.g. http://127.0.0.1:4318)", e)
+		}
+	}
 	if _, ok := strategies[c.Strategy.Mode]; !ok {
 		add("strategy.mode", "unknown mode %q (want one of %s)", c.Strategy.Mode, strings.Join(StrategyNames(), ", "))
 	}
