@@ -150,6 +150,21 @@ func (t *Tracker) P50At(target, model string, now time.Time) (p50 time.Duration,
 	return st.p50, st.samples, true
 }
 
+// EWMAAt is the exponentially weighted moving average (alpha EWMAAlpha) of
+// the live samples of (target, model) in the order they were taken, as of
+// now; ok is false when there is none. Same window and expiry as P50.
+func (t *Tracker) EWMAAt(target, model string, now time.Time) (ewma time.Duration, samples int, ok bool) {
+	s := t.lookup(target, model)
+	if s == nil {
+		return 0, 0, false
+	}
+	st := s.current(now.UnixNano(), t.maxAge)
+	if st.samples == 0 {
+		return 0, 0, false
+	}
+	return st.ewma, st.samples, true
+}
+
 // Stats returns what the tracker knows about (target, model); ok is false
 // when it has no live sample.
 func (t *Tracker) Stats(target, model string) (KeyStats, bool) {
@@ -230,6 +245,7 @@ type series struct {
 // seriesStats is an immutable summary of a series.
 type seriesStats struct {
 	p50     time.Duration
+	ewma    time.Duration // EWMAAlpha-weighted mean of the live samples, oldest first
 	samples int
 	oldest  int64 // takenAt of the oldest live sample, unix ns
 	staleAt int64 // unix ns at which the oldest sample expires; math.MaxInt64 with no sample
@@ -316,13 +332,25 @@ func (s *series) publish(maxAge int64) {
 		return
 	}
 	oldest := s.ring.front().takenAt
+	ewma := float64(s.ring.front().ttfb)
+	for i := 1; i < s.ring.n; i++ {
+		ewma = ewmaStep(ewma, float64(s.ring.at(i).ttfb))
+	}
 	s.stats.Store(&seriesStats{
+		ewma:    time.Duration(math.Round(ewma)),
 		p50:     s.sorted[medianIndex(n)],
 		samples: n,
 		oldest:  oldest,
 		staleAt: oldest + maxAge,
 	})
 }
+
+// EWMAAlpha is the weight of the newest sample in the ewma-latency mode's
+// moving average (SPEC section 5).
+const EWMAAlpha = 0.3
+
+// ewmaStep folds sample x into the average avg.
+func ewmaStep(avg, x float64) float64 { return EWMAAlpha*x + (1-EWMAAlpha)*avg }
 
 // expired reports whether a sample taken at takenAt has expired by now: it
 // lives for maxAge, so at takenAt+maxAge exactly it no longer counts.

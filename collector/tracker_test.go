@@ -512,3 +512,24 @@ func TestTrackerBoundsKeys(t *testing.T) {
 		t.Errorf("a 1000-byte target name was kept")
 	}
 }
+
+func TestTrackerEWMA(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tr := NewTracker(TrackerOptions{Now: func() time.Time { return now }})
+	ms := time.Millisecond
+	for i, d := range []time.Duration{100 * ms, 200 * ms, 400 * ms} {
+		tr.Record("a", "m", d, now.Add(time.Duration(i)*time.Second-time.Minute))
+	}
+	// 100 -> 0.3*200+0.7*100 = 130 -> 0.3*400+0.7*130 = 211
+	if got, n, ok := tr.EWMAAt("a", "m", now); !ok || n != 3 || got != 211*ms {
+		t.Errorf("EWMAAt = %v, %d, %v; want 211ms over 3 samples", got, n, ok)
+	}
+	// Once the first sample expires the average starts from the second.
+	later := now.Add(5*time.Minute - time.Minute + time.Millisecond)
+	if got, n, _ := tr.EWMAAt("a", "m", later); n != 2 || got != 260*ms {
+		t.Errorf("after expiry EWMAAt = %v over %d, want 260ms over 2", got, n)
+	}
+	if _, _, ok := tr.EWMAAt("b", "m", now); ok {
+		t.Errorf("EWMAAt of an unknown key is ok")
+	}
+}

@@ -20,8 +20,10 @@ type LeastLatency struct {
 	// immutable after New
 	latency LatencySource
 	at      latencyAt        // latency, when it can answer as of an instant
+	ewma    ewmaAt           // set: rank on the EWMA instead of the p50 (ewma-latency)
 	now     func() time.Time // the clock latency reads
 	rand    Rand             // must be goroutine-safe
+	explore bool             // one request in ExploreEvery led by a runner-up
 }
 
 var _ Strategy = (*LeastLatency)(nil)
@@ -41,7 +43,25 @@ func NewLeastLatency(src LatencySource, r Rand) *LeastLatency {
 		r = DefaultRand
 	}
 	at, _ := src.(latencyAt)
-	return &LeastLatency{latency: src, at: at, now: time.Now, rand: r}
+	return &LeastLatency{latency: src, at: at, now: time.Now, rand: r, explore: true}
+}
+
+// score is the figure a candidate ranks on, as of now; ok is false when it
+// has no live sample.
+func (l *LeastLatency) score(c *Candidate, now time.Time) (time.Duration, bool) {
+	var (
+		v  time.Duration
+		ok bool
+	)
+	switch {
+	case l.ewma != nil:
+		v, _, ok = l.ewma.EWMAAt(c.Target, c.Model, now)
+	case l.at != nil:
+		v, _, ok = l.at.P50At(c.Target, c.Model, now)
+	case l.latency != nil:
+		v, _, ok = l.latency.P50(c.Target, c.Model)
+	}
+	return v, ok
 }
 
 // rankedCap is how many candidates Order ranks without allocating.
@@ -62,22 +82,12 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 		p50s, lat = make([]time.Duration, 0, n), make([]time.Duration, 0, n)
 	}
 	var now time.Time
-	if l.at != nil {
+	if l.at != nil || l.ewma != nil {
 		now = l.now()
 	}
 	for _, c := range eligible {
-		var (
-			p  time.Duration = -1
-			v  time.Duration
-			ok bool
-		)
-		switch {
-		case l.at != nil:
-			v, _, ok = l.at.P50At(c.Target, c.Model, now)
-		case l.latency != nil:
-			v, _, ok = l.latency.P50(c.Target, c.Model)
-		}
-		if ok {
+		p := time.Duration(-1)
+		if v, ok := l.score(c, now); ok {
 			p = v
 		}
 		p50s = append(p50s, p)
@@ -113,7 +123,7 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 		shuffle(out[:cold], l.rand)
 		return dst, telemetry.SelectionCold
 	}
-	if n >= 2 && l.rand.IntN(ExploreEvery) == 0 {
+	if l.explore && n >= 2 && l.rand.IntN(ExploreEvery) == 0 {
 		// A uniformly random non-leader leads; the rest keep p50 order.
 		k := 1 + l.rand.IntN(n-1)
 		pick := out[k]

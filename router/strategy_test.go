@@ -245,3 +245,36 @@ func FuzzScanRequest(f *testing.F) {
 		}
 	})
 }
+
+// ewmaLatencies adds EWMAAt to the table source, with figures of its own so
+// a test can tell which one a strategy ranked on.
+type ewmaLatencies struct {
+	latencies
+	ewma map[string]time.Duration
+}
+
+func (e ewmaLatencies) EWMAAt(target, model string, _ time.Time) (time.Duration, int, bool) {
+	d, ok := e.ewma[target+"/"+model]
+	return d, 1, ok
+}
+
+func TestEWMALatencyRanksOnTheAverageAndNeverExplores(t *testing.T) {
+	ms := time.Millisecond
+	src := ewmaLatencies{
+		latencies: latencies{"a/m": 100 * ms, "b/m": 200 * ms, "c/m": 300 * ms},
+		ewma:      map[string]time.Duration{"a/m": 500 * ms, "b/m": 150 * ms}, // a just got slow; c unmeasured by EWMA
+	}
+	s, ok := NewStrategy("ewma-latency", StrategyDeps{Latency: src, Rand: &scriptedRand{ints: []int{0, 0, 0}}})
+	if !ok {
+		t.Fatal("ewma-latency not registered")
+	}
+	got, sel := s.Order(nil, "m", newCandidates("a", "b", "c"))
+	if want := []string{"c", "b", "a"}; !slices.Equal(names(got), want) || sel != "cold" {
+		t.Errorf("Order = %v %s, want %v cold", names(got), sel, want)
+	}
+	src.ewma["c/m"] = 400 * ms
+	got, sel = s.Order(nil, "m", newCandidates("a", "b", "c"))
+	if want := []string{"b", "c", "a"}; !slices.Equal(names(got), want) || sel != "leader" {
+		t.Errorf("Order = %v %s, want %v leader (a draw of 0 must not explore)", names(got), sel, want)
+	}
+}
