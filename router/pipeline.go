@@ -37,8 +37,6 @@ type attemptFailure struct {
 	attempt int
 	status  int    // what the client gets if this is the last failure
 	reason  string // error.type: an HTTP status, "timeout", "transport", ...
-	body    []byte // upstream error body, for status failures
-	ctype   string
 }
 
 // verdict says what the pipeline does after an attempt.
@@ -61,8 +59,8 @@ const (
 	reasonOverflow     = "context_length_exceeded"
 )
 
-// maxErrorBody bounds how much of an upstream error body is read to
-// classify it or pass it on after all attempts failed.
+// maxErrorBody bounds how much of an upstream error body is read: to find
+// a context-overflow marker, or to drain it so the connection is reused.
 const maxErrorBody = 1 << 20
 
 func (g *Gateway) runPipeline(ctx context.Context, c *call, order []*Candidate) {
@@ -145,7 +143,7 @@ func (a *attemptRun) finish() {
 }
 
 // failover records a failover-safe failure.
-func (a *attemptRun) failover(status int, reason string, body []byte, ctype string, countsAgainstProvider bool) verdict {
+func (a *attemptRun) failover(status int, reason string, countsAgainstProvider bool) verdict {
 	a.status2(status)
 	a.reason, a.outcome = reason, telemetry.OutcomeFailover
 	if countsAgainstProvider {
@@ -162,7 +160,7 @@ func (a *attemptRun) failover(status int, reason string, body []byte, ctype stri
 	case status < 400:
 		clientStatus = http.StatusBadGateway
 	}
-	a.c.failures = append(a.c.failures, attemptFailure{target: a.cand.Target, attempt: a.c.attempts, status: clientStatus, reason: reason, body: body, ctype: ctype})
+	a.c.failures = append(a.c.failures, attemptFailure{target: a.cand.Target, attempt: a.c.attempts, status: clientStatus, reason: reason})
 	if reason == reasonCircuitOpen || reason == reasonQueueFull {
 		return verdictNextTarget
 	}
@@ -179,7 +177,7 @@ func (a *attemptRun) status2(s int) {
 func (a *attemptRun) run(ctx context.Context) verdict {
 	c, u := a.c, a.cand.upstream
 	if !u.breaker.allow() {
-		return a.failover(0, reasonCircuitOpen, nil, "", false)
+		return a.failover(0, reasonCircuitOpen, false)
 	}
 	if u.limiter != nil {
 		if !u.limiter.acquire(ctx) {
@@ -187,7 +185,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 				a.reason, a.outcome = reasonCanceled, telemetry.OutcomeCanceled
 				return verdictDone
 			}
-			return a.failover(0, reasonQueueFull, nil, "", false)
+			return a.failover(0, reasonQueueFull, false)
 		}
 		defer u.limiter.release()
 	}
@@ -235,23 +233,23 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		}
 		return a.relayUnary(ctx, actx, resp, sent, firstByte)
 	case failoverStatus(s):
-		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody)) // lets the connection be reused
 		c.upstreamWait += a.g.since(sent)
-		return a.failover(s, strconv.Itoa(s), errBody, resp.Header.Get("Content-Type"), true)
+		return a.failover(s, strconv.Itoa(s), true)
 	case s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge:
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		c.upstreamWait += a.g.since(sent)
 		if isContextOverflow(s, errBody) {
 			// The provider's own context limit: another provider may have a
 			// larger window. Not the provider's fault, so no breaker strike.
-			return a.failover(s, reasonOverflow, errBody, resp.Header.Get("Content-Type"), false)
+			return a.failover(s, reasonOverflow, false)
 		}
 		return a.passThrough(resp, errBody)
 	case s >= 400 && s < 500:
 		return a.passThrough(resp, nil)
 	default: // 1xx, 3xx: nothing a client could use
 		c.upstreamWait += a.g.since(sent)
-		return a.failover(s, strconv.Itoa(s), nil, "", true)
+		return a.failover(s, strconv.Itoa(s), true)
 	}
 }
 
@@ -262,9 +260,9 @@ func (a *attemptRun) transportFailure(ctx, actx context.Context) verdict {
 		return verdictDone
 	}
 	if errors.Is(context.Cause(actx), errFirstByteTimeout) || errors.Is(context.Cause(actx), errTotalTimeout) {
-		return a.failover(0, reasonTimeout, nil, "", true)
+		return a.failover(0, reasonTimeout, true)
 	}
-	return a.failover(0, reasonTransport, nil, "", true)
+	return a.failover(0, reasonTransport, true)
 }
 
 // failoverStatus: statuses after which another try may succeed.
@@ -333,7 +331,7 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	if n == 0 {
 		a.status2(resp.StatusCode)
 		if err == io.EOF && ctx.Err() == nil && context.Cause(actx) == nil {
-			return a.failover(resp.StatusCode, reasonTransport, nil, "", true) // a 2xx with no body at all
+			return a.failover(resp.StatusCode, reasonTransport, true) // a 2xx with no body at all
 		}
 		return a.transportFailure(ctx, actx)
 	}

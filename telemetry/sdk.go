@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure the SDK.
@@ -299,6 +298,3 @@ func exportSampler(getenv func(string) string) (sdktrace.Sampler, error) {
 		return nil, fmt.Errorf("OTEL_TRACES_SAMPLER: unsupported sampler %q", name)
 	}
 }
-
-// Tracer is a convenience for the project's tracer.
-func Tracer(tp trace.TracerProvider) trace.Tracer { return tp.Tracer(TracerName) }
