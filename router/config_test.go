@@ -171,7 +171,7 @@ func TestParseByteSize(t *testing.T) {
 func TestExampleConfigsAreValid(t *testing.T) {
 	files, _ := filepath.Glob("../examples/*.yaml")
 	for _, f := range files {
-		if strings.Contains(f, "sim") {
+		if filepath.Base(f) == "sim.yaml" { // a simulator config: router/sim checks it
 			continue
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {

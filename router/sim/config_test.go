@@ -193,3 +193,14 @@ func TestCheckLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestExampleSimConfig: the simulator config users start from is valid.
+func TestExampleSimConfig(t *testing.T) {
+	cfg, err := LoadConfig("../../examples/sim.yaml")
+	if err != nil {
+		t.Fatalf("examples/sim.yaml: %v", err)
+	}
+	if len(cfg.Providers) != 3 || len(cfg.Providers[0].Phases) != 1 {
+		t.Errorf("examples/sim.yaml: %d providers, want 3 with a phase on the first", len(cfg.Providers))
+	}
+}
