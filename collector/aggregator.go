@@ -32,6 +32,7 @@ var (
 	attrTTFB       = string(telemetry.KeyTimeToFirstByte)
 	attrOperation  = string(telemetry.KeyOperationName)
 	attrHTTPStatus = string(telemetry.KeyHTTPStatus)
+	attrErrorType  = string(telemetry.KeyErrorType)
 	attrInstanceID = string(semconv.ServiceInstanceIDKey)
 )
 
@@ -139,8 +140,11 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, observers []
 			spans := sss.At(j).Spans()
 			for k := range spans.Len() {
 				span := spans.At(k)
-				if target, model, ttfb, ok := attemptSample(span); ok {
-					a.tracker.Record(target, model, ttfb, endTime(span))
+				at := readAttempt(span)
+				if ttfb, ok := at.sample(); ok {
+					a.tracker.Record(at.target, at.model, ttfb, endTime(span))
+				} else if w, ok := at.failure(); ok {
+					a.tracker.RecordOutcome(at.target, at.model, w, endTime(span))
 				}
 				if a.onSpan != nil {
 					a.onSpan(source)
@@ -171,47 +175,102 @@ func endTime(span ptrace.Span) time.Time {
 	return ts.AsTime()
 }
 
-// attemptSample returns the latency sample span teaches, if it teaches one
-// (SPEC sections 5 and 6): it names a target and an upstream model, carries a
-// believable time to first chunk, succeeded (status not Error, HTTP status 2xx
-// when there is one) and is not a count_tokens call. The span kind does not
-// matter, so spans from any GenAI-instrumented client count.
-func attemptSample(span ptrace.Span) (target, model string, ttfb time.Duration, ok bool) {
-	if span.Status().Code() == ptrace.StatusCodeError {
-		return "", "", 0, false
-	}
-	var (
-		seconds  float64
-		haveTTFB bool
-	)
-	// One pass over the attributes, rather than a Get (itself a scan) per key.
+// attemptFacts is what an attempt span says about its target, read in one
+// pass over its attributes.
+type attemptFacts struct {
+	target, model string
+	seconds       float64 // gen_ai.response.time_to_first_chunk
+	haveTTFB      bool
+	countTokens   bool  // a count_tokens call: teaches nothing
+	spanError     bool  // span status Error
+	status        int64 // http.response.status_code
+	haveStatus    bool
+	badStatus     bool   // a status attribute that is not a number
+	errorType     string // error.type
+}
+
+// readAttempt reads span's attributes once, rather than a Get (itself a
+// scan) per key.
+func readAttempt(span ptrace.Span) attemptFacts {
+	f := attemptFacts{spanError: span.Status().Code() == ptrace.StatusCodeError}
 	for k, v := range span.Attributes().All() {
 		switch k {
 		case attrTarget:
 			if v.Type() == pcommon.ValueTypeStr {
-				target = v.Str()
+				f.target = v.Str()
 			}
 		case attrModel:
 			if v.Type() == pcommon.ValueTypeStr {
-				model = v.Str()
+				f.model = v.Str()
 			}
 		case attrTTFB:
-			seconds, haveTTFB = number(v)
+			f.seconds, f.haveTTFB = number(v)
 		case attrOperation:
-			if v.Type() == pcommon.ValueTypeStr && v.Str() == telemetry.OperationCountTokens {
-				return "", "", 0, false
-			}
+			f.countTokens = v.Type() == pcommon.ValueTypeStr && v.Str() == telemetry.OperationCountTokens
 		case attrHTTPStatus:
-			if !is2xx(v) {
-				return "", "", 0, false
+			code, ok := statusCode(v)
+			f.status, f.haveStatus, f.badStatus = code, ok, !ok
+		case attrErrorType:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.errorType = v.Str()
 			}
 		}
 	}
-	if target == "" || model == "" || !haveTTFB {
-		return "", "", 0, false
+	return f
+}
+
+// sample returns the latency sample the span teaches, if it teaches one
+// (SPEC sections 5 and 6): it names a target and an upstream model, carries a
+// believable time to first chunk, succeeded (status not Error, HTTP status 2xx
+// when there is one) and is not a count_tokens call. The span kind does not
+// matter, so spans from any GenAI-instrumented client count.
+func (f *attemptFacts) sample() (time.Duration, bool) {
+	if f.spanError || f.countTokens || f.badStatus || f.target == "" || f.model == "" || !f.haveTTFB {
+		return 0, false
 	}
-	ttfb, ok = secondsToTTFB(seconds)
-	return target, model, ttfb, ok
+	if f.haveStatus && !(f.status >= 200 && f.status <= 299) {
+		return 0, false
+	}
+	return secondsToTTFB(f.seconds)
+}
+
+// failure returns the weight of the failure the span records towards its
+// target's error rate, if it records one: it names a target and an upstream
+// model, is not a count_tokens call, and failureWeight counts its status or
+// error type.
+func (f *attemptFacts) failure() (float64, bool) {
+	if f.countTokens || f.badStatus || f.target == "" || f.model == "" {
+		return 0, false
+	}
+	w := failureWeight(f.status, f.errorType)
+	return w, w > 0
+}
+
+// error.type values of attempts that failed without an HTTP status (the
+// router's reasons).
+const (
+	errorTypeTimeout   = "timeout"
+	errorTypeTransport = "transport"
+)
+
+// failureWeight is how much an attempt with HTTP status (0: none) and
+// error.type errorType counts against its target's reliability (SPEC
+// section 5): fully for 429, 500, 502, 503 and 529, and for a timeout or a
+// transport failure; half for the provider's 400 and 422; not at all
+// otherwise (a success, or a failure that says nothing of the provider, such
+// as an open circuit or a canceled client).
+func failureWeight(status int64, errorType string) float64 {
+	switch status {
+	case 429, 500, 502, 503, 529:
+		return WeightFailure
+	case 400, 422:
+		return WeightRejected
+	case 0:
+		if errorType == errorTypeTimeout || errorType == errorTypeTransport {
+			return WeightFailure
+		}
+	}
+	return 0
 }
 
 // number reads a numeric attribute: a double, or an int from a client that
@@ -240,21 +299,19 @@ func secondsToTTFB(seconds float64) (time.Duration, bool) {
 	return time.Duration(math.Round(seconds * float64(time.Second))), true
 }
 
-// is2xx reads http.response.status_code: an int per the conventions, or a
-// string from clients that send it so.
-func is2xx(v pcommon.Value) bool {
-	var code int64
+// statusCode reads http.response.status_code: an int per the conventions,
+// or a string from clients that send it so. ok is false for anything else.
+func statusCode(v pcommon.Value) (code int64, ok bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
-		code = v.Int()
+		return v.Int(), true
 	case pcommon.ValueTypeStr:
 		n, err := strconv.ParseInt(v.Str(), 10, 64)
 		if err != nil {
-			return false
+			return 0, false
 		}
-		code = n
+		return n, true
 	default:
-		return false
+		return 0, false
 	}
-	return code >= 200 && code <= 299
 }

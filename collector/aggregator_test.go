@@ -345,3 +345,106 @@ func TestPeerTraceChangesTheOrder(t *testing.T) {
 		t.Errorf("order after the peer's spans = %v, want %v", got, want)
 	}
 }
+
+func TestFailureWeight(t *testing.T) {
+	for _, tt := range []struct {
+		status    int64
+		errorType string
+		want      float64
+	}{
+		{429, "429", 1}, {500, "500", 1}, {502, "502", 1}, {503, "503", 1}, {529, "529", 1},
+		{400, "400", 0.5}, {422, "422", 0.5},
+		{0, "timeout", 1}, {0, "transport", 1},
+		{200, "", 0}, {408, "408", 0}, {501, "501", 0}, {504, "504", 0}, {401, "401", 0}, {404, "404", 0},
+		{0, "circuit_open", 0}, {0, "queue_full", 0}, {0, "canceled", 0}, {0, "", 0},
+		{200, "timeout", 0}, // a status says what happened; the type only fills in for none
+	} {
+		if got := failureWeight(tt.status, tt.errorType); got != tt.want {
+			t.Errorf("failureWeight(%d, %q) = %v, want %v", tt.status, tt.errorType, got, tt.want)
+		}
+	}
+}
+
+// failedAttemptFixture is a chat attempt on groq/llama that failed with HTTP
+// status (0: none) and error.type errorType, as the router ends it: no time
+// to first chunk, span status Error.
+func failedAttemptFixture(status int64, errorType string, end time.Time) spanFixture {
+	f := attemptFixture("inst-a", "groq", "llama", 0, end).with(map[string]any{
+		string(telemetry.KeyTimeToFirstByte): nil,
+		string(telemetry.KeyHTTPStatus):      nil,
+		string(telemetry.KeyErrorType):       errorType,
+		string(telemetry.KeyOutcome):         telemetry.OutcomeFailover,
+	})
+	if status != 0 {
+		f = f.with(map[string]any{string(telemetry.KeyHTTPStatus): status})
+	}
+	f.status = ptrace.StatusCodeError
+	return f
+}
+
+func TestAggregatorLearnsFailures(t *testing.T) {
+	end := t0.Add(-time.Minute) // the clock reads t0
+	for _, tc := range []struct {
+		name string
+		span spanFixture
+		want float64 // error rate of groq/llama afterwards; 0: nothing recorded
+	}{
+		{"503", failedAttemptFixture(503, "503", end), 1},
+		{"429", failedAttemptFixture(429, "429", end), 1},
+		{"529 (Anthropic overloaded)", failedAttemptFixture(529, "529", end), 1},
+		{"status as string", failedAttemptFixture(0, "502", end).with(map[string]any{string(telemetry.KeyHTTPStatus): "502"}), 1},
+		{"timeout, no status", failedAttemptFixture(0, "timeout", end), 1},
+		{"transport, no status", failedAttemptFixture(0, "transport", end), 1},
+		{"provider 400 (client_error, status unset)", func() spanFixture {
+			f := failedAttemptFixture(400, "400", end).with(map[string]any{string(telemetry.KeyOutcome): telemetry.OutcomeClientError})
+			f.status = ptrace.StatusCodeUnset
+			return f
+		}(), 0.5},
+		{"provider 422", failedAttemptFixture(422, "422", end), 0.5},
+
+		{"504 is not counted", failedAttemptFixture(504, "504", end), 0},
+		{"404 is not counted", failedAttemptFixture(404, "404", end), 0},
+		{"open circuit is not the provider's failure", failedAttemptFixture(0, "circuit_open", end), 0},
+		{"canceled client", failedAttemptFixture(0, "canceled", end), 0},
+		{"count_tokens", failedAttemptFixture(503, "503", end).with(map[string]any{string(telemetry.KeyOperationName): telemetry.OperationCountTokens}), 0},
+		{"no target", failedAttemptFixture(503, "503", end).with(map[string]any{string(telemetry.KeyTarget): nil}), 0},
+		{"no model", failedAttemptFixture(503, "503", end).with(map[string]any{string(telemetry.KeyRequestModel): nil}), 0},
+		{"unreadable status", failedAttemptFixture(0, "timeout", end).with(map[string]any{string(telemetry.KeyHTTPStatus): "bad"}), 0},
+		{"expired", failedAttemptFixture(503, "503", t0.Add(-DefaultMaxAge)), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTestTracker(newFakeClock(t0))
+			agg := NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a"})
+			if err := agg.ConsumeTraces(context.Background(), buildTraces(t, tc.span)); err != nil {
+				t.Fatalf("ConsumeTraces: %v", err)
+			}
+			_, _, n, errRate, ok := tr.ReliabilityAt("groq", "llama", t0)
+			if ok || n != 0 || errRate != tc.want {
+				t.Errorf("ReliabilityAt(groq, llama) = samples %d, errRate %v, ok %v; want 0, %v, false", n, errRate, ok, tc.want)
+			}
+		})
+	}
+}
+
+// TestAggregatorErrorRateMixesOutcomes: successes (samples) and failures
+// of the same key make one error rate; the samples alone make the latency.
+//
+//	groq/llama: 200 ms ok, 503, 400, 200 ms ok  -> error rate (1 + 0.5) / 4
+func TestAggregatorErrorRateMixesOutcomes(t *testing.T) {
+	end := t0.Add(-time.Minute)
+	tr := newTestTracker(newFakeClock(t0))
+	agg := NewAggregator(tr, AggregatorOptions{})
+	td := buildTraces(t,
+		attemptFixture("inst-a", "groq", "llama", ms(200), end),
+		failedAttemptFixture(503, "503", end),
+		failedAttemptFixture(400, "400", end),
+		attemptFixture("inst-a", "groq", "llama", ms(200), end),
+	)
+	if err := agg.ConsumeTraces(context.Background(), td); err != nil {
+		t.Fatalf("ConsumeTraces: %v", err)
+	}
+	logMean, logStd, n, errRate, ok := tr.ReliabilityAt("groq", "llama", t0)
+	if !ok || n != 2 || math.Abs(logMean-math.Log(0.2)) > 1e-12 || logStd != 0 || errRate != 0.375 {
+		t.Errorf("ReliabilityAt = %v, %v, %d, %v, %v; want ln 0.2, 0, 2, 0.375, true", logMean, logStd, n, errRate, ok)
+	}
+}

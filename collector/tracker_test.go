@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -531,5 +532,179 @@ func TestTrackerEWMA(t *testing.T) {
 	}
 	if _, _, ok := tr.EWMAAt("b", "m", now); ok {
 		t.Errorf("EWMAAt of an unknown key is ok")
+	}
+}
+
+func TestMoments(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		xs        []float64
+		mean, std float64
+	}{
+		{"none", nil, 0, 0},
+		{"one: no spread", []float64{-1.5}, -1.5, 0},
+		{"two", []float64{1, 3}, 2, math.Sqrt2},
+		{"equal values", []float64{0.25, 0.25, 0.25}, 0.25, 0},
+		{"sample std (n-1)", []float64{2, 4, 4, 4, 5, 5, 7, 9}, 5, math.Sqrt(32.0 / 7)},
+		{"far from zero, tiny spread", []float64{1e6 + 1, 1e6 + 2, 1e6 + 3}, 1e6 + 2, 1},
+	} {
+		var m moments
+		if len(tt.xs) > 0 {
+			m.shift = tt.xs[0]
+		}
+		for _, x := range tt.xs {
+			m.add(x)
+		}
+		if math.Abs(m.mean()-tt.mean) > 1e-9 || math.Abs(m.std()-tt.std) > 1e-9 {
+			t.Errorf("%s: mean, std of %v = %v, %v; want %v, %v", tt.name, tt.xs, m.mean(), m.std(), tt.mean, tt.std)
+		}
+	}
+}
+
+func TestLogSeconds(t *testing.T) {
+	for _, tt := range []struct {
+		ttfb time.Duration
+		want float64
+	}{
+		{time.Second, 0},
+		{ms(100), math.Log(0.1)},
+		{time.Microsecond, math.Log(1e-6)},
+		{0, math.Log(1e-6)}, // floored: ln 0 would be -Inf
+		{time.Nanosecond, math.Log(1e-6)},
+	} {
+		if got := logSeconds(tt.ttfb); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("logSeconds(%v) = %v, want %v", tt.ttfb, got, tt.want)
+		}
+	}
+}
+
+func TestErrorRate(t *testing.T) {
+	for _, tt := range []struct {
+		sum  float64
+		n    int
+		want float64
+	}{
+		{0, 0, 0}, {3, 0, 0}, {0, 4, 0}, {1, 4, 0.25}, {1.5, 3, 0.5}, {4, 4, 1}, {5, 4, 1}, {-1, 4, 0},
+	} {
+		if got := errorRate(tt.sum, tt.n); got != tt.want {
+			t.Errorf("errorRate(%v, %d) = %v, want %v", tt.sum, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestTimeRingSegments(t *testing.T) {
+	r := outcomeRing{buf: make([]outcome, 4)}
+	for _, at := range []int64{1, 2, 3} {
+		r.insert(outcome{takenAt: at}, 4)
+	}
+	a, b := r.segments()
+	if len(a) != 3 || len(b) != 0 {
+		t.Fatalf("segments = %v, %v; want 3 entries in one run", a, b)
+	}
+	for _, at := range []int64{4, 5, 6} { // evicts 1 and 2, wraps around
+		r.insert(outcome{takenAt: at}, 4)
+	}
+	r.insert(outcome{takenAt: 0}, 4) // older than all kept: dropped
+	a, b = r.segments()
+	var got []int64
+	for _, x := range slices.Concat(a, b) {
+		got = append(got, x.takenAt)
+	}
+	if want := []int64{3, 4, 5, 6}; !slices.Equal(got, want) || len(b) == 0 {
+		t.Errorf("segments hold %v (second run %d long), want %v across the wrap", got, len(b), want)
+	}
+}
+
+func TestTrackerReliability(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	if _, _, _, _, ok := tr.ReliabilityAt("groq", "llama", clock.Now()); ok {
+		t.Fatal("ReliabilityAt of an unknown key: ok")
+	}
+
+	// Only failures: an error rate, but no latency to draw from.
+	tr.RecordOutcome("groq", "llama", WeightFailure, t0)
+	if _, _, n, errRate, ok := tr.ReliabilityAt("groq", "llama", clock.Now()); ok || n != 0 || errRate != 1 {
+		t.Errorf("after one failure: samples %d, errRate %v, ok %v; want 0, 1, false", n, errRate, ok)
+	}
+
+	// Samples of 100ms and 400ms: ln mean is ln 200ms; each success weighs 0.
+	tr.Record("groq", "llama", ms(100), t0)
+	tr.Record("groq", "llama", ms(400), t0)
+	tr.RecordOutcome("groq", "llama", WeightRejected, t0)
+	logMean, logStd, n, errRate, ok := tr.ReliabilityAt("groq", "llama", clock.Now())
+	wantStd := math.Log(4) / math.Sqrt2
+	if !ok || n != 2 || math.Abs(logMean-math.Log(0.2)) > 1e-12 || math.Abs(logStd-wantStd) > 1e-12 || errRate != 1.5/4 {
+		t.Errorf("ReliabilityAt = %v, %v, %d, %v, %v; want %v, %v, 2, 0.375, true", logMean, logStd, n, errRate, ok, math.Log(0.2), wantStd)
+	}
+
+	// Weights outside [0, 1] are dropped.
+	for _, w := range []float64{-0.5, 1.5, math.NaN(), math.Inf(1)} {
+		tr.RecordOutcome("groq", "llama", w, t0)
+	}
+	if _, _, _, errRate, _ := tr.ReliabilityAt("groq", "llama", clock.Now()); errRate != 1.5/4 {
+		t.Errorf("errRate after invalid weights = %v, want 0.375", errRate)
+	}
+}
+
+func TestTrackerOutcomesExpireAndSlide(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := NewTracker(TrackerOptions{Now: clock.Now, Window: 4})
+	tr.Record("groq", "llama", ms(100), t0)
+	tr.RecordOutcome("groq", "llama", WeightFailure, t0.Add(time.Minute))
+	clock.Advance(2 * time.Minute)
+
+	// Window 4: the first failure and the success slide out.
+	for range 3 {
+		tr.RecordOutcome("groq", "llama", WeightFailure, time.Time{})
+	}
+	tr.Record("groq", "llama", ms(100), time.Time{})
+	if _, _, _, errRate, _ := tr.ReliabilityAt("groq", "llama", clock.Now()); errRate != 0.75 {
+		t.Errorf("errRate over the last 4 = %v, want 0.75", errRate)
+	}
+
+	// 5 minutes after the failures and the second success, everything has
+	// expired, and P50 agrees.
+	clock.Advance(DefaultMaxAge)
+	if _, _, n, errRate, ok := tr.ReliabilityAt("groq", "llama", clock.Now()); ok || n != 0 || errRate != 0 {
+		t.Errorf("after expiry: samples %d, errRate %v, ok %v; want 0, 0, false", n, errRate, ok)
+	}
+	if _, _, ok := tr.P50("groq", "llama"); ok {
+		t.Error("P50 after expiry: ok")
+	}
+}
+
+// TestTrackerOutcomeExpiryRepublishes: an outcome older than every sample
+// makes the stats go stale when it expires, not when the samples do.
+func TestTrackerOutcomeExpiryRepublishes(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	tr.RecordOutcome("groq", "llama", WeightFailure, t0)
+	clock.Advance(time.Minute)
+	tr.Record("groq", "llama", ms(100), time.Time{})
+	if _, _, _, errRate, _ := tr.ReliabilityAt("groq", "llama", clock.Now()); errRate != 0.5 {
+		t.Fatalf("errRate = %v, want 0.5", errRate)
+	}
+	clock.Set(t0.Add(DefaultMaxAge))
+	if _, _, n, errRate, ok := tr.ReliabilityAt("groq", "llama", clock.Now()); !ok || n != 1 || errRate != 0 {
+		t.Errorf("once the failure expired: samples %d, errRate %v, ok %v; want 1, 0, true", n, errRate, ok)
+	}
+}
+
+func TestTrackerReliabilityDoesNotAllocate(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	for i := range 100 {
+		tr.Record("groq", "llama", ms(i), t0)
+		tr.RecordOutcome("groq", "llama", WeightRejected, t0)
+	}
+	now := clock.Now()
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, _, _, _, ok := tr.ReliabilityAt("groq", "llama", now); !ok {
+			t.Fatal("ReliabilityAt lost the samples")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("ReliabilityAt: %v allocs per call, want 0", allocs)
 	}
 }

@@ -81,6 +81,22 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 }
 
+// TestLoadConfigReliableLatency: every mode SPEC section 5 names but
+// cost-optimized is built, reliable-latency included.
+func TestLoadConfigReliableLatency(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`strategy: {mode: reliable-latency}
+providers:
+  local: {base_url: "http://127.0.0.1:9101/v1", models: [m]}
+targets: [{virtual_key: local}]
+`), env(nil))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate() = %v, want nil", err)
+	}
+}
+
 // TestLoadConfigErrors: every decode or validation error names its field.
 func TestLoadConfigErrors(t *testing.T) {
 	tests := []struct {
@@ -94,7 +110,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"wrong type", "wrong_type.yaml", []string{"providers.local.max_concurrency: cannot unmarshal string"}},
 		{"bad size", "bad_size.yaml", []string{"limits.max_body: invalid size"}},
 		{"empty targets", "empty_targets.yaml", []string{"targets: at least one target is required"}},
-		{"mode not built yet", "unbuilt_mode.yaml", []string{`strategy.mode: mode "reliable-latency" is specified but not built yet (available: ewma-latency, fallback, least-latency, loadbalance, round-robin)`}},
+		{"mode not built yet", "unbuilt_mode.yaml", []string{`strategy.mode: mode "cost-optimized" is specified but not built yet (available: ewma-latency, fallback, least-latency, loadbalance, reliable-latency, round-robin)`}},
 		{"every error at once", "many_errors.yaml", []string{
 			`listen: invalid address "not an address"`,
 			"auth.keys[0]: environment variable FIRSTBYTE_TEST_UNSET_KEY is not set",

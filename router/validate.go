@@ -9,9 +9,8 @@ import (
 )
 
 // unbuilt are modes SPEC section 5 names that this version does not have
-// yet: cost-optimized needs prices in the config, reliable-latency error
-// rates in the tracker.
-var unbuilt = map[string]bool{"cost-optimized": true, "reliable-latency": true}
+// yet: cost-optimized needs prices in the config.
+var unbuilt = map[string]bool{"cost-optimized": true}
 
 // FieldError is one configuration problem, named by its field path
 // (targets[2].virtual_key) so a user can find it in the file.
