@@ -89,6 +89,15 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 	best, bestEst := -1, math.Inf(1)
 	for i, c := range eligible {
 		logMean, logStd, samples, errRate, ok := s.src.ReliabilityAt(c.Target, c.Model, now)
+		if !ok && errRate > 0 {
+			// Failing, never answering: not "unmeasured" but the worst known.
+			// It ranks last, after every target with a latency.
+			draws, ests = append(draws, math.MaxFloat64), append(ests, math.MaxFloat64)
+			if best < 0 {
+				best = i
+			}
+			continue
+		}
 		if !ok {
 			draws, ests = append(draws, -1), append(ests, -1)
 			continue

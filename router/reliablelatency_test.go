@@ -34,6 +34,9 @@ func (r reliabilities) ReliabilityAt(target, _ string, _ time.Time) (logMean, lo
 	if !ok {
 		return 0, 0, 0, 0, false
 	}
+	if x.samples < 0 { // failures only: an error rate but no latency sample
+		return 0, 0, 0, x.errRate, false
+	}
 	return math.Log(x.p50.Seconds()), x.logStd, max(x.samples, 1), x.errRate, true
 }
 
@@ -122,6 +125,18 @@ func TestReliableLatencyOrder(t *testing.T) {
 		want          []string
 		wantSelection string
 	}{
+		{"a target that has only failed ranks last, not first as an unmeasured one would",
+			reliabilities{"groq": {samples: -1, errRate: 1}, "openai": {p50: 250 * ms}, "anthropic": {p50: 900 * ms}},
+			&scriptedRand{floats: draws(zZero, zZero)},
+			[]string{"openai", "anthropic", "groq"}, "leader"},
+		{"unmeasured first, then the failing ones in declaration order",
+			reliabilities{"groq": {samples: -1, errRate: 1}, "openai": {samples: -1, errRate: 0.5}},
+			&scriptedRand{},
+			[]string{"anthropic", "groq", "openai"}, "cold"},
+		{"only failing targets: declaration order, the first leads",
+			reliabilities{"groq": {samples: -1, errRate: 1}, "openai": {samples: -1, errRate: 0.5}, "anthropic": {samples: -1, errRate: 1}},
+			&scriptedRand{},
+			[]string{"groq", "openai", "anthropic"}, "leader"},
 		{"failing faster target loses to a slightly slower reliable one",
 			reliabilities{"groq": {p50: 200 * ms, errRate: 0.5}, "openai": {p50: 250 * ms}, "anthropic": {p50: 900 * ms}},
 			&scriptedRand{floats: draws(zZero, zZero, zZero)},
