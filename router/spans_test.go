@@ -218,6 +218,9 @@ targets: [{virtual_key: claude}]
 		t.Errorf("stream did not pass through whole: %q", stream)
 	}
 	count := readAll(t, post(t, srv.URL, "/v1/messages/count_tokens", `{"model":"claude-x","messages":[]}`).Body)
+	if hdr, _ := up.LastRequest(); hdr.Get("anthropic-version") != "2023-06-01" {
+		t.Errorf("a client that names no anthropic-version: upstream got %q, want the default 2023-06-01", hdr.Get("anthropic-version"))
+	}
 	if !strings.Contains(count, "input_tokens") {
 		t.Errorf("count_tokens = %s", count)
 	}

@@ -68,15 +68,23 @@ func newUpstream(name string, p *ProviderConfig, now func() time.Time) *upstream
 // setAuth puts the provider's credential on an upstream request, in the
 // provider's own way. The client's credential is never forwarded.
 func (u *upstream) setAuth(h http.Header) {
-	if u.apiKey == "" {
-		return
-	}
 	if u.kind == KindAnthropic {
-		h.Set("x-api-key", u.apiKey)
+		// Anthropic refuses a request without a version; clients that
+		// name none get the one its API documents as the baseline.
+		if h.Get("Anthropic-Version") == "" {
+			h["Anthropic-Version"] = defaultAnthropicVersion
+		}
+		if u.apiKey != "" {
+			h["X-Api-Key"] = []string{u.apiKey}
+		}
 		return
 	}
-	h.Set("Authorization", "Bearer "+u.apiKey)
+	if u.apiKey != "" {
+		h["Authorization"] = []string{"Bearer " + u.apiKey}
+	}
 }
+
+var defaultAnthropicVersion = []string{"2023-06-01"}
 
 // breaker opens after threshold consecutive failover-safe failures and
 // lets one probe through after cooldown (half-open); the probe's success
