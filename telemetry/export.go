@@ -44,9 +44,10 @@ type pdataExporter struct {
 	client   *http.Client
 	onError  func(spans int)
 
-	mu      sync.Mutex // guards pending, n
+	mu      sync.Mutex // guards pending, n, spare
 	pending []byte     // marshalled TracesData messages, concatenated
 	n       int        // spans in pending
+	spare   []byte     // the last posted buffer, emptied: pending's next backing array
 
 	kick chan struct{} // a full batch is waiting
 	stop chan struct{}
@@ -199,30 +200,58 @@ func (e *pdataExporter) loop() {
 func (e *pdataExporter) flush(ctx context.Context) error {
 	e.mu.Lock()
 	body, n := e.pending, e.n
-	e.pending, e.n = nil, 0
+	// Double buffering: the next spans go into the buffer posted last time,
+	// which has grown to a batch's size already, so appends do not regrow.
+	e.pending, e.n, e.spare = e.spare, 0, nil
 	e.mu.Unlock()
 	if n == 0 {
+		e.mu.Lock()
+		e.spare = body[:0]
+		e.mu.Unlock()
 		return nil
 	}
-	if err := e.post(ctx, body); err != nil {
+	released, err := e.post(ctx, body)
+	e.mu.Lock()
+	if released && e.spare == nil && cap(body) <= 8<<20 { // keep it unless huge
+		e.spare = body[:0]
+	}
+	e.mu.Unlock()
+	if err != nil {
 		e.onError(n)
 		return err
 	}
 	return nil
 }
 
-func (e *pdataExporter) post(ctx context.Context, body []byte) error {
-	var rd io.Reader = bytes.NewReader(body)
+// post sends body. released says the transport is done reading it, so its
+// array may be reused: at once when a gzip copy went out, else once the
+// transport has closed the body (it may still be writing it after a server
+// answered early).
+func (e *pdataExporter) post(ctx context.Context, body []byte) (released bool, err error) {
+	sent := &sentBody{Reader: bytes.NewReader(body), closed: make(chan struct{})}
+	var rd io.Reader = sent
 	if e.gzip {
 		var zb bytes.Buffer
 		zw := gzip.NewWriter(&zb)
 		_, _ = zw.Write(body)
 		_ = zw.Close()
 		rd = &zb
+		_ = sent.Close()
 	}
+	defer func() {
+		select {
+		case <-sent.closed:
+			released = true
+		case <-time.After(time.Second):
+		}
+	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, rd)
 	if err != nil {
-		return err
+		_ = sent.Close()
+		return false, err
+	}
+	if !e.gzip {
+		req.ContentLength = int64(len(body)) // a sentBody hides its length from NewRequest
 	}
 	for k, v := range e.headers {
 		req.Header[k] = v
@@ -234,13 +263,25 @@ func (e *pdataExporter) post(ctx context.Context, body []byte) error {
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("traces export: %w", err)
+		return false, fmt.Errorf("traces export: %w", err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("traces export: %s answered %d", e.url, resp.StatusCode)
+		return false, fmt.Errorf("traces export: %s answered %d", e.url, resp.StatusCode)
 	}
+	return false, nil
+}
+
+// sentBody tells when the transport has closed a request body.
+type sentBody struct {
+	*bytes.Reader
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *sentBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
 	return nil
 }
 

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -178,3 +179,43 @@ func TestPdataEndpointChoice(t *testing.T) {
 }
 
 var _ sdktrace.SpanProcessor = (*AggregatingProcessor)(nil)
+
+// TestPdataExportReusesBuffersSafely: across many flushes (buffers swapped
+// and reused), every span arrives once and intact.
+func TestPdataExportReusesBuffersSafely(t *testing.T) {
+	sink := newOTLPSink(t)
+	sdk, shutdown, err := Setup(context.Background(), Options{
+		OTLPEndpoint: sink.URL,
+		Getenv:       envOf(map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "5", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "7"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := sdk.TracerProvider.Tracer("test")
+	want := map[string]bool{}
+	for i := range 300 {
+		name := fmt.Sprintf("span-%03d", i)
+		want[name] = true
+		_, s := tr.Start(context.Background(), name)
+		s.End()
+		if i%40 == 0 {
+			time.Sleep(10 * time.Millisecond) // let flushes interleave with appends
+		}
+	}
+	if err := shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	names, posts := sink.got()
+	seen := map[string]int{}
+	for _, n := range names {
+		seen[n]++
+	}
+	for n := range want {
+		if seen[n] != 1 {
+			t.Errorf("%s arrived %d times, want once", n, seen[n])
+		}
+	}
+	if len(seen) != len(want) || len(posts) < 3 {
+		t.Errorf("%d distinct spans in %d posts; want %d in several", len(seen), len(posts), len(want))
+	}
+}
