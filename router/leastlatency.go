@@ -93,32 +93,9 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 		p50s = append(p50s, p)
 	}
 
-	// Stable partition into out: cold ones first, then the sampled ones.
 	base := len(dst)
-	dst = append(dst, eligible...)
+	dst, cold := rankByScore(dst, eligible, p50s, lat)
 	out := dst[base:]
-	w := 0
-	for i, c := range eligible {
-		if p50s[i] < 0 {
-			out[w] = c
-			w++
-		}
-	}
-	cold := w
-	for i, c := range eligible {
-		if p50s[i] >= 0 {
-			out[w] = c
-			lat = append(lat, p50s[i])
-			w++
-		}
-	}
-	sampled := out[cold:]
-	for i := 1; i < len(sampled); i++ { // insertion sort: stable, tiny n
-		for j := i; j > 0 && lat[j] < lat[j-1]; j-- {
-			sampled[j], sampled[j-1] = sampled[j-1], sampled[j]
-			lat[j], lat[j-1] = lat[j-1], lat[j]
-		}
-	}
 	if cold > 0 {
 		shuffle(out[:cold], l.rand)
 		return dst, telemetry.SelectionCold

@@ -111,32 +111,10 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 		}
 	}
 
-	// Stable partition into out: cold ones first, then the sampled ones.
 	base := len(dst)
-	dst = append(dst, eligible...)
+	dst, cold := rankByScore(dst, eligible, draws, rank)
 	out := dst[base:]
-	w := 0
-	for i, c := range eligible {
-		if draws[i] < 0 {
-			out[w] = c
-			w++
-		}
-	}
-	cold := w
-	for i, c := range eligible {
-		if draws[i] >= 0 {
-			out[w] = c
-			rank = append(rank, draws[i])
-			w++
-		}
-	}
 	sampled := out[cold:]
-	for i := 1; i < len(sampled); i++ { // insertion sort: stable, tiny n
-		for j := i; j > 0 && rank[j] < rank[j-1]; j-- {
-			sampled[j], sampled[j-1] = sampled[j-1], sampled[j]
-			rank[j], rank[j-1] = rank[j-1], rank[j]
-		}
-	}
 	if cold > 0 {
 		shuffle(out[:cold], s.rand)
 		return dst, telemetry.SelectionCold

@@ -107,3 +107,38 @@ func NewStrategy(mode string, deps StrategyDeps) (Strategy, bool) {
 	}
 	return f(deps), true
 }
+
+// rankByScore appends eligible to dst ordered for a latency mode: the
+// candidates without a score (scores[i] < 0) first, in declaration order,
+// then the scored ones by ascending score, ties in declaration order. It
+// returns the extended dst and how many unscored candidates lead it.
+// scratch (len 0, enough capacity) holds the scored part's scores while they
+// are sorted, so the caller decides whether that allocates.
+func rankByScore[S ~int64 | ~float64](dst, eligible []*Candidate, scores, scratch []S) ([]*Candidate, int) {
+	base := len(dst)
+	dst = append(dst, eligible...)
+	out := dst[base:]
+	w := 0
+	for i, c := range eligible {
+		if scores[i] < 0 {
+			out[w] = c
+			w++
+		}
+	}
+	unscored := w
+	for i, c := range eligible {
+		if scores[i] >= 0 {
+			out[w] = c
+			scratch = append(scratch, scores[i])
+			w++
+		}
+	}
+	scored := out[unscored:]
+	for i := 1; i < len(scored); i++ { // insertion sort: stable, tiny n
+		for j := i; j > 0 && scratch[j] < scratch[j-1]; j-- {
+			scored[j], scored[j-1] = scored[j-1], scored[j]
+			scratch[j], scratch[j-1] = scratch[j-1], scratch[j]
+		}
+	}
+	return dst, unscored
+}
