@@ -55,20 +55,15 @@ func (g *Gateway) Routing() []ModelRouting {
 		for _, m := range models {
 			cands := g.routes[kind][m]
 			mr := ModelRouting{Model: m, Mode: g.mode, API: kind, Targets: make([]TargetRouting, len(cands))}
-			type ranked struct {
-				i       int
-				p50     time.Duration
-				sampled bool
-			}
-			rs := make([]ranked, len(cands))
+			p50s := make([]time.Duration, len(cands)) // -1: no live sample
+			index := make(map[*Candidate]int, len(cands))
 			for i, c := range cands {
+				index[c] = i
+				p50s[i] = -1
 				t := TargetRouting{Target: c.Target, UpstreamModel: c.Model, CircuitOpen: c.upstream.breaker.isOpen()}
 				if g.latency != nil {
 					if p, n, ok := g.latency.P50(c.Target, c.Model); ok {
-						t.P50Seconds, t.Samples = p.Seconds(), n
-						rs[i] = ranked{i, p, true}
-					} else {
-						rs[i] = ranked{i: i}
+						t.P50Seconds, t.Samples, p50s[i] = p.Seconds(), n, p
 					}
 				}
 				if ager != nil {
@@ -78,18 +73,14 @@ func (g *Gateway) Routing() []ModelRouting {
 				}
 				mr.Targets[i] = t
 			}
-			sort.SliceStable(rs, func(a, b int) bool {
-				if rs[a].sampled != rs[b].sampled {
-					return !rs[a].sampled
-				}
-				return rs[a].sampled && rs[a].p50 < rs[b].p50
-			})
-			leaderSet := false
-			for rank, r := range rs {
-				mr.Targets[r.i].Rank = rank + 1
-				if r.sampled && !leaderSet {
-					mr.Targets[r.i].Leader, leaderSet = true, true
-				}
+			// The order least-latency gives without exploration (unmeasured
+			// ones unshuffled); its first measured target is the leader.
+			order, cold := rankByScore(nil, cands, p50s, make([]time.Duration, 0, len(cands)))
+			for rank, c := range order {
+				mr.Targets[index[c]].Rank = rank + 1
+			}
+			if cold < len(order) {
+				mr.Targets[index[order[cold]]].Leader = true
 			}
 			out = append(out, mr)
 		}
