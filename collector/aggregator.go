@@ -34,6 +34,7 @@ var (
 	attrHTTPStatus = string(telemetry.KeyHTTPStatus)
 	attrErrorType  = string(telemetry.KeyErrorType)
 	attrInstanceID = string(semconv.ServiceInstanceIDKey)
+	attrFault      = string(telemetry.KeyFault)
 )
 
 // SpanObserver sees spans the Aggregator consumes, after the tracker has
@@ -113,21 +114,21 @@ func (a *Aggregator) SetInstanceID(id string) {
 
 // ConsumeTraces takes spans that ended in this process. It never fails.
 func (a *Aggregator) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
-	a.consume(td, SourceLocal, "", a.observers)
+	a.consume(td, SourceLocal, "", OriginSelf, a.observers)
 	return nil
 }
 
 // ConsumePeerTraces takes spans received from peers, skipping those of this
 // process (by service.instance.id). It never fails.
 func (a *Aggregator) ConsumePeerTraces(_ context.Context, td ptrace.Traces) error {
-	a.consume(td, SourcePeer, *a.instanceID.Load(), a.peerObservers)
+	a.consume(td, SourcePeer, *a.instanceID.Load(), OriginPeer, a.peerObservers)
 	return nil
 }
 
 // consume walks td once: each span teaches the tracker, is counted and is
 // shown to the observers. Resource spans of instance skip (if not empty) are
 // passed over.
-func (a *Aggregator) consume(td ptrace.Traces, source, skip string, observers []SpanObserver) {
+func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origin, observers []SpanObserver) {
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
@@ -140,12 +141,7 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, observers []
 			spans := sss.At(j).Spans()
 			for k := range spans.Len() {
 				span := spans.At(k)
-				at := readAttempt(span)
-				if ttfb, ok := at.sample(); ok {
-					a.tracker.Record(at.target, at.model, ttfb, endTime(span))
-				} else if w, ok := at.failure(); ok {
-					a.tracker.RecordOutcome(at.target, at.model, w, endTime(span))
-				}
+				a.learn(span, origin)
 				if a.onSpan != nil {
 					a.onSpan(source)
 				}
@@ -154,6 +150,23 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, observers []
 				}
 			}
 		}
+	}
+}
+
+// learn teaches the tracker what one attempt span says: a latency sample
+// when it succeeded, else its fault (if the failure model counts one) with
+// what it cost.
+func (a *Aggregator) learn(span ptrace.Span, origin Origin) {
+	at := readAttempt(span)
+	if at.countTokens || at.badStatus || at.target == "" || at.model == "" {
+		return
+	}
+	if ttfb, ok := at.sample(); ok {
+		a.tracker.RecordSample(at.target, at.model, ttfb, endTime(span), origin)
+		return
+	}
+	if f := at.fault(); f != telemetry.FaultNone {
+		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), endTime(span))
 	}
 }
 
@@ -187,6 +200,8 @@ type attemptFacts struct {
 	haveStatus    bool
 	badStatus     bool   // a status attribute that is not a number
 	errorType     string // error.type
+	faultAttr     telemetry.Fault
+	haveFault     bool // firstbyte.fault was on the span: the failure model's verdict where the attempt ended
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -214,6 +229,10 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			if v.Type() == pcommon.ValueTypeStr {
 				f.errorType = v.Str()
 			}
+		case attrFault:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.faultAttr, f.haveFault = telemetry.ParseFault(v.Str())
+			}
 		}
 	}
 	return f
@@ -234,43 +253,32 @@ func (f *attemptFacts) sample() (time.Duration, bool) {
 	return secondsToTTFB(f.seconds)
 }
 
-// failure returns the weight of the failure the span records towards its
-// target's error rate, if it records one: it names a target and an upstream
-// model, is not a count_tokens call, and failureWeight counts its status or
-// error type.
-func (f *attemptFacts) failure() (float64, bool) {
-	if f.countTokens || f.badStatus || f.target == "" || f.model == "" {
-		return 0, false
+// fault is the failure model's verdict on the attempt: the one its span
+// carries (firstbyte.fault, set where the attempt ended), or, for a span
+// from a client that does not set it, telemetry.Classify of its HTTP status
+// and error.type. A span without status Error and without either is not a
+// fault.
+func (f *attemptFacts) fault() telemetry.Fault {
+	if f.haveFault {
+		return f.faultAttr
 	}
-	w := failureWeight(f.status, f.errorType)
-	return w, w > 0
+	if !f.spanError && f.errorType == "" && (!f.haveStatus || f.status < 400) {
+		return telemetry.FaultNone
+	}
+	status := 0
+	if f.haveStatus && f.status >= 0 && f.status < 1000 {
+		status = int(f.status)
+	}
+	return telemetry.Classify(status, f.errorType)
 }
 
-// error.type values of attempts that failed without an HTTP status (the
-// router's reasons).
-const (
-	errorTypeTimeout   = "timeout"
-	errorTypeTransport = "transport"
-)
-
-// failureWeight is how much an attempt with HTTP status (0: none) and
-// error.type errorType counts against its target's reliability (SPEC
-// section 5): fully for 429, 500, 502, 503 and 529, and for a timeout or a
-// transport failure; half for the provider's 400 and 422; not at all
-// otherwise (a success, or a failure that says nothing of the provider, such
-// as an open circuit or a canceled client).
-func failureWeight(status int64, errorType string) float64 {
-	switch status {
-	case 429, 500, 502, 503, 529:
-		return WeightFailure
-	case 400, 422:
-		return WeightRejected
-	case 0:
-		if errorType == errorTypeTimeout || errorType == errorTypeTransport {
-			return WeightFailure
-		}
+// spanDuration is how long the span's attempt took (0 without both stamps).
+func spanDuration(span ptrace.Span) time.Duration {
+	start, end := span.StartTimestamp(), span.EndTimestamp()
+	if start == 0 || end <= start {
+		return 0
 	}
-	return 0
+	return time.Duration(end - start)
 }
 
 // number reads a numeric attribute: a double, or an int from a client that

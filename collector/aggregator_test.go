@@ -2,7 +2,11 @@ package collector
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -346,21 +350,56 @@ func TestPeerTraceChangesTheOrder(t *testing.T) {
 	}
 }
 
-func TestFailureWeight(t *testing.T) {
-	for _, tt := range []struct {
-		status    int64
-		errorType string
-		want      float64
-	}{
-		{429, "429", 1}, {500, "500", 1}, {502, "502", 1}, {503, "503", 1}, {529, "529", 1},
-		{400, "400", 0.5}, {422, "422", 0.5},
-		{0, "timeout", 1}, {0, "transport", 1},
-		{200, "", 0}, {408, "408", 0}, {501, "501", 0}, {504, "504", 0}, {401, "401", 0}, {404, "404", 0},
-		{0, "circuit_open", 0}, {0, "queue_full", 0}, {0, "canceled", 0}, {0, "", 0},
-		{200, "timeout", 0}, // a status says what happened; the type only fills in for none
-	} {
-		if got := failureWeight(tt.status, tt.errorType); got != tt.want {
-			t.Errorf("failureWeight(%d, %q) = %v, want %v", tt.status, tt.errorType, got, tt.want)
+// failureModelCase is one row of the failure model's one table
+// (telemetry/testdata/failure_model.json), which the pipeline's and the
+// classification's tests read too.
+type failureModelCase struct {
+	Name      string `json:"name"`
+	Status    int    `json:"status"`
+	ErrorType string `json:"error_type"`
+	Fault     string `json:"fault"`
+}
+
+func loadFailureModel(t *testing.T) []failureModelCase {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "telemetry", "testdata", "failure_model.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []failureModelCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+// TestAggregatorReadsTheFailureModel: a span from a client that does not
+// set firstbyte.fault (an application, an older gateway) is judged from its
+// status and error.type by the same table as the pipeline's attempts; a span
+// that does carry the verdict is taken at its word.
+func TestAggregatorReadsTheFailureModel(t *testing.T) {
+	end := t0.Add(-time.Minute)
+	for _, tc := range loadFailureModel(t) {
+		if tc.Fault == "none" && tc.ErrorType == "" {
+			continue // the success row: a sample, tested elsewhere
+		}
+		want := map[string]float64{"none": 0, "half": 0.5, "full": 1}[tc.Fault]
+		for _, carried := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/verdict carried %v", tc.Name, carried), func(t *testing.T) {
+				f := failedAttemptFixture(int64(tc.Status), tc.ErrorType, end)
+				if carried {
+					f = f.with(map[string]any{string(telemetry.KeyFault): tc.Fault})
+				}
+				tr := newTestTracker(newFakeClock(t0))
+				agg := NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a"})
+				if err := agg.ConsumeTraces(context.Background(), buildTraces(t, f)); err != nil {
+					t.Fatalf("ConsumeTraces: %v", err)
+				}
+				st := tr.StatsAt("groq", "llama", t0)
+				if st.Samples != 0 || st.FaultRate != want || (want > 0) != (st.Outcomes == 1) {
+					t.Errorf("status %d error.type %q: samples %d, fault rate %v over %d; want 0, %v", tc.Status, tc.ErrorType, st.Samples, st.FaultRate, st.Outcomes, want)
+				}
+			})
 		}
 	}
 }
@@ -402,7 +441,8 @@ func TestAggregatorLearnsFailures(t *testing.T) {
 		}(), 0.5},
 		{"provider 422", failedAttemptFixture(422, "422", end), 0.5},
 
-		{"504 is not counted", failedAttemptFixture(504, "504", end), 0},
+		{"504", failedAttemptFixture(504, "504", end), 1},
+		{"408", failedAttemptFixture(408, "408", end), 1},
 		{"404 is not counted", failedAttemptFixture(404, "404", end), 0},
 		{"open circuit is not the provider's failure", failedAttemptFixture(0, "circuit_open", end), 0},
 		{"canceled client", failedAttemptFixture(0, "canceled", end), 0},
@@ -410,6 +450,7 @@ func TestAggregatorLearnsFailures(t *testing.T) {
 		{"no target", failedAttemptFixture(503, "503", end).with(map[string]any{string(telemetry.KeyTarget): nil}), 0},
 		{"no model", failedAttemptFixture(503, "503", end).with(map[string]any{string(telemetry.KeyRequestModel): nil}), 0},
 		{"unreadable status", failedAttemptFixture(0, "timeout", end).with(map[string]any{string(telemetry.KeyHTTPStatus): "bad"}), 0},
+		{"the carried verdict wins", failedAttemptFixture(503, "503", end).with(map[string]any{string(telemetry.KeyFault): "half"}), 0.5},
 		{"expired", failedAttemptFixture(503, "503", t0.Add(-DefaultMaxAge)), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -418,9 +459,12 @@ func TestAggregatorLearnsFailures(t *testing.T) {
 			if err := agg.ConsumeTraces(context.Background(), buildTraces(t, tc.span)); err != nil {
 				t.Fatalf("ConsumeTraces: %v", err)
 			}
-			_, _, n, errRate, ok := tr.ReliabilityAt("groq", "llama", t0)
-			if ok || n != 0 || errRate != tc.want {
-				t.Errorf("ReliabilityAt(groq, llama) = samples %d, errRate %v, ok %v; want 0, %v, false", n, errRate, ok, tc.want)
+			st := tr.StatsAt("groq", "llama", t0)
+			if st.Samples != 0 || st.FaultRate != tc.want {
+				t.Errorf("StatsAt(groq, llama) = samples %d, fault rate %v; want 0, %v", st.Samples, st.FaultRate, tc.want)
+			}
+			if tc.want > 0 && st.FaultSeconds != 1 {
+				t.Errorf("fault cost %v s, want the span's 1 s", st.FaultSeconds)
 			}
 		})
 	}
@@ -443,8 +487,8 @@ func TestAggregatorErrorRateMixesOutcomes(t *testing.T) {
 	if err := agg.ConsumeTraces(context.Background(), td); err != nil {
 		t.Fatalf("ConsumeTraces: %v", err)
 	}
-	logMean, logStd, n, errRate, ok := tr.ReliabilityAt("groq", "llama", t0)
-	if !ok || n != 2 || math.Abs(logMean-math.Log(0.2)) > 1e-12 || logStd != 0 || errRate != 0.375 {
-		t.Errorf("ReliabilityAt = %v, %v, %d, %v, %v; want ln 0.2, 0, 2, 0.375, true", logMean, logStd, n, errRate, ok)
+	st := tr.StatsAt("groq", "llama", t0)
+	if st.Samples != 2 || math.Abs(st.LogMean-math.Log(0.2)) > 1e-12 || st.LogStd != 0 || st.FaultRate != 0.375 {
+		t.Errorf("StatsAt = %+v; want 2 samples, ln 0.2, std 0, fault rate 0.375", st)
 	}
 }

@@ -40,6 +40,7 @@ type Metrics struct {
 	ttfb         *prometheus.HistogramVec // target, model
 	selections   *prometheus.CounterVec   // model, target, reason
 	consumed     *prometheus.CounterVec   // source
+	skips        *prometheus.CounterVec   // target, reason
 	exportFailed prometheus.Counter
 
 	// Children by label values: WithLabelValues validates and hashes its
@@ -93,6 +94,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		consumed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_spans_consumed_total", Help: "Spans the aggregator consumed, by source (local: this process; peer: other instances over OTLP).",
 		}, []string{"source"}),
+		skips: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_skips_total", Help: "Targets passed over without an attempt, by target and reason (circuit_open, queue_full).",
+		}, []string{"target", "reason"}),
 		exportFailed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "firstbyte_export_failures_total", Help: "Spans dropped because an OTLP export failed (collector down or refusing); requests are unaffected.",
 		}),
@@ -100,7 +104,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
-	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.exportFailed)
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed)
 	m.consumed.WithLabelValues(SourceLocal)
 	m.consumed.WithLabelValues(SourcePeer)
 	return m
@@ -146,6 +150,7 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 				obs.Observe(over)
 			}
 		}
+		m.observeSkips(span)
 	case ptrace.SpanKindClient:
 		target := stringAttr(attrs, string(telemetry.KeyTarget))
 		outcome := stringAttr(attrs, string(telemetry.KeyOutcome))
@@ -172,6 +177,19 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 				}
 			}
 		}
+	}
+}
+
+// observeSkips counts the server span's skip events.
+func (m *Metrics) observeSkips(span ptrace.Span) {
+	events := span.Events()
+	for i := range events.Len() {
+		e := events.At(i)
+		if e.Name() != telemetry.EventSkip {
+			continue
+		}
+		attrs := e.Attributes()
+		m.skips.WithLabelValues(stringAttr(attrs, string(telemetry.KeyTarget)), stringAttr(attrs, string(telemetry.KeySkipReason))).Inc()
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // fakeClock is a settable clock, safe for concurrent use.
@@ -326,8 +328,8 @@ func TestTrackerStatsAndAll(t *testing.T) {
 	if !ok || st != want {
 		t.Errorf("Stats(%q,%q) = %+v, %v; want %+v, true", "groq", "llama", st, ok, want)
 	}
-	if age, ok := tr.OldestSampleAge("groq", "llama"); !ok || age != 2*time.Minute {
-		t.Errorf("OldestSampleAge(%q,%q) = %v, %v; want 2m0s, true", "groq", "llama", age, ok)
+	if oldest := tr.StatsAt("groq", "llama", clock.Now()).Oldest; !oldest.Equal(t0.Add(2 * time.Minute)) {
+		t.Errorf("StatsAt(%q,%q).Oldest = %v, want %v", "groq", "llama", oldest, t0.Add(2*time.Minute))
 	}
 
 	clock.Set(t0.Add(5 * time.Minute)) // together's only sample expires
@@ -522,41 +524,78 @@ func TestTrackerEWMA(t *testing.T) {
 		tr.Record("a", "m", d, now.Add(time.Duration(i)*time.Second-time.Minute))
 	}
 	// 100 -> 0.3*200+0.7*100 = 130 -> 0.3*400+0.7*130 = 211
-	if got, n, ok := tr.EWMAAt("a", "m", now); !ok || n != 3 || got != 211*ms {
-		t.Errorf("EWMAAt = %v, %d, %v; want 211ms over 3 samples", got, n, ok)
+	if st := tr.StatsAt("a", "m", now); st.Samples != 3 || st.EWMA != 211*ms {
+		t.Errorf("EWMA = %v over %d, want 211ms over 3 samples", st.EWMA, st.Samples)
 	}
 	// Once the first sample expires the average starts from the second.
 	later := now.Add(5*time.Minute - time.Minute + time.Millisecond)
-	if got, n, _ := tr.EWMAAt("a", "m", later); n != 2 || got != 260*ms {
-		t.Errorf("after expiry EWMAAt = %v over %d, want 260ms over 2", got, n)
+	if st := tr.StatsAt("a", "m", later); st.Samples != 2 || st.EWMA != 260*ms {
+		t.Errorf("after expiry EWMA = %v over %d, want 260ms over 2", st.EWMA, st.Samples)
 	}
-	if _, _, ok := tr.EWMAAt("b", "m", now); ok {
-		t.Errorf("EWMAAt of an unknown key is ok")
+	if st := tr.StatsAt("b", "m", now); st != (telemetry.TargetStats{}) {
+		t.Errorf("StatsAt of an unknown key = %+v, want zero", st)
 	}
 }
 
-func TestMoments(t *testing.T) {
+// TestTrackerEWMACountsTimeouts: a timed-out attempt is a sample of what
+// it cost in the EWMA (and only there); a quick fault is not.
+//
+//	20ms ok, 20ms ok, 503 after 5ms, timeout after 200ms  -> EWMA 20 -> 20 -> 74
+func TestTrackerEWMACountsTimeouts(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	tr.Record("a", "m", ms(20), t0.Add(-4*time.Second))
+	tr.Record("a", "m", ms(20), t0.Add(-3*time.Second))
+	tr.RecordFault("a", "m", telemetry.FaultFull, ms(5), false, t0.Add(-2*time.Second))
+	if st := tr.StatsAt("a", "m", t0); st.EWMA != ms(20) {
+		t.Errorf("EWMA after a quick 503 = %v, want 20ms (faults that are not timeouts are no sample)", st.EWMA)
+	}
+	tr.RecordFault("a", "m", telemetry.FaultFull, ms(200), true, t0.Add(-time.Second))
+	st := tr.StatsAt("a", "m", t0)
+	if st.EWMA != ms(74) || st.Samples != 2 || st.P50 != ms(20) {
+		t.Errorf("after a timeout: EWMA %v, samples %d, p50 %v; want 74ms, 2, 20ms (the p50 counts samples only)", st.EWMA, st.Samples, st.P50)
+	}
+	// Only timeouts: an EWMA, no sample.
+	tr.RecordFault("b", "m", telemetry.FaultFull, ms(300), true, t0)
+	if st := tr.StatsAt("b", "m", t0); st.EWMA != ms(300) || st.Samples != 0 || !st.OnlyFaults() {
+		t.Errorf("only a timeout: %+v, want EWMA 300ms, no sample, only faults", st)
+	}
+}
+
+func TestWeightedMoments(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
-		xs        []float64
+		xs, ws    []float64
 		mean, std float64
 	}{
-		{"none", nil, 0, 0},
-		{"one: no spread", []float64{-1.5}, -1.5, 0},
-		{"two", []float64{1, 3}, 2, math.Sqrt2},
-		{"equal values", []float64{0.25, 0.25, 0.25}, 0.25, 0},
-		{"sample std (n-1)", []float64{2, 4, 4, 4, 5, 5, 7, 9}, 5, math.Sqrt(32.0 / 7)},
-		{"far from zero, tiny spread", []float64{1e6 + 1, 1e6 + 2, 1e6 + 3}, 1e6 + 2, 1},
+		{"none", nil, nil, 0, 0},
+		{"one: no spread", []float64{-1.5}, []float64{1}, -1.5, 0},
+		{"two", []float64{1, 3}, []float64{1, 1}, 2, math.Sqrt2},
+		{"equal values", []float64{0.25, 0.25, 0.25}, []float64{1, 1, 1}, 0.25, 0},
+		{"sample std (n-1)", []float64{2, 4, 4, 4, 5, 5, 7, 9}, []float64{1, 1, 1, 1, 1, 1, 1, 1}, 5, math.Sqrt(32.0 / 7)},
+		{"far from zero, tiny spread", []float64{1e6 + 1, 1e6 + 2, 1e6 + 3}, []float64{1, 1, 1}, 1e6 + 2, 1},
+		// weights 1 and 3: mean (1*0 + 3*4)/4 = 3; variance with reliability
+		// weights: (1*9 + 3*1) / (4 - 10/4) = 12/1.5 = 8
+		{"weighted", []float64{0, 4}, []float64{1, 3}, 3, math.Sqrt(8)},
 	} {
-		var m moments
-		if len(tt.xs) > 0 {
-			m.shift = tt.xs[0]
-		}
-		for _, x := range tt.xs {
-			m.add(x)
+		var m weightedMoments
+		for i, x := range tt.xs {
+			m.add(x, tt.ws[i])
 		}
 		if math.Abs(m.mean()-tt.mean) > 1e-9 || math.Abs(m.std()-tt.std) > 1e-9 {
 			t.Errorf("%s: mean, std of %v = %v, %v; want %v, %v", tt.name, tt.xs, m.mean(), m.std(), tt.mean, tt.std)
+		}
+	}
+}
+
+func TestRecencyWeight(t *testing.T) {
+	h := int64(telemetry.RecencyHalfLife)
+	for _, tt := range []struct {
+		age  int64
+		want float64
+	}{{-5, 1}, {0, 1}, {h, 0.5}, {2 * h, 0.25}, {10 * h, 1.0 / 1024}} {
+		if got := recencyWeight(tt.age); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("recencyWeight(%d) = %v, want %v", tt.age, got, tt.want)
 		}
 	}
 }
@@ -578,7 +617,7 @@ func TestLogSeconds(t *testing.T) {
 	}
 }
 
-func TestErrorRate(t *testing.T) {
+func TestFaultRate(t *testing.T) {
 	for _, tt := range []struct {
 		sum  float64
 		n    int
@@ -586,8 +625,8 @@ func TestErrorRate(t *testing.T) {
 	}{
 		{0, 0, 0}, {3, 0, 0}, {0, 4, 0}, {1, 4, 0.25}, {1.5, 3, 0.5}, {4, 4, 1}, {5, 4, 1}, {-1, 4, 0},
 	} {
-		if got := errorRate(tt.sum, tt.n); got != tt.want {
-			t.Errorf("errorRate(%v, %d) = %v, want %v", tt.sum, tt.n, got, tt.want)
+		if got := faultRate(tt.sum, tt.n); got != tt.want {
+			t.Errorf("faultRate(%v, %d) = %v, want %v", tt.sum, tt.n, got, tt.want)
 		}
 	}
 }
@@ -595,16 +634,18 @@ func TestErrorRate(t *testing.T) {
 func TestTimeRingSegments(t *testing.T) {
 	r := outcomeRing{buf: make([]outcome, 4)}
 	for _, at := range []int64{1, 2, 3} {
-		r.insert(outcome{takenAt: at}, 4)
+		r.insert(outcome{takenAt: at})
 	}
 	a, b := r.segments()
 	if len(a) != 3 || len(b) != 0 {
 		t.Fatalf("segments = %v, %v; want 3 entries in one run", a, b)
 	}
 	for _, at := range []int64{4, 5, 6} { // evicts 1 and 2, wraps around
-		r.insert(outcome{takenAt: at}, 4)
+		r.insert(outcome{takenAt: at})
 	}
-	r.insert(outcome{takenAt: 0}, 4) // older than all kept: dropped
+	if _, _, kept := r.insert(outcome{takenAt: 0}); kept { // older than all kept: dropped
+		t.Error("an entry older than every one kept was kept")
+	}
 	a, b = r.segments()
 	var got []int64
 	for _, x := range slices.Concat(a, b) {
@@ -613,37 +654,88 @@ func TestTimeRingSegments(t *testing.T) {
 	if want := []int64{3, 4, 5, 6}; !slices.Equal(got, want) || len(b) == 0 {
 		t.Errorf("segments hold %v (second run %d long), want %v across the wrap", got, len(b), want)
 	}
+	if r.back().takenAt != 6 {
+		t.Errorf("back = %d, want 6", r.back().takenAt)
+	}
 }
 
-func TestTrackerReliability(t *testing.T) {
+func TestTrackerFaults(t *testing.T) {
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
-	if _, _, _, _, ok := tr.ReliabilityAt("groq", "llama", clock.Now()); ok {
-		t.Fatal("ReliabilityAt of an unknown key: ok")
+
+	// Only faults: a fault rate and its cost, but no latency.
+	tr.RecordFault("groq", "llama", telemetry.FaultFull, ms(300), false, t0)
+	st := tr.StatsAt("groq", "llama", clock.Now())
+	if st.Samples != 0 || st.Outcomes != 1 || st.FaultRate != 1 || !st.OnlyFaults() || st.FaultSeconds != 0.3 || !st.LastOutcome.Equal(t0) {
+		t.Errorf("after one fault: %+v; want no sample, 1 outcome, rate 1, only faults, 0.3 s a fault", st)
 	}
 
-	// Only failures: an error rate, but no latency to draw from.
-	tr.RecordOutcome("groq", "llama", WeightFailure, t0)
-	if _, _, n, errRate, ok := tr.ReliabilityAt("groq", "llama", clock.Now()); ok || n != 0 || errRate != 1 {
-		t.Errorf("after one failure: samples %d, errRate %v, ok %v; want 0, 1, false", n, errRate, ok)
-	}
-
-	// Samples of 100ms and 400ms: ln mean is ln 200ms; each success weighs 0.
+	// Samples of 100ms and 400ms and a 400 (half): rate (1 + 0.5) / 4; the
+	// fault cost is the mean over the faults only.
 	tr.Record("groq", "llama", ms(100), t0)
 	tr.Record("groq", "llama", ms(400), t0)
-	tr.RecordOutcome("groq", "llama", WeightRejected, t0)
-	logMean, logStd, n, errRate, ok := tr.ReliabilityAt("groq", "llama", clock.Now())
+	tr.RecordFault("groq", "llama", telemetry.FaultHalf, ms(100), false, t0)
+	st = tr.StatsAt("groq", "llama", clock.Now())
 	wantStd := math.Log(4) / math.Sqrt2
-	if !ok || n != 2 || math.Abs(logMean-math.Log(0.2)) > 1e-12 || math.Abs(logStd-wantStd) > 1e-12 || errRate != 1.5/4 {
-		t.Errorf("ReliabilityAt = %v, %v, %d, %v, %v; want %v, %v, 2, 0.375, true", logMean, logStd, n, errRate, ok, math.Log(0.2), wantStd)
+	if st.Samples != 2 || math.Abs(st.LogMean-math.Log(0.2)) > 1e-12 || math.Abs(st.LogStd-wantStd) > 1e-12 ||
+		st.Faults != 1.5 || st.FaultRate != 1.5/4 || math.Abs(st.FaultSeconds-0.2) > 1e-12 || st.OnlyFaults() {
+		t.Errorf("mixed: %+v; want 2 samples, ln 0.2, std %v, faults 1.5 of 4, 0.2 s a fault", st, wantStd)
 	}
 
-	// Weights outside [0, 1] are dropped.
-	for _, w := range []float64{-0.5, 1.5, math.NaN(), math.Inf(1)} {
-		tr.RecordOutcome("groq", "llama", w, t0)
+	// FaultNone is not an outcome.
+	tr.RecordFault("groq", "llama", telemetry.FaultNone, ms(1), false, t0)
+	if st := tr.StatsAt("groq", "llama", clock.Now()); st.Outcomes != 4 {
+		t.Errorf("outcomes after a FaultNone = %d, want 4", st.Outcomes)
 	}
-	if _, _, _, errRate, _ := tr.ReliabilityAt("groq", "llama", clock.Now()); errRate != 1.5/4 {
-		t.Errorf("errRate after invalid weights = %v, want 0.375", errRate)
+}
+
+// TestTrackerRecencyWeights: the log moments and the weighted outcome
+// counts weigh each entry 2^(-age/half-life) from the newest.
+//
+//	400ms two half-lives before 100ms: weights 0.25 and 1
+func TestTrackerRecencyWeights(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	h := telemetry.RecencyHalfLife
+	tr.Record("a", "m", ms(400), t0.Add(-2*h))
+	tr.RecordFault("a", "m", telemetry.FaultFull, ms(10), false, t0.Add(-2*h))
+	tr.Record("a", "m", ms(100), t0)
+	st := tr.StatsAt("a", "m", t0)
+	wantMean := (0.25*math.Log(0.4) + math.Log(0.1)) / 1.25
+	if math.Abs(st.LogMean-wantMean) > 1e-12 || math.Abs(st.LogWeight-1.25) > 1e-12 {
+		t.Errorf("LogMean, LogWeight = %v, %v; want %v, 1.25", st.LogMean, st.LogWeight, wantMean)
+	}
+	// outcomes: success 0.25, fault 0.25, success 1
+	if math.Abs(st.WeightedOutcomes-1.5) > 1e-12 || math.Abs(st.WeightedFaults-0.25) > 1e-12 {
+		t.Errorf("WeightedOutcomes, WeightedFaults = %v, %v; want 1.5, 0.25", st.WeightedOutcomes, st.WeightedFaults)
+	}
+	if !st.Newest.Equal(t0) || !st.Oldest.Equal(t0.Add(-2*h)) || !st.LastSeen().Equal(t0) {
+		t.Errorf("Newest %v Oldest %v LastSeen %v", st.Newest, st.Oldest, st.LastSeen())
+	}
+}
+
+func TestTrackerOrigins(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	tr.RecordSample("a", "m", ms(10), t0, OriginSelf)
+	tr.RecordSample("a", "m", ms(10), t0, OriginPeer)
+	tr.RecordSample("a", "m", ms(10), t0, OriginPeer)
+	tr.RecordSample("a", "m", ms(10), t0, OriginForeign)
+	tr.RecordSample("a", "m", ms(10), t0, Origin(9)) // no such origin: dropped
+	st := tr.StatsAt("a", "m", t0)
+	if st.SelfSamples != 1 || st.PeerSamples != 2 || st.ForeignSamples != 1 || st.Samples != 4 {
+		t.Errorf("origins self %d peers %d foreign %d of %d; want 1 2 1 of 4", st.SelfSamples, st.PeerSamples, st.ForeignSamples, st.Samples)
+	}
+}
+
+func TestTrackerRetain(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	tr.Record("keep", "m", ms(10), t0)
+	tr.Record("drop", "m", ms(10), t0)
+	tr.Retain(func(target, _ string) bool { return target == "keep" })
+	if tr.Keys() != 1 || tr.StatsAt("keep", "m", t0).Samples != 1 || tr.StatsAt("drop", "m", t0).Samples != 0 {
+		t.Errorf("after Retain: %d keys, keep %d samples, drop %d", tr.Keys(), tr.StatsAt("keep", "m", t0).Samples, tr.StatsAt("drop", "m", t0).Samples)
 	}
 }
 
@@ -651,23 +743,23 @@ func TestTrackerOutcomesExpireAndSlide(t *testing.T) {
 	clock := newFakeClock(t0)
 	tr := NewTracker(TrackerOptions{Now: clock.Now, Window: 4})
 	tr.Record("groq", "llama", ms(100), t0)
-	tr.RecordOutcome("groq", "llama", WeightFailure, t0.Add(time.Minute))
+	tr.RecordFault("groq", "llama", telemetry.FaultFull, 0, false, t0.Add(time.Minute))
 	clock.Advance(2 * time.Minute)
 
-	// Window 4: the first failure and the success slide out.
+	// Window 4: the first fault and the success slide out.
 	for range 3 {
-		tr.RecordOutcome("groq", "llama", WeightFailure, time.Time{})
+		tr.RecordFault("groq", "llama", telemetry.FaultFull, 0, false, time.Time{})
 	}
 	tr.Record("groq", "llama", ms(100), time.Time{})
-	if _, _, _, errRate, _ := tr.ReliabilityAt("groq", "llama", clock.Now()); errRate != 0.75 {
-		t.Errorf("errRate over the last 4 = %v, want 0.75", errRate)
+	if st := tr.StatsAt("groq", "llama", clock.Now()); st.FaultRate != 0.75 {
+		t.Errorf("fault rate over the last 4 = %v, want 0.75", st.FaultRate)
 	}
 
-	// 5 minutes after the failures and the second success, everything has
+	// 5 minutes after the faults and the second success, everything has
 	// expired, and P50 agrees.
 	clock.Advance(DefaultMaxAge)
-	if _, _, n, errRate, ok := tr.ReliabilityAt("groq", "llama", clock.Now()); ok || n != 0 || errRate != 0 {
-		t.Errorf("after expiry: samples %d, errRate %v, ok %v; want 0, 0, false", n, errRate, ok)
+	if st := tr.StatsAt("groq", "llama", clock.Now()); st != (telemetry.TargetStats{}) {
+		t.Errorf("after expiry: %+v, want nothing live", st)
 	}
 	if _, _, ok := tr.P50("groq", "llama"); ok {
 		t.Error("P50 after expiry: ok")
@@ -679,32 +771,32 @@ func TestTrackerOutcomesExpireAndSlide(t *testing.T) {
 func TestTrackerOutcomeExpiryRepublishes(t *testing.T) {
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
-	tr.RecordOutcome("groq", "llama", WeightFailure, t0)
+	tr.RecordFault("groq", "llama", telemetry.FaultFull, 0, false, t0)
 	clock.Advance(time.Minute)
 	tr.Record("groq", "llama", ms(100), time.Time{})
-	if _, _, _, errRate, _ := tr.ReliabilityAt("groq", "llama", clock.Now()); errRate != 0.5 {
-		t.Fatalf("errRate = %v, want 0.5", errRate)
+	if st := tr.StatsAt("groq", "llama", clock.Now()); st.FaultRate != 0.5 {
+		t.Fatalf("fault rate = %v, want 0.5", st.FaultRate)
 	}
 	clock.Set(t0.Add(DefaultMaxAge))
-	if _, _, n, errRate, ok := tr.ReliabilityAt("groq", "llama", clock.Now()); !ok || n != 1 || errRate != 0 {
-		t.Errorf("once the failure expired: samples %d, errRate %v, ok %v; want 1, 0, true", n, errRate, ok)
+	if st := tr.StatsAt("groq", "llama", clock.Now()); st.Samples != 1 || st.FaultRate != 0 || st.Outcomes != 1 {
+		t.Errorf("once the fault expired: %+v; want 1 sample, rate 0 over 1 outcome", st)
 	}
 }
 
-func TestTrackerReliabilityDoesNotAllocate(t *testing.T) {
+func TestTrackerStatsAtDoesNotAllocate(t *testing.T) {
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	for i := range 100 {
 		tr.Record("groq", "llama", ms(i), t0)
-		tr.RecordOutcome("groq", "llama", WeightRejected, t0)
+		tr.RecordFault("groq", "llama", telemetry.FaultHalf, ms(3), false, t0)
 	}
 	now := clock.Now()
 	allocs := testing.AllocsPerRun(1000, func() {
-		if _, _, _, _, ok := tr.ReliabilityAt("groq", "llama", now); !ok {
-			t.Fatal("ReliabilityAt lost the samples")
+		if st := tr.StatsAt("groq", "llama", now); st.Samples == 0 {
+			t.Fatal("StatsAt lost the samples")
 		}
 	})
 	if allocs != 0 {
-		t.Errorf("ReliabilityAt: %v allocs per call, want 0", allocs)
+		t.Errorf("StatsAt: %v allocs per call, want 0", allocs)
 	}
 }

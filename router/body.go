@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ var (
 	errModelType    = errors.New("field \"model\" must be a string")
 	errStreamType   = errors.New("field \"stream\" must be a boolean")
 	errEmptyModel   = errors.New("field \"model\" must not be empty")
+	errDupModel     = errors.New("field \"model\" appears more than once")
 )
 
 // errInvalidJSON is what a client hears about a malformed body; it never
@@ -46,7 +48,7 @@ func scanRequest(body []byte) (requestFields, error) {
 		}
 		return requestFields{}, errInvalidJSON
 	}
-	found := false
+	found, modelSeen := false, false
 	var typeErr error // reported only once the whole body is known to be JSON
 	i = skipSpace(body, i+1)
 	if i < len(body) && body[i] == '}' {
@@ -61,7 +63,7 @@ func scanRequest(body []byte) (requestFields, error) {
 			if i, ok = scanString(body, i); !ok {
 				return requestFields{}, errInvalidJSON
 			}
-			key := body[keyStart+1 : i-1]
+			key, keyTok := body[keyStart+1:i-1], body[keyStart:i]
 			i = skipSpace(body, i)
 			if i >= len(body) || body[i] != ':' {
 				return requestFields{}, errInvalidJSON
@@ -70,8 +72,20 @@ func scanRequest(body []byte) (requestFields, error) {
 			if i, ok = scanValue(body, valStart, 1); !ok {
 				return requestFields{}, errInvalidJSON
 			}
+			if bytes.IndexByte(key, '\\') >= 0 {
+				// An escaped key ("mod\u0065l") is the same key to a provider.
+				if k, ok := unquote(keyTok); ok {
+					key = []byte(k)
+				}
+			}
 			switch string(key) { // no allocation: the compiler spots this form
 			case "model":
+				if modelSeen {
+					// Providers take one of them (which one varies): the
+					// gateway would route on a model other than the one served.
+					typeErr = cmp.Or(typeErr, errDupModel)
+				}
+				modelSeen = true
 				m, isStr := "", body[valStart] == '"'
 				if isStr {
 					m, isStr = unquote(body[valStart:i])
@@ -116,6 +130,14 @@ func scanRequest(body []byte) (requestFields, error) {
 		return requestFields{}, errMissingModel
 	}
 	return f, nil
+}
+
+// validJSON reports whether b is exactly one JSON value (an upstream's
+// unary answer must be, or it is a provider fault).
+func validJSON(b []byte) bool {
+	i := skipSpace(b, 0)
+	end, ok := scanValue(b, i, 0)
+	return ok && skipSpace(b, end) == len(b)
 }
 
 // maxDepth bounds nesting, as encoding/json does, so a body of ten million

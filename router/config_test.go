@@ -110,7 +110,6 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"wrong type", "wrong_type.yaml", []string{"providers.local.max_concurrency: cannot unmarshal string"}},
 		{"bad size", "bad_size.yaml", []string{"limits.max_body: invalid size"}},
 		{"empty targets", "empty_targets.yaml", []string{"targets: at least one target is required"}},
-		{"mode not built yet", "unbuilt_mode.yaml", []string{`strategy.mode: mode "cost-optimized" is specified but not built yet (available: ewma-latency, fallback, least-latency, loadbalance, reliable-latency, round-robin)`}},
 		{"every error at once", "many_errors.yaml", []string{
 			`listen: invalid address "not an address"`,
 			"auth.keys[0]: environment variable FIRSTBYTE_TEST_UNSET_KEY is not set",

@@ -1,23 +1,92 @@
 package router
 
-import "time"
+import (
+	"time"
 
-// ewmaAt is what ewma-latency reads: an exponentially weighted moving
-// average (alpha 0.3) of the same live samples the p50 is taken over. The
-// collector's tracker satisfies it.
-type ewmaAt interface {
-	EWMAAt(target, model string, now time.Time) (ewma time.Duration, samples int, ok bool)
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// EWMAProbeEvery is how stale ewma-latency lets a runner-up's estimate get
+// before one request re-measures it.
+const EWMAProbeEvery = 500 * time.Millisecond
+
+// EWMALatency ranks like least-latency, unmeasured targets first (shuffled)
+// and targets that only faulted last, but on an
+// exponentially weighted moving average (alpha 0.3) of the same samples, in
+// which a timed-out attempt counts as a sample of the time it cost: it
+// follows a change within a few samples where a p50 of 100 needs half of
+// them. It has no random exploration; instead a runner-up whose newest data
+// is older than EWMAProbeEvery leads one request (explore), so a target that
+// recovered, or whose estimate one slow answer spoiled, is measured again.
+type EWMALatency struct {
+	// immutable after New
+	stats StatsSource
+	now   func() time.Time
+	rand  Rand // shuffles the unmeasured; must be goroutine-safe
+	every time.Duration
 }
 
-// ewma-latency (SPEC section 5) ranks like least-latency, unmeasured targets
-// first, but on the EWMA, which follows a change in a few samples where the
-// p50 of 100 needs half of them; there is no exploration. With a latency
-// source that has no EWMA it ranks on the p50.
+var _ Strategy = (*EWMALatency)(nil)
+
 func init() {
-	registerStrategy("ewma-latency", func(d StrategyDeps) Strategy {
-		l := NewLeastLatency(d.Latency, d.Rand)
-		l.now, l.explore = d.Now, false
-		l.ewma, _ = d.Latency.(ewmaAt)
-		return l
+	registerStrategy("ewma-latency", true, func(d StrategyDeps) Strategy {
+		return &EWMALatency{stats: d.Stats, now: d.Now, rand: d.Rand, every: EWMAProbeEvery}
 	})
+}
+
+// scores fills one score per eligible candidate (nanoseconds of EWMA;
+// noScore unmeasured; unscoredLast only faults, none of them timeouts) and
+// when each last taught anything.
+func (e *EWMALatency) scores(dst []float64, seen []time.Time, eligible []*Candidate, now time.Time) ([]float64, []time.Time) {
+	for _, c := range eligible {
+		st := e.stats.StatsAt(c.Target, c.Model, now)
+		seen = append(seen, st.LastSeen())
+		switch {
+		case st.Samples > 0 || st.EWMA > 0:
+			dst = append(dst, float64(st.EWMA))
+		case st.OnlyFaults():
+			dst = append(dst, unscoredLast)
+		default:
+			dst = append(dst, noScore)
+		}
+	}
+	return dst, seen
+}
+
+// Order implements Strategy.
+func (e *EWMALatency) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+	n := len(eligible)
+	if n == 0 {
+		return dst, telemetry.SelectionCold
+	}
+	var scoreBuf, sortBuf [rankedCap]float64
+	var seenBuf, orderedSeen [rankedCap]time.Time
+	scores, scratch, seen, oseen := scoreBuf[:0], sortBuf[:0], seenBuf[:0], orderedSeen[:0]
+	if n > rankedCap {
+		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
+		seen, oseen = make([]time.Time, 0, n), make([]time.Time, 0, n)
+	}
+	now := e.now()
+	scores, seen = e.scores(scores, seen, eligible, now)
+	base := len(dst)
+	dst, cold := rankByScore(dst, eligible, scores, scratch)
+	out := dst[base:]
+	if cold > 0 {
+		shuffle(out[:cold], e.rand)
+		return dst, telemetry.SelectionCold
+	}
+	for _, c := range out {
+		oseen = append(oseen, seen[indexOf(eligible, c)])
+	}
+	if k := staleProbe(out, oseen, now, e.every); k > 0 {
+		lead(out, k)
+		return dst, telemetry.SelectionExplore
+	}
+	return dst, telemetry.SelectionLeader
+}
+
+// Rank implements Strategy: by EWMA (seconds), unmeasured first.
+func (e *EWMALatency) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+	scores, _ := e.scores(make([]float64, 0, len(eligible)), make([]time.Time, 0, len(eligible)), eligible, e.now())
+	return rankedFromScores(dst, eligible, scores, float64(time.Second))
 }

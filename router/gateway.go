@@ -2,7 +2,6 @@ package router
 
 import (
 	"crypto/subtle"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -19,9 +18,10 @@ import (
 
 // Options are the gateway's collaborators; zero values are usable.
 type Options struct {
-	// Latency is what least-latency ranks on. Nil: nothing is ever
-	// measured (every target stays cold).
-	Latency LatencySource
+	// Stats is what the latency modes rank on (the collector's tracker).
+	// Nil: only modes that do not rank on measurements can be used; a
+	// latency mode refuses to start.
+	Stats StatsSource
 	// Rand drives shuffles and exploration. Nil: DefaultRand.
 	Rand Rand
 	// TracerProvider makes the server and attempt spans. Nil: no spans (and
@@ -41,22 +41,26 @@ type Options struct {
 // candidates, asks the strategy for their order and runs the attempt
 // pipeline. Everything in it is immutable after New.
 type Gateway struct {
-	routes     map[string]map[string][]*Candidate // provider kind -> client model -> candidates in declaration order
-	models     []string                           // client-facing models, sorted
-	upstreams  map[string]*upstream
-	targets    []*Candidate // every candidate, declaration order (for the debug page)
-	strategy   Strategy
-	latency    LatencySource
-	mode       string
-	tracer     trace.Tracer
-	propagator propagation.TextMapPropagator
-	transport  http.RoundTripper
-	now        func() time.Time
-	fakeClock  bool // Options.Now was set: stamp spans with it
-	log        *slog.Logger
-	maxBody    int64
-	keys       [][]byte
+	routes      map[string]map[string][]*Candidate // provider kind -> client model -> candidates in declaration order
+	models      []string                           // client-facing models, sorted
+	upstreams   map[string]*upstream
+	targets     []*Candidate // every candidate, declaration order (for the debug page)
+	strategy    Strategy
+	stats       StatsSource // nil in modes that need none
+	mode        string
+	tracer      trace.Tracer
+	propagator  propagation.TextMapPropagator
+	transport   http.RoundTripper
+	now         func() time.Time
+	fakeClock   bool // Options.Now was set: stamp spans with it
+	log         *slog.Logger
+	maxBody     int64
+	maxResponse int64 // a unary answer larger than this is a provider fault
+	keys        [][]byte
 }
+
+// defaultMaxResponse bounds a unary upstream answer (limits.max_response).
+const defaultMaxResponse = 64 << 20
 
 // New builds a Gateway from a validated config.
 func New(cfg *Config, o Options) (*Gateway, error) {
@@ -79,31 +83,35 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	strategy, ok := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Latency: o.Latency, Rand: o.Rand, Now: o.Now})
-	if !ok {
-		return nil, fmt.Errorf("strategy.mode: unknown mode %q", cfg.Strategy.Mode)
+	strategy, err := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Stats: o.Stats, Rand: o.Rand, Now: o.Now})
+	if err != nil {
+		return nil, err
 	}
 	g := &Gateway{
 		routes:     map[string]map[string][]*Candidate{},
 		upstreams:  map[string]*upstream{},
 		strategy:   strategy,
-		latency:    o.Latency,
+		stats:      o.Stats,
 		mode:       cfg.Strategy.Mode,
 		tracer:     o.TracerProvider.Tracer(telemetry.TracerName),
 		propagator: propagation.TraceContext{},
 		// Redirects are never followed: they would resend the body and
 		// credential somewhere unplanned.
-		transport: o.Transport,
-		now:       o.Now,
-		fakeClock: fakeClock,
-		log:       o.Logger,
-		maxBody:   int64(cfg.Limits.MaxBody),
+		transport:   o.Transport,
+		now:         o.Now,
+		fakeClock:   fakeClock,
+		log:         o.Logger,
+		maxBody:     int64(cfg.Limits.MaxBody),
+		maxResponse: defaultMaxResponse,
 	}
 	for _, k := range cfg.Auth.Keys {
 		g.keys = append(g.keys, []byte(k))
 	}
+	logCircuit := func(provider string, from, to CircuitState) {
+		g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
+	}
 	for name, p := range cfg.Providers {
-		g.upstreams[name] = newUpstream(name, p, o.Now)
+		g.upstreams[name] = newUpstream(name, p, o.Now, logCircuit)
 	}
 	seen := map[string]bool{}
 	for i, t := range cfg.Targets {

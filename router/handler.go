@@ -1,6 +1,7 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -25,6 +26,7 @@ const (
 	HeaderAttempts      = "X-Firstbyte-Attempts"
 	HeaderSelection     = "X-Firstbyte-Selection"
 	HeaderProviderOrder = "X-Firstbyte-Provider-Order"
+	HeaderSkipped       = "X-Firstbyte-Skipped"
 )
 
 // call is one client request in flight through the pipeline.
@@ -35,13 +37,23 @@ type call struct {
 	body      []byte
 	fields    requestFields
 	selection string
+	span      trace.Span // the request's SERVER span
 
 	// filled as the pipeline runs
-	status       int // what the client got (0: nothing written, e.g. it went away)
-	attempts     int
+	status       int    // what the client got (0: nothing written, e.g. it went away)
+	attempts     int    // upstream requests actually sent
 	target       string // the last attempt's target
 	failures     []attemptFailure
+	skipped      []skip
 	upstreamWait time.Duration
+}
+
+// flush sends what has been written to the client now: before the spans
+// end, so telemetry never delays an answer.
+func (c *call) flush() {
+	if f, ok := c.w.(http.Flusher); ok && c.status != 0 { // nothing written: flushing would send a 200
+		f.Flush()
+	}
 }
 
 // apiHandler decodes a client request, finds and orders its candidates and
@@ -52,8 +64,9 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		ctx := g.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
-		c := &call{ep: ep, w: w, r: r} // ctx travels as an argument: no request copy
+		c := &call{ep: ep, w: w, r: r, span: span} // ctx travels as an argument: no request copy
 		g.serve(ctx, c)
+		c.flush() // the client has its whole answer before the server span ends
 
 		attrs := []attribute.KeyValue{
 			telemetry.KeyHTTPStatus.Int(c.status),
@@ -111,25 +124,41 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 	}
 	var buf [rankedCap]*Candidate
 	var order []*Candidate
-	if names := c.r.Header.Get(HeaderProviderOrder); names != "" {
-		order, c.selection = manualOrder(buf[:0], names, eligible), telemetry.SelectionManual
+	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
+		var unknown string
+		order, unknown = manualOrder(buf[:0], strings.Join(names, ","), eligible)
+		if unknown != "" {
+			g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
+				HeaderProviderOrder+" names "+quoteForMessage(unknown)+", which is not a target serving model "+quoteForMessage(fields.Model))
+			return
+		}
+		c.selection = telemetry.SelectionManual
 	} else {
-		order, c.selection = g.strategy.Order(buf[:0], fields.Model, eligible)
+		order, c.selection = g.order(buf[:0], fields.Model, eligible)
 	}
 	g.runPipeline(ctx, c, order)
 }
 
 // manualOrder puts the targets named in the order header first, in that
 // order, then the other eligible ones as declared, so naming targets never
-// loses a request that another target could serve.
-func manualOrder(dst []*Candidate, names string, eligible []*Candidate) []*Candidate {
+// loses a request that another target could serve. It returns the first
+// name that is not an eligible target ("" when all are), and an empty
+// header is such a name.
+func manualOrder(dst []*Candidate, names string, eligible []*Candidate) ([]*Candidate, string) {
 	base := len(dst)
 	for name := range strings.SplitSeq(names, ",") {
 		name = strings.TrimSpace(name)
+		found := false
 		for _, c := range eligible {
-			if c.Target == name && !containsCandidate(dst[base:], c) {
-				dst = append(dst, c)
+			if c.Target == name {
+				found = true
+				if !containsCandidate(dst[base:], c) {
+					dst = append(dst, c)
+				}
 			}
+		}
+		if !found {
+			return dst, cmp.Or(name, "(empty)")
 		}
 	}
 	for _, c := range eligible {
@@ -137,16 +166,7 @@ func manualOrder(dst []*Candidate, names string, eligible []*Candidate) []*Candi
 			dst = append(dst, c)
 		}
 	}
-	return dst
-}
-
-func containsCandidate(cs []*Candidate, c *Candidate) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
+	return dst, ""
 }
 
 // fail answers with the gateway's own error in the caller's shape.

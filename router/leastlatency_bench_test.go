@@ -45,7 +45,7 @@ func BenchmarkLeastLatencyOrder(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				cs, tr := benchCandidates(n, cold)
-				s := router.NewLeastLatency(tr, nil)
+				s := router.NewLeastLatency(tr, tr.Now, nil)
 				b.ReportAllocs()
 				for b.Loop() {
 					// As the handler calls it: a stack buffer of the

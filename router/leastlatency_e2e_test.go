@@ -150,7 +150,7 @@ func startLearningGateway(t *testing.T, cfgYAML string, clock *fakeClock, r rout
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := router.New(cfg, router.Options{Latency: tracker, Rand: r, TracerProvider: sdk.TracerProvider, Now: clock.Now})
+	gw, err := router.New(cfg, router.Options{Stats: tracker, Rand: r, TracerProvider: sdk.TracerProvider, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,8 +357,8 @@ targets:
 	if p50, _, _ := g.tracker.P50("unary", "m"); p50 != 400*time.Millisecond {
 		t.Errorf("unary p50 = %v, want 400ms (the whole answer)", p50)
 	}
-	if a := ask(t, g.url, "m"); a.target != "stream" || a.selection != "leader" {
-		t.Errorf("served by %s (%s), want stream (leader)", a.target, a.selection)
+	if lead := g.gw.Routing()[0].Targets[0]; lead.Target != "stream" || !lead.Leader {
+		t.Errorf("routing leads with %s (leader %v), want stream", lead.Target, lead.Leader)
 	}
 }
 
@@ -449,7 +449,7 @@ func TestConcurrentRequestsRaceFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer shutdown(context.Background())
-	gw := newGatewayWith(t, "least-latency", "", router.Options{Latency: tracker, TracerProvider: sdk.TracerProvider, Rand: rand.New(&lockedSource{src: rand.NewPCG(1, 2)})},
+	gw := newGatewayWith(t, "least-latency", "", router.Options{Stats: tracker, TracerProvider: sdk.TracerProvider, Rand: rand.New(&lockedSource{src: rand.NewPCG(1, 2)})},
 		target{name: "a", url: up.URL}, target{name: "b", url: up2.URL})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()

@@ -14,7 +14,7 @@ type LoadBalance struct {
 var _ Strategy = (*LoadBalance)(nil)
 
 func init() {
-	registerStrategy("loadbalance", func(d StrategyDeps) Strategy { return &LoadBalance{rand: d.Rand} })
+	registerStrategy("loadbalance", false, func(d StrategyDeps) Strategy { return &LoadBalance{rand: d.Rand} })
 }
 
 // Order draws the leader by weight, then sorts the rest by weight.
@@ -35,6 +35,22 @@ func (l *LoadBalance) Order(dst []*Candidate, _ string, eligible []*Candidate) (
 		}
 	}
 	return dst, telemetry.SelectionOrder
+}
+
+// Rank implements Strategy: by descending weight (the score), ties as
+// declared; no leader, since the first pick is drawn at random.
+func (l *LoadBalance) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+	base := len(dst)
+	for _, c := range eligible {
+		dst = append(dst, Ranked{Candidate: c, Score: c.Weight, Note: "weight"})
+	}
+	out := dst[base:]
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && byWeightThenIndex(out[j].Candidate, out[j-1].Candidate); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return dst, -1
 }
 
 func byWeightThenIndex(a, b *Candidate) bool {

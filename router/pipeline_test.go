@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
 )
 
@@ -102,6 +103,9 @@ func newGatewayWith(t *testing.T, mode, extra string, o router.Options, targets 
 	cfg, err := router.ParseConfig([]byte(configYAML(mode, extra, targets...)), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.Stats == nil { // the latency modes read a tracker; without spans it stays empty
+		o.Stats = collector.NewTracker(collector.TrackerOptions{Now: o.Now})
 	}
 	gw, err := router.New(cfg, o)
 	if err != nil {
@@ -542,7 +546,7 @@ func TestCircuitBreaker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := router.New(parsed, router.Options{Now: clock.Now})
+	gw, err := router.New(parsed, router.Options{Now: clock.Now, Stats: collector.NewTracker(collector.TrackerOptions{Now: clock.Now})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,14 +559,26 @@ func TestCircuitBreaker(t *testing.T) {
 	if n := a.hits.Load(); n != 2 {
 		t.Fatalf("a got %d requests, want 2", n)
 	}
-	if open := gw.Routing()[0].Targets[0].CircuitOpen; !open {
-		t.Fatalf("circuit of a not open after 2 failures")
+	if a := routingOf(gw, "a"); !a.CircuitOpen || a.Circuit != "open" || a.Rank != 2 {
+		t.Fatalf("after 2 failures a is %+v, want circuit open, ranked after b", a)
 	}
 	resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
 	if got := readAll(t, resp.Body); got != `{"from":"b"}` || a.hits.Load() != 2 {
 		t.Errorf("open circuit: body %s, a hits %d; want b to serve without a being asked", got, a.hits.Load())
 	}
-	wantHeaders(t, resp, "b", "2", "order") // the skipped attempt counts
+	wantHeaders(t, resp, "b", "1", "order") // a skip is not an attempt
+	if got := resp.Header.Get(router.HeaderSkipped); got != "" {
+		t.Errorf("%s = %q, want none: an open circuit is ordered after the closed ones, so b served first", router.HeaderSkipped, got)
+	}
+	// Naming a first puts it first: then it is skipped, and said so.
+	resp = post(t, srv.URL, "/v1/chat/completions", chatBody, router.HeaderProviderOrder, "a")
+	if got := readAll(t, resp.Body); got != `{"from":"b"}` || a.hits.Load() != 2 {
+		t.Errorf("manual order with a open: body %s, a hits %d; want b, a not asked", got, a.hits.Load())
+	}
+	wantHeaders(t, resp, "b", "1", "manual")
+	if got := resp.Header.Get(router.HeaderSkipped); got != "a" {
+		t.Errorf("%s = %q, want a", router.HeaderSkipped, got)
+	}
 
 	failing.Store(false)
 	clock.Advance(11 * time.Second) // cooldown over: one probe
@@ -570,9 +586,20 @@ func TestCircuitBreaker(t *testing.T) {
 	if got := readAll(t, resp.Body); got != `{"from":"a"}` {
 		t.Errorf("after cooldown: body %s, want a's (the probe)", got)
 	}
-	if open := gw.Routing()[0].Targets[0].CircuitOpen; open {
-		t.Errorf("circuit still open after a successful probe")
+	if a := routingOf(gw, "a"); a.CircuitOpen || a.Circuit != "closed" {
+		t.Errorf("after a successful probe a is %+v, want closed", a)
 	}
+}
+
+func routingOf(gw *router.Gateway, target string) router.TargetRouting {
+	for _, m := range gw.Routing() {
+		for _, t := range m.Targets {
+			if t.Target == target {
+				return t
+			}
+		}
+	}
+	return router.TargetRouting{}
 }
 
 // TestConcurrencyQueueFull: with max_concurrency 1 and no queue, a second
@@ -617,7 +644,10 @@ func TestConcurrencyQueueFull(t *testing.T) {
 	if got := readAll(t, resp.Body); got != `{"from":"b"}` {
 		t.Errorf("second request: %s, want b's (a's only slot is taken)", got)
 	}
-	wantHeaders(t, resp, "b", "2", "order")
+	wantHeaders(t, resp, "b", "1", "order") // a full queue is a skip, not an attempt
+	if got := resp.Header.Get(router.HeaderSkipped); got != "a" {
+		t.Errorf("%s = %q, want a", router.HeaderSkipped, got)
+	}
 	close(release)
 	if got := <-first; got != `{"from":"a"}` {
 		t.Errorf("first request: %s, want a's", got)

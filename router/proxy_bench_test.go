@@ -106,6 +106,9 @@ func benchGateway(b *testing.B, baseURL string, o router.Options) *router.Gatewa
 	if err != nil {
 		b.Fatal(err)
 	}
+	if o.Stats == nil { // no spans: nothing is learned, but the mode reads a tracker
+		o.Stats = collector.NewTracker(collector.TrackerOptions{})
+	}
 	gw, err := router.New(cfg, o)
 	if err != nil {
 		b.Fatal(err)
@@ -213,7 +216,7 @@ func BenchmarkUnaryProxied(b *testing.B) {
 					otlp = benchOTLPSink(b)
 				}
 				tp, tracker := benchTelemetry(b, otlp)
-				o.TracerProvider, o.Latency = tp, tracker
+				o.TracerProvider, o.Stats = tp, tracker
 			}
 			gw := httptest.NewServer(benchGateway(b, up.URL, o).Handler())
 			defer gw.Close()
@@ -307,7 +310,7 @@ func handlerOptions(b *testing.B, spans, export bool, tr http.RoundTripper) rout
 	if export {
 		otlp = benchOTLPSink(b)
 	}
-	o.TracerProvider, o.Latency = benchTelemetry(b, otlp)
+	o.TracerProvider, o.Stats = benchTelemetry(b, otlp)
 	return o
 }
 

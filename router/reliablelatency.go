@@ -7,68 +7,153 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// reliabilityAt is what reliable-latency reads: per (target, upstream
-// model), the mean and standard deviation of the logarithms of the live
-// TTFB samples (in seconds), how many there are, and the weighted error rate
-// of the recent attempts, as of now (from StrategyDeps.Now); ok is false
-// with no live sample. The collector's tracker satisfies it.
-type reliabilityAt interface {
-	ReliabilityAt(target, model string, now time.Time) (logMean, logStd float64, samples int, errRate float64, ok bool)
-}
-
 // Tuning of reliable-latency.
 const (
-	// MaxErrorPenalty caps the factor an error rate multiplies a latency by
-	// (SPEC section 5): even a target failing every attempt stays
-	// comparable with one ten times slower, so it is retried now and then
-	// and its recovery is seen.
+	// MaxErrorPenalty caps the factor a fault rate multiplies a latency by:
+	// even a target failing every attempt stays comparable with one ten
+	// times slower, so it is retried now and then and its recovery is seen.
 	MaxErrorPenalty = 10.0
 	// minLogStd floors the spread of the log latencies the posterior is
 	// drawn with: one sample (spread 0), or several identical ones, must
 	// not be taken for certainty.
 	minLogStd = 0.1
+	// maxLogSpread caps the posterior's spread of the log latency once its
+	// evidence has aged away: wide enough to re-try anything, finite.
+	maxLogSpread = 3.0
+	// The Beta prior of a fault rate: what half an attempt's worth of fault
+	// and two of success say before any data (mean 0.2). A handful of
+	// unlucky attempts moves it, never settles it.
+	faultPriorFaults    = 0.5
+	faultPriorSuccesses = 2.0
+	// ReliableProbeEvery is the safety net for targets the posterior alone
+	// does not bring back (one that only faulted has no latency to draw):
+	// a runner-up whose newest data is this old leads one request.
+	ReliableProbeEvery = 5 * time.Second
 )
 
-// ReliableLatency is Thompson sampling over latency and reliability (SPEC
-// section 5). Per request it draws each sampled target's typical latency
-// from a LogNormal posterior (median exp(mu), mu ~ Normal(logMean,
-// logStd/sqrt(n))), multiplies it by the error penalty 1/(1 − error rate),
-// capped at MaxErrorPenalty, and orders by the result, lowest first. Targets
-// without a live sample come first, shuffled (cold). Selection is leader when
-// the draw puts first the target with the best current estimate (exp(logMean)
-// times the penalty), explore otherwise: the posterior's spread is the
-// exploration, so there is no separate exploration rate.
+// ReliableLatency is Thompson sampling over latency and reliability. Per
+// request it draws, for each measured target, a typical latency L from a
+// LogNormal posterior of its samples and a fault rate f from a Beta
+// posterior of its outcomes, and ranks by the expected time to a first
+// byte when trying it: L/(1-f) (the penalty capped at MaxErrorPenalty) plus
+// the faults expected first, f/(1-f), times what a fault of this target
+// costs (the mean duration of its live faults). A target failing fast
+// costs little; one failing after 300 ms costs a lot. Every figure is
+// recency-weighted (half-life telemetry.RecencyHalfLife) and the evidence
+// decays with the age of the newest data, so a posterior widens while a
+// target gets no traffic and it is re-tried; a handful of unlucky attempts
+// never shuts a target out.
+//
+// Targets without live data lead (cold, shuffled); targets that only
+// faulted rank last. Selection is leader when the draw puts first the
+// target with the best current estimate (the same formula on the
+// posteriors' means), explore otherwise: the posteriors' spread is the
+// exploration, so there is no fixed exploration rate.
 type ReliableLatency struct {
 	// immutable after New
-	src  reliabilityAt
-	now  func() time.Time // the clock src reads
-	rand Rand             // must be goroutine-safe
+	stats StatsSource
+	now   func() time.Time
+	rand  Rand // must be goroutine-safe
+	every time.Duration
 }
 
 var _ Strategy = (*ReliableLatency)(nil)
 
 func init() {
-	registerStrategy("reliable-latency", func(d StrategyDeps) Strategy {
-		src, ok := d.Latency.(reliabilityAt)
-		if !ok {
-			// A source with only a p50 (or none): rank as least-latency.
-			l := NewLeastLatency(d.Latency, d.Rand)
-			l.now = d.Now
-			return l
-		}
-		r := NewReliableLatency(src, d.Rand)
-		r.now = d.Now
-		return r
+	registerStrategy("reliable-latency", true, func(d StrategyDeps) Strategy {
+		return NewReliableLatency(d.Stats, d.Now, d.Rand)
 	})
 }
 
-// NewReliableLatency returns the strategy reading src, whose clock is
-// time.Now. A nil r means DefaultRand.
-func NewReliableLatency(src reliabilityAt, r Rand) *ReliableLatency {
+// NewReliableLatency returns the strategy reading src, whose clock is now
+// (nil: time.Now). A nil r means DefaultRand.
+func NewReliableLatency(src StatsSource, now func() time.Time, r Rand) *ReliableLatency {
 	if r == nil {
 		r = DefaultRand
 	}
-	return &ReliableLatency{src: src, now: time.Now, rand: r}
+	if now == nil {
+		now = time.Now
+	}
+	return &ReliableLatency{stats: src, now: now, rand: r, every: ReliableProbeEvery}
+}
+
+// posterior is one target's evidence as of now.
+type posterior struct {
+	logMean, logSpread float64 // of the typical latency's log (seconds)
+	faultA, faultB     float64 // Beta parameters of the fault rate
+	faultSeconds       float64
+}
+
+// posteriorOf turns a target's statistics into its posterior as of now.
+func posteriorOf(st *telemetry.TargetStats, now time.Time) posterior {
+	p := posterior{logMean: st.LogMean, faultSeconds: st.FaultSeconds}
+	n := st.LogWeight * decay(now.Sub(st.Newest))
+	p.logSpread = min(max(st.LogStd, minLogStd)/math.Sqrt(max(n, 1e-9)), maxLogSpread)
+	d := decay(now.Sub(st.LastOutcome))
+	p.faultA = faultPriorFaults + st.WeightedFaults*d
+	p.faultB = faultPriorSuccesses + max(0, st.WeightedOutcomes-st.WeightedFaults)*d
+	return p
+}
+
+// decay is how much evidence of this age still counts: 2^(-age/half-life).
+func decay(age time.Duration) float64 {
+	if age <= 0 {
+		return 1
+	}
+	return math.Exp2(-float64(age) / float64(telemetry.RecencyHalfLife))
+}
+
+// expectedCost is the score: the expected time to a first byte when trying
+// a target whose typical latency is latency seconds, whose fault rate is f
+// and whose faults take faultSeconds: latency/(1-f), the factor capped at
+// MaxErrorPenalty, plus f/(1-f) faults (capped likewise) of faultSeconds.
+func expectedCost(latency, f, faultSeconds float64) float64 {
+	penalty := errorPenalty(f)
+	return latency*penalty + (penalty-1)*faultSeconds
+}
+
+// errorPenalty is 1/(1 − f), capped at MaxErrorPenalty (which a rate of 1,
+// or more, or NaN, gets). A rate of 0 or below is no penalty.
+func errorPenalty(f float64) float64 {
+	if f <= 0 {
+		return 1
+	}
+	if !(f < 1) { // also NaN
+		return MaxErrorPenalty
+	}
+	return min(1/(1-f), MaxErrorPenalty)
+}
+
+// scores fills the drawn score of every eligible candidate (noScore cold,
+// unscoredLast only faults), when each last taught anything, and the index
+// in eligible of the best current estimate (-1: none measured).
+func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Candidate, now time.Time, draw bool) ([]float64, []time.Time, int) {
+	best, bestEst := -1, math.Inf(1)
+	for i, c := range eligible {
+		st := s.stats.StatsAt(c.Target, c.Model, now)
+		seen = append(seen, st.LastSeen())
+		switch {
+		case st.Samples == 0 && st.OnlyFaults():
+			dst = append(dst, unscoredLast)
+			continue
+		case st.Samples == 0:
+			dst = append(dst, noScore)
+			continue
+		}
+		p := posteriorOf(&st, now)
+		est := expectedCost(math.Exp(p.logMean), p.faultA/(p.faultA+p.faultB), p.faultSeconds)
+		if est < bestEst { // ties: the first declared
+			best, bestEst = i, est
+		}
+		if !draw {
+			dst = append(dst, est)
+			continue
+		}
+		mu := p.logMean + p.logSpread*standardNormal(s.rand.Float64(), s.rand.Float64())
+		f := betaDraw(p.faultA, p.faultB, s.rand)
+		dst = append(dst, expectedCost(math.Exp(mu), f, p.faultSeconds))
+	}
+	return dst, seen, best
 }
 
 // Order implements Strategy.
@@ -77,73 +162,40 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 	if n == 0 {
 		return dst, telemetry.SelectionCold
 	}
-	// Per eligible candidate: the drawn score (-1: no live sample) and the
-	// current estimate; then the sampled part's scores aligned with its
-	// place in out. Stack buffers keep the common case allocation-free.
-	var drawBuf, estBuf, rankBuf [rankedCap]float64
-	draws, ests, rank := drawBuf[:0], estBuf[:0], rankBuf[:0]
+	var scoreBuf, sortBuf [rankedCap]float64
+	var seenBuf, orderedSeen [rankedCap]time.Time
+	scores, scratch, seen, oseen := scoreBuf[:0], sortBuf[:0], seenBuf[:0], orderedSeen[:0]
 	if n > rankedCap {
-		draws, ests, rank = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
+		seen, oseen = make([]time.Time, 0, n), make([]time.Time, 0, n)
 	}
 	now := s.now()
-	best, bestEst := -1, math.Inf(1)
-	for i, c := range eligible {
-		logMean, logStd, samples, errRate, ok := s.src.ReliabilityAt(c.Target, c.Model, now)
-		if !ok && errRate > 0 {
-			// Failing, never answering: not "unmeasured" but the worst known.
-			// It ranks last, after every target with a latency.
-			draws, ests = append(draws, math.MaxFloat64), append(ests, math.MaxFloat64)
-			if best < 0 {
-				best = i
-			}
-			continue
-		}
-		if !ok {
-			draws, ests = append(draws, -1), append(ests, -1)
-			continue
-		}
-		penalty := errorPenalty(errRate)
-		mu := posteriorDraw(logMean, logStd, samples, s.rand.Float64(), s.rand.Float64())
-		est := math.Exp(logMean) * penalty
-		draws, ests = append(draws, math.Exp(mu)*penalty), append(ests, est)
-		if est < bestEst { // ties: the first declared
-			best, bestEst = i, est
-		}
-	}
-
+	scores, seen, best := s.scores(scores, seen, eligible, now, true)
 	base := len(dst)
-	dst, cold := rankByScore(dst, eligible, draws, rank)
+	dst, cold := rankByScore(dst, eligible, scores, scratch)
 	out := dst[base:]
-	sampled := out[cold:]
 	if cold > 0 {
 		shuffle(out[:cold], s.rand)
 		return dst, telemetry.SelectionCold
 	}
-	if sampled[0] == eligible[best] {
+	for _, c := range out {
+		oseen = append(oseen, seen[indexOf(eligible, c)])
+	}
+	if k := staleProbe(out, oseen, now, s.every); k > 0 {
+		lead(out, k)
+		return dst, telemetry.SelectionExplore
+	}
+	if best >= 0 && out[0] == eligible[best] {
 		return dst, telemetry.SelectionLeader
 	}
 	return dst, telemetry.SelectionExplore
 }
 
-// errorPenalty is the factor a weighted error rate multiplies a latency by:
-// 1/(1 − errRate), capped at MaxErrorPenalty (which an error rate of 1, or
-// more, or NaN, gets). A rate of 0 or below is no penalty.
-func errorPenalty(errRate float64) float64 {
-	if errRate <= 0 {
-		return 1
-	}
-	if !(errRate < 1) { // also NaN
-		return MaxErrorPenalty
-	}
-	return min(1/(1-errRate), MaxErrorPenalty)
-}
-
-// posteriorDraw draws the log of a target's typical latency from the
-// posterior of the mean of its n log samples, Normal(logMean,
-// max(logStd, minLogStd)/sqrt(n)), from two uniform draws in [0, 1).
-func posteriorDraw(logMean, logStd float64, n int, u1, u2 float64) float64 {
-	sd := max(logStd, minLogStd) / math.Sqrt(float64(max(n, 1)))
-	return logMean + sd*standardNormal(u1, u2)
+// Rank implements Strategy: by the current estimate (seconds: the
+// expected time to a first byte), unmeasured first.
+func (s *ReliableLatency) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+	scores, _, _ := s.scores(make([]float64, 0, len(eligible)), make([]time.Time, 0, len(eligible)), eligible, s.now(), false)
+	return rankedFromScores(dst, eligible, scores, 1)
 }
 
 // standardNormal turns two uniform draws in [0, 1) into one standard normal
@@ -152,4 +204,47 @@ func posteriorDraw(logMean, logStd float64, n int, u1, u2 float64) float64 {
 // gives is about 8.57, for u1 just below 1.
 func standardNormal(u1, u2 float64) float64 {
 	return math.Sqrt(-2*math.Log(1-u1)) * math.Cos(2*math.Pi*u2)
+}
+
+// maxGammaTries bounds the rejection loop of gammaDraw; past it the draw
+// is the mean (a probability far below 1e-30 with the Marsaglia–Tsang
+// acceptance rate above 0.95).
+const maxGammaTries = 32
+
+// gammaDraw draws from Gamma(shape, 1), shape > 0, by Marsaglia and Tsang's
+// method (with the shape+1 boost below 1).
+func gammaDraw(shape float64, r Rand) float64 {
+	if !(shape > 0) {
+		return 0
+	}
+	boost := 1.0
+	if shape < 1 {
+		// Gamma(a) = Gamma(a+1) * U^(1/a)
+		boost = math.Pow(1-r.Float64(), 1/shape)
+		shape++
+	}
+	d := shape - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for range maxGammaTries {
+		x := standardNormal(r.Float64(), r.Float64())
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := 1 - r.Float64() // (0, 1]
+		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return d * v * boost
+		}
+	}
+	return shape * boost
+}
+
+// betaDraw draws from Beta(a, b) as X/(X+Y) with X ~ Gamma(a), Y ~ Gamma(b).
+func betaDraw(a, b float64, r Rand) float64 {
+	x, y := gammaDraw(a, r), gammaDraw(b, r)
+	if x+y <= 0 {
+		return a / (a + b)
+	}
+	return x / (x + y)
 }

@@ -9,46 +9,24 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/collector"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// reliability is one target's row in a reliabilities table.
-type reliability struct {
-	p50     time.Duration // exp(logMean)
-	logStd  float64
-	samples int
-	errRate float64
-}
-
-// reliabilities is a reliabilityAt from a table keyed by target (model
-// ignored): the tracker's contract without its window maths, which the
-// collector tests. Keyed by target alone so a lookup does not allocate.
-type reliabilities map[string]reliability
-
-func (r reliabilities) P50(target, _ string) (time.Duration, int, bool) {
-	x, ok := r[target]
-	return x.p50, x.samples, ok
-}
-
-func (r reliabilities) ReliabilityAt(target, _ string, _ time.Time) (logMean, logStd float64, samples int, errRate float64, ok bool) {
-	x, ok := r[target]
-	if !ok {
-		return 0, 0, 0, 0, false
+// target builds the statistics of a target seen just now: a typical latency
+// with the given log spread over n recent samples, and outcomes of which
+// faults (weighted) failed after faultCost each.
+func target(p50 time.Duration, logStd float64, n int, outcomes int, faults float64, faultCost time.Duration) telemetry.TargetStats {
+	st := telemetry.TargetStats{
+		Samples: n, P50: p50, EWMA: p50, LogMean: math.Log(p50.Seconds()), LogStd: logStd, LogWeight: float64(n),
+		Newest: t0, Outcomes: outcomes, Faults: faults, WeightedOutcomes: float64(outcomes), WeightedFaults: faults,
+		FaultSeconds: faultCost.Seconds(),
 	}
-	if x.samples < 0 { // failures only: an error rate but no latency sample
-		return 0, 0, 0, x.errRate, false
+	if outcomes > 0 {
+		st.FaultRate = faults / float64(outcomes)
+		st.LastOutcome = t0
 	}
-	return math.Log(x.p50.Seconds()), x.logStd, max(x.samples, 1), x.errRate, true
+	return st
 }
-
-// Uniform pairs (u1, u2) that make standardNormal exactly 0, about +1 and
-// about -1.
-var (
-	zZero  = []float64{0, 0}
-	zPlus  = []float64{1 - math.Exp(-0.5), 0}
-	zMinus = []float64{1 - math.Exp(-0.5), 0.5}
-)
-
-func draws(zs ...[]float64) []float64 { return slices.Concat(zs...) }
 
 func TestErrorPenalty(t *testing.T) {
 	for _, tt := range []struct {
@@ -63,16 +41,36 @@ func TestErrorPenalty(t *testing.T) {
 	}
 }
 
+func TestExpectedCost(t *testing.T) {
+	for _, tt := range []struct {
+		name               string
+		latency, f, faultS float64
+		want               float64
+	}{
+		{"no faults: the latency", 0.02, 0, 0.3, 0.02},
+		// 0.02/0.7 + (0.3/0.7)*0.001
+		{"30% quick faults", 0.02, 0.3, 0.001, 0.02/0.7 + 0.3/0.7*0.001},
+		// 0.02/0.7 + (0.3/0.7)*0.3 = 0.0286 + 0.1286
+		{"30% faults after 300 ms cost far more", 0.02, 0.3, 0.3, 0.02/0.7 + 0.3/0.7*0.3},
+		{"always failing: capped at 10x and 9 faults", 0.1, 1, 0.2, 1 + 9*0.2},
+	} {
+		if got := expectedCost(tt.latency, tt.f, tt.faultS); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s: expectedCost = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestStandardNormal(t *testing.T) {
+	zPlus := 1 - math.Exp(-0.5) // radius 1
 	for _, tt := range []struct {
 		name   string
 		u1, u2 float64
 		want   float64
 	}{
 		{"u1 = 0 gives 0", 0, 0.3, 0},
-		{"radius 1, angle 0", zPlus[0], zPlus[1], 1},
-		{"radius 1, angle pi", zMinus[0], zMinus[1], -1},
-		{"radius 1, angle pi/2", zPlus[0], 0.25, 0},
+		{"radius 1, angle 0", zPlus, 0, 1},
+		{"radius 1, angle pi", zPlus, 0.5, -1},
+		{"radius 1, angle pi/2", zPlus, 0.25, 0},
 		{"largest u1 is finite", math.Nextafter(1, 0), 0, math.Sqrt(-2 * math.Log(math.Pow(2, -53)))},
 	} {
 		if got := standardNormal(tt.u1, tt.u2); math.Abs(got-tt.want) > 1e-9 {
@@ -81,110 +79,188 @@ func TestStandardNormal(t *testing.T) {
 	}
 }
 
-func TestStandardNormalMoments(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	const n = 100_000
+// moments returns the mean and variance of n draws.
+func drawMoments(n int, draw func() float64) (mean, variance float64) {
 	var sum, sumSq float64
 	for range n {
-		z := standardNormal(r.Float64(), r.Float64())
-		sum += z
-		sumSq += z * z
+		x := draw()
+		sum += x
+		sumSq += x * x
 	}
-	mean, variance := sum/n, sumSq/n-(sum/n)*(sum/n)
+	mean = sum / float64(n)
+	return mean, sumSq/float64(n) - mean*mean
+}
+
+func TestStandardNormalMoments(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	mean, variance := drawMoments(100_000, func() float64 { return standardNormal(r.Float64(), r.Float64()) })
 	if math.Abs(mean) > 0.02 || math.Abs(variance-1) > 0.03 {
 		t.Errorf("mean, variance = %.4f, %.4f; want about 0, 1", mean, variance)
 	}
 }
 
-func TestPosteriorDraw(t *testing.T) {
-	for _, tt := range []struct {
-		name            string
-		logMean, logStd float64
-		n               int
-		u               []float64
-		want            float64
-	}{
-		{"z = 0 is the mean", 2, 0.5, 10, zZero, 2},
-		{"spread logStd/sqrt(n)", 2, 0.4, 4, zPlus, 2.2},
-		{"one sample, spread 0: floored at 0.1", 2, 0, 1, zMinus, 1.9},
-		{"spread below the floor", 2, 0.05, 1, zPlus, 2.1},
-		{"n = 0 taken as 1", 2, 0.3, 0, zPlus, 2.3},
-	} {
-		if got := posteriorDraw(tt.logMean, tt.logStd, tt.n, tt.u[0], tt.u[1]); math.Abs(got-tt.want) > 1e-9 {
-			t.Errorf("%s: posteriorDraw = %v, want %v", tt.name, got, tt.want)
+func TestBetaDrawMoments(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tt := range []struct{ a, b float64 }{{0.5, 2}, {1, 1}, {3.5, 5}, {30.5, 72}, {0.1, 0.1}} {
+		mean, variance := drawMoments(50_000, func() float64 { return betaDraw(tt.a, tt.b, r) })
+		wantMean := tt.a / (tt.a + tt.b)
+		wantVar := tt.a * tt.b / ((tt.a + tt.b) * (tt.a + tt.b) * (tt.a + tt.b + 1))
+		if math.Abs(mean-wantMean) > 0.01 || math.Abs(variance-wantVar) > 0.1*wantVar+1e-4 {
+			t.Errorf("Beta(%v, %v): mean, variance = %.4f, %.5f; want %.4f, %.5f", tt.a, tt.b, mean, variance, wantMean, wantVar)
 		}
+	}
+	if x := gammaDraw(0, r); x != 0 {
+		t.Errorf("gammaDraw(0) = %v, want 0", x)
 	}
 }
 
-func TestReliableLatencyOrder(t *testing.T) {
+// TestPosteriorWidensWithAge: the same evidence, older, is less certain: the
+// spread of the log latency grows and the fault rate's Beta shrinks towards
+// its prior, so a target that got no traffic is re-tried.
+func TestPosteriorWidensWithAge(t *testing.T) {
+	st := target(20*time.Millisecond, 0.25, 100, 100, 30, time.Millisecond)
+	fresh := posteriorOf(&st, t0)
+	old := posteriorOf(&st, t0.Add(10*telemetry.RecencyHalfLife))
+	if math.Abs(fresh.logSpread-0.025) > 1e-12 {
+		t.Errorf("fresh spread = %v, want 0.25/sqrt(100)", fresh.logSpread)
+	}
+	if !(old.logSpread > 10*fresh.logSpread) {
+		t.Errorf("spread after 10 half-lives = %v, want far wider than %v", old.logSpread, fresh.logSpread)
+	}
+	if fresh.faultA != faultPriorFaults+30 || fresh.faultB != faultPriorSuccesses+70 {
+		t.Errorf("fresh Beta = (%v, %v), want (30.5, 72)", fresh.faultA, fresh.faultB)
+	}
+	if old.faultA+old.faultB > faultPriorFaults+faultPriorSuccesses+0.2 {
+		t.Errorf("old Beta = (%v, %v), want near the prior", old.faultA, old.faultB)
+	}
+	never := posteriorOf(&telemetry.TargetStats{Samples: 1, LogWeight: 1, Newest: t0.Add(-time.Hour)}, t0)
+	if never.logSpread != maxLogSpread {
+		t.Errorf("spread of hour-old evidence = %v, want the cap %v", never.logSpread, maxLogSpread)
+	}
+}
+
+// leads orders n requests with a seeded source and counts who led and how
+// each selection was reported.
+func leads(t *testing.T, stats statsTable, now func() time.Time, n int) (map[string]int, map[string]int) {
+	t.Helper()
+	s := NewReliableLatency(stats, now, rand.New(rand.NewPCG(1, 2)))
+	s.every = time.Hour // the safety-net probe is tested on its own
+	cands := newCandidates("a", "b", "c")
+	leadBy, sels := map[string]int{}, map[string]int{}
+	for range n {
+		got, sel := s.Order(nil, "m", cands)
+		leadBy[got[0].Target]++
+		sels[sel]++
+	}
+	return leadBy, sels
+}
+
+func TestReliableLatencyChoices(t *testing.T) {
 	ms := time.Millisecond
 	tests := []struct {
-		name          string
-		rel           reliabilities
-		rand          *scriptedRand
-		want          []string
-		wantSelection string
+		name  string
+		stats statsTable
+		check func(t *testing.T, leadBy, sels map[string]int)
 	}{
-		{"a target that has only failed ranks last, not first as an unmeasured one would",
-			reliabilities{"groq": {samples: -1, errRate: 1}, "openai": {p50: 250 * ms}, "anthropic": {p50: 900 * ms}},
-			&scriptedRand{floats: draws(zZero, zZero)},
-			[]string{"openai", "anthropic", "groq"}, "leader"},
-		{"unmeasured first, then the failing ones in declaration order",
-			reliabilities{"groq": {samples: -1, errRate: 1}, "openai": {samples: -1, errRate: 0.5}},
-			&scriptedRand{},
-			[]string{"anthropic", "groq", "openai"}, "cold"},
-		{"only failing targets: declaration order, the first leads",
-			reliabilities{"groq": {samples: -1, errRate: 1}, "openai": {samples: -1, errRate: 0.5}, "anthropic": {samples: -1, errRate: 1}},
-			&scriptedRand{},
-			[]string{"groq", "openai", "anthropic"}, "leader"},
-		{"failing faster target loses to a slightly slower reliable one",
-			reliabilities{"groq": {p50: 200 * ms, errRate: 0.5}, "openai": {p50: 250 * ms}, "anthropic": {p50: 900 * ms}},
-			&scriptedRand{floats: draws(zZero, zZero, zZero)},
-			[]string{"openai", "groq", "anthropic"}, "leader"},
-		{"a low error rate does not outweigh a clear lead: 0.1 is x1.11",
-			reliabilities{"groq": {p50: 200 * ms, errRate: 0.1}, "openai": {p50: 250 * ms}, "anthropic": {p50: 900 * ms}},
-			&scriptedRand{floats: draws(zZero, zZero, zZero)},
-			[]string{"groq", "openai", "anthropic"}, "leader"},
-		{"penalty capped at 10x: always failing 100ms ranks as 1s",
-			reliabilities{"groq": {p50: 100 * ms, errRate: 1}, "openai": {p50: 900 * ms}, "anthropic": {p50: 1100 * ms}},
-			&scriptedRand{floats: draws(zZero, zZero, zZero)},
-			[]string{"openai", "groq", "anthropic"}, "leader"},
-		{"draw puts the runner-up first: explore",
-			// groq 300ms*e^0.1 = 331.6ms; openai 330ms*e^-0.1 = 298.6ms.
-			reliabilities{"groq": {p50: 300 * ms}, "openai": {p50: 330 * ms}, "anthropic": {p50: 900 * ms}},
-			&scriptedRand{floats: draws(zPlus, zMinus, zZero)},
-			[]string{"openai", "groq", "anthropic"}, "explore"},
-		{"more samples narrow the draw: the leader stays first",
-			// groq 300ms*e^(0.1/10) = 303ms; openai 330ms*e^(-0.1/10) = 326.7ms.
-			reliabilities{"groq": {p50: 300 * ms, samples: 100}, "openai": {p50: 330 * ms, samples: 100}, "anthropic": {p50: 900 * ms}},
-			&scriptedRand{floats: draws(zPlus, zMinus, zZero)},
-			[]string{"groq", "openai", "anthropic"}, "leader"},
-		{"unsampled first (anthropic just added), the rest by draw",
-			reliabilities{"groq": {p50: 300 * ms}, "openai": {p50: 600 * ms}},
-			&scriptedRand{floats: draws(zZero, zZero)},
-			[]string{"anthropic", "groq", "openai"}, "cold"},
-		{"nothing sampled: all cold, shuffled by the injected source",
-			reliabilities{},
-			&scriptedRand{ints: []int{0, 0}},
-			[]string{"openai", "anthropic", "groq"}, "cold"},
-		{"ties keep declaration order",
-			reliabilities{"groq": {p50: 500 * ms}, "openai": {p50: 500 * ms}, "anthropic": {p50: 100 * ms}},
-			&scriptedRand{floats: draws(zZero, zZero, zZero)},
-			[]string{"anthropic", "groq", "openai"}, "leader"},
+		{"stable: the fastest leads nearly always, and is reported leader",
+			statsTable{"a": target(20*ms, 0.25, 100, 100, 0, 0), "b": target(40*ms, 0.25, 10, 10, 0, 0), "c": target(80*ms, 0.25, 10, 10, 0, 0)},
+			func(t *testing.T, leadBy, sels map[string]int) {
+				if leadBy["a"] < 1990 || sels["leader"] != leadBy["a"] {
+					t.Errorf("led by %v, selections %v; want a leading ~always as leader", leadBy, sels)
+				}
+			}},
+		{"30% quick faults: the fastest still leads (a fault costs 1 ms)",
+			statsTable{"a": target(20*ms, 0.25, 70, 100, 30, ms), "b": target(40*ms, 0.25, 10, 10, 0, 0), "c": target(80*ms, 0.25, 10, 10, 0, 0)},
+			func(t *testing.T, leadBy, _ map[string]int) {
+				if leadBy["a"] < 1900 {
+					t.Errorf("led by %v; want a to lead", leadBy)
+				}
+			}},
+		{"30% faults after 300 ms: the fault cost moves it behind a slower reliable one",
+			statsTable{"a": target(20*ms, 0.25, 70, 100, 30, 300*ms), "b": target(40*ms, 0.25, 10, 10, 0, 0), "c": target(80*ms, 0.25, 10, 10, 0, 0)},
+			func(t *testing.T, leadBy, _ map[string]int) {
+				if leadBy["b"] < 1990 {
+					t.Errorf("led by %v; want b to lead", leadBy)
+				}
+			}},
+		{"bad luck (ok/503/ok/503/ok/503) never shuts a good target out",
+			statsTable{"a": target(20*ms, 0.25, 3, 6, 3, 5*ms), "b": target(40*ms, 0.25, 10, 10, 0, 0), "c": target(80*ms, 0.25, 10, 10, 0, 0)},
+			func(t *testing.T, leadBy, sels map[string]int) {
+				if leadBy["a"] < 400 || leadBy["b"] < 400 {
+					t.Errorf("led by %v; want both a and b to lead often while a's fault rate is uncertain", leadBy)
+				}
+				if sels["explore"] == 0 {
+					t.Errorf("selections %v: the draw choosing the runner-up must be reported explore", sels)
+				}
+			}},
+		{"unmeasured first, shuffled; only-faulted last",
+			statsTable{"a": {Outcomes: 2, Faults: 2, FaultRate: 1, LastOutcome: t0}, "b": target(40*ms, 0.25, 10, 10, 0, 0)},
+			func(t *testing.T, leadBy, sels map[string]int) {
+				if leadBy["c"] != 2000 || sels["cold"] != 2000 {
+					t.Errorf("led by %v, selections %v; want c (unmeasured) cold", leadBy, sels)
+				}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewReliableLatency(tt.rel, tt.rand)
-			got, sel := s.Order(nil, "m", newCandidates("groq", "openai", "anthropic"))
-			if !slices.Equal(names(got), tt.want) || sel != tt.wantSelection {
-				t.Errorf("Order = %v %s, want %v %s", names(got), sel, tt.want, tt.wantSelection)
-			}
+			leadBy, sels := leads(t, tt.stats, fixedNow, 2000)
+			tt.check(t, leadBy, sels)
 		})
 	}
 }
 
+// TestReliableLatencyRetriesAnAgedTarget: a runner-up that got no traffic
+// for a while is re-tried because its posterior widened, not by a fixed
+// rate: fresh, it almost never leads; 5 half-lives later it does.
+func TestReliableLatencyRetriesAnAgedTarget(t *testing.T) {
+	ms := time.Millisecond
+	stats := statsTable{"a": target(20*ms, 0.25, 100, 100, 0, 0), "b": target(40*ms, 0.25, 5, 5, 0, 0), "c": target(80*ms, 0.25, 5, 5, 0, 0)}
+	freshLeads, _ := leads(t, stats, fixedNow, 2000)
+	aged := stats["b"]
+	aged.Newest, aged.LastOutcome = t0.Add(-5*telemetry.RecencyHalfLife), t0.Add(-5*telemetry.RecencyHalfLife)
+	stats["b"] = aged
+	agedLeads, _ := leads(t, stats, fixedNow, 2000)
+	if freshLeads["b"] > 10 || agedLeads["b"] < 50 {
+		t.Errorf("b led %d of 2000 fresh and %d aged; want almost never, then clearly more", freshLeads["b"], agedLeads["b"])
+	}
+}
+
+// TestReliableLatencySafetyNetProbe: a runner-up that only faulted has no
+// latency to draw; once its data is ReliableProbeEvery old it leads one
+// request.
+func TestReliableLatencySafetyNetProbe(t *testing.T) {
+	ms := time.Millisecond
+	stats := statsTable{
+		"a": target(20*ms, 0.25, 100, 100, 0, 0),
+		"b": {Outcomes: 3, Faults: 3, FaultRate: 1, LastOutcome: t0.Add(-ReliableProbeEvery)},
+	}
+	s := NewReliableLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	cands := newCandidates("a", "b")
+	got, sel := s.Order(nil, "m", cands)
+	if !slices.Equal(names(got), []string{"b", "a"}) || sel != "explore" {
+		t.Errorf("Order = %v %s, want [b a] explore", names(got), sel)
+	}
+	if got, _ := s.Order(nil, "m", cands); got[0].Target != "a" {
+		t.Errorf("second Order led by %s, want a: one probe per interval", got[0].Target)
+	}
+}
+
+func TestReliableLatencyRank(t *testing.T) {
+	ms := time.Millisecond
+	stats := statsTable{"a": target(20*ms, 0.25, 70, 100, 30, 300*ms), "b": target(40*ms, 0.25, 10, 10, 0, 0)}
+	got, leader := NewReliableLatency(stats, fixedNow, nil).Rank(nil, "m", newCandidates("a", "b"))
+	if !slices.Equal(rankedNames(got), []string{"b", "a"}) || leader != 0 {
+		t.Fatalf("Rank = %v leader %d, want [b a] leader 0", rankedNames(got), leader)
+	}
+	// b: 40 ms with the prior's mean fault rate 0.5/(0.5+12) = 0.04
+	f := faultPriorFaults / (faultPriorFaults + faultPriorSuccesses + 10)
+	if want := expectedCost(0.04, f, 0); math.Abs(got[0].Score-want) > 1e-9 {
+		t.Errorf("b's score = %v, want %v", got[0].Score, want)
+	}
+}
+
 func TestReliableLatencySingleTarget(t *testing.T) {
-	s := NewReliableLatency(reliabilities{"a": {p50: time.Second, errRate: 1}}, &scriptedRand{floats: zPlus})
+	s := NewReliableLatency(statsTable{"a": target(time.Second, 0.1, 3, 3, 3, 0)}, fixedNow, nil)
 	got, sel := s.Order(nil, "m", newCandidates("a"))
 	if !slices.Equal(names(got), []string{"a"}) || sel != "leader" {
 		t.Errorf("Order = %v %s, want [a] leader", names(got), sel)
@@ -194,58 +270,11 @@ func TestReliableLatencySingleTarget(t *testing.T) {
 	}
 }
 
-// exploreShare orders n requests and returns the share led by another
-// target than the best estimate, and how often each target led.
-func exploreShare(t *testing.T, rel reliabilities, n int) (float64, map[string]int) {
-	t.Helper()
-	s := NewReliableLatency(rel, rand.New(rand.NewPCG(1, 2)))
-	cands := newCandidates("groq", "openai", "anthropic")
-	explored, leadBy := 0, map[string]int{}
-	for range n {
-		got, sel := s.Order(nil, "m", cands)
-		leadBy[got[0].Target]++
-		switch sel {
-		case "explore":
-			explored++
-		case "leader":
-		default:
-			t.Fatalf("selection %q, want leader or explore", sel)
-		}
-	}
-	return float64(explored) / float64(n), leadBy
-}
-
-func TestReliableLatencyExploreShare(t *testing.T) {
-	ms := time.Millisecond
-	t.Run("close estimates: both leaders and explorations", func(t *testing.T) {
-		share, leadBy := exploreShare(t, reliabilities{
-			"groq":      {p50: 300 * ms, logStd: 0.3, samples: 5},
-			"openai":    {p50: 320 * ms, logStd: 0.3, samples: 5},
-			"anthropic": {p50: 340 * ms, logStd: 0.3, samples: 5},
-		}, 2000)
-		if share <= 0.1 || share >= 0.9 {
-			t.Errorf("explore share = %.3f, want well inside (0, 1)", share)
-		}
-		if leadBy["groq"] <= leadBy["anthropic"] {
-			t.Errorf("led by %v: want the best estimate (groq) to lead most", leadBy)
-		}
-	})
-	t.Run("far apart: the leader wins", func(t *testing.T) {
-		share, leadBy := exploreShare(t, reliabilities{
-			"groq":      {p50: 300 * ms, logStd: 0.3, samples: 20},
-			"openai":    {p50: 3 * time.Second, logStd: 0.3, samples: 20},
-			"anthropic": {p50: 100 * ms, logStd: 0.3, samples: 20, errRate: 0.95}, // 1s with the cap
-		}, 2000)
-		if share > 0.01 || leadBy["groq"] < 1980 {
-			t.Errorf("explore share = %.3f, led by %v; want groq to lead nearly always", share, leadBy)
-		}
-	})
-}
-
 func TestReliableLatencyOrderDoesNotAllocate(t *testing.T) {
-	rel := reliabilities{"groq": {p50: 300 * time.Millisecond}, "openai": {p50: 600 * time.Millisecond}, "anthropic": {p50: 900 * time.Millisecond}}
-	s := NewReliableLatency(rel, rand.New(rand.NewPCG(1, 2)))
-	cands := newCandidates("groq", "openai", "anthropic")
+	ms := time.Millisecond
+	stats := statsTable{"a": target(20*ms, 0.25, 100, 100, 3, ms), "b": target(40*ms, 0.25, 10, 10, 0, 0), "c": target(80*ms, 0.25, 10, 10, 1, ms)}
+	s := NewReliableLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	cands := newCandidates("a", "b", "c")
 	buf := make([]*Candidate, 0, 16)
 	if allocs := testing.AllocsPerRun(100, func() { s.Order(buf[:0], "m", cands) }); allocs != 0 {
 		t.Errorf("Order allocates %v times per call, want 0", allocs)
@@ -255,13 +284,13 @@ func TestReliableLatencyOrderDoesNotAllocate(t *testing.T) {
 // TestReliableLatencyMoreThanRankedCap: past the stack buffers, the order
 // is still complete and sorted.
 func TestReliableLatencyMoreThanRankedCap(t *testing.T) {
-	rel := reliabilities{}
+	stats := statsTable{}
 	specs := make([]string, 20)
 	for i := range specs {
 		specs[i] = string(rune('a' + i))
-		rel[specs[i]] = reliability{p50: time.Duration(20-i) * time.Second, samples: 100}
+		stats[specs[i]] = target(time.Duration(20-i)*time.Second, 0.1, 100, 100, 0, 0)
 	}
-	got, _ := NewReliableLatency(rel, &scriptedRand{}).Order(nil, "m", newCandidates(specs...))
+	got, _ := NewReliableLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2))).Order(nil, "m", newCandidates(specs...))
 	want := slices.Clone(specs)
 	slices.Reverse(want)
 	if !slices.Equal(names(got), want) {
@@ -269,32 +298,23 @@ func TestReliableLatencyMoreThanRankedCap(t *testing.T) {
 	}
 }
 
-func TestReliableLatencyRegistered(t *testing.T) {
-	s, ok := NewStrategy("reliable-latency", StrategyDeps{Latency: reliabilities{}})
-	if _, isRL := s.(*ReliableLatency); !ok || !isRL {
-		t.Fatalf("NewStrategy(reliable-latency) = %T, %v; want *ReliableLatency", s, ok)
-	}
-	// A source with only a p50: least-latency's behaviour.
-	s, ok = NewStrategy("reliable-latency", StrategyDeps{Latency: latencies{}})
-	if _, isLL := s.(*LeastLatency); !ok || !isLL {
-		t.Errorf("NewStrategy(reliable-latency, p50 only) = %T, %v; want *LeastLatency", s, ok)
-	}
-}
-
 // TestReliableLatencyOverTracker wires the strategy to the collector's
-// tracker as cmd/firstbyte does, and checks that errors recorded there move
-// a faster target behind a reliable one.
+// tracker as cmd/firstbyte does: faults recorded there, with what they
+// cost, move a faster target behind a reliable one.
 func TestReliableLatencyOverTracker(t *testing.T) {
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
 	clock := func() time.Time { return now }
 	tr := collector.NewTracker(collector.TrackerOptions{Now: clock})
 	for i := range 20 {
-		at := now.Add(-time.Duration(20-i) * time.Second)
+		at := now.Add(-time.Duration(20-i) * 100 * time.Millisecond)
 		tr.Record("groq", "m", 200*time.Millisecond, at)
 		tr.Record("openai", "m", 260*time.Millisecond, at)
-		tr.RecordOutcome("groq", "m", collector.WeightFailure, at) // groq fails half its attempts
+		tr.RecordFault("groq", "m", telemetry.FaultFull, 300*time.Millisecond, false, at) // groq fails half its attempts, slowly
 	}
-	s, _ := NewStrategy("reliable-latency", StrategyDeps{Latency: tr, Rand: rand.New(rand.NewPCG(5, 6)), Now: clock})
+	s, err := NewStrategy("reliable-latency", StrategyDeps{Stats: tr, Rand: rand.New(rand.NewPCG(5, 6)), Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, sel := s.Order(nil, "m", newCandidates("groq", "openai"))
 	if !slices.Equal(names(got), []string{"openai", "groq"}) || sel != "leader" {
 		t.Errorf("Order = %v %s, want [openai groq] leader", names(got), sel)
@@ -304,8 +324,8 @@ func TestReliableLatencyOverTracker(t *testing.T) {
 // TestReliableLatencyConcurrentOrder runs Order from many goroutines on one
 // strategy, as requests do (run with -race).
 func TestReliableLatencyConcurrentOrder(t *testing.T) {
-	rel := reliabilities{"groq": {p50: 300 * time.Millisecond}, "openai": {p50: 320 * time.Millisecond}}
-	s := NewReliableLatency(rel, nil)
+	stats := statsTable{"groq": target(300*time.Millisecond, 0.2, 10, 10, 0, 0), "openai": target(320*time.Millisecond, 0.2, 10, 10, 1, 0)}
+	s := NewReliableLatency(stats, nil, nil)
 	cands := newCandidates("groq", "openai", "anthropic")
 	var wg sync.WaitGroup
 	for range 8 {

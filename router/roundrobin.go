@@ -1,6 +1,7 @@
 package router
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -14,7 +15,9 @@ type RoundRobin struct {
 
 var _ Strategy = (*RoundRobin)(nil)
 
-func init() { registerStrategy("round-robin", func(StrategyDeps) Strategy { return &RoundRobin{} }) }
+func init() {
+	registerStrategy("round-robin", false, func(StrategyDeps) Strategy { return &RoundRobin{} })
+}
 
 // Order rotates eligible by a counter.
 func (r *RoundRobin) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
@@ -24,4 +27,12 @@ func (r *RoundRobin) Order(dst []*Candidate, _ string, eligible []*Candidate) ([
 	start := int((r.next.Add(1) - 1) % uint64(len(eligible)))
 	dst = append(dst, eligible[start:]...)
 	return append(dst, eligible[:start]...), telemetry.SelectionOrder
+}
+
+// Rank implements Strategy: declaration order, no leader (the lead rotates).
+func (r *RoundRobin) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+	for _, c := range eligible {
+		dst = append(dst, Ranked{Candidate: c, Score: math.NaN(), Note: "rotates"})
+	}
+	return dst, -1
 }

@@ -2,19 +2,16 @@ package router
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// SampleAger is optionally implemented by a LatencySource that can say how
-// old its oldest live sample is (for the debug page).
-type SampleAger interface {
-	OldestSampleAge(target, model string) (time.Duration, bool)
-}
-
-// ModelRouting is the routing state of one client model: what
-// /debug/routing shows and the leader and p50 gauges export.
+// ModelRouting is the routing state of one client model as the active mode
+// sees it: what /debug/routing shows and the routing gauges export.
 type ModelRouting struct {
 	Model   string          `json:"model"`
 	Mode    string          `json:"mode"`
@@ -23,21 +20,41 @@ type ModelRouting struct {
 }
 
 // TargetRouting is one candidate's state. Rank is its 1-based place in the
-// order a request would get now without exploration (unmeasured first, in
-// declaration order); Leader marks the lowest p50 among the measured.
+// order a request would get now from the active mode, without exploration
+// or randomness (targets whose circuit is open after the others); Leader
+// marks the target the mode prefers now (none in modes that rotate or draw
+// the first pick at random). Score is the figure the mode ranks on, in its
+// own unit: seconds for the latency modes (p50, EWMA, or reliable-latency's
+// expected time to a first byte), USD per million tokens for
+// cost-optimized, the weight for loadbalance, the declaration index for
+// fallback; null when the target has none.
 type TargetRouting struct {
-	Target           string  `json:"target"`
-	UpstreamModel    string  `json:"upstream_model"`
+	Target        string   `json:"target"`
+	UpstreamModel string   `json:"upstream_model"`
+	Rank          int      `json:"rank"`
+	Leader        bool     `json:"leader"`
+	Score         *float64 `json:"score"`
+	Note          string   `json:"note,omitempty"`
+
 	P50Seconds       float64 `json:"p50_seconds"`
+	EWMASeconds      float64 `json:"ewma_seconds"`
 	Samples          int     `json:"samples"`
+	SamplesSelf      int     `json:"samples_self"`
+	SamplesPeers     int     `json:"samples_peers"`
+	SamplesForeign   int     `json:"samples_foreign"`
 	OldestSampleAgeS float64 `json:"oldest_sample_age_seconds"`
-	Rank             int     `json:"rank"`
-	Leader           bool    `json:"leader"`
-	CircuitOpen      bool    `json:"circuit_open"`
+	FaultRate        float64 `json:"fault_rate"`
+	Faults           float64 `json:"faults"`   // weighted live faults (a 400/422 counts half)
+	Outcomes         int     `json:"outcomes"` // live outcomes the fault rate is over
+	FaultSeconds     float64 `json:"fault_seconds"`
+
+	Circuit     string `json:"circuit"` // closed | open | half_open
+	CircuitOpen bool   `json:"circuit_open"`
 }
 
 // Routing reads the current state of every model, sorted by API and model.
-// It reads the latency source, so it is as fresh as the tracker.
+// It reads the statistics source and the active mode, so it is exactly what
+// the next request would be ordered by.
 func (g *Gateway) Routing() []ModelRouting {
 	var out []ModelRouting
 	kinds := make([]string, 0, len(g.routes))
@@ -45,7 +62,6 @@ func (g *Gateway) Routing() []ModelRouting {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
-	ager, _ := g.latency.(SampleAger)
 	for _, kind := range kinds {
 		models := make([]string, 0, len(g.routes[kind]))
 		for m := range g.routes[kind] {
@@ -53,43 +69,76 @@ func (g *Gateway) Routing() []ModelRouting {
 		}
 		sort.Strings(models)
 		for _, m := range models {
-			cands := g.routes[kind][m]
-			mr := ModelRouting{Model: m, Mode: g.mode, API: kind, Targets: make([]TargetRouting, len(cands))}
-			p50s := make([]time.Duration, len(cands)) // -1: no live sample
-			index := make(map[*Candidate]int, len(cands))
-			for i, c := range cands {
-				index[c] = i
-				p50s[i] = -1
-				t := TargetRouting{Target: c.Target, UpstreamModel: c.Model, CircuitOpen: c.upstream.breaker.isOpen()}
-				if g.latency != nil {
-					if p, n, ok := g.latency.P50(c.Target, c.Model); ok {
-						t.P50Seconds, t.Samples, p50s[i] = p.Seconds(), n, p
-					}
-				}
-				if ager != nil {
-					if age, ok := ager.OldestSampleAge(c.Target, c.Model); ok {
-						t.OldestSampleAgeS = age.Seconds()
-					}
-				}
-				mr.Targets[i] = t
-			}
-			// The order least-latency gives without exploration (unmeasured
-			// ones unshuffled); its first measured target is the leader.
-			order, cold := rankByScore(nil, cands, p50s, make([]time.Duration, 0, len(cands)))
-			for rank, c := range order {
-				mr.Targets[index[c]].Rank = rank + 1
-			}
-			if cold < len(order) {
-				mr.Targets[index[order[cold]]].Leader = true
-			}
-			out = append(out, mr)
+			out = append(out, g.modelRouting(kind, m, g.routes[kind][m]))
 		}
 	}
 	return out
 }
 
-// RoutingHandler serves GET /debug/routing: per model and target, p50, live
-// samples, oldest sample age, rank and leader. No prompt or key is in it.
+func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRouting {
+	mr := ModelRouting{Model: model, Mode: g.mode, API: kind}
+	var open, blocked []*Candidate
+	for _, c := range cands {
+		if c.upstream.breaker.blocked() {
+			blocked = append(blocked, c)
+		} else {
+			open = append(open, c)
+		}
+	}
+	ranked, leader := g.strategy.Rank(nil, model, open)
+	if len(open) == 0 {
+		ranked, _ = g.strategy.Rank(nil, model, blocked)
+		blocked = nil
+	}
+	for _, c := range blocked {
+		ranked = append(ranked, Ranked{Candidate: c, Score: math.NaN(), Note: SkipCircuitOpen})
+	}
+	var now time.Time
+	if g.stats != nil {
+		now = g.now()
+	}
+	for i, r := range ranked {
+		c := r.Candidate
+		state := c.upstream.breaker.State()
+		t := TargetRouting{
+			Target: c.Target, UpstreamModel: c.Model, Rank: i + 1, Leader: i == leader, Note: r.Note,
+			Circuit: state.String(), CircuitOpen: state != CircuitClosed,
+		}
+		if !math.IsNaN(r.Score) && !math.IsInf(r.Score, 0) {
+			s := r.Score
+			t.Score = &s
+		}
+		if g.stats != nil {
+			st := g.stats.StatsAt(c.Target, c.Model, now)
+			t.P50Seconds, t.EWMASeconds, t.Samples = st.P50.Seconds(), st.EWMA.Seconds(), st.Samples
+			t.SamplesSelf, t.SamplesPeers, t.SamplesForeign = st.SelfSamples, st.PeerSamples, st.ForeignSamples
+			t.FaultRate, t.Faults, t.Outcomes, t.FaultSeconds = st.FaultRate, st.Faults, st.Outcomes, st.FaultSeconds
+			if st.Samples > 0 {
+				t.OldestSampleAgeS = max(0, now.Sub(st.Oldest).Seconds())
+			}
+		}
+		mr.Targets = append(mr.Targets, t)
+	}
+	return mr
+}
+
+// RoutingRows is the routing state as the Prometheus gauges export it.
+func (g *Gateway) RoutingRows() []telemetry.RoutingRow {
+	var rows []telemetry.RoutingRow
+	for _, m := range g.Routing() {
+		for _, t := range m.Targets {
+			rows = append(rows, telemetry.RoutingRow{
+				Model: m.Model, Target: t.Target, P50Seconds: t.P50Seconds, Samples: t.Samples,
+				Leader: t.Leader, CircuitOpen: t.CircuitOpen, FaultRate: t.FaultRate, Outcomes: t.Outcomes,
+			})
+		}
+	}
+	return rows
+}
+
+// RoutingHandler serves GET /debug/routing: per model and target, the
+// active mode's score, rank and leader, the statistics behind them and the
+// circuit state. No prompt or key is in it.
 func (g *Gateway) RoutingHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -46,10 +47,9 @@ func TestAttemptSpans(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
-	spans := exp.GetSpans()
-	if len(spans) != 3 {
-		t.Fatalf("got %d spans, want 1 server + 2 attempts", len(spans))
-	}
+	readAll(t, resp.Body)
+	// The answer leaves before the server span ends: wait for it.
+	spans := waitForSpans(t, exp, 3)
 	var server tracetest.SpanStub
 	var attempts []tracetest.SpanStub
 	for _, s := range spans {
@@ -110,6 +110,22 @@ func TestAttemptSpans(t *testing.T) {
 	}
 }
 
+// waitForSpans waits (boundedly) until exp holds n spans.
+func waitForSpans(t *testing.T, exp *tracetest.InMemoryExporter, n int) tracetest.SpanStubs {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		spans := exp.GetSpans()
+		if len(spans) >= n || time.Now().After(deadline) {
+			if len(spans) != n {
+				t.Fatalf("got %d spans, want %d", len(spans), n)
+			}
+			return spans
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestSamplingNeverHidesAttempts: with export sampling off, nothing is
 // exported, yet the tracker learns from every attempt.
 func TestSamplingNeverHidesAttempts(t *testing.T) {
@@ -129,7 +145,7 @@ func TestSamplingNeverHidesAttempts(t *testing.T) {
 	sdk.TracerProvider.RegisterSpanProcessor(sdktrace.NewSimpleSpanProcessor(exp))
 
 	up := newUpstream(t, jsonAnswer(200, `{}`))
-	gw := newGatewayWith(t, "least-latency", "", router.Options{Latency: tracker, TracerProvider: sdk.TracerProvider}, target{name: "a", url: up.URL})
+	gw := newGatewayWith(t, "least-latency", "", router.Options{Stats: tracker, TracerProvider: sdk.TracerProvider}, target{name: "a", url: up.URL})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
 	for range 3 {
@@ -197,7 +213,7 @@ targets: [{virtual_key: claude}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := router.New(parsed, router.Options{})
+	gw, err := router.New(parsed, router.Options{Stats: collector.NewTracker(collector.TrackerOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

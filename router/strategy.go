@@ -1,24 +1,37 @@
 package router
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
+	"sync/atomic"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // Candidate is one eligible way to serve a client model: a target (virtual
 // key) and the upstream model it is asked for. Candidates are built once
-// from the config and never change; requests share them.
+// from the config; requests share them.
 type Candidate struct {
 	Target string  // virtual key
 	Model  string  // upstream model
 	Index  int     // declaration order among the targets
-	Weight float64 // loadbalance weight
+	Weight float64 // loadbalance weight; cost-optimized ties
 	Tries  int     // 1 + retry.attempts
+	// Price is the provider's rate card for Model: input + output USD per
+	// million tokens; Priced is false when the provider has no price for it.
+	Price  float64
+	Priced bool
 
 	upstream    *upstream         // runtime state of the provider (breaker, limiter)
 	clientModel string            // the client-facing model this candidate serves
 	spanNames   map[string]string // attempt span name by operation: "{operation} {upstream model}"
+
+	// lastProbe is when a mode last sent this candidate a re-measuring
+	// probe (unix ns): shared by every request, so probes stay bounded.
+	lastProbe atomic.Int64
 }
 
 // spanName names an attempt span of operation, built once per candidate.
@@ -29,29 +42,41 @@ func (c *Candidate) spanName(operation string) string {
 	return operation + " " + c.Model
 }
 
-// Strategy orders the eligible candidates for one request. Order appends
-// the order to dst (which the caller may pass with spare capacity so the
-// hot path does not allocate) and says why the first one leads, as
-// X-Firstbyte-Selection does. It must not block and must be safe for
-// concurrent use.
+// Strategy is a routing mode: it orders the eligible candidates for one
+// request, and can say how it ranks them (for /debug/routing and the
+// firstbyte_leader gauge), so what an operator sees is the mode's own view.
+// Both must not block and must be safe for concurrent use.
 type Strategy interface {
+	// Order appends the order to dst (which the caller may pass with spare
+	// capacity so the hot path does not allocate) and says why the first
+	// one leads, as X-Firstbyte-Selection does.
 	Order(dst []*Candidate, model string, eligible []*Candidate) ([]*Candidate, string)
+	// Rank appends eligible to dst in the order the mode gives them now
+	// without exploration or randomness, each with the figure it ranks on,
+	// and returns the index in the appended part of the leader (the target
+	// the mode prefers now), or -1 when the mode has none (it rotates, draws
+	// at random, or has not measured anything yet).
+	Rank(dst []Ranked, model string, eligible []*Candidate) ([]Ranked, int)
 }
 
-// LatencySource is how the router reads measured time to first byte. The
-// collector's tracker satisfies it; cmd/firstbyte wires the two.
-type LatencySource interface {
-	// P50 returns the median TTFB of the live samples for (target, upstream
-	// model) and how many there are; ok is false when there is none.
-	P50(target, model string) (p50 time.Duration, samples int, ok bool)
+// Ranked is one candidate as a mode ranks it.
+type Ranked struct {
+	Candidate *Candidate
+	// Score is what the mode ranks on, in its own unit (seconds for the
+	// latency modes, USD per million tokens for cost-optimized, the
+	// declaration index for fallback); NaN when the candidate has none
+	// (unmeasured, unpriced).
+	Score float64
+	// Note says why it is where it is: "cold", "only_faults", "unpriced", ...
+	Note string
 }
 
-// latencyAt is optionally implemented by a LatencySource that answers as of
-// a given instant, so a strategy reads the clock once per request rather
-// than once per candidate. now must come from the source's own clock
-// (StrategyDeps.Now).
-type latencyAt interface {
-	P50At(target, model string, now time.Time) (p50 time.Duration, samples int, ok bool)
+// StatsSource is how the router reads what the spans taught: the
+// collector's tracker satisfies it, and cmd/firstbyte wires the two. now
+// comes from the source's own clock (StrategyDeps.Now), read once per
+// request.
+type StatsSource interface {
+	StatsAt(target, model string, now time.Time) telemetry.TargetStats
 }
 
 // Rand is the randomness a strategy draws from. Tests inject a seeded one;
@@ -71,17 +96,25 @@ var DefaultRand Rand = runtimeRand{}
 
 // StrategyDeps are what a strategy may need; each takes what it uses.
 type StrategyDeps struct {
-	Latency LatencySource
-	Rand    Rand
-	Now     func() time.Time // the clock the latency source also reads
+	Stats StatsSource
+	Rand  Rand
+	Now   func() time.Time // the clock Stats also reads
 }
 
-type strategyFactory func(StrategyDeps) Strategy
+// registration is a mode: how to build it and whether it ranks on measured
+// statistics (then it refuses to start without a StatsSource rather than
+// quietly routing blind).
+type registration struct {
+	build      func(StrategyDeps) Strategy
+	needsStats bool
+}
 
 // strategies are the modes by name; each strategy file registers itself.
-var strategies = map[string]strategyFactory{}
+var strategies = map[string]registration{}
 
-func registerStrategy(mode string, f strategyFactory) { strategies[mode] = f }
+func registerStrategy(mode string, needsStats bool, build func(StrategyDeps) Strategy) {
+	strategies[mode] = registration{build: build, needsStats: needsStats}
+}
 
 // StrategyNames lists the registered modes, sorted.
 func StrategyNames() []string {
@@ -93,11 +126,15 @@ func StrategyNames() []string {
 	return names
 }
 
-// NewStrategy builds the strategy registered under mode.
-func NewStrategy(mode string, deps StrategyDeps) (Strategy, bool) {
-	f, ok := strategies[mode]
+// NewStrategy builds the mode registered under mode. A latency mode without
+// deps.Stats is an error: it would route blind.
+func NewStrategy(mode string, deps StrategyDeps) (Strategy, error) {
+	reg, ok := strategies[mode]
 	if !ok {
-		return nil, false
+		return nil, fmt.Errorf("strategy.mode: unknown mode %q", mode)
+	}
+	if reg.needsStats && deps.Stats == nil {
+		return nil, fmt.Errorf("strategy.mode: %s ranks on measured latency and needs a statistics source (none was wired)", mode)
 	}
 	if deps.Rand == nil {
 		deps.Rand = DefaultRand
@@ -105,16 +142,27 @@ func NewStrategy(mode string, deps StrategyDeps) (Strategy, bool) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	return f(deps), true
+	return reg.build(deps), nil
 }
 
-// rankByScore appends eligible to dst ordered for a latency mode: the
+// rankedCap is how many candidates a strategy ranks without allocating.
+const rankedCap = 16
+
+// Scores below 0 mean "no score" to rankByScore; unscoredLast ranks after
+// every real score.
+const (
+	noScore      = -1.0
+	unscoredLast = math.MaxFloat64
+)
+
+// rankByScore appends eligible to dst ordered for a ranking mode: the
 // candidates without a score (scores[i] < 0) first, in declaration order,
 // then the scored ones by ascending score, ties in declaration order. It
 // returns the extended dst and how many unscored candidates lead it.
 // scratch (len 0, enough capacity) holds the scored part's scores while they
-// are sorted, so the caller decides whether that allocates.
-func rankByScore[S ~int64 | ~float64](dst, eligible []*Candidate, scores, scratch []S) ([]*Candidate, int) {
+// are sorted, so the caller decides whether that allocates; on return
+// scratch[:n-unscored] (the caller's backing array) holds them in order.
+func rankByScore(dst, eligible []*Candidate, scores, scratch []float64) ([]*Candidate, int) {
 	base := len(dst)
 	dst = append(dst, eligible...)
 	out := dst[base:]
@@ -141,4 +189,54 @@ func rankByScore[S ~int64 | ~float64](dst, eligible []*Candidate, scores, scratc
 		}
 	}
 	return dst, unscored
+}
+
+// rankedFromScores builds a Rank answer from per-candidate scores as
+// rankByScore orders them: unscored first (Note cold), then by score (times
+// unit); a score of unscoredLast is shown as NaN with Note only_faults. The
+// leader is the first scored one: the mode's choice among the measured.
+func rankedFromScores(dst []Ranked, eligible []*Candidate, scores []float64, per float64) ([]Ranked, int) {
+	order, _ := rankByScore(nil, eligible, scores, make([]float64, 0, len(eligible)))
+	leader := -1
+	for i, c := range order {
+		idx := indexOf(eligible, c)
+		r := Ranked{Candidate: c, Score: math.NaN()}
+		switch s := scores[idx]; {
+		case s < 0:
+			r.Note = "cold"
+		case s == unscoredLast:
+			r.Note = "only_faults"
+		default:
+			r.Score = s / per
+			if leader < 0 {
+				leader = i
+			}
+		}
+		dst = append(dst, r)
+	}
+	return dst, leader
+}
+
+func indexOf(cs []*Candidate, c *Candidate) int {
+	for i, x := range cs {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// shuffle is Fisher-Yates with the injected source.
+func shuffle(cs []*Candidate, r Rand) {
+	for i := len(cs) - 1; i > 0; i-- {
+		j := r.IntN(i + 1)
+		cs[i], cs[j] = cs[j], cs[i]
+	}
+}
+
+// lead moves out[k] to the front, the others keeping their order.
+func lead(out []*Candidate, k int) {
+	pick := out[k]
+	copy(out[1:k+1], out[:k])
+	out[0] = pick
 }

@@ -1,23 +1,29 @@
 package router
 
 import (
-	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// latencies is a LatencySource from a table: the tracker's contract
-// (p50, samples, ok) without its window maths, which the collector tests.
-type latencies map[string]time.Duration
+// statsTable is a StatsSource from a table keyed by target (the model is
+// always "m" here): the tracker's contract without its window maths, which
+// the collector tests. Keyed by target alone so a lookup does not allocate.
+type statsTable map[string]telemetry.TargetStats
 
-func (l latencies) P50(target, model string) (time.Duration, int, bool) {
-	d, ok := l[target+"/"+model]
-	if !ok {
-		return 0, 0, false
+func (s statsTable) StatsAt(target, _ string, _ time.Time) telemetry.TargetStats { return s[target] }
+
+// p50s builds a table of targets with one sample each at the given p50.
+func p50s(m map[string]time.Duration) statsTable {
+	out := statsTable{}
+	for k, d := range m {
+		out[k] = telemetry.TargetStats{Samples: 1, P50: d, EWMA: d, Outcomes: 1, LogMean: math.Log(d.Seconds()), LogWeight: 1}
 	}
-	return d, 1, true
+	return out
 }
 
 // scriptedRand answers IntN from a script (each value taken modulo n) and
@@ -61,37 +67,64 @@ func names(cs []*Candidate) []string {
 	return out
 }
 
+func rankedNames(rs []Ranked) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Candidate.Target
+	}
+	return out
+}
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func fixedNow() time.Time { return t0 }
+
 func TestLeastLatencyOrder(t *testing.T) {
 	ms := time.Millisecond
+	onlyFaults := telemetry.TargetStats{Outcomes: 3, Faults: 3, FaultRate: 1}
 	tests := []struct {
 		name          string
-		lat           latencies
+		stats         statsTable
 		rand          *scriptedRand
 		want          []string
 		wantSelection string
 	}{
 		{"all sampled, no exploration: ascending p50",
-			latencies{"groq/m": 300 * ms, "openai/m": 600 * ms, "anthropic/m": 900 * ms},
+			p50s(map[string]time.Duration{"groq": 300 * ms, "openai": 600 * ms, "anthropic": 900 * ms}),
 			&scriptedRand{ints: []int{9}}, []string{"groq", "openai", "anthropic"}, "leader"},
 		{"unsampled first (anthropic just added)",
-			latencies{"groq/m": 300 * ms, "openai/m": 600 * ms},
+			p50s(map[string]time.Duration{"groq": 300 * ms, "openai": 600 * ms}),
 			&scriptedRand{}, []string{"anthropic", "groq", "openai"}, "cold"},
 		{"exploration: draw 0 of 10, then non-leader #2 (anthropic)",
-			latencies{"groq/m": 300 * ms, "openai/m": 600 * ms, "anthropic/m": 900 * ms},
+			p50s(map[string]time.Duration{"groq": 300 * ms, "openai": 600 * ms, "anthropic": 900 * ms}),
 			&scriptedRand{ints: []int{0, 1}}, []string{"anthropic", "groq", "openai"}, "explore"},
 		{"exploration: draw 0 of 10, then non-leader #1 (openai)",
-			latencies{"groq/m": 300 * ms, "openai/m": 600 * ms, "anthropic/m": 900 * ms},
+			p50s(map[string]time.Duration{"groq": 300 * ms, "openai": 600 * ms, "anthropic": 900 * ms}),
 			&scriptedRand{ints: []int{0, 0}}, []string{"openai", "groq", "anthropic"}, "explore"},
 		{"ties keep declaration order",
-			latencies{"groq/m": 500 * ms, "openai/m": 500 * ms, "anthropic/m": 100 * ms},
+			p50s(map[string]time.Duration{"groq": 500 * ms, "openai": 500 * ms, "anthropic": 100 * ms}),
 			&scriptedRand{ints: []int{9}}, []string{"anthropic", "groq", "openai"}, "leader"},
 		{"nothing sampled: all cold, shuffled by the injected source",
-			latencies{},
+			statsTable{},
 			&scriptedRand{ints: []int{0, 0}}, []string{"openai", "anthropic", "groq"}, "cold"},
+		{"a target that only faulted is not unmeasured: it ranks after every sampled one",
+			func() statsTable {
+				s := p50s(map[string]time.Duration{"openai": 600 * ms, "anthropic": 900 * ms})
+				s["groq"] = onlyFaults
+				return s
+			}(),
+			&scriptedRand{ints: []int{9}}, []string{"openai", "anthropic", "groq"}, "leader"},
+		{"exploration never picks a target that only faulted",
+			func() statsTable {
+				s := p50s(map[string]time.Duration{"openai": 600 * ms, "anthropic": 900 * ms})
+				s["groq"] = onlyFaults
+				return s
+			}(),
+			&scriptedRand{ints: []int{0, 5}}, []string{"anthropic", "openai", "groq"}, "explore"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewLeastLatency(tt.lat, tt.rand)
+			s := NewLeastLatency(tt.stats, fixedNow, tt.rand)
 			got, sel := s.Order(nil, "m", newCandidates("groq", "openai", "anthropic"))
 			if !slices.Equal(names(got), tt.want) || sel != tt.wantSelection {
 				t.Errorf("Order = %v %s, want %v %s", names(got), sel, tt.want, tt.wantSelection)
@@ -100,8 +133,22 @@ func TestLeastLatencyOrder(t *testing.T) {
 	}
 }
 
+func TestLeastLatencyRank(t *testing.T) {
+	ms := time.Millisecond
+	stats := p50s(map[string]time.Duration{"openai": 600 * ms, "anthropic": 200 * ms})
+	stats["groq"] = telemetry.TargetStats{Outcomes: 1, Faults: 1, FaultRate: 1}
+	s := NewLeastLatency(stats, fixedNow, nil)
+	got, leader := s.Rank(nil, "m", newCandidates("groq", "openai", "anthropic", "new"))
+	if want := []string{"new", "anthropic", "openai", "groq"}; !slices.Equal(rankedNames(got), want) || leader != 1 {
+		t.Fatalf("Rank = %v leader %d, want %v leader 1", rankedNames(got), leader, want)
+	}
+	if got[0].Note != "cold" || !math.IsNaN(got[0].Score) || got[1].Score != 0.2 || got[3].Note != "only_faults" {
+		t.Errorf("Rank scores = %+v", got)
+	}
+}
+
 func TestLeastLatencySingleTargetNeverExplores(t *testing.T) {
-	s := NewLeastLatency(latencies{"a/m": time.Second}, &scriptedRand{ints: []int{0, 0, 0}})
+	s := NewLeastLatency(p50s(map[string]time.Duration{"a": time.Second}), fixedNow, &scriptedRand{ints: []int{0, 0, 0}})
 	got, sel := s.Order(nil, "m", newCandidates("a"))
 	if !slices.Equal(names(got), []string{"a"}) || sel != "leader" {
 		t.Errorf("Order = %v %s, want [a] leader", names(got), sel)
@@ -111,8 +158,8 @@ func TestLeastLatencySingleTargetNeverExplores(t *testing.T) {
 // TestLeastLatencyExplorationShare: over 2,000 requests, exploration lies
 // within 10 % +- 2 %, and explorations spread over both runners-up.
 func TestLeastLatencyExplorationShare(t *testing.T) {
-	lat := latencies{"groq/m": 300 * time.Millisecond, "openai/m": 600 * time.Millisecond, "anthropic/m": 900 * time.Millisecond}
-	s := NewLeastLatency(lat, rand.New(rand.NewPCG(1, 2)))
+	stats := p50s(map[string]time.Duration{"groq": 300 * time.Millisecond, "openai": 600 * time.Millisecond, "anthropic": 900 * time.Millisecond})
+	s := NewLeastLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("groq", "openai", "anthropic")
 	counts := map[string]int{}
 	leadBy := map[string]int{}
@@ -132,7 +179,7 @@ func TestLeastLatencyExplorationShare(t *testing.T) {
 }
 
 func TestLeastLatencyAppendsToDst(t *testing.T) {
-	s := NewLeastLatency(latencies{"a/m": 2 * time.Second, "b/m": time.Second}, &scriptedRand{ints: []int{9}})
+	s := NewLeastLatency(p50s(map[string]time.Duration{"a": 2 * time.Second, "b": time.Second}), fixedNow, &scriptedRand{ints: []int{9}})
 	dst := make([]*Candidate, 0, 4)
 	got, _ := s.Order(dst, "m", newCandidates("a", "b"))
 	if !slices.Equal(names(got), []string{"b", "a"}) || &got[0] != &dst[:1][0] {
@@ -140,14 +187,24 @@ func TestLeastLatencyAppendsToDst(t *testing.T) {
 	}
 }
 
+func TestLeastLatencyOrderDoesNotAllocate(t *testing.T) {
+	stats := p50s(map[string]time.Duration{"a": 2 * time.Second, "b": time.Second, "c": 3 * time.Second})
+	s := NewLeastLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	cands := newCandidates("a", "b", "c")
+	buf := make([]*Candidate, 0, 16)
+	if allocs := testing.AllocsPerRun(100, func() { s.Order(buf[:0], "m", cands) }); allocs != 0 {
+		t.Errorf("Order allocates %v times per call, want 0", allocs)
+	}
+}
+
 func TestLeastLatencyManyTargets(t *testing.T) {
-	lat := latencies{}
+	lat := map[string]time.Duration{}
 	specs := make([]string, 20)
 	for i := range specs {
 		specs[i] = string(rune('a' + i))
-		lat[specs[i]+"/m"] = time.Duration(20-i) * time.Millisecond
+		lat[specs[i]] = time.Duration(20-i) * time.Millisecond
 	}
-	got, sel := NewLeastLatency(lat, &scriptedRand{ints: []int{9}}).Order(nil, "m", newCandidates(specs...))
+	got, sel := NewLeastLatency(p50s(lat), fixedNow, &scriptedRand{ints: []int{9}}).Order(nil, "m", newCandidates(specs...))
 	want := slices.Clone(specs)
 	slices.Reverse(want)
 	if !slices.Equal(names(got), want) || sel != "leader" {
@@ -155,10 +212,29 @@ func TestLeastLatencyManyTargets(t *testing.T) {
 	}
 }
 
+func TestLatencyModesNeedStats(t *testing.T) {
+	for _, mode := range []string{"least-latency", "ewma-latency", "reliable-latency"} {
+		if _, err := NewStrategy(mode, StrategyDeps{}); err == nil {
+			t.Errorf("NewStrategy(%s) without a statistics source: no error", mode)
+		}
+	}
+	for _, mode := range []string{"fallback", "round-robin", "loadbalance", "cost-optimized"} {
+		if _, err := NewStrategy(mode, StrategyDeps{}); err != nil {
+			t.Errorf("NewStrategy(%s) without a statistics source: %v", mode, err)
+		}
+	}
+	if _, err := NewStrategy("fastest", StrategyDeps{}); err == nil {
+		t.Error("NewStrategy(unknown): no error")
+	}
+}
+
 func TestFallbackAndRoundRobin(t *testing.T) {
 	cands := newCandidates("a", "b", "c")
 	if got, sel := (Fallback{}).Order(nil, "m", cands); !slices.Equal(names(got), []string{"a", "b", "c"}) || sel != "order" {
 		t.Errorf("Fallback.Order = %v %s", names(got), sel)
+	}
+	if got, leader := (Fallback{}).Rank(nil, "m", cands); !slices.Equal(rankedNames(got), []string{"a", "b", "c"}) || leader != 0 || got[2].Score != 2 {
+		t.Errorf("Fallback.Rank = %v leader %d", rankedNames(got), leader)
 	}
 	rr := &RoundRobin{}
 	var leads []string
@@ -168,6 +244,9 @@ func TestFallbackAndRoundRobin(t *testing.T) {
 	}
 	if !slices.Equal(leads, []string{"a", "b", "c", "a"}) {
 		t.Errorf("RoundRobin leads = %v", leads)
+	}
+	if _, leader := rr.Rank(nil, "m", cands); leader != -1 {
+		t.Errorf("RoundRobin.Rank leader = %d, want none: the lead rotates", leader)
 	}
 }
 
@@ -189,92 +268,39 @@ func TestLoadBalance(t *testing.T) {
 			t.Errorf("LoadBalance(u=%v).Order = %v, want %v", tt.u, names(got), tt.want)
 		}
 	}
-}
-
-func TestScanRequest(t *testing.T) {
-	tests := []struct {
-		body       string
-		model      string
-		stream     bool
-		err        bool
-		swappedFor string // body after withModel("X")
-	}{
-		{`{"model":"m"}`, "m", false, false, `{"model":"X"}`},
-		{` { "messages" : [ {"model":"inner"} ], "model" : "a\"b" , "stream":true } `, `a"b`, true, false, ` { "messages" : [ {"model":"inner"} ], "model" : "X" , "stream":true } `},
-		{`{"x":{"model":1},"model":"m","stream":false}`, "m", false, false, `{"x":{"model":1},"model":"X","stream":false}`},
-		{`{"model":"\u00e9"}`, "é", false, false, `{"model":"X"}`},
-		{`{"x":"}\"{","model":"m"}`, "m", false, false, `{"x":"}\"{","model":"X"}`},
-		{`{"model":null}`, "", false, true, ""},
-		{`{}`, "", false, true, ""},
-		{`{"model":""}`, "", false, true, ""},
-		{`[]`, "", false, true, ""},
-		{`{"model":"m"`, "", false, true, ""},
-	}
-	for _, tt := range tests {
-		f, err := scanRequest([]byte(tt.body))
-		if (err != nil) != tt.err || f.Model != tt.model || f.Stream != tt.stream {
-			t.Errorf("scanRequest(%s) = %q %v %v, want %q %v err=%v", tt.body, f.Model, f.Stream, err, tt.model, tt.stream, tt.err)
-			continue
-		}
-		if err == nil {
-			if got := string(f.withModel(nil, []byte(tt.body), "X")); got != tt.swappedFor {
-				t.Errorf("withModel(%s) = %s, want %s", tt.body, got, tt.swappedFor)
-			}
-		}
+	got, leader := (&LoadBalance{}).Rank(nil, "m", cands)
+	if !slices.Equal(rankedNames(got), []string{"b", "c", "a"}) || leader != -1 || got[0].Score != 3 {
+		t.Errorf("LoadBalance.Rank = %v leader %d, want [b c a] by weight, no leader", rankedNames(got), leader)
 	}
 }
 
-func TestAppendJSONString(t *testing.T) {
-	got := string(appendJSONString(nil, "a\"b\\c\n\x01é"))
-	if want := `"a\"b\\c\u000a\u0001é"`; got != want {
-		t.Errorf("appendJSONString = %s, want %s", got, want)
+func TestCostOptimized(t *testing.T) {
+	cands := newCandidates("groq", "openai", "anthropic", "local", "free")
+	price := func(c *Candidate, p float64) { c.Price, c.Priced = p, true }
+	price(cands[0], 1.38) // 0.59 + 0.79
+	price(cands[1], 0.75)
+	price(cands[2], 18)
+	// local: unpriced; free: unpriced with a higher weight
+	cands[4].Weight = 5
+	got, sel := (CostOptimized{}).Order(nil, "m", cands)
+	if want := []string{"openai", "groq", "anthropic", "free", "local"}; !slices.Equal(names(got), want) || sel != "order" {
+		t.Errorf("Order = %v %s, want %v order (cheapest first, unpriced last by weight)", names(got), sel, want)
 	}
-}
-
-// FuzzScanRequest: the scanner accepts exactly what encoding/json accepts
-// (it replaced json.Valid on the hot path), and never panics.
-func FuzzScanRequest(f *testing.F) {
-	for _, seed := range []string{`{"model":"m"}`, `{"model":"m","x":[1,-2.5e+3,true,false,null,{"a":"\u00e9\n"}]}`, `{"a":01}`, `{"a":"\x01"}`, `[]`, `{"model":"m",}`, `{"a":1.}`, `{"a":"\q"}`, ` {"model" : "m" } `, `{"model":"m"}x`, `"s"`, `{"a":[}`} {
-		f.Add([]byte(seed))
+	// Ties in price: descending weight, then declaration order.
+	ties := newCandidates("a", "b", "c")
+	for _, c := range ties {
+		price(c, 1)
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		_, err := scanRequest(body)
-		valid := json.Valid(body)
-		if (err == errInvalidJSON) == valid {
-			t.Errorf("scanRequest(%q) err=%v, json.Valid=%v", body, err, valid)
-		}
-	})
-}
-
-// ewmaLatencies adds EWMAAt to the table source, with figures of its own so
-// a test can tell which one a strategy ranked on.
-type ewmaLatencies struct {
-	latencies
-	ewma map[string]time.Duration
-}
-
-func (e ewmaLatencies) EWMAAt(target, model string, _ time.Time) (time.Duration, int, bool) {
-	d, ok := e.ewma[target+"/"+model]
-	return d, 1, ok
-}
-
-func TestEWMALatencyRanksOnTheAverageAndNeverExplores(t *testing.T) {
-	ms := time.Millisecond
-	src := ewmaLatencies{
-		latencies: latencies{"a/m": 100 * ms, "b/m": 200 * ms, "c/m": 300 * ms},
-		ewma:      map[string]time.Duration{"a/m": 500 * ms, "b/m": 150 * ms}, // a just got slow; c unmeasured by EWMA
+	ties[2].Weight = 2
+	if got, _ := (CostOptimized{}).Order(nil, "m", ties); !slices.Equal(names(got), []string{"c", "a", "b"}) {
+		t.Errorf("ties: Order = %v, want [c a b]", names(got))
 	}
-	s, ok := NewStrategy("ewma-latency", StrategyDeps{Latency: src, Rand: &scriptedRand{ints: []int{0, 0, 0}}})
-	if !ok {
-		t.Fatal("ewma-latency not registered")
+	ranked, leader := (CostOptimized{}).Rank(nil, "m", cands)
+	if leader != 0 || ranked[0].Score != 0.75 || ranked[4].Note != "unpriced" || !math.IsNaN(ranked[4].Score) {
+		t.Errorf("Rank = %+v leader %d", ranked, leader)
 	}
-	got, sel := s.Order(nil, "m", newCandidates("a", "b", "c"))
-	if want := []string{"c", "b", "a"}; !slices.Equal(names(got), want) || sel != "cold" {
-		t.Errorf("Order = %v %s, want %v cold", names(got), sel, want)
-	}
-	src.ewma["c/m"] = 400 * ms
-	got, sel = s.Order(nil, "m", newCandidates("a", "b", "c"))
-	if want := []string{"b", "c", "a"}; !slices.Equal(names(got), want) || sel != "leader" {
-		t.Errorf("Order = %v %s, want %v leader (a draw of 0 must not explore)", names(got), sel, want)
+	buf := make([]*Candidate, 0, 8)
+	if allocs := testing.AllocsPerRun(100, func() { (CostOptimized{}).Order(buf[:0], "m", cands) }); allocs != 0 {
+		t.Errorf("Order allocates %v times per call, want 0", allocs)
 	}
 }

@@ -1,14 +1,11 @@
 package router
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -33,7 +30,9 @@ type upstream struct {
 // endpointURL is where ep's requests go on this provider.
 func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.suffix] }
 
-func newUpstream(name string, p *ProviderConfig, now func() time.Time) *upstream {
+// newUpstream builds a provider's run-time state; onCircuit (nil: none) is
+// told of its breaker's transitions.
+func newUpstream(name string, p *ProviderConfig, now func() time.Time, onCircuit func(provider string, from, to CircuitState)) *upstream {
 	u := &upstream{
 		name:      name,
 		kind:      p.Kind,
@@ -41,8 +40,12 @@ func newUpstream(name string, p *ProviderConfig, now func() time.Time) *upstream
 		apiKey:    p.APIKey,
 		firstByte: p.Timeout.FirstByte,
 		total:     p.Timeout.Total,
-		breaker:   &breaker{threshold: p.CircuitBreaker.Failures, cooldown: p.CircuitBreaker.Cooldown, now: now},
 	}
+	var onChange func(from, to CircuitState)
+	if onCircuit != nil {
+		onChange = func(from, to CircuitState) { onCircuit(name, from, to) }
+	}
+	u.breaker = newBreaker(p.CircuitBreaker.Failures, p.CircuitBreaker.Cooldown, now, onChange)
 	u.urls = map[string]*url.URL{}
 	for _, ep := range endpoints {
 		if parsed, err := url.Parse(u.baseURL + ep.suffix); err == nil {
@@ -60,7 +63,7 @@ func newUpstream(name string, p *ProviderConfig, now func() time.Time) *upstream
 		}
 	}
 	if p.MaxConcurrency > 0 {
-		u.limiter = &limiter{slots: make(chan struct{}, p.MaxConcurrency), queue: int64(p.Queue)}
+		u.limiter = newLimiter(p.MaxConcurrency, p.Queue)
 	}
 	return u
 }
@@ -85,98 +88,6 @@ func (u *upstream) setAuth(h http.Header) {
 }
 
 var defaultAnthropicVersion = []string{"2023-06-01"}
-
-// breaker opens after threshold consecutive failover-safe failures and
-// lets one probe through after cooldown (half-open); the probe's success
-// closes it, its failure opens it again.
-type breaker struct {
-	threshold int              // immutable
-	cooldown  time.Duration    // immutable
-	now       func() time.Time // immutable
-
-	openUntil atomic.Int64 // unix nanos; 0 closed. Read lock-free on every attempt.
-
-	mu       sync.Mutex // guards failures and probing
-	failures int
-	probing  bool
-}
-
-// allow says whether an attempt may go to this provider now.
-func (b *breaker) allow() bool {
-	until := b.openUntil.Load()
-	if until == 0 {
-		return true
-	}
-	if b.now().UnixNano() < until {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.probing {
-		return false
-	}
-	b.probing = true
-	return true
-}
-
-// record notes an attempt's result: ok for anything but a failover-safe
-// failure of the provider.
-func (b *breaker) record(ok bool) {
-	if ok && b.openUntil.Load() == 0 {
-		b.mu.Lock()
-		b.failures = 0
-		b.mu.Unlock()
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.probing = false
-	if ok {
-		b.failures = 0
-		b.openUntil.Store(0)
-		return
-	}
-	b.failures++
-	if b.failures >= b.threshold {
-		b.openUntil.Store(b.now().Add(b.cooldown).UnixNano())
-	}
-}
-
-// isOpen reports the state for metrics and the debug page.
-func (b *breaker) isOpen() bool {
-	until := b.openUntil.Load()
-	return until != 0 && b.now().UnixNano() < until
-}
-
-// limiter caps in-flight requests with a bounded wait queue.
-type limiter struct {
-	slots   chan struct{}
-	queue   int64
-	waiting atomic.Int64
-}
-
-// acquire takes a slot, waiting in the queue if there is room there; false
-// means the queue is full or ctx ended.
-func (l *limiter) acquire(ctx context.Context) bool {
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	default:
-	}
-	if l.waiting.Add(1) > l.queue {
-		l.waiting.Add(-1)
-		return false
-	}
-	defer l.waiting.Add(-1)
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (l *limiter) release() { <-l.slots }
 
 // NewTransport is the upstream HTTP transport: pooled keep-alive
 // connections, HTTP/2 where offered, bodies passed as the provider sent

@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// unbuilt are modes SPEC section 5 names that this version does not have
+// unbuilt are modes the product names that this version does not have
 // yet: cost-optimized needs prices in the config.
-var unbuilt = map[string]bool{"cost-optimized": true}
+var unbuilt = map[string]bool{}
 
 // FieldError is one configuration problem, named by its field path
 // (targets[2].virtual_key) so a user can find it in the file.

@@ -34,7 +34,9 @@ type RoutingRow struct {
 	P50Seconds  float64
 	Samples     int
 	Leader      bool
-	CircuitOpen bool
+	CircuitOpen bool // open or half-open: not closed
+	FaultRate   float64
+	Outcomes    int // live outcomes the fault rate is over (0: no rate)
 }
 
 // routingCollector turns the router's state into gauges at scrape time, so
@@ -45,18 +47,21 @@ type routingCollector struct {
 	samples *prometheus.Desc
 	leader  *prometheus.Desc
 	circuit *prometheus.Desc
+	faults  *prometheus.Desc
 }
 
 // NewRoutingCollector exports firstbyte_target_p50_seconds,
-// firstbyte_target_samples, firstbyte_leader and firstbyte_circuit_open
-// from rows, called once per scrape.
+// firstbyte_target_samples, firstbyte_target_fault_rate, firstbyte_leader
+// (the active mode's own leader) and firstbyte_circuit_open from rows,
+// called once per scrape.
 func NewRoutingCollector(rows func() []RoutingRow) prometheus.Collector {
 	return &routingCollector{
 		rows:    rows,
 		p50:     prometheus.NewDesc("firstbyte_target_p50_seconds", "p50 time to first byte over the target's live samples (what least-latency ranks on).", []string{"target", "model"}, nil),
 		samples: prometheus.NewDesc("firstbyte_target_samples", "Live TTFB samples of the target (last 100 within 5 minutes).", []string{"target", "model"}, nil),
-		leader:  prometheus.NewDesc("firstbyte_leader", "1 for the model's current leader (lowest p50 among measured targets), else 0.", []string{"model", "target"}, nil),
-		circuit: prometheus.NewDesc("firstbyte_circuit_open", "1 while the target's circuit breaker is open.", []string{"target"}, nil),
+		leader:  prometheus.NewDesc("firstbyte_leader", "1 for the model's current leader as the active routing mode ranks (e.g. lowest p50 in least-latency), else 0.", []string{"model", "target"}, nil),
+		circuit: prometheus.NewDesc("firstbyte_circuit_open", "1 while the target's circuit breaker is not closed (open, or half-open awaiting its probe).", []string{"target"}, nil),
+		faults:  prometheus.NewDesc("firstbyte_target_fault_rate", "Weighted share of the target's live attempt outcomes that were provider faults (a 400/422 counts half).", []string{"target", "model"}, nil),
 	}
 }
 
@@ -65,6 +70,7 @@ func (c *routingCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.samples
 	ch <- c.leader
 	ch <- c.circuit
+	ch <- c.faults
 }
 
 func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
@@ -75,6 +81,7 @@ func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.samples, prometheus.GaugeValue, float64(r.Samples), r.Target, r.Model)
 		ch <- prometheus.MustNewConstMetric(c.leader, prometheus.GaugeValue, boolFloat(r.Leader), r.Model, r.Target)
+		ch <- prometheus.MustNewConstMetric(c.faults, prometheus.GaugeValue, r.FaultRate, r.Target, r.Model)
 		if _, seen := circuits[r.Target]; !seen || r.CircuitOpen {
 			circuits[r.Target] = r.CircuitOpen
 		}

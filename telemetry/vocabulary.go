@@ -36,7 +36,13 @@ const (
 	KeySelection      = attribute.Key("firstbyte.selection")       // cold|leader|explore|order|manual|failover
 	KeyOutcome        = attribute.Key("firstbyte.outcome")         // success|failover|client_error|broken|canceled
 	KeyUpstreamWait   = attribute.Key("firstbyte.upstream_wait")   // server span: seconds spent waiting on upstreams
+	KeySkipReason     = attribute.Key("firstbyte.skip_reason")     // skip event: circuit_open|queue_full
 )
+
+// EventSkip is the server span's event for a target passed over without an
+// attempt (its circuit open, its queue full); it carries KeyTarget and
+// KeySkipReason. firstbyte_skips_total counts them.
+const EventSkip = "firstbyte.skip"
 
 // Operation names (gen_ai.operation.name). CountTokens is ours: the semantic
 // conventions have none for it, and it never yields a latency sample.

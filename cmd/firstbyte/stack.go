@@ -18,6 +18,10 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
+// The tracker is what the router's modes rank on: checked here, where the
+// two are wired, so a change to either side fails the build.
+var _ router.StatsSource = (*collector.Tracker)(nil)
+
 // stack is one running gateway: the client API and admin servers, the
 // gateway, the tracker it learns from, the SDK feeding it, and the metrics.
 type stack struct {
@@ -74,7 +78,7 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 	s.shutdown = append(s.shutdown, sdkShutdown)
 
 	gw, err := router.New(cfg, router.Options{
-		Latency:        tracker,
+		Stats:          tracker,
 		TracerProvider: sdk.TracerProvider,
 		Transport:      o.Transport,
 		Logger:         o.Logger,
@@ -83,7 +87,7 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		_ = sdkShutdown(ctx)
 		return nil, err
 	}
-	reg.MustRegister(telemetry.NewRoutingCollector(func() []telemetry.RoutingRow { return routingRows(gw) }))
+	reg.MustRegister(telemetry.NewRoutingCollector(gw.RoutingRows))
 	s.Gateway, s.Tracker, s.SDK, s.Registry = gw, tracker, sdk, reg
 
 	adminMux := http.NewServeMux()
@@ -132,17 +136,4 @@ func (s *stack) Shutdown(ctx context.Context) error {
 	}
 	errs = append(errs, s.admin.Shutdown(ctx))
 	return errors.Join(errs...)
-}
-
-func routingRows(gw *router.Gateway) []telemetry.RoutingRow {
-	var rows []telemetry.RoutingRow
-	for _, m := range gw.Routing() {
-		for _, t := range m.Targets {
-			rows = append(rows, telemetry.RoutingRow{
-				Model: m.Model, Target: t.Target, P50Seconds: t.P50Seconds, Samples: t.Samples,
-				Leader: t.Leader, CircuitOpen: t.CircuitOpen,
-			})
-		}
-	}
-	return rows
 }

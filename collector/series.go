@@ -1,0 +1,249 @@
+package collector
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// series holds the live samples and outcomes of one (target, model) and
+// publishes their statistics for lock-free reads.
+type series struct {
+	// Immutable after newSeries.
+	target, model string
+
+	// stats is what readers see: the figures as of the last change and when
+	// they go stale. It is replaced, never modified, under mu.
+	stats atomic.Pointer[seriesStats]
+
+	mu       sync.Mutex
+	ring     sampleRing      // guarded by mu: live samples, oldest taken first
+	sorted   []time.Duration // guarded by mu: the TTFBs in ring, ascending
+	outcomes outcomeRing     // guarded by mu: live attempt outcomes, oldest taken first
+}
+
+// seriesStats is an immutable summary of a series.
+type seriesStats struct {
+	samples int
+	p50     time.Duration
+	ewma    time.Duration // of the samples and timeouts, oldest first
+	oldest  int64         // takenAt of the oldest live sample, unix ns
+	newest  int64         // takenAt of the newest live sample, unix ns
+	staleAt int64         // unix ns at which the oldest sample or outcome expires; math.MaxInt64 with none
+
+	logMean, logStd, logWeight float64 // recency-weighted, of ln(TTFB in seconds)
+	byOrigin                   [originCount]int
+
+	outcomes                         int
+	faults, faultRate                float64
+	weightedOutcomes, weightedFaults float64
+	faultSeconds                     float64
+	lastOutcome                      int64 // unix ns; 0 with none
+}
+
+var emptyStats = &seriesStats{staleAt: math.MaxInt64}
+
+// Origin is where a sample came from.
+type Origin uint8
+
+const (
+	OriginSelf    Origin = iota // an attempt of this instance
+	OriginPeer                  // another gateway instance's attempt span
+	OriginForeign               // an application's GenAI span
+	originCount
+)
+
+type sample struct {
+	ttfb    time.Duration
+	logTTFB float64 // logSeconds(ttfb), taken once at insert
+	takenAt int64   // unix ns
+	origin  Origin
+}
+
+func (x sample) when() int64 { return x.takenAt }
+
+// outcome is one attempt's end as the failure model sees it: a success
+// (FaultNone, the attempt also gave a sample) or a fault, with what it cost.
+type outcome struct {
+	fault   telemetry.Fault
+	timeout bool          // the fault was running out of time (ewma-latency counts it as a sample)
+	cost    time.Duration // how long the faulted attempt took
+	takenAt int64         // unix ns
+}
+
+func (x outcome) when() int64 { return x.takenAt }
+
+type (
+	sampleRing  = timeRing[sample]
+	outcomeRing = timeRing[outcome]
+)
+
+func newSeries(target, model string, window int) *series {
+	s := &series{
+		target:   target,
+		model:    model,
+		ring:     sampleRing{buf: make([]sample, window)},
+		sorted:   make([]time.Duration, 0, window),
+		outcomes: outcomeRing{buf: make([]outcome, window)},
+	}
+	s.stats.Store(emptyStats)
+	return s
+}
+
+// current returns the series' stats as of now, first expiring samples if
+// the published stats have gone stale. That check is the whole cost of a read
+// with nothing to expire.
+func (s *series) current(now, maxAge int64) *seriesStats {
+	if st := s.stats.Load(); now < st.staleAt {
+		return st
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.expire(now, maxAge) {
+		s.publish(maxAge)
+	}
+	return s.stats.Load()
+}
+
+// expire drops the samples and outcomes that have expired by now and
+// reports whether there were any. The rings are in takenAt order, so they are
+// at their fronts. Called with mu held.
+func (s *series) expire(now, maxAge int64) bool {
+	dropped := false
+	for s.ring.n > 0 && expired(s.ring.front().takenAt, now, maxAge) {
+		s.sorted = removeSorted(s.sorted, s.ring.popFront().ttfb)
+		dropped = true
+	}
+	for s.outcomes.n > 0 && expired(s.outcomes.front().takenAt, now, maxAge) {
+		s.outcomes.popFront()
+		dropped = true
+	}
+	return dropped
+}
+
+// insertSample adds x, evicting the oldest sample if the window is full.
+// Called with mu held.
+func (s *series) insertSample(x sample) {
+	evicted, didEvict, kept := s.ring.insert(x)
+	if didEvict {
+		s.sorted = removeSorted(s.sorted, evicted.ttfb)
+	}
+	if kept {
+		s.sorted = insertSorted(s.sorted, x.ttfb)
+	}
+}
+
+// publish replaces the readers' stats with the current figures. Called with
+// mu held.
+func (s *series) publish(maxAge int64) {
+	n := len(s.sorted)
+	if n == 0 && s.outcomes.n == 0 {
+		s.stats.Store(emptyStats)
+		return
+	}
+	st := &seriesStats{samples: n, staleAt: math.MaxInt64}
+	if n > 0 {
+		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
+		st.staleAt = st.oldest + maxAge
+		st.p50 = s.sorted[medianIndex(n)]
+		var m weightedMoments
+		a, b := s.ring.segments()
+		for _, seg := range [2][]sample{a, b} {
+			for _, x := range seg {
+				m.add(x.logTTFB, recencyWeight(st.newest-x.takenAt))
+				st.byOrigin[x.origin]++
+			}
+		}
+		st.logMean, st.logStd, st.logWeight = m.mean(), m.std(), m.v1
+	}
+	st.ewma = s.ewma()
+	if s.outcomes.n > 0 {
+		st.staleAt = min(st.staleAt, s.outcomes.front().takenAt+maxAge)
+		st.lastOutcome = s.outcomes.back().takenAt
+		faultCost, faultN := 0.0, 0
+		a, b := s.outcomes.segments()
+		for _, seg := range [2][]outcome{a, b} {
+			for _, x := range seg {
+				w := x.fault.Weight()
+				r := recencyWeight(st.lastOutcome - x.takenAt)
+				st.faults += w
+				st.weightedOutcomes += r
+				st.weightedFaults += r * w
+				if x.fault != telemetry.FaultNone {
+					faultCost += x.cost.Seconds()
+					faultN++
+				}
+			}
+		}
+		st.outcomes = s.outcomes.n
+		st.faultRate = faultRate(st.faults, st.outcomes)
+		if faultN > 0 {
+			st.faultSeconds = faultCost / float64(faultN)
+		}
+	}
+	s.stats.Store(st)
+}
+
+// ewma folds the samples and the timed-out attempts, in the order they were
+// taken, into the moving average ewma-latency ranks on: a timeout counts as
+// a sample of the time it cost. 0 with neither.
+func (s *series) ewma() time.Duration {
+	var (
+		avg     float64
+		started bool
+	)
+	fold := func(x time.Duration) {
+		if !started {
+			avg, started = float64(x), true
+			return
+		}
+		avg = ewmaStep(avg, float64(x))
+	}
+	// Merge the two rings by takenAt; on a tie the sample goes first.
+	i, j := 0, 0
+	for i < s.ring.n || j < s.outcomes.n {
+		if j < s.outcomes.n && !s.outcomes.at(j).timeout {
+			j++
+			continue
+		}
+		if j == s.outcomes.n || (i < s.ring.n && s.ring.at(i).takenAt <= s.outcomes.at(j).takenAt) {
+			fold(s.ring.at(i).ttfb)
+			i++
+			continue
+		}
+		fold(s.outcomes.at(j).cost)
+		j++
+	}
+	return time.Duration(math.Round(avg))
+}
+
+// targetStats is the published figures as the router reads them.
+func (st *seriesStats) targetStats() telemetry.TargetStats {
+	ts := telemetry.TargetStats{
+		Samples:          st.samples,
+		P50:              st.p50,
+		EWMA:             st.ewma,
+		LogMean:          st.logMean,
+		LogStd:           st.logStd,
+		LogWeight:        st.logWeight,
+		Outcomes:         st.outcomes,
+		Faults:           st.faults,
+		FaultRate:        st.faultRate,
+		WeightedOutcomes: st.weightedOutcomes,
+		WeightedFaults:   st.weightedFaults,
+		FaultSeconds:     st.faultSeconds,
+		SelfSamples:      st.byOrigin[OriginSelf],
+		PeerSamples:      st.byOrigin[OriginPeer],
+		ForeignSamples:   st.byOrigin[OriginForeign],
+	}
+	if st.samples > 0 {
+		ts.Newest, ts.Oldest = time.Unix(0, st.newest), time.Unix(0, st.oldest)
+	}
+	if st.lastOutcome != 0 {
+		ts.LastOutcome = time.Unix(0, st.lastOutcome)
+	}
+	return ts
+}

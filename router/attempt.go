@@ -1,0 +1,247 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// Each attempt has three moments, and its CLIENT span marks them: start
+// (the request is sent), first byte (the first chunk of a stream, or the
+// whole body of a unary answer) and end. At the end the failure model
+// (telemetry.Classify) judges it once; the span carries the verdict
+// (firstbyte.fault) and the breaker is told the same.
+
+var (
+	errFirstByteTimeout = errors.New("first-byte timeout")
+	errTotalTimeout     = errors.New("total timeout")
+)
+
+// attemptFailure is a failover-safe failure, kept for the all-failed answer.
+type attemptFailure struct {
+	target  string
+	attempt int
+	status  int    // what the client gets if this is the last failure
+	reason  string // error.type: an HTTP status, "timeout", "transport", ...
+}
+
+// verdict says what the pipeline does after an attempt.
+type verdict uint8
+
+const (
+	verdictDone  verdict = iota // a response went to the client, or the client left
+	verdictRetry                // failover-safe: try again (this target if tries remain)
+)
+
+// maxErrorBody bounds how much of an upstream error body is read: to find
+// a context-overflow marker, or to drain it so the connection is reused.
+const maxErrorBody = 1 << 20
+
+// attempt makes one upstream try, admitted by the provider's breaker, and,
+// unless it fails over, answers the client.
+func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate, adm admission) verdict {
+	c.attempts++
+	c.target = cand.Target
+	u := cand.upstream
+	selection := c.selection
+	if c.attempts > 1 {
+		selection = telemetry.SelectionFailover
+	}
+	ctx, span := g.tracer.Start(ctx, cand.spanName(c.ep.operation), trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
+		trace.WithAttributes(
+			telemetry.KeyOperationName.String(c.ep.operation),
+			telemetry.KeyProviderName.String(u.kind),
+			telemetry.KeyRequestModel.String(cand.Model),
+			telemetry.KeyServerAddress.String(u.host),
+			telemetry.KeyServerPort.Int(u.port),
+			telemetry.KeyTarget.String(cand.Target),
+			telemetry.KeyRequestedModel.String(c.fields.Model),
+			telemetry.KeyAttempt.Int(c.attempts),
+			telemetry.KeySelection.String(selection),
+		))
+	a := attemptRun{g: g, c: c, cand: cand, span: span}
+	v := a.run(ctx)
+	// The attempt span ends first: the tracker learns from it at once, so
+	// the next request is ordered knowing this one. Only then does the
+	// answer leave, ahead of the request's own span and everything else
+	// telemetry does.
+	a.finish(adm)
+	if v == verdictDone {
+		c.flush()
+	}
+	return v
+}
+
+// attemptRun is the state of one attempt, ended into its span by finish.
+type attemptRun struct {
+	g    *Gateway
+	c    *call
+	cand *Candidate
+	span trace.Span
+
+	status  int           // upstream HTTP status (0: none)
+	reason  string        // error.type ("" on success)
+	outcome string        // firstbyte.outcome
+	ttfb    time.Duration // set on a 2xx that reached its first byte
+	hasTTFB bool
+}
+
+// finish judges the attempt's end once, tells the breaker, and ends the
+// span with the verdict on it.
+func (a *attemptRun) finish(adm admission) {
+	fault := telemetry.Classify(a.status, a.reason)
+	switch {
+	case a.outcome == telemetry.OutcomeCanceled:
+		adm.resolve(resultNeutral) // the client left: nothing learned of the provider
+	case fault == telemetry.FaultFull:
+		adm.resolve(resultFault)
+	default:
+		adm.resolve(resultSuccess) // the provider answered
+	}
+	attrs := make([]attribute.KeyValue, 0, 5)
+	if a.status != 0 {
+		attrs = append(attrs, telemetry.KeyHTTPStatus.Int(a.status))
+	}
+	if a.reason != "" {
+		attrs = append(attrs, telemetry.KeyErrorType.String(a.reason))
+	}
+	if a.hasTTFB && a.outcome == telemetry.OutcomeSuccess {
+		attrs = append(attrs, telemetry.KeyTimeToFirstByte.Float64(a.ttfb.Seconds()))
+	}
+	attrs = append(attrs, telemetry.KeyOutcome.String(a.outcome), telemetry.KeyFault.String(fault.String()))
+	a.span.SetAttributes(attrs...)
+	if a.outcome != telemetry.OutcomeSuccess && a.outcome != telemetry.OutcomeClientError {
+		a.span.SetStatus(codes.Error, a.reason)
+	}
+	a.span.End(a.g.timestamp())
+}
+
+// failover records a failover-safe failure.
+func (a *attemptRun) failover(status int, reason string) verdict {
+	a.setStatus(status)
+	a.reason, a.outcome = reason, telemetry.OutcomeFailover
+	clientStatus := status
+	switch {
+	case reason == telemetry.ErrorTimeout:
+		clientStatus = http.StatusGatewayTimeout
+	case status < 400:
+		clientStatus = http.StatusBadGateway // transport, or an unusable answer
+	}
+	a.c.failures = append(a.c.failures, attemptFailure{target: a.cand.Target, attempt: a.c.attempts, status: clientStatus, reason: reason})
+	return verdictRetry
+}
+
+// setStatus records the upstream status only when there was one.
+func (a *attemptRun) setStatus(s int) {
+	if s >= 100 {
+		a.status = s
+	}
+}
+
+func (a *attemptRun) run(ctx context.Context) verdict {
+	c, u := a.c, a.cand.upstream
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// One timer bounds the wait for the first byte (for a unary answer, the
+	// whole of it: first_byte <= total, so total never matters there); a
+	// stream arms its total-time timer only once it has started.
+	firstByte := time.AfterFunc(u.firstByte, func() { cancel(errFirstByteTimeout) })
+	defer firstByte.Stop()
+
+	body := c.fields.withModel(nil, c.body, a.cand.Model)
+	target := u.endpointURL(c.ep)
+	req := (&http.Request{
+		Method:        http.MethodPost,
+		URL:           target, // shared, never modified: built once per provider and endpoint
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        make(http.Header, 8),
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+		ContentLength: int64(len(body)),
+		Host:          target.Host,
+	}).WithContext(actx)
+	copyRequestHeaders(req.Header, c.r.Header)
+	u.setAuth(req.Header)
+	a.g.propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
+
+	sent := a.g.now()
+	// The transport directly: a client would only add redirect handling,
+	// which a provider's API never needs (a 3xx fails over below).
+	resp, err := a.g.transport.RoundTrip(req)
+	if err != nil {
+		c.upstreamWait += a.g.since(sent)
+		return a.transportFailure(ctx, actx)
+	}
+	defer resp.Body.Close()
+
+	s := resp.StatusCode
+	if s >= 200 && s < 300 {
+		if c.fields.Stream {
+			return a.relayStream(ctx, actx, cancel, resp, sent, firstByte)
+		}
+		return a.relayUnary(ctx, actx, resp, sent, firstByte)
+	}
+	if telemetry.Classify(s, "") == telemetry.FaultFull { // 408, 429, 5xx, and a 1xx or 3xx no client could use
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody)) // lets the connection be reused
+		c.upstreamWait += a.g.since(sent)
+		return a.failover(s, strconv.Itoa(s))
+	}
+	if s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge {
+		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		c.upstreamWait += a.g.since(sent)
+		if isContextOverflow(s, errBody) {
+			// The provider's own context limit: another provider may have a
+			// larger window. Not the provider's fault.
+			return a.failover(s, telemetry.ErrorContextOverflow)
+		}
+		return a.passThrough(resp, errBody)
+	}
+	return a.passThrough(resp, nil)
+}
+
+// transportFailure classifies an error before any usable answer arrived.
+func (a *attemptRun) transportFailure(ctx, actx context.Context) verdict {
+	if ctx.Err() != nil {
+		a.reason, a.outcome = telemetry.ErrorCanceled, telemetry.OutcomeCanceled
+		return verdictDone
+	}
+	if errors.Is(context.Cause(actx), errFirstByteTimeout) || errors.Is(context.Cause(actx), errTotalTimeout) {
+		return a.failover(0, telemetry.ErrorTimeout)
+	}
+	return a.failover(0, telemetry.ErrorTransport)
+}
+
+// isContextOverflow recognises the providers' "prompt too long for this
+// model" answers (OpenAI's context_length_exceeded, Anthropic's "prompt is
+// too long", a 413 request_too_large).
+func isContextOverflow(status int, body []byte) bool {
+	if status == http.StatusRequestEntityTooLarge {
+		return true
+	}
+	for _, marker := range overflowMarkers {
+		if bytes.Contains(body, marker) {
+			return true
+		}
+	}
+	return false
+}
+
+var overflowMarkers = [][]byte{
+	[]byte("context_length_exceeded"),
+	[]byte("prompt is too long"),
+	[]byte("maximum context length"),
+	[]byte("context window"),
+}

@@ -1,0 +1,61 @@
+package router
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestScanRequest(t *testing.T) {
+	tests := []struct {
+		body       string
+		model      string
+		stream     bool
+		err        bool
+		swappedFor string // body after withModel("X")
+	}{
+		{`{"model":"m"}`, "m", false, false, `{"model":"X"}`},
+		{` { "messages" : [ {"model":"inner"} ], "model" : "a\"b" , "stream":true } `, `a"b`, true, false, ` { "messages" : [ {"model":"inner"} ], "model" : "X" , "stream":true } `},
+		{`{"x":{"model":1},"model":"m","stream":false}`, "m", false, false, `{"x":{"model":1},"model":"X","stream":false}`},
+		{`{"model":"\u00e9"}`, "é", false, false, `{"model":"X"}`},
+		{`{"x":"}\"{","model":"m"}`, "m", false, false, `{"x":"}\"{","model":"X"}`},
+		{`{"model":null}`, "", false, true, ""},
+		{`{}`, "", false, true, ""},
+		{`{"model":""}`, "", false, true, ""},
+		{`[]`, "", false, true, ""},
+		{`{"model":"m"`, "", false, true, ""},
+	}
+	for _, tt := range tests {
+		f, err := scanRequest([]byte(tt.body))
+		if (err != nil) != tt.err || f.Model != tt.model || f.Stream != tt.stream {
+			t.Errorf("scanRequest(%s) = %q %v %v, want %q %v err=%v", tt.body, f.Model, f.Stream, err, tt.model, tt.stream, tt.err)
+			continue
+		}
+		if err == nil {
+			if got := string(f.withModel(nil, []byte(tt.body), "X")); got != tt.swappedFor {
+				t.Errorf("withModel(%s) = %s, want %s", tt.body, got, tt.swappedFor)
+			}
+		}
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	got := string(appendJSONString(nil, "a\"b\\c\n\x01é"))
+	if want := `"a\"b\\c\u000a\u0001é"`; got != want {
+		t.Errorf("appendJSONString = %s, want %s", got, want)
+	}
+}
+
+// FuzzScanRequest: the scanner accepts exactly what encoding/json accepts
+// (it replaced json.Valid on the hot path), and never panics.
+func FuzzScanRequest(f *testing.F) {
+	for _, seed := range []string{`{"model":"m"}`, `{"model":"m","x":[1,-2.5e+3,true,false,null,{"a":"\u00e9\n"}]}`, `{"a":01}`, `{"a":"\x01"}`, `[]`, `{"model":"m",}`, `{"a":1.}`, `{"a":"\q"}`, ` {"model" : "m" } `, `{"model":"m"}x`, `"s"`, `{"a":[}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_, err := scanRequest(body)
+		valid := json.Valid(body)
+		if (err == errInvalidJSON) == valid {
+			t.Errorf("scanRequest(%q) err=%v, json.Valid=%v", body, err, valid)
+		}
+	})
+}

@@ -1,0 +1,95 @@
+package router
+
+import (
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+)
+
+// Which headers cross the gateway, each way.
+
+// Request headers passed upstream. Everything else stays behind: above all
+// the client's own Authorization and x-api-key, which are for the gateway.
+var forwardedRequestHeaders = []string{
+	"Accept", "User-Agent", "Anthropic-Version", "Anthropic-Beta", "Openai-Beta", "X-Stainless-Lang",
+}
+
+func copyRequestHeaders(dst, src http.Header) {
+	dst["Content-Type"] = []string{"application/json"}
+	conn := src["Connection"]
+	for _, k := range forwardedRequestHeaders {
+		if v, ok := src[k]; ok && !listedIn(conn, k) {
+			dst[k] = v
+		}
+	}
+}
+
+// hopHeaders are per-connection and never relayed (RFC 9110 section 7.6.1),
+// with the Proxy-Connection some clients still send.
+var hopHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
+	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true, "Proxy-Connection": true,
+}
+
+// accountHeaders identify the operator's provider account or set its
+// cookies; a gateway client has no business seeing them.
+var accountHeaders = map[string]bool{
+	"Set-Cookie": true, "Openai-Organization": true, "Openai-Project": true, "Anthropic-Organization-Id": true,
+}
+
+// copyResponseHeaders relays an upstream answer's headers but the
+// per-connection ones (those above, and any the answer's Connection header
+// names), the account ones, any whose value contains the provider's key
+// (an upstream that echoes a credential must not hand it to a client), and
+// Content-Length when dropLength (a stream's length is the gateway's own).
+func copyResponseHeaders(dst, src http.Header, dropLength bool, secret string) {
+	conn := src["Connection"]
+	for k, v := range src {
+		if hopHeaders[k] || accountHeaders[k] || (dropLength && k == "Content-Length") || listedIn(conn, k) {
+			continue
+		}
+		if secret != "" && containsSecret(v, secret) {
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// listedIn reports whether the canonical header name k is among the
+// comma-separated tokens of a Connection header's values.
+func listedIn(connection []string, k string) bool {
+	for _, v := range connection {
+		for tok := range strings.SplitSeq(v, ",") {
+			if textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(tok)) == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func containsSecret(values []string, secret string) bool {
+	for _, v := range values {
+		if strings.Contains(v, secret) {
+			return true
+		}
+	}
+	return false
+}
+
+// setGatewayHeaders puts the routing decision on a response.
+func setGatewayHeaders(h http.Header, c *call) {
+	if c.target != "" {
+		h[HeaderTarget] = []string{c.target}
+	}
+	h[HeaderAttempts] = []string{strconv.Itoa(c.attempts)}
+	h[HeaderSelection] = []string{c.selection}
+	if len(c.skipped) > 0 {
+		names := make([]string, len(c.skipped))
+		for i, s := range c.skipped {
+			names[i] = s.target
+		}
+		h[HeaderSkipped] = []string{strings.Join(names, ",")}
+	}
+}

@@ -1,0 +1,41 @@
+package router
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// limiter caps a provider's in-flight attempts with a bounded wait queue
+// (max_concurrency, queue).
+type limiter struct {
+	slots   chan struct{} // immutable; a token per attempt in flight
+	queue   int64         // immutable; how many may wait for a slot
+	waiting atomic.Int64
+}
+
+func newLimiter(maxConcurrency, queue int) *limiter {
+	return &limiter{slots: make(chan struct{}, maxConcurrency), queue: int64(queue)}
+}
+
+// acquire takes a slot, waiting in the queue if there is room there; false
+// means the queue is full or ctx ended.
+func (l *limiter) acquire(ctx context.Context) bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+	}
+	if l.waiting.Add(1) > l.queue {
+		l.waiting.Add(-1)
+		return false
+	}
+	defer l.waiting.Add(-1)
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (l *limiter) release() { <-l.slots }

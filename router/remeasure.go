@@ -1,0 +1,42 @@
+package router
+
+import "time"
+
+// Re-measuring: a mode that sends a runner-up no traffic of its own accord
+// (ewma-latency; reliable-latency as a safety net) would never notice that
+// it recovered. So when what a mode knows of a runner-up has gone stale, one
+// request leads with it: a probe. Probes are bounded per candidate (at most
+// one per interval, whatever the number of concurrent requests), so their
+// cost is a handful of requests a second, not a fixed share of traffic.
+
+// staleProbe picks the runner-up of out (out[0] is the mode's choice) whose
+// newest data is the oldest, provided it is older than every, and claims
+// the probe for it; it returns its index in out, or -1. lastSeen[i] is when
+// out[i] last taught anything (zero: never).
+func staleProbe(out []*Candidate, lastSeen []time.Time, now time.Time, every time.Duration) int {
+	pick := -1
+	var oldest time.Time
+	for i := 1; i < len(out); i++ {
+		seen := lastSeen[i]
+		if now.Sub(seen) < every {
+			continue
+		}
+		if pick < 0 || seen.Before(oldest) {
+			pick, oldest = i, seen
+		}
+	}
+	if pick < 0 || !out[pick].claimProbe(now, every) {
+		return -1
+	}
+	return pick
+}
+
+// claimProbe takes the candidate's probe for this interval: true for
+// exactly one caller per interval.
+func (c *Candidate) claimProbe(now time.Time, every time.Duration) bool {
+	last := c.lastProbe.Load()
+	if now.UnixNano()-last < int64(every) {
+		return false
+	}
+	return c.lastProbe.CompareAndSwap(last, now.UnixNano())
+}

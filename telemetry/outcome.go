@@ -1,0 +1,131 @@
+package telemetry
+
+import (
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+)
+
+// The failure model: what an attempt's end says about its provider. It is
+// decided once, by Classify, where the attempt ends; the pipeline puts the
+// result on the attempt span (KeyFault, next to error.type and the span's
+// duration), and the breaker, the tracker's statistics, every routing mode
+// and the metrics read it from there. Nothing else decides what a fault is.
+
+// KeyFault carries an attempt's Fault on its span: "none", "half" or "full".
+const KeyFault = attribute.Key("firstbyte.fault")
+
+// Fault is how much an attempt's end counts against its provider.
+type Fault uint8
+
+const (
+	// FaultNone: a success, or an end that says nothing against the
+	// provider (the client's own 4xx, a context-length overflow, a client
+	// that went away).
+	FaultNone Fault = iota
+	// FaultHalf: the provider's own 400 or 422. It may be the request's
+	// fault as much as the provider's, so it weighs half in a fault rate
+	// and never opens a circuit.
+	FaultHalf
+	// FaultFull: a provider fault: a transport error, a first-byte or total
+	// timeout, 408, 429, 5xx (529 included), an unusable 2xx (a unary body
+	// that is not valid JSON or is larger than limits.max_response), or a
+	// stream cut after its first byte.
+	FaultFull
+)
+
+// Weight is the fault's weight in a fault rate: 0, 0.5 or 1.
+func (f Fault) Weight() float64 {
+	switch f {
+	case FaultFull:
+		return 1
+	case FaultHalf:
+		return 0.5
+	}
+	return 0
+}
+
+// String is the value of KeyFault.
+func (f Fault) String() string {
+	switch f {
+	case FaultFull:
+		return "full"
+	case FaultHalf:
+		return "half"
+	}
+	return "none"
+}
+
+// ParseFault reads a KeyFault value.
+func ParseFault(s string) (Fault, bool) {
+	switch s {
+	case "none":
+		return FaultNone, true
+	case "half":
+		return FaultHalf, true
+	case "full":
+		return FaultFull, true
+	}
+	return FaultNone, false
+}
+
+// error.type values of attempts that did not end with a usable HTTP status
+// (an HTTP failure's error.type is its status code, e.g. "503").
+const (
+	ErrorTimeout          = "timeout"                 // first-byte or total timeout
+	ErrorTransport        = "transport"               // connection refused, reset, closed before an answer
+	ErrorInvalidResponse  = "invalid_response"        // a 2xx unary body that is not valid JSON, or a 1xx/3xx
+	ErrorResponseTooLarge = "response_too_large"      // a unary answer over limits.max_response
+	ErrorStreamBroken     = "stream_interrupted"      // a stream cut after its first byte
+	ErrorContextOverflow  = "context_length_exceeded" // the provider's own context window was too small
+	ErrorCanceled         = "canceled"                // the client went away first
+)
+
+// Exception class names the official OpenAI and Anthropic SDKs report as
+// error.type on spans of applications that call providers directly.
+const (
+	sdkRateLimit         = "RateLimitError"
+	sdkInternalServer    = "InternalServerError"
+	sdkConnection        = "APIConnectionError"
+	sdkConnectionTimeout = "APIConnectionTimeoutError"
+	sdkOverloaded        = "OverloadedError"
+	sdkServiceUnavail    = "ServiceUnavailableError"
+	sdkTimeout           = "APITimeoutError"
+)
+
+// Classify is the failure model. status is the upstream HTTP status (0
+// when there was none), errorType the attempt's error.type ("" on success).
+// An error.type that names what happened wins over the status (a 200 whose
+// body was invalid is a fault); otherwise the status decides.
+func Classify(status int, errorType string) Fault {
+	switch errorType {
+	case ErrorTimeout, ErrorTransport, ErrorInvalidResponse, ErrorResponseTooLarge, ErrorStreamBroken,
+		sdkRateLimit, sdkInternalServer, sdkConnection, sdkConnectionTimeout, sdkOverloaded, sdkServiceUnavail, sdkTimeout:
+		if status == 0 || errorType[0] < 'A' || errorType[0] > 'Z' {
+			return FaultFull
+		}
+		// An SDK class name with a status: the status is the better witness.
+	case ErrorContextOverflow, ErrorCanceled:
+		return FaultNone
+	}
+	switch {
+	case status == 408 || status == 429 || status >= 500 && status <= 599:
+		return FaultFull
+	case status == 400 || status == 422:
+		return FaultHalf
+	case status >= 100 && status < 200, status >= 300 && status < 400:
+		return FaultFull // nothing a client could use
+	}
+	if status == 0 && errorType != "" {
+		if n, err := strconv.Atoi(errorType); err == nil {
+			return Classify(n, "")
+		}
+	}
+	return FaultNone
+}
+
+// Timeout reports whether errorType says the attempt ran out of time (the
+// cost ewma-latency counts as a sample).
+func Timeout(errorType string) bool {
+	return errorType == ErrorTimeout || errorType == sdkConnectionTimeout || errorType == sdkTimeout
+}

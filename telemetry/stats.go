@@ -1,0 +1,68 @@
+package telemetry
+
+import "time"
+
+// TargetStats is what the spans have taught about one (target, upstream
+// model) as of an instant: the figures every routing mode ranks on. The
+// collector's tracker computes it; the router reads it through an interface
+// of its own. It lives here, in the vocabulary both share, so the tracker
+// satisfies the router's interface without either importing the other.
+//
+// Everything is over the live data: the last 100 latency samples and the
+// last 100 attempt outcomes of the last 5 minutes.
+type TargetStats struct {
+	// Samples is how many live latency samples there are (successful
+	// attempts); P50 is element ⌊n/2⌋ of them sorted ascending.
+	Samples int
+	P50     time.Duration
+	// EWMA is the exponentially weighted moving average (alpha 0.3) of the
+	// samples in the order they were taken, with every timed-out attempt
+	// counted as a sample of the time it cost.
+	EWMA time.Duration
+	// LogMean and LogStd are the recency-weighted mean and standard
+	// deviation of ln(sample in seconds), each sample weighing
+	// 2^(-age/RecencyHalfLife) relative to the newest; LogWeight is the sum
+	// of those weights (1 for the newest sample alone).
+	LogMean, LogStd, LogWeight float64
+	// Newest and Oldest are when the newest and oldest live samples were
+	// taken (zero with none).
+	Newest, Oldest time.Time
+
+	// Outcomes is how many live attempt outcomes there are (successes and
+	// faults; ends that say nothing of the provider are not outcomes).
+	// Faults is the sum of their Fault weights, FaultRate Faults/Outcomes.
+	Outcomes  int
+	Faults    float64
+	FaultRate float64
+	// WeightedOutcomes and WeightedFaults are the same counts with each
+	// outcome weighing 2^(-age/RecencyHalfLife) relative to the newest.
+	WeightedOutcomes, WeightedFaults float64
+	// FaultSeconds is the mean duration of the live faults: what a fault of
+	// this target costs a request before it can fail over.
+	FaultSeconds float64
+	// LastOutcome is when the newest live outcome was taken (zero with none).
+	LastOutcome time.Time
+
+	// Where the live samples came from: this instance's own attempts, peer
+	// gateways' spans, and foreign (application) spans.
+	SelfSamples, PeerSamples, ForeignSamples int
+}
+
+// RecencyHalfLife is the half-life of the recency weights in TargetStats:
+// a sample this old weighs half as much as one taken now. reliable-latency
+// ranks on recency-weighted figures so its estimate follows a provider that
+// changed within seconds, and its posterior widens as the data ages.
+const RecencyHalfLife = time.Second
+
+// OnlyFaults reports whether the target has failed but never answered in
+// the live window: not unmeasured, the worst known.
+func (s *TargetStats) OnlyFaults() bool { return s.Samples == 0 && s.Faults > 0 }
+
+// LastSeen is when anything was last learned about the target: its newest
+// sample or outcome (zero when nothing is live).
+func (s *TargetStats) LastSeen() time.Time {
+	if s.LastOutcome.After(s.Newest) {
+		return s.LastOutcome
+	}
+	return s.Newest
+}
