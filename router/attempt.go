@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -53,23 +51,12 @@ const maxErrorBody = 1 << 20
 func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate, adm admission) verdict {
 	c.attempts++
 	c.target = cand.Target
-	u := cand.upstream
 	selection := c.selection
 	if c.attempts > 1 {
 		selection = telemetry.SelectionFailover
 	}
 	ctx, span := g.tracer.Start(ctx, cand.spanName(c.ep.operation), trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
-		trace.WithAttributes(
-			telemetry.KeyOperationName.String(c.ep.operation),
-			telemetry.KeyProviderName.String(u.kind),
-			telemetry.KeyRequestModel.String(cand.Model),
-			telemetry.KeyServerAddress.String(u.host),
-			telemetry.KeyServerPort.Int(u.port),
-			telemetry.KeyTarget.String(cand.Target),
-			telemetry.KeyRequestedModel.String(c.fields.Model),
-			telemetry.KeyAttempt.Int(c.attempts),
-			telemetry.KeySelection.String(selection),
-		))
+		trace.WithAttributes(cand.attemptAttributes(c.ep.operation, c.fields.Model, c.attempts, selection)...))
 	a := attemptRun{g: g, c: c, cand: cand, span: span}
 	v := a.run(ctx)
 	// The attempt span ends first: the tracker learns from it at once, so
@@ -100,31 +87,9 @@ type attemptRun struct {
 // finish judges the attempt's end once, tells the breaker, and ends the
 // span with the verdict on it.
 func (a *attemptRun) finish(adm admission) {
-	fault := telemetry.Classify(a.status, a.reason)
-	switch {
-	case a.outcome == telemetry.OutcomeCanceled:
-		adm.resolve(resultNeutral) // the client left: nothing learned of the provider
-	case fault == telemetry.FaultFull:
-		adm.resolve(resultFault)
-	default:
-		adm.resolve(resultSuccess) // the provider answered
-	}
-	attrs := make([]attribute.KeyValue, 0, 5)
-	if a.status != 0 {
-		attrs = append(attrs, telemetry.KeyHTTPStatus.Int(a.status))
-	}
-	if a.reason != "" {
-		attrs = append(attrs, telemetry.KeyErrorType.String(a.reason))
-	}
-	if a.hasTTFB && a.outcome == telemetry.OutcomeSuccess {
-		attrs = append(attrs, telemetry.KeyTimeToFirstByte.Float64(a.ttfb.Seconds()))
-	}
-	attrs = append(attrs, telemetry.KeyOutcome.String(a.outcome), telemetry.KeyFault.String(fault.String()))
-	a.span.SetAttributes(attrs...)
-	if a.outcome != telemetry.OutcomeSuccess && a.outcome != telemetry.OutcomeClientError {
-		a.span.SetStatus(codes.Error, a.reason)
-	}
-	a.span.End(a.g.timestamp())
+	end := AttemptEnd{Status: a.status, ErrorType: a.reason, Outcome: a.outcome, TTFB: a.ttfb, HasTTFB: a.hasTTFB}
+	adm.resolve(end.breakerResult())
+	end.endSpan(a.span, a.g.timestamp())
 }
 
 // failover records a failover-safe failure.
