@@ -1,0 +1,220 @@
+package router
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// manualClock is a settable clock for the breaker's cooldowns.
+type manualClock struct{ ns atomic.Int64 }
+
+func newManualClock() *manualClock {
+	c := &manualClock{}
+	c.ns.Store(t0.UnixNano())
+	return c
+}
+
+func (c *manualClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *manualClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// transitions records a breaker's state changes.
+type transitions struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (tr *transitions) add(from, to CircuitState) {
+	tr.mu.Lock()
+	tr.got = append(tr.got, from.String()+"->"+to.String())
+	tr.mu.Unlock()
+}
+
+func (tr *transitions) take() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	g := tr.got
+	tr.got = nil
+	return g
+}
+
+func newTestBreaker(clock *manualClock, tr *transitions) *breaker {
+	return newBreaker(2, 10*time.Second, clock.Now, tr.add)
+}
+
+func mustAdmit(t *testing.T, b *breaker) admission {
+	t.Helper()
+	a, ok := b.admit()
+	if !ok {
+		t.Fatalf("admit refused in state %v", b.State())
+	}
+	return a
+}
+
+// openBreaker faults it twice: open.
+func openBreaker(t *testing.T, b *breaker) {
+	t.Helper()
+	mustAdmit(t, b).resolve(resultFault)
+	mustAdmit(t, b).resolve(resultFault)
+	if b.State() != CircuitOpen {
+		t.Fatalf("after 2 faults: %v, want open", b.State())
+	}
+}
+
+func TestBreakerOpensOnConsecutiveFaults(t *testing.T) {
+	clock, tr := newManualClock(), &transitions{}
+	b := newTestBreaker(clock, tr)
+	mustAdmit(t, b).resolve(resultFault)
+	mustAdmit(t, b).resolve(resultSuccess) // a success resets the count
+	mustAdmit(t, b).resolve(resultFault)
+	mustAdmit(t, b).resolve(resultNeutral) // neutral changes nothing
+	if b.State() != CircuitClosed {
+		t.Fatalf("fault, ok, fault, neutral: %v, want closed", b.State())
+	}
+	mustAdmit(t, b).resolve(resultFault)
+	if b.State() != CircuitOpen || !b.blocked() {
+		t.Fatalf("second consecutive fault: %v blocked %v, want open and blocked", b.State(), b.blocked())
+	}
+	if _, ok := b.admit(); ok {
+		t.Error("open circuit admitted an attempt within its cooldown")
+	}
+	if got := tr.take(); len(got) != 1 || got[0] != "closed->open" {
+		t.Errorf("transitions %v, want [closed->open]", got)
+	}
+}
+
+// TestBreakerProbeOutcomes: after the cooldown one probe goes through;
+// every way it can end resolves it.
+func TestBreakerProbeOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		result    result
+		wantState CircuitState
+		wantTrans []string
+		nextProbe bool // another request may probe at once afterwards
+	}{
+		{"success closes", resultSuccess, CircuitClosed, []string{"open->half_open", "half_open->closed"}, false},
+		{"fault opens again for a new cooldown", resultFault, CircuitOpen, []string{"open->half_open", "half_open->open"}, false},
+		{"neutral (client left, context overflow answer...) lets the next request probe", resultNeutral, CircuitHalfOpen, []string{"open->half_open"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock, tr := newManualClock(), &transitions{}
+			b := newTestBreaker(clock, tr)
+			openBreaker(t, b)
+			tr.take()
+			clock.Advance(10 * time.Second)
+			if b.State() != CircuitHalfOpen || b.blocked() {
+				t.Fatalf("after the cooldown: %v blocked %v, want half-open, not blocked", b.State(), b.blocked())
+			}
+			probe := mustAdmit(t, b)
+			if !probe.probe {
+				t.Fatal("the first admission after the cooldown is not the probe")
+			}
+			if _, ok := b.admit(); ok {
+				t.Fatal("a second attempt was admitted while the probe is out")
+			}
+			if !b.blocked() {
+				t.Error("not blocked while the probe is out")
+			}
+			probe.resolve(tc.result)
+			if b.State() != tc.wantState {
+				t.Errorf("after the probe: %v, want %v", b.State(), tc.wantState)
+			}
+			if got := tr.take(); !equalStrings(got, tc.wantTrans) {
+				t.Errorf("transitions %v, want %v", got, tc.wantTrans)
+			}
+			_, ok := b.admit()
+			if want := tc.nextProbe || tc.wantState == CircuitClosed; ok != want {
+				t.Errorf("next admit = %v, want %v", ok, want)
+			}
+		})
+	}
+}
+
+// TestBreakerLateAnswerNeverCloses: an attempt admitted before the circuit
+// opened and answering after it did says nothing of the provider now.
+func TestBreakerLateAnswerNeverCloses(t *testing.T) {
+	clock, tr := newManualClock(), &transitions{}
+	b := newTestBreaker(clock, tr)
+	late := mustAdmit(t, b) // in flight while two others fail
+	openBreaker(t, b)
+	late.resolve(resultSuccess)
+	if b.State() != CircuitOpen {
+		t.Fatalf("a late success changed the state to %v", b.State())
+	}
+	clock.Advance(10 * time.Second)
+	probe := mustAdmit(t, b)
+	lateFault := late
+	lateFault.resolve(resultFault) // and a late fault does not steal the probe's say
+	if b.State() != CircuitHalfOpen {
+		t.Fatalf("a late fault changed the half-open state to %v", b.State())
+	}
+	probe.resolve(resultSuccess)
+	if b.State() != CircuitClosed {
+		t.Errorf("the probe's success left %v", b.State())
+	}
+	// A fault admitted in an earlier closed generation does not count
+	// towards the next opening either.
+	mustAdmit(t, b).resolve(resultFault)
+	late.resolve(resultFault)
+	if b.State() != CircuitClosed {
+		t.Errorf("an old generation's fault tripped the breaker: %v", b.State())
+	}
+}
+
+// TestBreakerConcurrentProbe: of many requests arriving together after the
+// cooldown, exactly one probes (run with -race).
+func TestBreakerConcurrentProbe(t *testing.T) {
+	clock, tr := newManualClock(), &transitions{}
+	b := newTestBreaker(clock, tr)
+	openBreaker(t, b)
+	clock.Advance(10 * time.Second)
+	var admitted atomic.Int32
+	var probes []admission
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			if a, ok := b.admit(); ok {
+				admitted.Add(1)
+				mu.Lock()
+				probes = append(probes, a)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if admitted.Load() != 1 {
+		t.Fatalf("%d admitted after the cooldown, want exactly 1 probe", admitted.Load())
+	}
+	probes[0].resolve(resultSuccess)
+	// Closed again: everyone goes through, concurrently.
+	for range 16 {
+		wg.Go(func() {
+			a, ok := b.admit()
+			if !ok {
+				t.Error("closed breaker refused")
+				return
+			}
+			a.resolve(resultSuccess)
+		})
+	}
+	wg.Wait()
+}
+
+func TestBreakerZeroAdmissionIsHarmless(t *testing.T) {
+	admission{}.resolve(resultFault) // the skip path never holds one; resolving it must not panic
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

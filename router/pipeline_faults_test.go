@@ -1,0 +1,246 @@
+package router_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/firstbyte-dev/firstbyte/collector"
+	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// failureRow is one row of the failure model's one table
+// (telemetry/testdata/failure_model.json), which the classification's and
+// the aggregator's tests read too.
+type failureRow struct {
+	Name      string `json:"name"`
+	Status    int    `json:"status"`
+	ErrorType string `json:"error_type"`
+	Fault     string `json:"fault"`
+	Failover  bool   `json:"failover"`
+}
+
+func failureTable(t *testing.T) []failureRow {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "telemetry", "testdata", "failure_model.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []failureRow
+	if err := json.Unmarshal(data, &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// upstreamFor answers as the row says a provider did; ok is false for rows
+// no upstream of a unary chat request can produce (SDK class names seen on
+// applications' spans, a client that leaves, a stream cut).
+func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
+	switch row.ErrorType {
+	case "":
+		return jsonAnswer(200, `{"ok":true}`), true
+	case telemetry.ErrorContextOverflow:
+		return jsonAnswer(row.Status, `{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`), true
+	case telemetry.ErrorInvalidResponse:
+		return jsonAnswer(200, `{"choices":[{"message":`), true // cut short
+	case telemetry.ErrorTimeout:
+		return func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		}, true
+	case telemetry.ErrorTransport:
+		return func(w http.ResponseWriter, r *http.Request) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}, true
+	}
+	if _, err := strconv.Atoi(row.ErrorType); err == nil {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if row.Status >= 300 && row.Status < 400 {
+				w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
+			}
+			jsonAnswer(row.Status, `{"error":{"message":"status `+row.ErrorType+`","type":"test"}}`)(w, r)
+		}, true
+	}
+	return nil, false
+}
+
+// TestPipelineFollowsTheFailureModel: every row the pipeline can meet, end
+// to end: it fails over exactly when the table says, and the attempt span
+// carries the table's verdict.
+func TestPipelineFollowsTheFailureModel(t *testing.T) {
+	tried := 0
+	for _, row := range failureTable(t) {
+		handle, ok := upstreamFor(row)
+		if !ok {
+			continue
+		}
+		tried++
+		t.Run(row.Name, func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			defer tp.Shutdown(context.Background())
+			a := newUpstream(t, handle)
+			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
+			gw := newGatewayWith(t, "fallback", "", router.Options{TracerProvider: tp},
+				target{name: "a", url: a.URL, firstByte: "200ms"}, target{name: "b", url: b.URL})
+			srv := httptest.NewServer(gw.Handler())
+			defer srv.Close()
+
+			resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
+			body := readAll(t, resp.Body)
+			failedOver := b.hits.Load() == 1
+			if failedOver != row.Failover {
+				t.Errorf("failed over %v (status %d, body %.80s), want %v", failedOver, resp.StatusCode, body, row.Failover)
+			}
+			if !row.Failover && row.ErrorType != "" && resp.StatusCode != row.Status {
+				t.Errorf("client got %d, want the provider's %d unchanged", resp.StatusCode, row.Status)
+			}
+			var fault string
+			for _, s := range waitForSpans(t, exp, 2+int(b.hits.Load())) {
+				if s.SpanKind != trace.SpanKindClient {
+					continue
+				}
+				attrs := attrMap(s.Attributes)
+				if attrs["firstbyte.target"].AsString() == "a" {
+					fault = attrs["firstbyte.fault"].AsString()
+					if row.ErrorType != "" && attrs["error.type"].AsString() != row.ErrorType {
+						t.Errorf("error.type = %q, want %q", attrs["error.type"].AsString(), row.ErrorType)
+					}
+				}
+			}
+			if fault != row.Fault {
+				t.Errorf("a's span says firstbyte.fault=%q, want %q", fault, row.Fault)
+			}
+		})
+	}
+	if tried < 15 {
+		t.Errorf("only %d rows exercised", tried)
+	}
+}
+
+// TestHalfOpenProbeAlwaysResolves: whatever ends the probe (a context
+// overflow, a full queue, the client leaving), the circuit never sticks:
+// the next request can probe, and a success closes it.
+func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after string // circuit state once the probe ended
+		probe func(t *testing.T, srv string, a *upstreamStub, mode *atomic.Int32)
+	}{
+		// The provider answered, properly: it is up.
+		{"context overflow answer", "closed", func(t *testing.T, srv string, _ *upstreamStub, mode *atomic.Int32) {
+			mode.Store(modeOverflow)
+			readAll(t, post(t, srv, "/v1/chat/completions", chatBody, router.HeaderProviderOrder, "a").Body)
+		}},
+		// Nothing learned: the next request probes.
+		{"client cancels", "half_open", func(t *testing.T, srv string, a *upstreamStub, mode *atomic.Int32) {
+			mode.Store(modeHang)
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv+"/v1/chat/completions", strings.NewReader(chatBody))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(router.HeaderProviderOrder, "a")
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			deadline := time.Now().Add(5 * time.Second)
+			for a.hits.Load() < 3 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+			<-done
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mode atomic.Int32
+			mode.Store(modeFail)
+			a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				switch mode.Load() {
+				case modeFail:
+					jsonAnswer(503, `{}`)(w, r)
+				case modeOverflow:
+					jsonAnswer(400, `{"error":{"message":"prompt is too long","type":"invalid_request_error"}}`)(w, r)
+				case modeHang:
+					<-r.Context().Done()
+				default:
+					jsonAnswer(200, `{"from":"a"}`)(w, r)
+				}
+			})
+			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
+			clock := newFakeClock()
+			cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
+			cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
+			parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+			if err != nil {
+				t.Fatal(err)
+			}
+			gw := newGatewayFromConfig(t, parsed, router.Options{Now: clock.Now})
+			srv := httptest.NewServer(gw.Handler())
+			defer srv.Close()
+			for range 2 {
+				readAll(t, post(t, srv.URL, "/v1/chat/completions", chatBody).Body)
+			}
+			if s := routingOf(gw, "a").Circuit; s != "open" {
+				t.Fatalf("circuit %s after 2 faults, want open", s)
+			}
+			clock.Advance(11 * time.Second)
+			tc.probe(t, srv.URL, a, &mode)
+			if s := routingOf(gw, "a").Circuit; s != tc.after {
+				t.Fatalf("after the probe: circuit %s, want %s", s, tc.after)
+			}
+			mode.Store(modeOK)
+			resp := post(t, srv.URL, "/v1/chat/completions", chatBody, router.HeaderProviderOrder, "a")
+			if got := readAll(t, resp.Body); got != `{"from":"a"}` {
+				t.Errorf("the next probe got %s, want a's answer", got)
+			}
+			if s := routingOf(gw, "a").Circuit; s != "closed" {
+				t.Errorf("after a successful probe: circuit %s, want closed", s)
+			}
+		})
+	}
+}
+
+const (
+	modeFail int32 = iota
+	modeOverflow
+	modeHang
+	modeOK
+)
+
+func newGatewayFromConfig(t *testing.T, cfg *router.Config, o router.Options) *router.Gateway {
+	t.Helper()
+	if o.Stats == nil {
+		o.Stats = newTrackerFor(o.Now)
+	}
+	gw, err := router.New(cfg, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gw
+}
+
+func newTrackerFor(now func() time.Time) *collector.Tracker {
+	return collector.NewTracker(collector.TrackerOptions{Now: now})
+}
