@@ -61,14 +61,14 @@ type Admin struct {
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on
 	// /debug/routing and /admin/reload; /metrics, /health and /readyz stay
 	// open. Empty: those two are open to whoever reaches the admin address.
-	Token string `yaml:"token"`
+	Token string `yaml:"token" secret:"true"`
 }
 
 // Auth guards the client API.
 type Auth struct {
 	// Keys, when non-empty, are the only client keys accepted (as
 	// "Authorization: Bearer KEY" or "x-api-key: KEY"). Empty: no auth.
-	Keys []string `yaml:"keys"`
+	Keys []string `yaml:"keys" secret:"true"`
 }
 
 // Limits bound what a client may send and an upstream may answer, and how
@@ -158,7 +158,7 @@ type ProviderConfig struct {
 	BaseURL string `yaml:"base_url"`
 	// APIKey is sent upstream (Bearer for openai, x-api-key for anthropic).
 	// Empty: no credential is sent.
-	APIKey string `yaml:"api_key"`
+	APIKey string `yaml:"api_key" secret:"true"`
 	// Models are the client-facing models served without a model_map.
 	Models  []string `yaml:"models"`
 	Timeout Timeouts `yaml:"timeout"`
@@ -250,7 +250,7 @@ type Ingest struct {
 	Enabled bool `yaml:"enabled"`
 	// Token, when set, must come as "Authorization: Bearer TOKEN". Empty:
 	// no token is asked for.
-	Token string `yaml:"token"`
+	Token string `yaml:"token" secret:"true"`
 	// Foreign lets spans from services that are not firstbyte instances
 	// teach the tracker too.
 	Foreign ForeignIngest `yaml:"foreign"`
@@ -387,6 +387,9 @@ func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, erro
 		}
 		if body != nil {
 			pos := posOf(doc.Body)
+			if doc.Start != nil && doc.Start.Position != nil {
+				pos = *doc.Start.Position
+			}
 			d.errs = append(d.errs, FieldError{Line: pos.Line, Column: pos.Column,
 				Msg: fmt.Sprintf("line %d: a second YAML document; a config file is one document (remove the --- separator)", pos.Line)})
 			continue

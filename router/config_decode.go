@@ -34,6 +34,9 @@ type decoder struct {
 	// "targets[0].virtual_key: required" after "virtual_keys: unknown key"
 	// would be the same mistake reported twice.
 	undecoded map[string]bool
+	// secret is set while decoding a field tagged secret:"true": its value
+	// is never repeated in an error.
+	secret bool
 }
 
 func newDecoder() *decoder {
@@ -106,7 +109,14 @@ func posOf(n ast.Node) token.Position {
 }
 
 // describe names a value as an error message shows it: "a list",
-// "a mapping", `"ten"` or 10.
+// "a mapping", `"ten"` or 10; a secret's value is never shown.
+func (d *decoder) describe(n ast.Node) string {
+	if d.secret && !isCollection(n) {
+		return "a plain value"
+	}
+	return describe(n)
+}
+
 func describe(n ast.Node) string {
 	switch v := n.(type) {
 	case nil, *ast.NullNode:
@@ -173,9 +183,9 @@ func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
 		seq, ok := node.(*ast.SequenceNode)
 		if !ok {
 			if isCollection(node) {
-				d.fail(path, pos, "must be a list, not %s", describe(node))
+				d.fail(path, pos, "must be a list, not %s", d.describe(node))
 			} else {
-				d.fail(path, pos, "must be a list, not %s: write [%s] for a single item", describe(node), node.GetToken().Value)
+				d.fail(path, pos, "must be a list, not %s: write [%s] for a single item", d.describe(node), d.itemHint(node))
 			}
 			return
 		}
@@ -195,7 +205,7 @@ func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
 		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
 			v.SetString(n.GetToken().Value) // as written: 0123 stays 0123
 		default:
-			d.fail(path, pos, "must be a string, not %s", describe(node))
+			d.fail(path, pos, "must be a string, not %s", d.describe(node))
 		}
 	case reflect.Bool:
 		b, ok := node.(*ast.BoolNode)
@@ -212,7 +222,7 @@ func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
 		}
 		i, ok := intValue(n)
 		if !ok || v.OverflowInt(i) {
-			d.fail(path, pos, "%s is too large", describe(node))
+			d.fail(path, pos, "%s is too large", d.describe(node))
 			return
 		}
 		v.SetInt(i)
@@ -222,18 +232,18 @@ func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
 		case *ast.IntegerNode:
 			i, ok := intValue(n)
 			if !ok {
-				d.fail(path, pos, "%s is too large", describe(node))
+				d.fail(path, pos, "%s is too large", d.describe(node))
 				return
 			}
 			f = float64(i)
 		case *ast.FloatNode:
 			f = n.Value
 		default:
-			d.failScalar(node, path, pos, "a number", "write e.g. 0.59")
+			d.failScalar(node, path, pos, "a number", "write e.g. 1.5")
 			return
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			d.fail(path, pos, "%s is not a finite number", describe(node))
+			d.fail(path, pos, "%s is not a finite number", d.describe(node))
 			return
 		}
 		v.SetFloat(f)
@@ -242,6 +252,15 @@ func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
 		// the config struct, not in the user's file.
 		panic(fmt.Sprintf("config field %s has unsupported type %s", path, v.Type()))
 	}
+}
+
+// itemHint is how a scalar that should have been a one-item list is
+// written as one.
+func (d *decoder) itemHint(n ast.Node) string {
+	if d.secret {
+		return "..."
+	}
+	return n.GetToken().Value
 }
 
 // intValue is an integer node's value, if it fits an int64 (the parser
@@ -262,7 +281,7 @@ func intValue(n *ast.IntegerNode) (int64, bool) {
 // number gets the hint to drop the quotes.
 func (d *decoder) failScalar(node ast.Node, path string, pos token.Position, want, hint string) {
 	if isCollection(node) {
-		d.fail(path, pos, "must be %s, not %s", want, describe(node))
+		d.fail(path, pos, "must be %s, not %s", want, d.describe(node))
 		return
 	}
 	if s, ok := node.(*ast.StringNode); ok && (s.Token.Type == token.SingleQuoteType || s.Token.Type == token.DoubleQuoteType) {
@@ -270,7 +289,7 @@ func (d *decoder) failScalar(node ast.Node, path string, pos token.Position, wan
 			hint = "write it without quotes"
 		}
 	}
-	d.fail(path, pos, "%s is not %s: %s", describe(node), want, hint)
+	d.fail(path, pos, "%s is not %s: %s", d.describe(node), want, hint)
 }
 
 const (
@@ -292,10 +311,10 @@ func (d *decoder) fillDuration(node ast.Node, v reflect.Value, path string, pos 
 		}
 	}
 	if isCollection(node) {
-		d.fail(path, pos, "must be a duration, not %s: %s", describe(node), durationHint)
+		d.fail(path, pos, "must be a duration, not %s: %s", d.describe(node), durationHint)
 		return
 	}
-	d.fail(path, pos, "%s is not a duration: %s", describe(node), durationHint)
+	d.fail(path, pos, "%s is not a duration: %s", d.describe(node), durationHint)
 }
 
 func (d *decoder) fillByteSize(node ast.Node, v reflect.Value, path string, pos token.Position) {
@@ -312,10 +331,10 @@ func (d *decoder) fillByteSize(node ast.Node, v reflect.Value, path string, pos 
 		}
 	}
 	if isCollection(node) {
-		d.fail(path, pos, "must be a size, not %s: %s", describe(node), sizeHint)
+		d.fail(path, pos, "must be a size, not %s: %s", d.describe(node), sizeHint)
 		return
 	}
-	d.fail(path, pos, "%s is not a size: %s", describe(node), sizeHint)
+	d.fail(path, pos, "%s is not a size: %s", d.describe(node), sizeHint)
 }
 
 // entries are a mapping's key/value pairs, with merge keys (<<: *base)
@@ -345,7 +364,7 @@ func (d *decoder) mappingEntries(node ast.Node, path string) (es []entry, ok boo
 			for _, src := range d.mergeSources(mv.Value, path) {
 				sub, ok := d.mappingEntries(src, path)
 				if !ok {
-					d.fail(path, posOf(mv), "<< must merge a mapping, not %s", describe(src))
+					d.fail(path, posOf(mv), "<< must merge a mapping, not %s", d.describe(src))
 					continue
 				}
 				for _, e := range sub {
@@ -363,7 +382,7 @@ func (d *decoder) mappingEntries(node ast.Node, path string) (es []entry, ok boo
 		case ast.ScalarNode:
 			name = k.GetToken().Value
 		default:
-			d.fail(path, posOf(mv), "key %s is not a name", describe(key))
+			d.fail(path, posOf(mv), "key %s is not a name", d.describe(key))
 			continue
 		}
 		es = append(es, entry{key: name, pos: posOf(mv.Key), value: mv.Value})
@@ -402,18 +421,25 @@ func (d *decoder) uniqueEntries(es []entry, path string) []entry {
 		default:
 			d.errs = append(d.errs, FieldError{
 				Path: joinPath(path, e.key), Line: e.pos.Line, Column: e.pos.Column,
-				Msg: fmt.Sprintf("key %q is written twice (lines %d and %d); keep one", e.key, out[i].pos.Line, e.pos.Line),
+				Msg: writtenTwice(e.key, out[i].pos, e.pos),
 			})
 		}
 	}
 	return out
 }
 
+func writtenTwice(key string, first, again token.Position) string {
+	if first.Line == again.Line {
+		return fmt.Sprintf("key %q is written twice on line %d; keep one", key, again.Line)
+	}
+	return fmt.Sprintf("key %q is written twice (lines %d and %d); keep one", key, first.Line, again.Line)
+}
+
 func (d *decoder) fillStruct(node ast.Node, v reflect.Value, path string, pos token.Position) {
 	fields := yamlFields(v.Type())
 	es, ok := d.mappingEntries(node, path)
 	if !ok {
-		d.fail(path, pos, "must be a mapping with keys such as %s, not %s", strings.Join(fieldNames(fields), ", "), describe(node))
+		d.fail(path, pos, "must be a mapping with keys such as %s, not %s", strings.Join(fieldNames(fields), ", "), d.describe(node))
 		return
 	}
 	es = d.uniqueEntries(es, path)
@@ -439,14 +465,17 @@ func (d *decoder) fillStruct(node ast.Node, v reflect.Value, path string, pos to
 			continue
 		}
 		d.seen[p] = e.pos
+		secret := d.secret
+		d.secret = secret || v.Type().Field(idx).Tag.Get("secret") == "true"
 		d.fill(e.value, v.Field(idx), p)
+		d.secret = secret
 	}
 }
 
 func (d *decoder) fillMap(node ast.Node, v reflect.Value, path string, pos token.Position) {
 	es, ok := d.mappingEntries(node, path)
 	if !ok {
-		d.fail(path, pos, "must be a mapping of names to values, not %s", describe(node))
+		d.fail(path, pos, "must be a mapping of names to values, not %s", d.describe(node))
 		return
 	}
 	es = d.uniqueEntries(es, path)

@@ -269,12 +269,12 @@ func (v *validation) limits() {
 	}
 	switch {
 	case l.ReadTimeout < 0:
-		v.add("limits.read_timeout", "must be positive, got %s (leave it out for the default, %s)", l.ReadTimeout, formatDuration(DefaultReadTimeout))
+		v.add("limits.read_timeout", "must be positive, got %s (leave it out for the default, %s)", formatDuration(l.ReadTimeout), formatDuration(DefaultReadTimeout))
 	case l.ReadTimeout < minReadTimeout:
-		v.add("limits.read_timeout", "%s is too short to read a request: use at least %s (the default is %s)", l.ReadTimeout, formatDuration(minReadTimeout), formatDuration(DefaultReadTimeout))
+		v.add("limits.read_timeout", "%s is too short to read a request: use at least %s (the default is %s)", formatDuration(l.ReadTimeout), formatDuration(minReadTimeout), formatDuration(DefaultReadTimeout))
 	}
 	if l.IdleTimeout < 0 {
-		v.add("limits.idle_timeout", "must be positive, got %s (leave it out for the default, %s)", l.IdleTimeout, formatDuration(DefaultIdleTimeout))
+		v.add("limits.idle_timeout", "must be positive, got %s (leave it out for the default, %s)", formatDuration(l.IdleTimeout), formatDuration(DefaultIdleTimeout))
 	}
 }
 
@@ -286,10 +286,10 @@ const minReadTimeout = time.Second
 func (v *validation) shutdownAndLog() {
 	c := v.c
 	if c.Shutdown.Delay < 0 {
-		v.add("shutdown.delay", "must be 0 or positive, got %s", c.Shutdown.Delay)
+		v.add("shutdown.delay", "must be 0 or positive, got %s", formatDuration(c.Shutdown.Delay))
 	}
 	if c.Shutdown.Grace < 0 {
-		v.add("shutdown.grace", "must be positive, got %s (leave it out for the default, %s)", c.Shutdown.Grace, formatDuration(DefaultShutdownGrace))
+		v.add("shutdown.grace", "must be positive, got %s (leave it out for the default, %s)", formatDuration(c.Shutdown.Grace), formatDuration(DefaultShutdownGrace))
 	}
 	if !slices.Contains(logLevels, c.Log.Level) {
 		v.add("log.level", "%s", unknownValue("level", c.Log.Level, logLevels))
@@ -305,6 +305,16 @@ func (v *validation) providers() {
 		v.add("providers", "at least one provider is required")
 	}
 	upstream := c.upstreamModels()
+	// When a target or a provider's models could not be decoded, which
+	// upstream models exist is not known: say nothing about prices then.
+	upstreamKnown := true
+	for i := range c.Targets {
+		p := fmt.Sprintf("targets[%d]", i)
+		upstreamKnown = upstreamKnown && !c.broken(p+".virtual_key") && !c.broken(p+".model_map")
+	}
+	for name := range c.Providers {
+		upstreamKnown = upstreamKnown && !c.broken("providers."+name+".models")
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
 		p := c.Providers[name]
 		path := "providers." + name
@@ -332,7 +342,7 @@ func (v *validation) providers() {
 			v.add(path+".timeout.total", "must be positive")
 		}
 		if p.Timeout.FirstByte > 0 && p.Timeout.Total > 0 && p.Timeout.FirstByte > p.Timeout.Total {
-			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", p.Timeout.FirstByte, p.Timeout.Total)
+			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", formatDuration(p.Timeout.FirstByte), formatDuration(p.Timeout.Total))
 		}
 		if p.MaxConcurrency < 0 {
 			v.add(path+".max_concurrency", "must be 0 (unlimited) or positive")
@@ -357,7 +367,7 @@ func (v *validation) providers() {
 				v.add(pp+".output", "must be 0 or positive, got %g", price.Output)
 			}
 			switch {
-			case upstream[name][model]:
+			case upstream[name][model] || !upstreamKnown:
 			case len(served) == 0:
 				v.add(pp, "no target uses provider %q, so this price is never read", name)
 			default:
@@ -408,7 +418,11 @@ func (v *validation) strategy() {
 		v.add("strategy.mode", "mode %q is specified but not built yet (available: %s)", mode, strings.Join(StrategyNames(), ", "))
 		return
 	}
-	v.add("strategy.mode", "%s", unknownValue("mode", mode, append(StrategyNames(), slices.Sorted(maps.Keys(unbuilt))...)))
+	if s := suggest(mode, append(StrategyNames(), slices.Sorted(maps.Keys(unbuilt))...)); s != "" {
+		v.add("strategy.mode", "unknown mode %q (did you mean %q?)", mode, s)
+		return
+	}
+	v.add("strategy.mode", "%s", unknownValue("mode", mode, StrategyNames()))
 }
 
 func (v *validation) targets() {
