@@ -23,6 +23,9 @@ import (
 // reports every problem, YAML-level and semantic, each with the field path
 // it concerns. docs/config.md documents every key; a test keeps the two in
 // step.
+//
+// Fields tagged secret:"true" hold credentials: their values never appear
+// in an error, and check's summary only says whether they are set.
 type Config struct {
 	// Listen is the client API address. Zero: 127.0.0.1:8080. A reload
 	// cannot change it.

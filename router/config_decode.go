@@ -37,7 +37,16 @@ type decoder struct {
 	// secret is set while decoding a field tagged secret:"true": its value
 	// is never repeated in an error.
 	secret bool
+	// mergeDepth and mergedEntries bound what merge keys can expand to: a
+	// mapping that merges itself, or merges fanning out level after level,
+	// would otherwise never end.
+	mergeDepth, mergedEntries int
 }
+
+const (
+	maxMergeDepth   = 16
+	maxMergeEntries = 10000
+)
 
 func newDecoder() *decoder {
 	return &decoder{anchors: map[string]ast.Node{}, seen: map[string]token.Position{}, undecoded: map[string]bool{}}
@@ -361,8 +370,15 @@ func (d *decoder) mappingEntries(node ast.Node, path string) (es []entry, ok boo
 	}
 	for _, mv := range values {
 		if mv.Key.IsMergeKey() {
-			for _, src := range d.mergeSources(mv.Value, path) {
+			if d.mergeDepth >= maxMergeDepth || d.mergedEntries >= maxMergeEntries {
+				d.fail(path, posOf(mv), "<< merges nest too deeply (does a mapping merge itself?)")
+				continue
+			}
+			d.mergeDepth++
+			sources := d.mergeSources(mv.Value, path)
+			for _, src := range sources {
 				sub, ok := d.mappingEntries(src, path)
+				d.mergedEntries += len(sub)
 				if !ok {
 					d.fail(path, posOf(mv), "<< must merge a mapping, not %s", d.describe(src))
 					continue
@@ -372,6 +388,7 @@ func (d *decoder) mappingEntries(node ast.Node, path string) (es []entry, ok boo
 					es = append(es, e)
 				}
 			}
+			d.mergeDepth--
 			continue
 		}
 		key := d.resolve(mv.Key, path)

@@ -314,6 +314,9 @@ var configErrorTests = []struct {
 	{name: "two documents", file: "two_documents.yaml", want: []string{
 		`line 4: a second YAML document; a config file is one document (remove the --- separator)`,
 	}},
+	{name: "a mapping merging itself", file: "merge_self.yaml", want: []string{
+		`providers.a: << merges nest too deeply (does a mapping merge itself?)`,
+	}},
 	{name: "simulator config", file: "sim_config.yaml", want: []string{simConfigMsg}},
 	{name: "mode not built yet", file: "unbuilt_mode.yaml", want: unbuiltModeWant()},
 }
@@ -327,7 +330,7 @@ func unbuiltModeWant() []string {
 	if _, ok := strategies["cost-optimized"]; ok || !unbuilt["cost-optimized"] {
 		return nil
 	}
-	return []string{`strategy.mode: mode "cost-optimized" is specified but not built yet (available: {modes})`}
+	return []string{`strategy.mode: mode "cost-optimized" is not in this build yet (available: {modes})`}
 }
 
 // configValidFiles are the testdata files that must load and validate.

@@ -101,6 +101,17 @@ func (c *Config) broken(path string) bool {
 	return false
 }
 
+// brokenUnder reports whether a field whose path starts with prefix could
+// not be decoded.
+func (c *Config) brokenUnder(prefix string) bool {
+	for p := range c.undecoded {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // written reports whether the file wrote the field at path.
 func (c *Config) written(path string) bool {
 	_, ok := c.positions[path]
@@ -301,7 +312,7 @@ func (v *validation) shutdownAndLog() {
 
 func (v *validation) providers() {
 	c := v.c
-	if len(c.Providers) == 0 {
+	if len(c.Providers) == 0 && !c.brokenUnder("providers.") {
 		v.add("providers", "at least one provider is required")
 	}
 	upstream := c.upstreamModels()
@@ -415,7 +426,7 @@ func (v *validation) strategy() {
 		return
 	}
 	if unbuilt[mode] {
-		v.add("strategy.mode", "mode %q is specified but not built yet (available: %s)", mode, strings.Join(StrategyNames(), ", "))
+		v.add("strategy.mode", "mode %q is not in this build yet (available: %s)", mode, strings.Join(StrategyNames(), ", "))
 		return
 	}
 	if s := suggest(mode, append(StrategyNames(), slices.Sorted(maps.Keys(unbuilt))...)); s != "" {
