@@ -474,6 +474,7 @@ func TestListenersCollide(t *testing.T) {
 		{"127.0.0.1:0", "127.0.0.1:0", false}, // port 0: each gets a free one
 		{"gw.internal:8080", "GW.internal:8080", true},
 		{"gw.internal:8080", "127.0.0.1:8080", false},
+		{"gw.internal:8080", "0.0.0.0:8080", true},
 	}
 	for _, tt := range tests {
 		if _, got := listenersCollide(tt.a, tt.b); got != tt.want {
