@@ -293,6 +293,10 @@ var configErrorTests = []struct {
 	{name: "listener on the other's default", file: "listeners_default.yaml", want: []string{
 		`listen: localhost:9464 collides with admin.listen 127.0.0.1:9464 (the same port on the same host): serve would fail with "address already in use"; give the two listeners different ports`,
 	}},
+	{name: "both addresses invalid", file: "bad_addresses.yaml", want: []string{
+		`listen: invalid address "8080" (want host:port, e.g. 127.0.0.1:8080)`,
+		`admin.listen: invalid address "localhost" (want host:port, e.g. 127.0.0.1:8080)`,
+	}},
 	{name: "the same target twice", file: "duplicate_target.yaml", want: []string{
 		`targets[3]: the same target as targets[0]: both serve llama-3.1-8b, llama-3.3-70b through provider "groq"; list it once (for more tries use retry.attempts)`,
 	}},

@@ -171,20 +171,21 @@ func (v *validation) listeners() {
 		}
 		return true
 	}
-	if !okAddr("listen", c.Listen) || !okAddr("admin.listen", c.Admin.Listen) {
+	listenOK, adminOK := okAddr("listen", c.Listen), okAddr("admin.listen", c.Admin.Listen)
+	if !listenOK || !adminOK {
 		return
 	}
 	why, collide := listenersCollide(c.Listen, c.Admin.Listen)
 	if !collide {
 		return
 	}
-	// Name the one the file wrote (the other may be a default).
-	path, other, otherAddr := "admin.listen", "listen", c.Listen
+	// Put the error on the one the file wrote (the other may be a default).
+	path, addr, other, otherAddr := "admin.listen", c.Admin.Listen, "listen", c.Listen
 	if !c.written("admin.listen") {
-		path, other, otherAddr = "listen", "admin.listen", c.Admin.Listen
+		path, addr, other, otherAddr = other, otherAddr, path, addr
 	}
 	v.add(path, "%s collides with %s %s (%s): serve would fail with \"address already in use\"; give the two listeners different ports",
-		map[string]string{"listen": c.Listen, "admin.listen": c.Admin.Listen}[path], other, otherAddr, why)
+		addr, other, otherAddr, why)
 }
 
 func (v *validation) limits() {
