@@ -37,11 +37,13 @@ type Config struct {
 	Shutdown Shutdown `yaml:"shutdown"`
 	Log      Log      `yaml:"log"`
 	// Providers are the virtual keys, by name: a target names one in its
-	// virtual_key. Client keys are Auth.Keys, not these.
+	// virtual_key. Client keys are Auth.Keys, not these. At least one is
+	// required.
 	Providers map[string]*ProviderConfig `yaml:"providers"`
 	Strategy  StrategyConfig             `yaml:"strategy"`
 	// Targets are tried in the order the strategy gives; their declaration
-	// order is the fallback order and breaks latency ties.
+	// order is the fallback order and breaks latency ties. At least one is
+	// required.
 	Targets   []TargetConfig `yaml:"targets"`
 	Telemetry Telemetry      `yaml:"telemetry"`
 
@@ -162,7 +164,9 @@ type ProviderConfig struct {
 	// APIKey is sent upstream (Bearer for openai, x-api-key for anthropic).
 	// Empty: no credential is sent.
 	APIKey string `yaml:"api_key" secret:"true"`
-	// Models are the client-facing models served without a model_map.
+	// Models are the client-facing models served under the same name
+	// upstream, by every target of this provider. Empty: its targets serve
+	// only what their model_map names.
 	Models  []string `yaml:"models"`
 	Timeout Timeouts `yaml:"timeout"`
 	// MaxConcurrency caps in-flight requests to this provider. Zero: no cap.
@@ -221,6 +225,7 @@ type TargetConfig struct {
 	VirtualKey string `yaml:"virtual_key"`
 	// ModelMap maps client models to upstream models; a model listed in the
 	// provider's models and not here goes upstream under its own name.
+	// Empty: the target serves the provider's models only.
 	ModelMap map[string]string `yaml:"model_map"`
 	Retry    Retry             `yaml:"retry"`
 	// Weight is used by loadbalance, and breaks price ties in
