@@ -1,9 +1,10 @@
 package router
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -14,49 +15,142 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 )
 
-// Config is the gateway's configuration file (SPEC section 3). It is plain
-// data: Load fills it, applyDefaults puts every default in one place, and
-// Validate reports every problem with the field path it concerns.
+// Config is the gateway's configuration file. It is plain data: LoadConfig
+// fills it, applyDefaults puts every default in one place, and Validate
+// reports every problem, YAML-level and semantic, each with the field path
+// it concerns. docs/config.md documents every key; a test keeps the two in
+// step.
+//
+// Fields tagged secret:"true" hold credentials: their values never appear
+// in an error, and check's summary only says whether they are set.
 type Config struct {
-	// Listen is the client API address. Zero: 127.0.0.1:8080.
+	// Listen is the client API address. Zero: 127.0.0.1:8080. A reload
+	// cannot change it.
 	Listen string `yaml:"listen"`
 	Admin  Admin  `yaml:"admin"`
 	Auth   Auth   `yaml:"auth"`
 	Limits Limits `yaml:"limits"`
-	// Providers are the virtual keys, by name.
+	// Shutdown is how a SIGTERM or SIGINT drains.
+	Shutdown Shutdown `yaml:"shutdown"`
+	Log      Log      `yaml:"log"`
+	// Providers are the virtual keys, by name: a target names one in its
+	// virtual_key. Client keys are Auth.Keys, not these. At least one is
+	// required.
 	Providers map[string]*ProviderConfig `yaml:"providers"`
 	Strategy  StrategyConfig             `yaml:"strategy"`
 	// Targets are tried in the order the strategy gives; their declaration
-	// order is the fallback order and breaks latency ties.
+	// order is the fallback order and breaks latency ties. At least one is
+	// required.
 	Targets   []TargetConfig `yaml:"targets"`
 	Telemetry Telemetry      `yaml:"telemetry"`
 
-	// unsetVars records fields whose ${VAR} named an unset variable, so
-	// Validate can say which field needs which variable.
-	unsetVars []FieldError
+	// What ParseConfig learnt about the file besides its values, for
+	// Validate: problems found while decoding, fields whose ${VAR} named
+	// an unset variable, where each field path was written, and the paths
+	// that could not be decoded (see decoder).
+	decodeErrs []FieldError
+	unsetVars  []FieldError
+	positions  map[string]token.Position
+	undecoded  map[string]bool
 }
 
 // Admin is the operator-facing listener (/metrics, /health, /readyz,
-// /debug/routing, /v1/traces).
+// /debug/routing, /admin/reload, /v1/traces).
 type Admin struct {
-	// Listen is the admin address. Zero: 127.0.0.1:9464.
+	// Listen is the admin address. Zero: 127.0.0.1:9464. A reload cannot
+	// change it.
 	Listen string `yaml:"listen"`
+	// Token, when set, must come as "Authorization: Bearer TOKEN" on
+	// /debug/routing and /admin/reload; /metrics, /health and /readyz stay
+	// open. Empty: those two are open to whoever reaches the admin address.
+	Token string `yaml:"token" secret:"true"`
 }
 
 // Auth guards the client API.
 type Auth struct {
 	// Keys, when non-empty, are the only client keys accepted (as
 	// "Authorization: Bearer KEY" or "x-api-key: KEY"). Empty: no auth.
-	Keys []string `yaml:"keys"`
+	Keys []string `yaml:"keys" secret:"true"`
 }
 
-// Limits bound what a client may send.
+// Limits bound what a client may send and an upstream may answer, and how
+// long connections may sit.
 type Limits struct {
 	// MaxBody is the largest request body accepted ("10MiB", "512KiB",
 	// "1000000"). Zero: 10 MiB. Larger bodies get 413.
 	MaxBody ByteSize `yaml:"max_body"`
+	// MaxResponse is the largest unary upstream answer read; a larger one
+	// is a provider fault (failover-safe; 502 when it was the last
+	// candidate). Streams are not bounded by it. Zero: 64 MiB.
+	MaxResponse ByteSize `yaml:"max_response"`
+	// MaxConnections caps open connections per listener (client and admin
+	// each); beyond it new connections wait in the kernel's backlog. Zero:
+	// 4096. There is no "unlimited"; write a large number.
+	MaxConnections int `yaml:"max_connections"`
+	// ReadTimeout bounds reading a whole request, headers and body; the
+	// headers get at most HeaderTimeout of it. Zero: 60s. Under 1s is
+	// refused by Validate: no real client body arrives that fast.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout is how long a keep-alive connection may wait for its
+	// next request, on both listeners. Zero: 120s.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+}
+
+// MaxHeaderTimeout is the most of ReadTimeout that reading the request
+// headers may take.
+const MaxHeaderTimeout = 10 * time.Second
+
+// HeaderTimeout is the budget for reading a request's headers:
+// ReadTimeout, but at most MaxHeaderTimeout.
+func (l Limits) HeaderTimeout() time.Duration {
+	return min(l.ReadTimeout, MaxHeaderTimeout)
+}
+
+// Shutdown is the drain on SIGTERM or SIGINT: /readyz turns 503 at once,
+// the listener keeps accepting for Delay, then stops, and in-flight
+// requests get Grace to finish.
+type Shutdown struct {
+	// Delay is how long the listener keeps accepting after the signal, so
+	// a load balancer polling /readyz can stop sending first. Zero: it
+	// stops at once.
+	Delay time.Duration `yaml:"delay"`
+	// Grace is how long in-flight requests and streams then get; a stream
+	// still open at its end ends with an error event. Zero: 30s.
+	Grace time.Duration `yaml:"grace"`
+}
+
+// Log configures the process's log/slog output.
+type Log struct {
+	// Level is the least severe level written: debug, info, warn or
+	// error. Zero: info.
+	Level string `yaml:"level"`
+	// Format is text or json. Zero: text.
+	Format string `yaml:"format"`
+	// Requests writes one line per client request (never a prompt,
+	// completion or key). Nil: true; an explicit false is kept. Read it
+	// through LogRequests.
+	Requests *bool `yaml:"requests"`
+}
+
+// LogRequests reports whether a line per client request is wanted
+// (Requests, defaulting to true).
+func (l Log) LogRequests() bool { return l.Requests == nil || *l.Requests }
+
+// SlogLevel is Level as a slog.Level; an unknown level (which Validate
+// refuses) reads as info.
+func (l Log) SlogLevel() slog.Level {
+	switch l.Level {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
 }
 
 // ProviderConfig is one upstream account (a virtual key).
@@ -69,8 +163,10 @@ type ProviderConfig struct {
 	BaseURL string `yaml:"base_url"`
 	// APIKey is sent upstream (Bearer for openai, x-api-key for anthropic).
 	// Empty: no credential is sent.
-	APIKey string `yaml:"api_key"`
-	// Models are the client-facing models served without a model_map.
+	APIKey string `yaml:"api_key" secret:"true"`
+	// Models are the client-facing models served under the same name
+	// upstream, by every target of this provider. Empty: its targets serve
+	// only what their model_map names.
 	Models  []string `yaml:"models"`
 	Timeout Timeouts `yaml:"timeout"`
 	// MaxConcurrency caps in-flight requests to this provider. Zero: no cap.
@@ -80,6 +176,19 @@ type ProviderConfig struct {
 	// wait.
 	Queue          int            `yaml:"queue"`
 	CircuitBreaker CircuitBreaker `yaml:"circuit_breaker"`
+	// Pricing is the rate card by upstream model (the model name sent
+	// upstream, not the client's). cost-optimized ranks on it and
+	// firstbyte_cost_usd_total counts with it. Nil, or a model missing:
+	// unpriced (ranked last by cost-optimized, no cost counted).
+	Pricing map[string]Price `yaml:"pricing"`
+}
+
+// Price is what one upstream model costs, in USD per million tokens.
+type Price struct {
+	// Input is the price of a million prompt tokens. Zero: free.
+	Input float64 `yaml:"input"`
+	// Output is the price of a million completion tokens. Zero: free.
+	Output float64 `yaml:"output"`
 }
 
 // Timeouts bound one attempt.
@@ -104,19 +213,23 @@ type CircuitBreaker struct {
 
 // StrategyConfig chooses how eligible targets are ordered.
 type StrategyConfig struct {
-	// Mode names a registered strategy (see Strategies). Zero: least-latency.
+	// Mode names a registered strategy (see StrategyNames). Zero:
+	// least-latency.
 	Mode string `yaml:"mode"`
 }
 
 // TargetConfig puts a provider behind one or more client-facing models.
 type TargetConfig struct {
-	// VirtualKey names a provider. Required.
+	// VirtualKey names a provider (a key of Config.Providers), not a
+	// client key. Required.
 	VirtualKey string `yaml:"virtual_key"`
 	// ModelMap maps client models to upstream models; a model listed in the
 	// provider's models and not here goes upstream under its own name.
+	// Empty: the target serves the provider's models only.
 	ModelMap map[string]string `yaml:"model_map"`
 	Retry    Retry             `yaml:"retry"`
-	// Weight is used by loadbalance. Nil: 1. Ignored by latency modes.
+	// Weight is used by loadbalance, and breaks price ties in
+	// cost-optimized. Nil: 1. Ignored by latency modes.
 	Weight *float64 `yaml:"weight"`
 }
 
@@ -137,33 +250,70 @@ type Telemetry struct {
 	Ingest       Ingest `yaml:"ingest"`
 }
 
-// Ingest lets peers' spans in on admin POST /v1/traces (SPEC section 7).
+// Ingest lets other instances' spans in on admin POST /v1/traces, so every
+// instance of a fleet learns from every other's attempts.
 type Ingest struct {
-	// Enabled turns the endpoint on. Zero: off.
+	// Enabled turns the endpoint on. Zero: off. Enabled with no Token is
+	// refused unless admin.listen is a loopback address.
 	Enabled bool `yaml:"enabled"`
-	// Token, when set, must come as "Authorization: Bearer TOKEN".
-	Token string `yaml:"token"`
+	// Token, when set, must come as "Authorization: Bearer TOKEN". Empty:
+	// no token is asked for.
+	Token string `yaml:"token" secret:"true"`
+	// Foreign lets spans from services that are not firstbyte instances
+	// teach the tracker too.
+	Foreign ForeignIngest `yaml:"foreign"`
+}
+
+// ForeignIngest takes CLIENT spans of applications that call providers
+// directly (OpenTelemetry GenAI instrumentation) as samples of the target
+// whose provider host and upstream model they name. They arrive on the
+// ingest endpoint, so Ingest.Enabled must be on too.
+type ForeignIngest struct {
+	// Enabled turns it on. Zero: off.
+	Enabled bool `yaml:"enabled"`
+	// Services is an allow-list of service.name values. Empty: every
+	// service that is not a firstbyte instance.
+	Services []string `yaml:"services"`
+	// UnaryServices are services that never stream: their spans'
+	// durations count as samples even without gen_ai.request.stream.
+	// Empty: none.
+	UnaryServices []string `yaml:"unary_services"`
 }
 
 // Defaults (one place).
 const (
-	DefaultListen       = "127.0.0.1:8080"
-	DefaultAdminListen  = "127.0.0.1:9464"
-	DefaultMaxBody      = 10 << 20
-	DefaultKind         = KindOpenAI
-	DefaultFirstByte    = 30 * time.Second
-	DefaultTotal        = 10 * time.Minute
-	DefaultCBFailures   = 5
-	DefaultCBCooldown   = 30 * time.Second
-	DefaultMode         = "least-latency"
-	DefaultServiceName  = "firstbyte"
-	DefaultTargetWeight = 1.0
+	DefaultListen         = "127.0.0.1:8080"
+	DefaultAdminListen    = "127.0.0.1:9464"
+	DefaultMaxBody        = 10 << 20
+	DefaultMaxResponse    = 64 << 20
+	DefaultMaxConnections = 4096
+	DefaultReadTimeout    = 60 * time.Second
+	DefaultIdleTimeout    = 120 * time.Second
+	DefaultShutdownGrace  = 30 * time.Second
+	DefaultLogLevel       = "info"
+	DefaultLogFormat      = "text"
+	DefaultLogRequests    = true
+	DefaultKind           = KindOpenAI
+	DefaultFirstByte      = 30 * time.Second
+	DefaultTotal          = 10 * time.Minute
+	DefaultCBFailures     = 5
+	DefaultCBCooldown     = 30 * time.Second
+	DefaultMode           = "least-latency"
+	DefaultServiceName    = "firstbyte"
+	DefaultTargetWeight   = 1.0
 )
 
 // Provider kinds (wire formats).
 const (
 	KindOpenAI    = "openai"
 	KindAnthropic = "anthropic"
+)
+
+// Log levels and formats Validate accepts.
+var (
+	logLevels  = []string{"debug", "info", "warn", "error"}
+	logFormats = []string{"text", "json"}
+	kinds      = []string{KindOpenAI, KindAnthropic}
 )
 
 func (c *Config) applyDefaults() {
@@ -173,45 +323,48 @@ func (c *Config) applyDefaults() {
 	if c.Admin.Listen == "" {
 		c.Admin.Listen = DefaultAdminListen
 	}
-	if c.Limits.MaxBody == 0 {
-		c.Limits.MaxBody = DefaultMaxBody
+	setDefault(&c.Limits.MaxBody, DefaultMaxBody)
+	setDefault(&c.Limits.MaxResponse, DefaultMaxResponse)
+	setDefault(&c.Limits.MaxConnections, DefaultMaxConnections)
+	setDefault(&c.Limits.ReadTimeout, DefaultReadTimeout)
+	setDefault(&c.Limits.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&c.Shutdown.Grace, DefaultShutdownGrace)
+	setDefault(&c.Log.Level, DefaultLogLevel)
+	setDefault(&c.Log.Format, DefaultLogFormat)
+	if c.Log.Requests == nil {
+		v := DefaultLogRequests
+		c.Log.Requests = &v
 	}
 	for _, p := range c.Providers {
 		if p == nil {
 			continue
 		}
-		if p.Kind == "" {
-			p.Kind = DefaultKind
-		}
-		if p.Timeout.FirstByte == 0 {
-			p.Timeout.FirstByte = DefaultFirstByte
-		}
-		if p.Timeout.Total == 0 {
-			p.Timeout.Total = DefaultTotal
-		}
-		if p.CircuitBreaker.Failures == 0 {
-			p.CircuitBreaker.Failures = DefaultCBFailures
-		}
-		if p.CircuitBreaker.Cooldown == 0 {
-			p.CircuitBreaker.Cooldown = DefaultCBCooldown
-		}
+		setDefault(&p.Kind, DefaultKind)
+		setDefault(&p.Timeout.FirstByte, DefaultFirstByte)
+		setDefault(&p.Timeout.Total, DefaultTotal)
+		setDefault(&p.CircuitBreaker.Failures, DefaultCBFailures)
+		setDefault(&p.CircuitBreaker.Cooldown, DefaultCBCooldown)
 	}
-	if c.Strategy.Mode == "" {
-		c.Strategy.Mode = DefaultMode
-	}
+	setDefault(&c.Strategy.Mode, DefaultMode)
 	for i := range c.Targets {
 		if c.Targets[i].Weight == nil {
 			w := DefaultTargetWeight
 			c.Targets[i].Weight = &w
 		}
 	}
-	if c.Telemetry.ServiceName == "" {
-		c.Telemetry.ServiceName = DefaultServiceName
+	setDefault(&c.Telemetry.ServiceName, DefaultServiceName)
+}
+
+// setDefault sets *field to def when it is zero.
+func setDefault[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
 	}
 }
 
-// LoadConfig reads, expands and defaults a config file. It does not
-// validate: call Validate, which reports every problem at once.
+// LoadConfig reads, decodes, expands and defaults a config file. It does
+// not validate: call Validate, which reports every problem at once.
 func LoadConfig(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -220,60 +373,99 @@ func LoadConfig(path string) (*Config, error) {
 	return ParseConfig(data, os.LookupEnv)
 }
 
-// ParseConfig decodes YAML (unknown keys and duplicate keys are errors),
-// expands ${VAR} and ${VAR:-default} in every string with lookup, and
-// applies defaults.
+// ParseConfig decodes YAML, expands ${VAR} and ${VAR:-default} in every
+// string with lookup, and applies defaults.
+//
+// Unknown keys, wrong types and keys written twice do not stop it: each is
+// kept, with its path and position, for Validate to report together with
+// the semantic problems of what did decode (so check lists them all). It
+// fails only when there is nothing to decode: the text is not YAML, not a
+// mapping, or a simulator config; that error is a FieldErrors too.
 func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var c Config
-	if len(bytes.TrimSpace(data)) > 0 {
-		if err := yaml.UnmarshalWithOptions(data, &c, yaml.Strict()); err != nil {
-			return nil, decodeError(data, err)
-		}
+	file, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil, FieldErrors{syntaxError(err)}
 	}
+	d := newDecoder()
+	var body ast.Node
+	for _, doc := range file.Docs {
+		if doc.Body == nil {
+			continue
+		}
+		if body != nil {
+			pos := posOf(doc.Body)
+			if doc.Start != nil && doc.Start.Position != nil {
+				pos = *doc.Start.Position
+			}
+			d.errs = append(d.errs, FieldError{Line: pos.Line, Column: pos.Column,
+				Msg: fmt.Sprintf("line %d: a second YAML document; a config file is one document (remove the --- separator)", pos.Line)})
+			continue
+		}
+		body = doc.Body
+	}
+	if body != nil {
+		d.collectAnchors(body)
+		if looksLikeSimConfig(d, body) {
+			return nil, FieldErrors{{Msg: "this looks like a simulator config (firstbyte sim -config FILE), not a gateway config: " +
+				"its providers are a list of simulated servers; a gateway config names providers in a mapping and routes to them with targets"}}
+		}
+		if _, ok := d.mappingEntries(d.resolve(body, ""), ""); !ok {
+			return nil, FieldErrors{{Msg: fmt.Sprintf("the config must be a mapping of keys (%s), not %s",
+				strings.Join(fieldNames(yamlFields(reflect.TypeFor[Config]())), ", "), describe(body))}}
+		}
+		d.fill(body, reflect.ValueOf(&c).Elem(), "")
+	}
+	c.decodeErrs, c.positions, c.undecoded = d.errs, d.seen, d.undecoded
 	c.unsetVars = expandStrings(reflect.ValueOf(&c).Elem(), "", lookup)
 	c.applyDefaults()
 	return &c, nil
 }
 
-// decodeError names the field a YAML decode error is about
-// ("providers.local.max_concurrency: cannot unmarshal ...") and keeps the
-// source excerpt that points at it.
-func decodeError(data []byte, err error) error {
+// syntaxError is a YAML parse error as one line with its position; the
+// parser's own message already says what it expected.
+func syntaxError(err error) FieldError {
 	var yerr yaml.Error
-	if !errors.As(err, &yerr) || yerr.GetToken() == nil {
-		return fmt.Errorf("config: %w", err)
+	if errors.As(err, &yerr) && yerr.GetToken() != nil && yerr.GetToken().Position != nil {
+		pos := yerr.GetToken().Position
+		return FieldError{Line: pos.Line, Column: pos.Column,
+			Msg: fmt.Sprintf("line %d, column %d: not valid YAML: %s", pos.Line, pos.Column, yerr.GetMessage())}
 	}
-	pos := yerr.GetToken().Position
-	where := fmt.Sprintf("line %d", pos.Line)
-	if file, perr := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey()); perr == nil {
-		finder := &nodeAt{line: pos.Line, column: pos.Column}
-		for _, doc := range file.Docs {
-			ast.Walk(finder, doc)
-		}
-		if finder.path != "" {
-			where = finder.path
-		}
-	}
-	return fmt.Errorf("%s: %s\n%s", where, yerr.GetMessage(), yaml.FormatError(err, false, true))
+	return FieldError{Msg: "not valid YAML: " + err.Error()}
 }
 
-// nodeAt finds the YAML path of the node at a position: the innermost
-// key or value there ("$.providers.local.max_concurrency" → without "$.").
-type nodeAt struct {
-	line, column int
-	path         string
-}
-
-func (f *nodeAt) Visit(n ast.Node) ast.Visitor {
-	if n == nil {
-		return nil
+// looksLikeSimConfig recognises a `firstbyte sim` config (top-level seed,
+// providers as a list of servers with name, listen, ttfb), which would
+// otherwise decode into a cascade of unrelated errors.
+func looksLikeSimConfig(d *decoder, body ast.Node) bool {
+	es, ok := d.mappingEntries(d.resolve(body, ""), "")
+	if !ok {
+		return false
 	}
-	if tk := n.GetToken(); tk != nil && tk.Position.Line == f.line && tk.Position.Column == f.column {
-		if p := strings.TrimPrefix(strings.TrimPrefix(n.GetPath(), "$"), "."); p != "" {
-			f.path = p
+	var seed, targets bool
+	var providers ast.Node
+	for _, e := range es {
+		switch e.key {
+		case "seed":
+			seed = true
+		case "targets":
+			targets = true
+		case "providers":
+			providers = d.resolve(e.value, "")
 		}
 	}
-	return f
+	if seq, ok := providers.(*ast.SequenceNode); ok && len(seq.Values) > 0 {
+		item, ok := d.mappingEntries(d.resolve(seq.Values[0], ""), "")
+		if ok {
+			for _, e := range item {
+				switch e.key {
+				case "name", "ttfb", "listen", "stream", "errors", "phases":
+					return true
+				}
+			}
+		}
+	}
+	return seed && !targets
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
@@ -347,20 +539,31 @@ func joinPath(path, name string) string {
 // plain number.
 type ByteSize int64
 
-// invalidByteSize marks a size that did not parse; Validate reports it with
-// its field path (a decode error could not say which field it was).
-const invalidByteSize ByteSize = -1
-
-// UnmarshalYAML implements yaml.BytesUnmarshaler.
+// UnmarshalYAML implements yaml.BytesUnmarshaler, for code that decodes a
+// ByteSize with the yaml package directly (ParseConfig has its own
+// decoder, which names the field).
 func (b *ByteSize) UnmarshalYAML(data []byte) error {
 	s := strings.Trim(strings.TrimSpace(string(data)), `"'`)
 	n, err := ParseByteSize(s)
 	if err != nil {
-		*b = invalidByteSize
-		return nil
+		return err
 	}
 	*b = n
 	return nil
+}
+
+// String writes the size the way a config would: the largest binary unit
+// that divides it exactly ("10MiB", "512KiB", "1000").
+func (b ByteSize) String() string {
+	for _, u := range []struct {
+		suffix string
+		mult   ByteSize
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && b%u.mult == 0 {
+			return strconv.FormatInt(int64(b/u.mult), 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
 }
 
 // ParseByteSize parses "10MiB", "10MB", "10M", "1024" and the like.
@@ -381,7 +584,7 @@ func ParseByteSize(s string) (ByteSize, error) {
 		}
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
 		return 0, fmt.Errorf("invalid size %q (want e.g. 10MiB, 512KiB or a byte count)", s)
 	}
 	return ByteSize(n * mult), nil

@@ -59,9 +59,6 @@ type Gateway struct {
 	keys        [][]byte
 }
 
-// defaultMaxResponse bounds a unary upstream answer (limits.max_response).
-const defaultMaxResponse = 64 << 20
-
 // New builds a Gateway from a validated config.
 func New(cfg *Config, o Options) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
@@ -102,7 +99,7 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		fakeClock:   fakeClock,
 		log:         o.Logger,
 		maxBody:     int64(cfg.Limits.MaxBody),
-		maxResponse: defaultMaxResponse,
+		maxResponse: int64(cfg.Limits.MaxResponse),
 	}
 	for _, k := range cfg.Auth.Keys {
 		g.keys = append(g.keys, []byte(k))
@@ -135,6 +132,9 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		}
 		for _, m := range clientModels {
 			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, clientModel: m, spanNames: map[string]string{}}
+			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
+				c.Price, c.Priced = p.Input+p.Output, true
+			}
 			for _, ep := range endpoints {
 				c.spanNames[ep.operation] = ep.operation + " " + c.Model
 			}

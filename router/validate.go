@@ -2,26 +2,43 @@ package router
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 )
 
-// unbuilt are modes the product names that this version does not have
-// yet: cost-optimized needs prices in the config.
+// unbuilt are modes the project names that this version does not have
+// yet: Validate says so instead of calling them unknown. A mode leaves this
+// list when its strategy file registers it.
 var unbuilt = map[string]bool{}
 
 // FieldError is one configuration problem, named by its field path
 // (targets[2].virtual_key) so a user can find it in the file.
 type FieldError struct {
+	// Path is the field, as written in the file; empty for a problem with
+	// the file as a whole (not YAML, a simulator config).
 	Path string
 	Msg  string
+	// Line and Column are where in the file the problem is (1-based).
+	// Zero: the field is not in the file (a default, a missing key).
+	Line, Column int
 }
 
-func (e FieldError) Error() string { return e.Path + ": " + e.Msg }
+func (e FieldError) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
 
-// FieldErrors is every problem Validate found, in file order.
+// FieldErrors is every problem found, in file order: by line and column,
+// then problems about fields the file does not write, each group in the
+// order Validate checks them (which is deterministic).
 type FieldErrors []FieldError
 
 func (es FieldErrors) Error() string {
@@ -32,131 +49,422 @@ func (es FieldErrors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Validate reports every problem in c at once, or nil. It expects a Config
-// from ParseConfig or LoadConfig (defaults applied).
+// Validate reports every problem in c at once, or nil: what ParseConfig
+// could not decode (unknown keys, wrong types, keys written twice), unset
+// ${VAR}s, and the semantic problems of everything that did decode. It
+// expects a Config from ParseConfig or LoadConfig (defaults applied).
 func (c *Config) Validate() error {
-	var errs FieldErrors
-	add := func(path, format string, args ...any) {
-		errs = append(errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
-	}
-	errs = append(errs, c.unsetVars...)
-
-	checkListen := func(path, addr string) {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			add(path, "invalid address %q (want host:port)", addr)
-		}
-	}
-	checkListen("listen", c.Listen)
-	checkListen("admin.listen", c.Admin.Listen)
+	v := &validation{c: c}
+	v.errs = append(v.errs, c.decodeErrs...)
+	v.errs = append(v.errs, c.unsetVars...)
+	v.listeners()
 	for i, k := range c.Auth.Keys {
 		if k == "" {
-			add(fmt.Sprintf("auth.keys[%d]", i), "must not be empty")
+			v.add(fmt.Sprintf("auth.keys[%d]", i), "must not be empty")
 		}
 	}
-	if c.Limits.MaxBody < 0 {
-		add("limits.max_body", "invalid size (want e.g. 10MiB, 512KiB or a byte count)")
+	v.limits()
+	v.shutdownAndLog()
+	v.providers()
+	v.strategy()
+	v.targets()
+	v.telemetry()
+	if len(v.errs) == 0 {
+		return nil
 	}
+	return v.sorted()
+}
 
-	if len(c.Providers) == 0 {
-		add("providers", "at least one provider is required")
+// validation collects one Validate run's errors.
+type validation struct {
+	c    *Config
+	errs FieldErrors
+}
+
+// add records a problem at path, unless path (or a field above it) could
+// not be decoded: that was reported already, and its zero value would only
+// repeat it as a second, confusing error.
+func (v *validation) add(path, format string, args ...any) {
+	if v.c.broken(path) {
+		return
 	}
-	names := make([]string, 0, len(c.Providers))
+	v.errs = append(v.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// broken reports whether path or a field above it could not be decoded.
+func (c *Config) broken(path string) bool {
+	for p := path; p != ""; p = parentPath(p) {
+		if c.undecoded[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// brokenUnder reports whether a field whose path starts with prefix could
+// not be decoded.
+func (c *Config) brokenUnder(prefix string) bool {
+	for p := range c.undecoded {
+		if strings.HasPrefix(p, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// written reports whether the file wrote the field at path.
+func (c *Config) written(path string) bool {
+	_, ok := c.positions[path]
+	return ok
+}
+
+// parentPath strips the last segment: "targets[1].retry" → "targets[1]"
+// → "targets" → "".
+func parentPath(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// sorted puts the errors in file order: each gets the position of its
+// field, or of the nearest field above it that the file wrote; ties and
+// errors about nothing in the file keep the order they were found in.
+func (v *validation) sorted() FieldErrors {
+	for i := range v.errs {
+		e := &v.errs[i]
+		for p := e.Path; e.Line == 0 && p != ""; p = parentPath(p) {
+			if pos, ok := v.c.positions[p]; ok {
+				e.Line, e.Column = pos.Line, pos.Column
+			}
+		}
+	}
+	sort.SliceStable(v.errs, func(i, j int) bool {
+		a, b := v.errs[i], v.errs[j]
+		if (a.Line == 0) != (b.Line == 0) {
+			return b.Line == 0
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	return v.errs
+}
+
+// unknownValue says a value is not one of valid, with a "did you mean"
+// for a near miss, else the valid ones.
+func unknownValue(what, got string, valid []string) string {
+	if s := suggest(got, valid); s != "" {
+		return fmt.Sprintf("unknown %s %q (did you mean %q?)", what, got, s)
+	}
+	return fmt.Sprintf("unknown %s %q (want one of %s)", what, got, strings.Join(valid, ", "))
+}
+
+func (v *validation) listeners() {
+	c := v.c
+	okAddr := func(path, addr string) bool {
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+			v.add(path, "invalid address %q (want host:port, e.g. 127.0.0.1:8080)", addr)
+			return false
+		}
+		return true
+	}
+	listenOK, adminOK := okAddr("listen", c.Listen), okAddr("admin.listen", c.Admin.Listen)
+	if !listenOK || !adminOK {
+		return
+	}
+	why, collide := listenersCollide(c.Listen, c.Admin.Listen)
+	if !collide {
+		return
+	}
+	// Put the error on the one the file wrote (the other may be a default).
+	path, addr, other, otherAddr := "admin.listen", c.Admin.Listen, "listen", c.Listen
+	if !c.written("admin.listen") {
+		path, addr, other, otherAddr = other, otherAddr, path, addr
+	}
+	v.add(path, "%s collides with %s %s (%s): serve would fail with \"address already in use\"; give the two listeners different ports",
+		addr, other, otherAddr, why)
+}
+
+func (v *validation) limits() {
+	l := v.c.Limits
+	if l.MaxBody < 0 {
+		v.add("limits.max_body", "must be positive, got %d (leave it out for the default, %s)", l.MaxBody, ByteSize(DefaultMaxBody))
+	}
+	if l.MaxResponse < 0 {
+		v.add("limits.max_response", "must be positive, got %d (leave it out for the default, %s)", l.MaxResponse, ByteSize(DefaultMaxResponse))
+	}
+	if l.MaxConnections < 0 {
+		v.add("limits.max_connections", "must be positive, got %d (leave it out for the default, %d)", l.MaxConnections, DefaultMaxConnections)
+	}
+	switch {
+	case l.ReadTimeout < 0:
+		v.add("limits.read_timeout", "must be positive, got %s (leave it out for the default, %s)", formatDuration(l.ReadTimeout), formatDuration(DefaultReadTimeout))
+	case l.ReadTimeout < minReadTimeout:
+		v.add("limits.read_timeout", "%s is too short to read a request: use at least %s (the default is %s)", formatDuration(l.ReadTimeout), formatDuration(minReadTimeout), formatDuration(DefaultReadTimeout))
+	}
+	if l.IdleTimeout < 0 {
+		v.add("limits.idle_timeout", "must be positive, got %s (leave it out for the default, %s)", formatDuration(l.IdleTimeout), formatDuration(DefaultIdleTimeout))
+	}
+}
+
+// minReadTimeout is the shortest limits.read_timeout accepted: below it
+// (usually a slip such as 60ms for 60s) ordinary clients would be cut off
+// mid-request.
+const minReadTimeout = time.Second
+
+func (v *validation) shutdownAndLog() {
+	c := v.c
+	if c.Shutdown.Delay < 0 {
+		v.add("shutdown.delay", "must be 0 or positive, got %s", formatDuration(c.Shutdown.Delay))
+	}
+	if c.Shutdown.Grace < 0 {
+		v.add("shutdown.grace", "must be positive, got %s (leave it out for the default, %s)", formatDuration(c.Shutdown.Grace), formatDuration(DefaultShutdownGrace))
+	}
+	if !slices.Contains(logLevels, c.Log.Level) {
+		v.add("log.level", "%s", unknownValue("level", c.Log.Level, logLevels))
+	}
+	if !slices.Contains(logFormats, c.Log.Format) {
+		v.add("log.format", "%s", unknownValue("format", c.Log.Format, logFormats))
+	}
+}
+
+func (v *validation) providers() {
+	c := v.c
+	if len(c.Providers) == 0 && !c.brokenUnder("providers.") {
+		v.add("providers", "at least one provider is required")
+	}
+	upstream := c.upstreamModels()
+	// When a target or a provider's models could not be decoded, which
+	// upstream models exist is not known: say nothing about prices then.
+	upstreamKnown := true
+	for i := range c.Targets {
+		p := fmt.Sprintf("targets[%d]", i)
+		upstreamKnown = upstreamKnown && !c.broken(p+".virtual_key") && !c.broken(p+".model_map")
+	}
 	for name := range c.Providers {
-		names = append(names, name)
+		upstreamKnown = upstreamKnown && !c.broken("providers."+name+".models")
 	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
 		p := c.Providers[name]
 		path := "providers." + name
 		if p == nil {
-			add(path, "must be a mapping with kind and base_url")
+			v.add(path, "must be a mapping with kind and base_url")
 			continue
 		}
-		if p.Kind != KindOpenAI && p.Kind != KindAnthropic {
-			add(path+".kind", "unknown kind %q (want openai or anthropic)", p.Kind)
+		if !slices.Contains(kinds, p.Kind) {
+			v.add(path+".kind", "%s", unknownValue("kind", p.Kind, kinds))
 		}
 		if p.BaseURL == "" {
-			add(path+".base_url", "required")
+			v.add(path+".base_url", "required")
 		} else if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add(path+".base_url", "invalid URL %q (want http(s)://host/path)", p.BaseURL)
+			v.add(path+".base_url", "invalid URL %q (want http(s)://host/path)", p.BaseURL)
 		}
 		for i, m := range p.Models {
 			if strings.TrimSpace(m) == "" {
-				add(fmt.Sprintf("%s.models[%d]", path, i), "must not be empty")
+				v.add(fmt.Sprintf("%s.models[%d]", path, i), "must not be empty")
 			}
 		}
 		if p.Timeout.FirstByte < 0 {
-			add(path+".timeout.first_byte", "must be positive")
+			v.add(path+".timeout.first_byte", "must be positive")
 		}
 		if p.Timeout.Total < 0 {
-			add(path+".timeout.total", "must be positive")
+			v.add(path+".timeout.total", "must be positive")
 		}
 		if p.Timeout.FirstByte > 0 && p.Timeout.Total > 0 && p.Timeout.FirstByte > p.Timeout.Total {
-			add(path+".timeout.first_byte", "%s exceeds timeout.total %s", p.Timeout.FirstByte, p.Timeout.Total)
+			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", formatDuration(p.Timeout.FirstByte), formatDuration(p.Timeout.Total))
 		}
 		if p.MaxConcurrency < 0 {
-			add(path+".max_concurrency", "must be 0 (unlimited) or positive")
+			v.add(path+".max_concurrency", "must be 0 (unlimited) or positive")
 		}
 		if p.Queue < 0 {
-			add(path+".queue", "must be 0 or positive")
+			v.add(path+".queue", "must be 0 or positive")
 		}
 		if p.CircuitBreaker.Failures < 0 {
-			add(path+".circuit_breaker.failures", "must be positive")
+			v.add(path+".circuit_breaker.failures", "must be positive")
 		}
 		if p.CircuitBreaker.Cooldown < 0 {
-			add(path+".circuit_breaker.cooldown", "must be positive")
+			v.add(path+".circuit_breaker.cooldown", "must be positive")
+		}
+		served := slices.Sorted(maps.Keys(upstream[name]))
+		for _, model := range slices.Sorted(maps.Keys(p.Pricing)) {
+			pp := path + ".pricing." + model
+			price := p.Pricing[model]
+			if price.Input < 0 {
+				v.add(pp+".input", "must be 0 or positive, got %g", price.Input)
+			}
+			if price.Output < 0 {
+				v.add(pp+".output", "must be 0 or positive, got %g", price.Output)
+			}
+			switch {
+			case upstream[name][model] || !upstreamKnown:
+			case len(served) == 0:
+				v.add(pp, "no target uses provider %q, so this price is never read", name)
+			default:
+				v.add(pp, "no target sends model %q to %s%s; pricing is by upstream model (the model_map value), and %s's are: %s",
+					model, name, didYouMean(model, served), name, strings.Join(served, ", "))
+			}
 		}
 	}
+}
 
-	if e := c.Telemetry.OTLPEndpoint; e != "" {
-		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add("telemetry.otlp_endpoint", "invalid URL %q (want http(s)://host:port, e.g. http://127.0.0.1:4318)", e)
+// upstreamModels are, per provider, the models its targets send upstream:
+// their model_map values, and the provider's own models that a target does
+// not map.
+func (c *Config) upstreamModels() map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, t := range c.Targets {
+		p := c.Providers[t.VirtualKey]
+		if p == nil {
+			continue
+		}
+		set := out[t.VirtualKey]
+		if set == nil {
+			set = map[string]bool{}
+			out[t.VirtualKey] = set
+		}
+		for client, up := range t.ModelMap {
+			if up != "" {
+				set[up] = true
+			} else {
+				set[client] = true
+			}
+		}
+		for _, m := range p.Models {
+			if _, mapped := t.ModelMap[m]; !mapped {
+				set[m] = true
+			}
 		}
 	}
-	if _, ok := strategies[c.Strategy.Mode]; !ok {
-		if unbuilt[c.Strategy.Mode] {
-			add("strategy.mode", "mode %q is specified but not built yet (available: %s)", c.Strategy.Mode, strings.Join(StrategyNames(), ", "))
-		} else {
-			add("strategy.mode", "unknown mode %q (want one of %s)", c.Strategy.Mode, strings.Join(StrategyNames(), ", "))
-		}
-	}
+	return out
+}
 
+func (v *validation) strategy() {
+	mode := v.c.Strategy.Mode
+	if _, ok := strategies[mode]; ok {
+		return
+	}
+	if unbuilt[mode] {
+		v.add("strategy.mode", "mode %q is not in this build yet (available: %s)", mode, strings.Join(StrategyNames(), ", "))
+		return
+	}
+	if s := suggest(mode, append(StrategyNames(), slices.Sorted(maps.Keys(unbuilt))...)); s != "" {
+		v.add("strategy.mode", "unknown mode %q (did you mean %q?)", mode, s)
+		return
+	}
+	v.add("strategy.mode", "%s", unknownValue("mode", mode, StrategyNames()))
+}
+
+func (v *validation) targets() {
+	c := v.c
 	if len(c.Targets) == 0 {
-		add("targets", "at least one target is required")
+		v.add("targets", "at least one target is required")
 	}
+	providerNames := slices.Sorted(maps.Keys(c.Providers))
+	// servedBy is, per provider and client model, the first target
+	// serving it, to catch the same target twice.
+	servedBy := map[[2]string]int{}
 	for i, t := range c.Targets {
 		path := fmt.Sprintf("targets[%d]", i)
 		p, ok := c.Providers[t.VirtualKey]
 		switch {
 		case t.VirtualKey == "":
-			add(path+".virtual_key", "required")
-		case !ok:
-			add(path+".virtual_key", "unknown provider %q", t.VirtualKey)
+			v.add(path+".virtual_key", "required: the name of a provider (not a client key; those are auth.keys)")
+		case !ok && !c.broken("providers."+t.VirtualKey):
+			v.add(path+".virtual_key", "%s", unknownValue("provider", t.VirtualKey, providerNames))
 		}
 		if t.Retry.Attempts < 0 {
-			add(path+".retry.attempts", "must be 0 or positive, got %d", t.Retry.Attempts)
+			v.add(path+".retry.attempts", "must be 0 or positive, got %d", t.Retry.Attempts)
 		}
 		if w := t.weight(); w < 0 {
-			add(path+".weight", "must be 0 or positive, got %g", w)
+			v.add(path+".weight", "must be 0 or positive, got %g", w)
 		}
-		mapKeys := make([]string, 0, len(t.ModelMap))
-		for k := range t.ModelMap {
-			mapKeys = append(mapKeys, k)
-		}
-		sort.Strings(mapKeys)
-		for _, k := range mapKeys {
+		for _, k := range slices.Sorted(maps.Keys(t.ModelMap)) {
 			if strings.TrimSpace(k) == "" {
-				add(path+".model_map", "empty client model name")
+				v.add(path+".model_map", "empty client model name")
 			} else if strings.TrimSpace(t.ModelMap[k]) == "" {
-				add(path+".model_map."+k, "empty upstream model")
+				v.add(path+".model_map."+k, "empty upstream model")
 			}
 		}
-		if ok && p != nil && len(t.ModelMap) == 0 && len(p.Models) == 0 {
-			add(path, "serves no model: give it a model_map or list models on provider %q", t.VirtualKey)
+		if !ok || p == nil {
+			continue
+		}
+		if len(t.ModelMap) == 0 && len(p.Models) == 0 && !c.broken(path+".model_map") && !c.broken("providers."+t.VirtualKey+".models") {
+			v.add(path, "serves no model: give it a model_map or list models on provider %q", t.VirtualKey)
+		}
+		dups := map[int][]string{} // earlier target → the models both serve
+		for _, m := range t.clientModels(p) {
+			k := [2]string{t.VirtualKey, m}
+			if j, seen := servedBy[k]; seen {
+				dups[j] = append(dups[j], m)
+			} else {
+				servedBy[k] = i
+			}
+		}
+		for _, j := range slices.Sorted(maps.Keys(dups)) {
+			v.add(path, "the same target as targets[%d]: both serve %s through provider %q; list it once (for more tries use retry.attempts)",
+				j, strings.Join(dups[j], ", "), t.VirtualKey)
 		}
 	}
-	if len(errs) == 0 {
-		return nil
+}
+
+// clientModels are the client models a target serves, sorted: its
+// model_map keys and its provider's models.
+func (t TargetConfig) clientModels(p *ProviderConfig) []string {
+	set := map[string]bool{}
+	for m := range t.ModelMap {
+		set[m] = true
 	}
-	return errs
+	for _, m := range p.Models {
+		set[m] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+func (v *validation) telemetry() {
+	c := v.c
+	if e := c.Telemetry.OTLPEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.add("telemetry.otlp_endpoint", "invalid URL %q (want http(s)://host:port, e.g. http://127.0.0.1:4318)", e)
+		}
+	}
+	in := c.Telemetry.Ingest
+	if in.Enabled && in.Token == "" && !isLoopback(c.Admin.Listen) {
+		v.add("telemetry.ingest.token", "required when ingest is enabled and admin.listen (%s) is not a loopback address: without it anyone who reaches that port can send spans that steer routing", c.Admin.Listen)
+	}
+	f := in.Foreign
+	if f.Enabled && !in.Enabled {
+		v.add("telemetry.ingest.foreign.enabled", "foreign spans arrive on the ingest endpoint: set telemetry.ingest.enabled: true too")
+	}
+	allowed := map[string]bool{}
+	for i, s := range f.Services {
+		if strings.TrimSpace(s) == "" {
+			v.add("telemetry.ingest.foreign.services["+strconv.Itoa(i)+"]", "must not be empty")
+		}
+		allowed[s] = true
+	}
+	for i, s := range f.UnaryServices {
+		path := "telemetry.ingest.foreign.unary_services[" + strconv.Itoa(i) + "]"
+		switch {
+		case strings.TrimSpace(s) == "":
+			v.add(path, "must not be empty")
+		case len(f.Services) > 0 && !allowed[s]:
+			v.add(path, "%q is not in services, so its spans are never taken", s)
+		}
+	}
+}
+
+// formatDuration writes a duration as a config would: 30s, 2m, 10m, 1h30m
+// (time.Duration.String says 10m0s).
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -5,30 +5,68 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"net/url"
+	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router"
 )
 
-// cmdCheck validates a config: exit 0 with a one-screen summary, or exit 1
-// with every error as "field.path: message".
+// cmdCheck validates a config: exit 0 with a one-screen summary on stdout,
+// or exit 1 with every error as "field.path: message" on stderr. Neither
+// ever shows a secret (provider keys, client keys, tokens).
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	cfg, path, code := configFromFlags("check", args, stderr)
 	if cfg == nil {
 		return code
 	}
-	fmt.Fprintf(stdout, "%s: ok\n", path)
-	fmt.Fprintf(stdout, "  listen %s, admin %s, strategy %s\n", cfg.Listen, cfg.Admin.Listen, cfg.Strategy.Mode)
-	names := make([]string, 0, len(cfg.Providers))
-	for n := range cfg.Providers {
-		names = append(names, n)
+	writeSummary(stdout, path, cfg, os.Getenv)
+	return 0
+}
+
+// summaryRows caps the provider and model lines so the summary stays on
+// one screen; the rest are counted.
+const summaryRows = 12
+
+// writeSummary prints what the gateway will do with cfg. getenv supplies
+// the OTLP environment the exporter would read.
+func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(string) string) {
+	fmt.Fprintf(w, "%s: ok\n", path)
+	auth := "no client auth: anyone who reaches it may use it"
+	if n := len(cfg.Auth.Keys); n > 0 {
+		auth = fmt.Sprintf("auth: %d client key%s", n, plural(n))
 	}
-	sort.Strings(names)
-	for _, n := range names {
+	fmt.Fprintf(w, "  listen     %s (%s)\n", cfg.Listen, auth)
+	token := "no admin token: /debug/routing and /admin/reload are open"
+	if cfg.Admin.Token != "" {
+		token = "admin token set"
+	}
+	fmt.Fprintf(w, "  admin      %s (%s)\n", cfg.Admin.Listen, token)
+	fmt.Fprintf(w, "  mode       %s\n", cfg.Strategy.Mode)
+	l := cfg.Limits
+	fmt.Fprintf(w, "  limits     max_body %s, max_response %s, max_connections %d, read_timeout %s, idle_timeout %s\n",
+		l.MaxBody, l.MaxResponse, l.MaxConnections, shortDuration(l.ReadTimeout), shortDuration(l.IdleTimeout))
+	fmt.Fprintf(w, "  shutdown   delay %s, grace %s\n", shortDuration(cfg.Shutdown.Delay), shortDuration(cfg.Shutdown.Grace))
+	fmt.Fprintf(w, "  log        level %s, format %s, requests %s\n", cfg.Log.Level, cfg.Log.Format, onOff(cfg.Log.LogRequests()))
+	fmt.Fprintf(w, "  telemetry  service %s; export %s; %s\n", cfg.Telemetry.ServiceName, exportSummary(cfg, getenv), ingestSummary(cfg))
+
+	names := slices.Sorted(maps.Keys(cfg.Providers))
+	for i, n := range names {
+		if i == summaryRows {
+			fmt.Fprintf(w, "  … and %d more providers\n", len(names)-i)
+			break
+		}
 		p := cfg.Providers[n]
-		fmt.Fprintf(stdout, "  provider %-12s %-9s %s\n", n, p.Kind, p.BaseURL)
+		pricing := "no pricing"
+		if k := len(p.Pricing); k > 0 {
+			pricing = fmt.Sprintf("pricing for %d model%s", k, plural(k))
+		}
+		fmt.Fprintf(w, "  provider %-12s %-9s %s (%s)\n", n, p.Kind, redactURL(p.BaseURL), pricing)
 	}
+
 	models := map[string][]string{}
 	for _, t := range cfg.Targets {
 		for _, m := range cfg.Providers[t.VirtualKey].Models {
@@ -36,19 +74,98 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 				models[m] = append(models[m], t.VirtualKey+"→"+m)
 			}
 		}
-		for m, up := range t.ModelMap {
-			models[m] = append(models[m], t.VirtualKey+"→"+up)
+		for _, m := range slices.Sorted(maps.Keys(t.ModelMap)) {
+			models[m] = append(models[m], t.VirtualKey+"→"+t.ModelMap[m])
 		}
 	}
-	ms := make([]string, 0, len(models))
-	for m := range models {
-		ms = append(ms, m)
+	ms := slices.Sorted(maps.Keys(models))
+	for i, m := range ms {
+		if i == summaryRows {
+			fmt.Fprintf(w, "  … and %d more models\n", len(ms)-i)
+			break
+		}
+		fmt.Fprintf(w, "  model %-20s %s\n", m, strings.Join(models[m], ", "))
 	}
-	sort.Strings(ms)
-	for _, m := range ms {
-		fmt.Fprintf(stdout, "  model %-20s %s\n", m, strings.Join(models[m], ", "))
+}
+
+// exportSummary says where spans go, the way the exporter decides it: the
+// config's otlp_endpoint, else the OTLP environment, else nowhere.
+func exportSummary(cfg *router.Config, getenv func(string) string) string {
+	if e := cfg.Telemetry.OTLPEndpoint; e != "" {
+		return "to " + redactURL(e)
 	}
-	return 0
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		if e := getenv(k); e != "" {
+			return "to " + redactURL(e) + " (" + k + ")"
+		}
+	}
+	return "off (no otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT)"
+}
+
+func ingestSummary(cfg *router.Config) string {
+	in := cfg.Telemetry.Ingest
+	if !in.Enabled {
+		return "ingest off"
+	}
+	s := "ingest on (no token; admin is loopback)"
+	if in.Token != "" {
+		s = "ingest on (token set)"
+	}
+	f := in.Foreign
+	if !f.Enabled {
+		return s + ", foreign off"
+	}
+	services := "every service"
+	if len(f.Services) > 0 {
+		services = strings.Join(f.Services, ", ")
+	}
+	s += ", foreign on from " + services
+	if len(f.UnaryServices) > 0 {
+		s += " (unary: " + strings.Join(f.UnaryServices, ", ") + ")"
+	}
+	return s
+}
+
+// redactURL drops what may carry a credential (user:password@, the query)
+// from a URL before it is printed.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	if u.User != nil {
+		u.User = url.User("redacted")
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "redacted"
+	}
+	return u.String()
+}
+
+// shortDuration writes a duration as a config would: 30s, 2m, 1h30m.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // configFromFlags parses a command's -config flag and loads and validates
@@ -79,6 +196,8 @@ func loadConfig(path string) (*router.Config, error) {
 	return cfg, nil
 }
 
+// printConfigError writes "PATH: N error(s)" and then one line per error,
+// in the order Validate gives (file order).
 func printConfigError(w io.Writer, path string, err error) {
 	var fes router.FieldErrors
 	if errors.As(err, &fes) {

@@ -1,0 +1,539 @@
+package router
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+)
+
+// decoder fills a Config from a YAML syntax tree. Unlike a strict decode,
+// which stops at the first unknown key or wrong type, it notes every such
+// problem with its field path and position, leaves that field at its zero
+// value and goes on, so Validate can report the YAML-level problems and
+// the semantic ones of everything that did decode, all at once.
+//
+// It knows the Config's shape only through reflection over its yaml tags,
+// so a field added to a config struct is decoded (and its typos caught)
+// with no change here.
+type decoder struct {
+	anchors map[string]ast.Node
+	errs    []FieldError
+	// seen is the position of every key and list item the file wrote, by
+	// field path, so errors about them can be sorted in file order.
+	seen map[string]token.Position
+	// undecoded are paths the file meant to set but that could not be
+	// decoded: a wrong type, or a typo whose intended key is not also
+	// present. Validate says nothing more about them (or their children):
+	// "targets[0].virtual_key: required" after "virtual_keys: unknown key"
+	// would be the same mistake reported twice.
+	undecoded map[string]bool
+	// secret is set while decoding a field tagged secret:"true": its value
+	// is never repeated in an error.
+	secret bool
+	// mergeDepth and mergedEntries bound what merge keys can expand to: a
+	// mapping that merges itself, or merges fanning out level after level,
+	// would otherwise never end.
+	mergeDepth, mergedEntries int
+}
+
+const (
+	maxMergeDepth   = 16
+	maxMergeEntries = 10000
+)
+
+func newDecoder() *decoder {
+	return &decoder{anchors: map[string]ast.Node{}, seen: map[string]token.Position{}, undecoded: map[string]bool{}}
+}
+
+func (d *decoder) fail(path string, pos token.Position, format string, args ...any) {
+	d.errs = append(d.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...), Line: pos.Line, Column: pos.Column})
+	d.undecoded[path] = true
+}
+
+// collectAnchors records every &anchor so *alias can be resolved.
+func (d *decoder) collectAnchors(n ast.Node) {
+	ast.Walk(anchorCollector(d.anchors), n)
+}
+
+type anchorCollector map[string]ast.Node
+
+func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
+	if an, ok := n.(*ast.AnchorNode); ok && an.Name != nil {
+		a[an.Name.GetToken().Value] = an.Value
+	}
+	return a
+}
+
+// resolve looks through tags, anchors and aliases to the node that holds
+// the value. A nil result is an empty value.
+func (d *decoder) resolve(n ast.Node, path string) ast.Node {
+	for depth := 0; n != nil; depth++ {
+		if depth > 64 {
+			d.fail(path, posOf(n), "aliases nest too deeply")
+			return nil
+		}
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.AliasNode:
+			name := v.Value.GetToken().Value
+			target, ok := d.anchors[name]
+			if !ok {
+				d.fail(path, posOf(n), "alias *%s names no anchor", name)
+				return nil
+			}
+			n = target
+		default:
+			return n
+		}
+	}
+	return nil
+}
+
+// posOf is where a node starts in the file.
+func posOf(n ast.Node) token.Position {
+	switch v := n.(type) {
+	case nil:
+		return token.Position{}
+	case *ast.MappingNode:
+		if len(v.Values) > 0 {
+			return posOf(v.Values[0])
+		}
+	case *ast.MappingValueNode:
+		return posOf(v.Key)
+	}
+	if tk := n.GetToken(); tk != nil && tk.Position != nil {
+		return *tk.Position
+	}
+	return token.Position{}
+}
+
+// describe names a value as an error message shows it: "a list",
+// "a mapping", `"ten"` or 10; a secret's value is never shown.
+func (d *decoder) describe(n ast.Node) string {
+	if d.secret && !isCollection(n) {
+		return "a plain value"
+	}
+	return describe(n)
+}
+
+func describe(n ast.Node) string {
+	switch v := n.(type) {
+	case nil, *ast.NullNode:
+		return "empty"
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.StringNode:
+		return strconv.Quote(v.Value)
+	case *ast.LiteralNode:
+		return strconv.Quote(v.Value.Value)
+	}
+	if tk := n.GetToken(); tk != nil {
+		return tk.Value
+	}
+	return n.String()
+}
+
+func isCollection(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
+		return true
+	}
+	return false
+}
+
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	byteSizeType = reflect.TypeFor[ByteSize]()
+)
+
+// fill decodes node into v, the value at path.
+func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
+	pos := posOf(node)
+	node = d.resolve(node, path)
+	if node == nil {
+		return
+	}
+	if _, null := node.(*ast.NullNode); null {
+		v.SetZero() // an empty value is the zero value: the default applies
+		return
+	}
+	switch v.Type() {
+	case durationType:
+		d.fillDuration(node, v, path, pos)
+		return
+	case byteSizeType:
+		d.fillByteSize(node, v, path, pos)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		elem := reflect.New(v.Type().Elem())
+		d.fill(node, elem.Elem(), path)
+		if !d.undecoded[path] { // a bad value leaves it nil: the default applies
+			v.Set(elem)
+		}
+	case reflect.Struct:
+		d.fillStruct(node, v, path, pos)
+	case reflect.Map:
+		d.fillMap(node, v, path, pos)
+	case reflect.Slice:
+		seq, ok := node.(*ast.SequenceNode)
+		if !ok {
+			if isCollection(node) {
+				d.fail(path, pos, "must be a list, not %s", d.describe(node))
+			} else {
+				d.fail(path, pos, "must be a list, not %s: write [%s] for a single item", d.describe(node), d.itemHint(node))
+			}
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
+		for i, item := range seq.Values {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			d.seen[p] = posOf(item)
+			d.fill(item, s.Index(i), p)
+		}
+		v.Set(s)
+	case reflect.String:
+		switch n := node.(type) {
+		case *ast.StringNode:
+			v.SetString(n.Value)
+		case *ast.LiteralNode:
+			v.SetString(n.Value.Value)
+		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+			v.SetString(n.GetToken().Value) // as written: 0123 stays 0123
+		default:
+			d.fail(path, pos, "must be a string, not %s", d.describe(node))
+		}
+	case reflect.Bool:
+		b, ok := node.(*ast.BoolNode)
+		if !ok {
+			d.failScalar(node, path, pos, "true or false", "write true or false")
+			return
+		}
+		v.SetBool(b.Value)
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, ok := node.(*ast.IntegerNode)
+		if !ok {
+			d.failScalar(node, path, pos, "a whole number", "write e.g. 8")
+			return
+		}
+		i, ok := intValue(n)
+		if !ok || v.OverflowInt(i) {
+			d.fail(path, pos, "%s is too large", d.describe(node))
+			return
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		var f float64
+		switch n := node.(type) {
+		case *ast.IntegerNode:
+			i, ok := intValue(n)
+			if !ok {
+				d.fail(path, pos, "%s is too large", d.describe(node))
+				return
+			}
+			f = float64(i)
+		case *ast.FloatNode:
+			f = n.Value
+		default:
+			d.failScalar(node, path, pos, "a number", "write e.g. 1.5")
+			return
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			d.fail(path, pos, "%s is not a finite number", d.describe(node))
+			return
+		}
+		v.SetFloat(f)
+	default:
+		// A config field of a kind this decoder does not know is a bug in
+		// the config struct, not in the user's file.
+		panic(fmt.Sprintf("config field %s has unsupported type %s", path, v.Type()))
+	}
+}
+
+// itemHint is how a scalar that should have been a one-item list is
+// written as one.
+func (d *decoder) itemHint(n ast.Node) string {
+	if d.secret {
+		return "..."
+	}
+	return n.GetToken().Value
+}
+
+// intValue is an integer node's value, if it fits an int64 (the parser
+// holds non-negative ones as uint64).
+func intValue(n *ast.IntegerNode) (int64, bool) {
+	switch i := n.Value.(type) {
+	case int64:
+		return i, true
+	case uint64:
+		if i <= math.MaxInt64 {
+			return int64(i), true
+		}
+	}
+	return 0, false
+}
+
+// failScalar reports a value that is not of the scalar kind want; a quoted
+// number gets the hint to drop the quotes.
+func (d *decoder) failScalar(node ast.Node, path string, pos token.Position, want, hint string) {
+	if isCollection(node) {
+		d.fail(path, pos, "must be %s, not %s", want, d.describe(node))
+		return
+	}
+	if s, ok := node.(*ast.StringNode); ok && (s.Token.Type == token.SingleQuoteType || s.Token.Type == token.DoubleQuoteType) {
+		if _, err := strconv.ParseFloat(s.Value, 64); err == nil || s.Value == "true" || s.Value == "false" {
+			hint = "write it without quotes"
+		}
+	}
+	d.fail(path, pos, "%s is not %s: %s", d.describe(node), want, hint)
+}
+
+const (
+	durationHint = "write a duration with a unit, e.g. 10s"
+	sizeHint     = "write a size such as 10MiB, 512KiB or a byte count"
+)
+
+func (d *decoder) fillDuration(node ast.Node, v reflect.Value, path string, pos token.Position) {
+	switch n := node.(type) {
+	case *ast.IntegerNode:
+		if i, ok := intValue(n); ok && i == 0 { // 0 needs no unit
+			v.SetInt(0)
+			return
+		}
+	case *ast.StringNode:
+		if dur, err := time.ParseDuration(n.Value); err == nil {
+			v.SetInt(int64(dur))
+			return
+		}
+	}
+	if isCollection(node) {
+		d.fail(path, pos, "must be a duration, not %s: %s", d.describe(node), durationHint)
+		return
+	}
+	d.fail(path, pos, "%s is not a duration: %s", d.describe(node), durationHint)
+}
+
+func (d *decoder) fillByteSize(node ast.Node, v reflect.Value, path string, pos token.Position) {
+	switch n := node.(type) {
+	case *ast.IntegerNode:
+		if i, ok := intValue(n); ok && i >= 0 {
+			v.SetInt(i)
+			return
+		}
+	case *ast.StringNode:
+		if b, err := ParseByteSize(n.Value); err == nil {
+			v.SetInt(int64(b))
+			return
+		}
+	}
+	if isCollection(node) {
+		d.fail(path, pos, "must be a size, not %s: %s", d.describe(node), sizeHint)
+		return
+	}
+	d.fail(path, pos, "%s is not a size: %s", d.describe(node), sizeHint)
+}
+
+// entries are a mapping's key/value pairs, with merge keys (<<: *base)
+// expanded in place so the keys they bring in are checked like any other.
+// Keys written after a merge override what it brought, as YAML says.
+type entry struct {
+	key    string
+	pos    token.Position
+	value  ast.Node
+	merged bool // came in through <<
+}
+
+// mappingEntries returns node's entries, or ok=false when it is not a
+// mapping.
+func (d *decoder) mappingEntries(node ast.Node, path string) (es []entry, ok bool) {
+	var values []*ast.MappingValueNode
+	switch n := node.(type) {
+	case *ast.MappingNode:
+		values = n.Values
+	case *ast.MappingValueNode:
+		values = []*ast.MappingValueNode{n}
+	default:
+		return nil, false
+	}
+	for _, mv := range values {
+		if mv.Key.IsMergeKey() {
+			if d.mergeDepth >= maxMergeDepth || d.mergedEntries >= maxMergeEntries {
+				d.fail(path, posOf(mv), "<< merges nest too deeply (does a mapping merge itself?)")
+				continue
+			}
+			d.mergeDepth++
+			sources := d.mergeSources(mv.Value, path)
+			for _, src := range sources {
+				sub, ok := d.mappingEntries(src, path)
+				d.mergedEntries += len(sub)
+				if !ok {
+					d.fail(path, posOf(mv), "<< must merge a mapping, not %s", d.describe(src))
+					continue
+				}
+				for _, e := range sub {
+					e.merged = true
+					es = append(es, e)
+				}
+			}
+			d.mergeDepth--
+			continue
+		}
+		key := d.resolve(mv.Key, path)
+		name := ""
+		switch k := key.(type) {
+		case *ast.StringNode:
+			name = k.Value
+		case ast.ScalarNode:
+			name = k.GetToken().Value
+		default:
+			d.fail(path, posOf(mv), "key %s is not a name", d.describe(key))
+			continue
+		}
+		es = append(es, entry{key: name, pos: posOf(mv.Key), value: mv.Value})
+	}
+	return es, true
+}
+
+// mergeSources is what a << key merges: one mapping or a list of them.
+func (d *decoder) mergeSources(n ast.Node, path string) []ast.Node {
+	n = d.resolve(n, path)
+	if seq, ok := n.(*ast.SequenceNode); ok {
+		out := make([]ast.Node, 0, len(seq.Values))
+		for _, v := range seq.Values {
+			out = append(out, d.resolve(v, path))
+		}
+		return out
+	}
+	return []ast.Node{n}
+}
+
+// uniqueEntries drops, with an error, keys written twice in one mapping;
+// a key written once explicitly overrides the same key merged in.
+func (d *decoder) uniqueEntries(es []entry, path string) []entry {
+	first := map[string]int{}
+	out := es[:0:0]
+	for _, e := range es {
+		i, dup := first[e.key]
+		switch {
+		case !dup:
+			first[e.key] = len(out)
+			out = append(out, e)
+		case out[i].merged && !e.merged:
+			out[i] = e
+		case e.merged:
+			// An earlier key (merged or explicit) already set it.
+		default:
+			d.errs = append(d.errs, FieldError{
+				Path: joinPath(path, e.key), Line: e.pos.Line, Column: e.pos.Column,
+				Msg: writtenTwice(e.key, out[i].pos, e.pos),
+			})
+		}
+	}
+	return out
+}
+
+func writtenTwice(key string, first, again token.Position) string {
+	if first.Line == again.Line {
+		return fmt.Sprintf("key %q is written twice on line %d; keep one", key, again.Line)
+	}
+	return fmt.Sprintf("key %q is written twice (lines %d and %d); keep one", key, first.Line, again.Line)
+}
+
+func (d *decoder) fillStruct(node ast.Node, v reflect.Value, path string, pos token.Position) {
+	fields := yamlFields(v.Type())
+	es, ok := d.mappingEntries(node, path)
+	if !ok {
+		d.fail(path, pos, "must be a mapping with keys such as %s, not %s", strings.Join(fieldNames(fields), ", "), d.describe(node))
+		return
+	}
+	es = d.uniqueEntries(es, path)
+	present := map[string]bool{}
+	for _, e := range es {
+		present[e.key] = true
+	}
+	for _, e := range es {
+		p := joinPath(path, e.key)
+		idx, known := fields[e.key]
+		if !known {
+			want := suggest(e.key, fieldNames(fields))
+			msg := fmt.Sprintf("unknown key %q", e.key)
+			if want != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", want)
+				if !present[want] {
+					d.undecoded[joinPath(path, want)] = true
+				}
+			} else {
+				msg += " (valid here: " + strings.Join(fieldNames(fields), ", ") + ")"
+			}
+			d.errs = append(d.errs, FieldError{Path: p, Msg: msg, Line: e.pos.Line, Column: e.pos.Column})
+			continue
+		}
+		d.seen[p] = e.pos
+		secret := d.secret
+		d.secret = secret || v.Type().Field(idx).Tag.Get("secret") == "true"
+		d.fill(e.value, v.Field(idx), p)
+		d.secret = secret
+	}
+}
+
+func (d *decoder) fillMap(node ast.Node, v reflect.Value, path string, pos token.Position) {
+	es, ok := d.mappingEntries(node, path)
+	if !ok {
+		d.fail(path, pos, "must be a mapping of names to values, not %s", d.describe(node))
+		return
+	}
+	es = d.uniqueEntries(es, path)
+	if v.IsNil() {
+		v.Set(reflect.MakeMapWithSize(v.Type(), len(es)))
+	}
+	for _, e := range es {
+		p := joinPath(path, e.key)
+		d.seen[p] = e.pos
+		elem := reflect.New(v.Type().Elem()).Elem()
+		d.fill(e.value, elem, p)
+		if d.undecoded[p] {
+			continue // leave it out rather than half-filled
+		}
+		v.SetMapIndex(reflect.ValueOf(e.key).Convert(v.Type().Key()), elem)
+	}
+}
+
+// yamlFields maps a struct's yaml keys to its field indexes.
+func yamlFields(t reflect.Type) map[string]int {
+	out := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = i
+	}
+	return out
+}
+
+// fieldNames are a struct's yaml keys in declaration order.
+func fieldNames(fields map[string]int) []string {
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return fields[names[i]] < fields[names[j]] })
+	return names
+}
