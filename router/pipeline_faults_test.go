@@ -57,6 +57,8 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 		return jsonAnswer(row.Status, `{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`), true
 	case telemetry.ErrorInvalidResponse:
 		return jsonAnswer(200, `{"choices":[{"message":`), true // cut short
+	case telemetry.ErrorResponseTooLarge:
+		return jsonAnswer(200, `{"pad":"`+strings.Repeat("x", 2048)+`"}`), true // the gateway caps answers at 1KiB here
 	case telemetry.ErrorTimeout:
 		return func(w http.ResponseWriter, r *http.Request) {
 			select {
@@ -100,7 +102,7 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 			defer tp.Shutdown(context.Background())
 			a := newUpstream(t, handle)
 			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
-			gw := newGatewayWith(t, "fallback", "", router.Options{TracerProvider: tp},
+			gw := newGatewayWith(t, "fallback", "limits: {max_response: 1KiB}", router.Options{TracerProvider: tp},
 				target{name: "a", url: a.URL, firstByte: "200ms"}, target{name: "b", url: b.URL})
 			srv := httptest.NewServer(gw.Handler())
 			defer srv.Close()
@@ -132,7 +134,7 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 			}
 		})
 	}
-	if tried < 15 {
+	if tried < 20 {
 		t.Errorf("only %d rows exercised", tried)
 	}
 }
@@ -243,4 +245,47 @@ func newGatewayFromConfig(t *testing.T, cfg *router.Config, o router.Options) *r
 
 func newTrackerFor(now func() time.Time) *collector.Tracker {
 	return collector.NewTracker(collector.TrackerOptions{Now: now})
+}
+
+// TestCostOptimizedReadsPricing: the provider's rate card for each target's
+// upstream model orders the targets, cheapest first, unpriced last.
+func TestCostOptimizedReadsPricing(t *testing.T) {
+	cheap := newUpstream(t, jsonAnswer(200, `{"from":"cheap"}`))
+	dear := newUpstream(t, jsonAnswer(200, `{"from":"dear"}`))
+	free := newUpstream(t, jsonAnswer(200, `{"from":"unpriced"}`))
+	cfg := `strategy: {mode: cost-optimized}
+providers:
+  dear:     {base_url: "` + dear.URL + `/v1", pricing: {big: {input: 3, output: 15}}}
+  unpriced: {base_url: "` + free.URL + `/v1"}
+  cheap:    {base_url: "` + cheap.URL + `/v1", pricing: {small: {input: 0.1, output: 0.4}}}
+targets:
+  - {virtual_key: dear, model_map: {m: big}}
+  - {virtual_key: unpriced, model_map: {m: other}}
+  - {virtual_key: cheap, model_map: {m: small}}
+`
+	parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parsed.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	gw := newGatewayFromConfig(t, parsed, router.Options{})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
+	if got := readAll(t, resp.Body); got != `{"from":"cheap"}` {
+		t.Errorf("served %s, want the cheapest", got)
+	}
+	wantHeaders(t, resp, "cheap", "1", "order")
+	var order []string
+	for _, tr := range gw.Routing()[0].Targets {
+		order = append(order, tr.Target)
+	}
+	if want := []string{"cheap", "dear", "unpriced"}; strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Errorf("ranking %v, want %v", order, want)
+	}
+	if lead := gw.Routing()[0].Targets[0]; !lead.Leader || lead.Score == nil || *lead.Score != 0.5 {
+		t.Errorf("leader %+v, want cheap at 0.5 USD per million tokens", lead)
+	}
 }
