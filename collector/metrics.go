@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,7 @@ type Metrics struct {
 	consumed     *prometheus.CounterVec   // source
 	skips        *prometheus.CounterVec   // target, reason
 	exportFailed prometheus.Counter
+	dropped      prometheus.Counter
 
 	// Children by label values: WithLabelValues validates and hashes its
 	// labels on every call, and these are on the span-end path.
@@ -97,6 +99,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		skips: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_skips_total", Help: "Targets passed over without an attempt, by target and reason (circuit_open, queue_full).",
 		}, []string{"target", "reason"}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "firstbyte_spans_dropped_total", Help: "Ended spans the metrics and export side dropped because its queue was full (routing still learned from them).",
+		}),
 		exportFailed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "firstbyte_export_failures_total", Help: "Spans dropped because an OTLP export failed (collector down or refusing); requests are unaffected.",
 		}),
@@ -104,11 +109,34 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
-	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed)
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped)
 	m.consumed.WithLabelValues(SourceLocal)
 	m.consumed.WithLabelValues(SourcePeer)
 	return m
 }
+
+var _ telemetry.TracesConsumer = (*Metrics)(nil)
+
+// ConsumeTraces derives the metrics from this instance's own spans. It is
+// the asynchronous consumer of the span processor: nothing here is on a
+// request's path, and nothing here teaches routing.
+func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				m.ObserveSpan(rs.Resource(), spans.At(k))
+			}
+		}
+	}
+	return nil
+}
+
+// SpansDropped counts spans the asynchronous side dropped.
+func (m *Metrics) SpansDropped(spans int) { m.dropped.Add(float64(spans)) }
 
 // ExportFailed counts spans lost to a failed OTLP export.
 func (m *Metrics) ExportFailed(spans int) { m.exportFailed.Add(float64(spans)) }

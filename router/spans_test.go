@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -308,6 +309,53 @@ targets:
 	for _, c := range checks {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// blockedConsumer stands for slow telemetry (metrics, export): it blocks
+// every span until released.
+type blockedConsumer struct{ release chan struct{} }
+
+func (b blockedConsumer) ConsumeTraces(context.Context, ptrace.Traces) error {
+	<-b.release
+	return nil
+}
+
+// TestTelemetryIsOffTheClientsPath: with everything telemetry does besides
+// the tracker stuck, a client still gets whole answers, unary and
+// streaming, and the tracker has learned from each before it is answered.
+func TestTelemetryIsOffTheClientsPath(t *testing.T) {
+	tracker := collector.NewTracker(collector.TrackerOptions{})
+	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{})
+	stuck := blockedConsumer{release: make(chan struct{})}
+	sdk, shutdown, err := telemetry.Setup(context.Background(), telemetry.Options{
+		Aggregator: agg, Observers: stuck, Getenv: func(string) string { return "" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		close(stuck.release)
+		_ = shutdown(context.Background())
+	}()
+	unary := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
+	gw := newGatewayWith(t, "least-latency", "", router.Options{Stats: tracker, TracerProvider: sdk.TracerProvider}, target{name: "a", url: unary.URL})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	client := &http.Client{Timeout: 5 * time.Second}
+	for i := range 3 {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(chatBody))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("request %d with telemetry stuck: %v", i+1, err)
+		}
+		if body := readAll(t, resp.Body); body != `{"ok":true}` {
+			t.Fatalf("request %d: body %q", i+1, body)
+		}
+		if _, n, _ := tracker.P50("a", "m"); n != i+1 {
+			t.Errorf("after answer %d the tracker holds %d samples, want %d: routing must learn before the answer leaves", i+1, n, i+1)
 		}
 	}
 }

@@ -416,47 +416,89 @@ func setValue(dst pcommon.Value, v attribute.Value) {
 }
 
 // AggregatingProcessor is a span processor that hands every ended span, one
-// at a time and synchronously, to a TracesConsumer: the embedded aggregator.
+// at a time, to two consumers: Consumer synchronously, before OnEnd returns
+// (the embedded aggregator: an attempt's sample must be in the tracker
+// before its answer leaves the gateway, so the next request is ordered
+// knowing it), and Async on a goroutine of its own (the metrics derived from
+// spans and the export marshalling: nothing a client should wait for).
 //
 // It is not an export path. Spans reach it whether or not they are sampled for
 // export, because the SDK calls OnEnd for every recording span, so export
-// sampling never hides an attempt from the aggregator (SPEC section 6), as
-// long as the sampler records the spans it does not sample (RecordOnly). And it
-// does not batch, because an attempt's sample must be in the tracker within a
-// millisecond of the attempt's end.
+// sampling never hides an attempt from the aggregator, as long as the sampler
+// records the spans it does not sample (RecordOnly). And it does not batch
+// the synchronous side.
 //
 // The exported fields are read on every OnEnd: set them before registering
 // the processor with a TracerProvider and do not change them afterwards.
 type AggregatingProcessor struct {
 	// Consumer receives each ended span as a one-span ptrace.Traces, on the
 	// goroutine that ended the span, so it must be quick, and must not keep
-	// the ptrace.Traces (see TracesConsumer). Nil: spans are dropped.
+	// the ptrace.Traces (see TracesConsumer). Nil: none.
 	Consumer TracesConsumer
-	// OnError is told about every error Consumer returns (for example to count
-	// it). Nil: errors are dropped; a span processor has no one to return them to.
+	// OnError is told about every error a consumer returns (for example to
+	// count it). Nil: errors are dropped; a span processor has no one to
+	// return them to.
 	OnError func(error)
 
 	// buffers holds idle *spanBuffer per span kind (index trace.SpanKind):
 	// server and attempt spans alternate, and a buffer refilled with a span
 	// of the same shape reuses its attribute map instead of rebuilding it.
 	buffers [6]sync.Pool
+
+	async *asyncStage // nil: no asynchronous consumer
 }
 
 var _ sdktrace.SpanProcessor = (*AggregatingProcessor)(nil)
 
-// NewAggregatingProcessor returns a processor that hands every ended span to c.
-func NewAggregatingProcessor(c TracesConsumer) sdktrace.SpanProcessor {
+// NewAggregatingProcessor returns a processor that hands every ended span to
+// c, synchronously.
+func NewAggregatingProcessor(c TracesConsumer) *AggregatingProcessor {
 	return &AggregatingProcessor{Consumer: c}
+}
+
+// DefaultAsyncQueue is how many ended spans may wait for the asynchronous
+// consumer; past it they are dropped (and counted), never blocking a
+// request.
+const DefaultAsyncQueue = 8192
+
+// NewSplitProcessor returns a processor that hands every ended span to sync
+// on the goroutine that ended it and to async on a goroutine of its own,
+// through a queue of queue spans (zero: DefaultAsyncQueue); onDrop (nil:
+// none) is told how many spans a full queue dropped. Shutdown stops the
+// goroutine after it has drained the queue.
+func NewSplitProcessor(sync, async TracesConsumer, queue int, onDrop func(spans int)) *AggregatingProcessor {
+	p := &AggregatingProcessor{Consumer: sync}
+	if async != nil {
+		if queue <= 0 {
+			queue = DefaultAsyncQueue
+		}
+		if onDrop == nil {
+			onDrop = func(int) {}
+		}
+		p.async = newAsyncStage(async, queue, onDrop, p)
+	}
+	return p
 }
 
 // OnStart does nothing: only ended spans carry the attempt's outcome.
 func (p *AggregatingProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd converts s and passes it to the consumer before returning.
+// OnEnd converts s and passes it to the synchronous consumer before
+// returning, and queues it for the asynchronous one.
 func (p *AggregatingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
-	if p.Consumer == nil || s == nil {
+	if s == nil {
 		return
 	}
+	if p.Consumer != nil {
+		p.consume(p.Consumer, s)
+	}
+	if p.async != nil {
+		p.async.enqueue(s)
+	}
+}
+
+// consume converts s into a pooled buffer and hands it to c.
+func (p *AggregatingProcessor) consume(c TracesConsumer, s sdktrace.ReadOnlySpan) {
 	pool := &p.buffers[0]
 	if k := int(s.SpanKind()); k > 0 && k < len(p.buffers) {
 		pool = &p.buffers[k]
@@ -466,7 +508,7 @@ func (p *AggregatingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 		b = newSpanBuffer()
 	}
 	td := b.fill(s)
-	err := p.Consumer.ConsumeTraces(context.Background(), td)
+	err := c.ConsumeTraces(context.Background(), td)
 	// A consumer that marked the data read-only has made it unusable for the
 	// next span; let it go rather than panic when refilling it.
 	if !td.IsReadOnly() {
@@ -477,8 +519,20 @@ func (p *AggregatingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 }
 
-// Shutdown does nothing: nothing is buffered.
-func (p *AggregatingProcessor) Shutdown(context.Context) error { return nil }
+// Shutdown drains the asynchronous queue (bounded by ctx) and stops its
+// goroutine.
+func (p *AggregatingProcessor) Shutdown(ctx context.Context) error {
+	if p.async == nil {
+		return nil
+	}
+	return p.async.shutdown(ctx)
+}
 
-// ForceFlush does nothing: nothing is buffered.
-func (p *AggregatingProcessor) ForceFlush(context.Context) error { return nil }
+// ForceFlush waits until every span queued so far has reached the
+// asynchronous consumer (bounded by ctx).
+func (p *AggregatingProcessor) ForceFlush(ctx context.Context) error {
+	if p.async == nil {
+		return nil
+	}
+	return p.async.flush(ctx)
+}

@@ -32,8 +32,16 @@ type Options struct {
 	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; neither: no export.
 	OTLPEndpoint string
 	// Aggregator receives every ended span, sampled for export or not,
-	// synchronously (SPEC section 6). Nil: none.
+	// synchronously: what routing learns must be learned before the
+	// attempt's answer leaves. Nil: none.
 	Aggregator TracesConsumer
+	// Observers receive every ended span too, off the request path, on a
+	// goroutine of the processor's own (the metrics derived from spans).
+	// Nil: none.
+	Observers TracesConsumer
+	// OnDrop is told how many ended spans the asynchronous side dropped
+	// because its queue was full. Nil: ignored.
+	OnDrop func(spans int)
 	// OnExportError is called with the number of spans a failed export
 	// dropped (for firstbyte_export_failures_total). Nil: ignored.
 	OnExportError func(spans int)
@@ -51,8 +59,9 @@ type SDK struct {
 
 // Setup builds the tracer provider: a resource from the options and the
 // OTEL_* environment, the aggregating processor first (so the tracker sees
-// every attempt the moment it ends), then, when an endpoint is configured,
-// a batching OTLP exporter off the request path. It returns a shutdown func
+// every attempt the moment it ends, and the metrics and the OTLP/HTTP export
+// follow on its own goroutine), then, for gRPC or client TLS, a batching SDK
+// exporter off the request path. It returns a shutdown func
 // that flushes and stops everything, joining the errors.
 func Setup(ctx context.Context, o Options) (*SDK, func(context.Context) error, error) {
 	if o.Getenv == nil {
@@ -90,11 +99,12 @@ func Setup(ctx context.Context, o Options) (*SDK, func(context.Context) error, e
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(recordAlways{sampler}),
 	}
-	// OTLP/HTTP protobuf goes out from the pdata the aggregator already
-	// gets (pdataExporter); gRPC and custom TLS use the SDK's exporters.
-	var consumers teeConsumer
-	if o.Aggregator != nil {
-		consumers = append(consumers, o.Aggregator)
+	// OTLP/HTTP protobuf goes out from pdata (pdataExporter), converted on
+	// the asynchronous side with the metrics; gRPC and custom TLS use the
+	// SDK's exporters behind its batcher.
+	var async teeConsumer
+	if o.Observers != nil {
+		async = append(async, o.Observers)
 	}
 	var pdataExp *pdataExporter
 	var exporter sdktrace.SpanExporter
@@ -106,16 +116,20 @@ func Setup(ctx context.Context, o Options) (*SDK, func(context.Context) error, e
 		if pdataExp, err = newPdataExporter(url, o.Getenv, onError); err != nil {
 			return nil, nil, err
 		}
-		consumers = append(consumers, pdataExp)
+		async = append(async, pdataExp)
 	} else if exporter, err = newExporter(ctx, o); err != nil {
 		return nil, nil, err
 	}
-	switch len(consumers) {
+	var asyncConsumer TracesConsumer
+	switch len(async) {
 	case 0:
 	case 1:
-		opts = append(opts, sdktrace.WithSpanProcessor(NewAggregatingProcessor(consumers[0])))
+		asyncConsumer = async[0]
 	default:
-		opts = append(opts, sdktrace.WithSpanProcessor(NewAggregatingProcessor(consumers)))
+		asyncConsumer = async
+	}
+	if o.Aggregator != nil || asyncConsumer != nil {
+		opts = append(opts, sdktrace.WithSpanProcessor(NewSplitProcessor(o.Aggregator, asyncConsumer, 0, o.OnDrop)))
 	}
 	if exporter != nil {
 		opts = append(opts, sdktrace.WithBatcher(exporter))

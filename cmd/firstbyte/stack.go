@@ -62,7 +62,6 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{
 		InstanceID: instanceID,
 		OnSpan:     metrics.SpanConsumed,
-		Observers:  []collector.SpanObserver{metrics},
 	})
 	sdk, sdkShutdown, err := telemetry.Setup(ctx, telemetry.Options{
 		ServiceName:    cfg.Telemetry.ServiceName,
@@ -70,6 +69,8 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		InstanceID:     instanceID,
 		OTLPEndpoint:   cfg.Telemetry.OTLPEndpoint,
 		Aggregator:     agg,
+		Observers:      metrics,
+		OnDrop:         metrics.SpansDropped,
 		OnExportError:  metrics.ExportFailed,
 	})
 	if err != nil {
