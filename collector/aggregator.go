@@ -72,6 +72,10 @@ type AggregatorOptions struct {
 	// PeerObservers see every span from ConsumePeerTraces that is not our
 	// own, after the tracker. Nil: none.
 	PeerObservers []SpanObserver
+	// OnReject is told how many spans from peers were dropped and why
+	// (RejectUnknownTarget), for firstbyte_ingest_rejected_total and the
+	// logs. Nil: not told.
+	OnReject func(reason string, spans int)
 }
 
 // Aggregator turns spans into tracker samples. It reads nothing but spans:
@@ -88,7 +92,30 @@ type Aggregator struct {
 	// the SDK's resource, which may override it from the environment, is
 	// known.
 	instanceID atomic.Pointer[string]
+	// targets is the configured (target, upstream model) pairs, replaced on
+	// reload; nil (never set) accepts every key.
+	targets targets
+	// onReject is told of spans from peers that were dropped (reason
+	// unknown_target); nil: not told.
+	onReject func(reason string, spans int)
 }
+
+// Rejection reasons of firstbyte_ingest_rejected_total{reason}.
+const (
+	RejectUnknownTarget = "unknown_target" // a span naming a (target, model) this instance does not route to
+	RejectUnauthorized  = "unauthorized"
+	RejectTooLarge      = "too_large"
+	RejectTooDeep       = "too_deep"
+	RejectUndecodable   = "undecodable"
+	RejectUnsupported   = "unsupported" // media type or content encoding
+	RejectBusy          = "busy"        // too many ingest requests at once
+)
+
+// SetTargets replaces the configured (target, upstream model) pairs: spans
+// from peers naming any other are dropped and counted, and this instance's
+// own are not learned (a reload removed the target while its attempt was in
+// flight). Safe to call while spans are consumed.
+func (a *Aggregator) SetTargets(ts []Target) { a.targets.p.Store(newTargetTable(ts)) }
 
 var _ telemetry.TracesConsumer = (*Aggregator)(nil)
 
@@ -100,6 +127,7 @@ func NewAggregator(t *Tracker, o AggregatorOptions) *Aggregator {
 		// The caller's slices may change later.
 		observers:     slices.Clone(o.Observers),
 		peerObservers: slices.Clone(o.PeerObservers),
+		onReject:      o.OnReject,
 	}
 	a.SetInstanceID(o.InstanceID)
 	return a
@@ -129,6 +157,13 @@ func (a *Aggregator) ConsumePeerTraces(_ context.Context, td ptrace.Traces) erro
 // shown to the observers. Resource spans of instance skip (if not empty) are
 // passed over.
 func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origin, observers []SpanObserver) {
+	table := a.targets.p.Load()
+	rejected := 0
+	defer func() {
+		if rejected > 0 && a.onReject != nil {
+			a.onReject(RejectUnknownTarget, rejected)
+		}
+	}()
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		rs := rss.At(i)
@@ -141,7 +176,10 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 			spans := sss.At(j).Spans()
 			for k := range spans.Len() {
 				span := spans.At(k)
-				a.learn(span, origin)
+				if !a.learn(span, origin, table) && origin != OriginSelf {
+					rejected++
+					continue
+				}
 				if a.onSpan != nil {
 					a.onSpan(source)
 				}
@@ -155,19 +193,28 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 
 // learn teaches the tracker what one attempt span says: a latency sample
 // when it succeeded, else its fault (if the failure model counts one) with
-// what it cost.
-func (a *Aggregator) learn(span ptrace.Span, origin Origin) {
+// what it cost. It returns false for a span naming a (target, model) that is
+// not configured, which teaches nothing; a span that is not an attempt at
+// all (a server span) is no such span.
+func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable) bool {
 	at := readAttempt(span)
+	if at.target == "" && at.model == "" {
+		return true // not an attempt: nothing to learn, nothing wrong
+	}
+	if !table.knows(at.target, at.model) {
+		return false
+	}
 	if at.countTokens || at.badStatus || at.target == "" || at.model == "" {
-		return
+		return true
 	}
 	if ttfb, ok := at.sample(); ok {
 		a.tracker.RecordSample(at.target, at.model, ttfb, endTime(span), origin)
-		return
+		return true
 	}
 	if f := at.fault(); f != telemetry.FaultNone {
 		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), endTime(span))
 	}
+	return true
 }
 
 // instanceID returns the service.instance.id of res, or "".

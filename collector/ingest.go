@@ -31,7 +31,25 @@ type IngestOptions struct {
 	// decompression; a larger one gets 413. Zero (or negative) means
 	// DefaultIngestMaxBody.
 	MaxBody int64
+	// MaxDepth bounds the nesting of a JSON body's arrays and objects (an
+	// OTLP trace export nests a dozen deep; attribute values a few more); a
+	// deeper one gets 400 before it is decoded. Zero (or negative) means
+	// DefaultIngestMaxDepth.
+	MaxDepth int
+	// MaxConcurrent bounds how many ingest requests are read and decoded at
+	// once; past it a request gets 503 with Retry-After, which an OTLP
+	// exporter retries. Zero (or negative) means DefaultIngestConcurrency.
+	MaxConcurrent int
+	// OnReject is told of every request refused, by reason (Reject*), for
+	// firstbyte_ingest_rejected_total and the logs. Nil: not told.
+	OnReject func(reason string, spans int)
 }
+
+// Defaults of IngestOptions.
+const (
+	DefaultIngestMaxDepth    = 64
+	DefaultIngestConcurrency = 4
+)
 
 // NewIngestHandler returns the admin POST /v1/traces handler: OTLP/HTTP trace
 // export requests, protobuf or JSON, optionally gzipped, from an
@@ -42,12 +60,22 @@ type IngestOptions struct {
 // request's encoding; errors carry a google.rpc.Status in that encoding too,
 // and never echo the body.
 func NewIngestHandler(a *Aggregator, o IngestOptions) http.Handler {
-	h := &ingestHandler{agg: a, maxBody: o.MaxBody}
+	h := &ingestHandler{agg: a, maxBody: o.MaxBody, maxDepth: o.MaxDepth, onReject: o.OnReject}
 	if o.Token != "" {
 		h.wantAuth = []byte("Bearer " + o.Token)
 	}
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultIngestMaxBody
+	}
+	if h.maxDepth <= 0 {
+		h.maxDepth = DefaultIngestMaxDepth
+	}
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = DefaultIngestConcurrency
+	}
+	h.slots = make(chan struct{}, o.MaxConcurrent)
+	if h.onReject == nil {
+		h.onReject = func(string, int) {}
 	}
 	return h
 }
@@ -57,6 +85,9 @@ type ingestHandler struct {
 	agg      *Aggregator
 	wantAuth []byte // the whole Authorization header expected; nil: none
 	maxBody  int64
+	maxDepth int
+	slots    chan struct{} // a token per request being read and decoded
+	onReject func(reason string, spans int)
 }
 
 func (h *ingestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -66,23 +97,51 @@ func (h *ingestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.authorized(r) {
+		h.onReject(RejectUnauthorized, 0)
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		writePlain(w, http.StatusUnauthorized, "401 missing or wrong bearer token")
 		return
 	}
 	enc, ok := encodingOf(r.Header.Get("Content-Type"))
 	if !ok {
+		h.onReject(RejectUnsupported, 0)
 		writePlain(w, http.StatusUnsupportedMediaType,
 			"415 unsupported media type, supported: [application/json, application/x-protobuf]")
 		return
 	}
+	select {
+	case h.slots <- struct{}{}:
+		defer func() { <-h.slots }()
+	default:
+		// Bounded memory: a burst of large bodies waits at the sender, not
+		// here. OTLP exporters retry a 503.
+		h.onReject(RejectBusy, 0)
+		w.Header().Set("Retry-After", "1")
+		enc.writeStatus(w, http.StatusServiceUnavailable, "too many ingest requests at once; retry")
+		return
+	}
 	body, status, msg := h.readBody(w, r)
 	if status != 0 {
+		if status == http.StatusRequestEntityTooLarge {
+			h.onReject(RejectTooLarge, 0)
+		} else if status == http.StatusUnsupportedMediaType {
+			h.onReject(RejectUnsupported, 0)
+		} else {
+			h.onReject(RejectUndecodable, 0)
+		}
 		enc.writeStatus(w, status, msg)
+		return
+	}
+	if enc.contentType == jsonEncoding.contentType && !withinDepth(body, h.maxDepth) {
+		// Decoding a deeply nested body costs memory in proportion to its
+		// depth before anything can be refused.
+		h.onReject(RejectTooDeep, 0)
+		enc.writeStatus(w, http.StatusBadRequest, "JSON nested too deeply")
 		return
 	}
 	req := ptraceotlp.NewExportRequest()
 	if err := enc.unmarshalRequest(req, body); err != nil {
+		h.onReject(RejectUndecodable, 0)
 		enc.writeStatus(w, http.StatusBadRequest, "cannot decode the OTLP trace export request")
 		return
 	}
@@ -146,6 +205,35 @@ func (h *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte
 		return nil, http.StatusRequestEntityTooLarge, "request body too large"
 	}
 	return buf.Bytes(), 0, ""
+}
+
+// withinDepth reports whether the JSON text b nests its arrays and objects
+// at most max deep. It only counts brackets outside strings; whether b is
+// valid JSON is the decoder's business.
+func withinDepth(b []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return false
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return true
 }
 
 func readErrorStatus(err error) (int, string) {
@@ -215,6 +303,8 @@ func grpcCode(status int) codes.Code {
 		return codes.InvalidArgument
 	case http.StatusUnauthorized:
 		return codes.Unauthenticated
+	case http.StatusServiceUnavailable:
+		return codes.Unavailable
 	default:
 		return codes.Internal
 	}

@@ -3,10 +3,13 @@ package collector
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,9 +204,14 @@ func TestIngestRejects(t *testing.T) {
 			ingestRequest{contentType: contentProtobuf, contentEncoding: "gzip", body: bytes.NewReader(gzipped(t, valid)[:40])}, http.StatusBadRequest, contentProtobuf, codes.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			var reasons []string
+			tc.opts.OnReject = func(reason string, _ int) { reasons = append(reasons, reason) }
 			srv, tr := newIngestServer(t, tc.opts)
 
 			resp, body := post(t, srv, tc.req)
+			if want, ok := wantRejectReason[tc.name]; ok && (len(reasons) != 1 || reasons[0] != want) {
+				t.Errorf("rejections %v, want [%s]", reasons, want)
+			}
 
 			if resp.StatusCode != tc.wantStatus {
 				t.Fatalf("status = %d (%q), want %d", resp.StatusCode, body, tc.wantStatus)
@@ -233,6 +241,119 @@ func TestIngestRejects(t *testing.T) {
 				t.Errorf("tracker learned %v from a rejected request", all)
 			}
 		})
+	}
+}
+
+// wantRejectReason is the firstbyte_ingest_rejected_total reason each
+// refused request of TestIngestRejects counts under.
+var wantRejectReason = map[string]string{
+	"no token": RejectUnauthorized, "wrong token": RejectUnauthorized, "token without Bearer": RejectUnauthorized,
+	"text/plain": RejectUnsupported, "no content type": RejectUnsupported, "brotli": RejectUnsupported,
+	"too large": RejectTooLarge, "too large, chunked": RejectTooLarge, "too large once gunzipped": RejectTooLarge,
+	"garbage protobuf": RejectUndecodable, "garbage json": RejectUndecodable, "not gzip": RejectUndecodable,
+	"truncated gzip": RejectUndecodable,
+}
+
+// TestIngestOnlyConfiguredTargets: a payload naming 100,000 targets this
+// instance does not route to teaches nothing and crowds out nothing: the
+// spans are dropped and counted, and the real target learns as before.
+func TestIngestOnlyConfiguredTargets(t *testing.T) {
+	tr := newTestTracker(newFakeClock(t0))
+	var rejected atomic.Int64
+	agg := NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a", OnReject: func(reason string, n int) {
+		if reason == RejectUnknownTarget {
+			rejected.Add(int64(n))
+		}
+	}})
+	agg.SetTargets([]Target{{Name: "groq", Model: "llama", Host: "api.groq.com", Port: 443, Kind: "openai"}})
+	srv := httptest.NewServer(NewIngestHandler(agg, IngestOptions{}))
+	defer srv.Close()
+
+	const junk, perRequest = 100_000, 10_000
+	for sent := 0; sent < junk; sent += perRequest {
+		spans := make([]spanFixture, 0, perRequest)
+		for i := range perRequest {
+			spans = append(spans, attemptFixture("inst-evil", fmt.Sprintf("junk-%d", sent+i), "m", time.Millisecond, t0.Add(-time.Second)))
+		}
+		b, err := ptraceotlp.NewExportRequestFromTraces(buildTraces(t, spans...)).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp, body := post(t, srv, ingestRequest{contentType: contentProtobuf, body: bytes.NewReader(b)}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d (%s)", resp.StatusCode, body)
+		}
+	}
+	if resp, _ := post(t, srv, ingestRequest{contentType: contentProtobuf, body: bytes.NewReader(peerExport(t, contentProtobuf))}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("real export: status %d", resp.StatusCode)
+	}
+	if n := rejected.Load(); n != junk {
+		t.Errorf("rejected %d spans as unknown_target, want %d", n, junk)
+	}
+	if k := tr.Keys(); k != 1 {
+		t.Errorf("tracker holds %d keys, want 1 (groq/llama)", k)
+	}
+	if _, n, ok := tr.P50("groq", "llama"); !ok || n != 1 {
+		t.Errorf("groq/llama learned %d samples (ok %v), want 1", n, ok)
+	}
+}
+
+// TestIngestRefusesDeepJSON: nesting past the bound is refused before the
+// body is decoded; an ordinary export passes.
+func TestIngestRefusesDeepJSON(t *testing.T) {
+	var reasons []string
+	srv, tr := newIngestServer(t, IngestOptions{MaxDepth: 64, OnReject: func(r string, _ int) { reasons = append(reasons, r) }})
+	deep := strings.Repeat(`{"a":[`, 5000) + strings.Repeat(`]}`, 5000)
+	resp, _ := post(t, srv, ingestRequest{contentType: contentJSON, body: strings.NewReader(deep)})
+	if resp.StatusCode != http.StatusBadRequest || len(reasons) != 1 || reasons[0] != RejectTooDeep {
+		t.Errorf("deep body: status %d, rejections %v; want 400 too_deep", resp.StatusCode, reasons)
+	}
+	// Brackets inside strings do not count.
+	if !withinDepth([]byte(`{"s":"[[[[[[[[[[\"[[[["}`), 2) || withinDepth([]byte(`[[[]]]`), 2) {
+		t.Error("withinDepth miscounts")
+	}
+	resp, _ = post(t, srv, ingestRequest{contentType: contentJSON, body: bytes.NewReader(peerExport(t, contentJSON))})
+	if resp.StatusCode != http.StatusOK || len(tr.All()) != 1 {
+		t.Errorf("ordinary JSON export: status %d, learned %v", resp.StatusCode, tr.All())
+	}
+}
+
+// TestIngestBoundsConcurrency: past MaxConcurrent requests being read at
+// once, the next one is told to retry (503, Retry-After), not buffered.
+func TestIngestBoundsConcurrency(t *testing.T) {
+	var reasons []string
+	var mu sync.Mutex
+	srv, _ := newIngestServer(t, IngestOptions{MaxConcurrent: 1, OnReject: func(r string, _ int) {
+		mu.Lock()
+		reasons = append(reasons, r)
+		mu.Unlock()
+	}})
+	pr, pw := io.Pipe()
+	firstDone := make(chan int, 1)
+	go func() {
+		resp, _ := post(t, srv, ingestRequest{contentType: contentProtobuf, body: pr})
+		firstDone <- resp.StatusCode
+	}()
+	if _, err := pw.Write([]byte{0x0a}); err != nil { // the first request is being read
+		t.Fatal(err)
+	}
+	// Until the first request's handler holds its slot a second one may get
+	// through; once it does, every other is refused.
+	var resp *http.Response
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		resp, _ = post(t, srv, ingestRequest{contentType: contentProtobuf, body: bytes.NewReader(peerExport(t, contentProtobuf))})
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("second request while the first is read: status %d Retry-After %q, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	pw.Close()
+	<-firstDone
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reasons) == 0 || reasons[len(reasons)-1] != RejectBusy && reasons[0] != RejectBusy {
+		t.Errorf("rejections %v, want busy", reasons)
 	}
 }
 

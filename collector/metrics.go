@@ -44,6 +44,7 @@ type Metrics struct {
 	skips        *prometheus.CounterVec   // target, reason
 	exportFailed prometheus.Counter
 	dropped      prometheus.Counter
+	rejected     *prometheus.CounterVec // reason
 
 	// Children by label values: WithLabelValues validates and hashes its
 	// labels on every call, and these are on the span-end path.
@@ -99,6 +100,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		skips: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_skips_total", Help: "Targets passed over without an attempt, by target and reason (circuit_open, queue_full).",
 		}, []string{"target", "reason"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_ingest_rejected_total", Help: "What the trace ingest refused, by reason: spans naming a target this instance does not route to (unknown_target), else whole requests (unauthorized, too_large, too_deep, undecodable, unsupported, busy).",
+		}, []string{"reason"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "firstbyte_spans_dropped_total", Help: "Ended spans the metrics and export side dropped because its queue was full (routing still learned from them).",
 		}),
@@ -109,7 +113,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
-	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped)
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected)
+	for _, r := range []string{RejectUnknownTarget, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
+		m.rejected.WithLabelValues(r)
+	}
 	m.consumed.WithLabelValues(SourceLocal)
 	m.consumed.WithLabelValues(SourcePeer)
 	return m
@@ -133,6 +140,12 @@ func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 		}
 	}
 	return nil
+}
+
+// IngestRejected counts what the ingest refused: spans for
+// RejectUnknownTarget, else one request (spans is then 0).
+func (m *Metrics) IngestRejected(reason string, spans int) {
+	m.rejected.WithLabelValues(reason).Add(float64(max(spans, 1)))
 }
 
 // SpansDropped counts spans the asynchronous side dropped.

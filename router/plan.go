@@ -68,6 +68,18 @@ func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt 
 	}
 }
 
+// Candidates lists every (target, client model) candidate, in declaration
+// order: what the aggregator may learn about, and nothing else.
+func (g *Gateway) Candidates() []*Candidate { return append([]*Candidate(nil), g.targets...) }
+
+// Provider says where the candidate's provider is and what it speaks: its
+// wire format (openai or anthropic) and the host and port of its base_url
+// (443 or 80 by scheme when the URL names none), as attempt spans carry
+// them in server.address and server.port.
+func (c *Candidate) Provider() (kind, host string, port int) {
+	return c.upstream.kind, c.upstream.host, c.upstream.port
+}
+
 // SpanName is the attempt span's name for operation.
 func (c *Candidate) SpanName(operation string) string { return c.spanName(operation) }
 

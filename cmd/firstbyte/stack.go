@@ -62,6 +62,7 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{
 		InstanceID: instanceID,
 		OnSpan:     metrics.SpanConsumed,
+		OnReject:   metrics.IngestRejected,
 	})
 	sdk, sdkShutdown, err := telemetry.Setup(ctx, telemetry.Options{
 		ServiceName:    cfg.Telemetry.ServiceName,
@@ -88,6 +89,7 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		_ = sdkShutdown(ctx)
 		return nil, err
 	}
+	agg.SetTargets(aggregatorTargets(gw))
 	reg.MustRegister(telemetry.NewRoutingCollector(gw.RoutingRows))
 	s.Gateway, s.Tracker, s.SDK, s.Registry = gw, tracker, sdk, reg
 
@@ -103,7 +105,9 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 	})
 	adminMux.Handle("GET /debug/routing", gw.RoutingHandler())
 	if cfg.Telemetry.Ingest.Enabled {
-		adminMux.Handle("POST /v1/traces", collector.NewIngestHandler(agg, collector.IngestOptions{Token: cfg.Telemetry.Ingest.Token}))
+		adminMux.Handle("POST /v1/traces", collector.NewIngestHandler(agg, collector.IngestOptions{
+			Token: cfg.Telemetry.Ingest.Token, OnReject: metrics.IngestRejected,
+		}))
 	}
 
 	apiLn, err := net.Listen("tcp", cfg.Listen)
@@ -137,4 +141,15 @@ func (s *stack) Shutdown(ctx context.Context) error {
 	}
 	errs = append(errs, s.admin.Shutdown(ctx))
 	return errors.Join(errs...)
+}
+
+// aggregatorTargets is the gateway's (target, upstream model) pairs as the
+// aggregator takes them: peers' spans may teach nothing else.
+func aggregatorTargets(gw *router.Gateway) []collector.Target {
+	var ts []collector.Target
+	for _, c := range gw.Candidates() {
+		kind, host, port := c.Provider()
+		ts = append(ts, collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind})
+	}
+	return ts
 }
