@@ -19,6 +19,9 @@ import (
 const (
 	SourceLocal = "local" // ended in this process (ConsumeTraces)
 	SourcePeer  = "peer"  // received from another instance (ConsumePeerTraces)
+	// SourceForeign: an application's GenAI span (not a gateway's) received
+	// on the ingest and mapped to a target.
+	SourceForeign = "foreign"
 )
 
 // maxTTFB bounds a believable time to first byte. Anything longer is a
@@ -27,14 +30,20 @@ const maxTTFB = time.Hour
 
 // Attribute names the aggregator reads, as strings once.
 var (
-	attrTarget     = string(telemetry.KeyTarget)
-	attrModel      = string(telemetry.KeyRequestModel)
-	attrTTFB       = string(telemetry.KeyTimeToFirstByte)
-	attrOperation  = string(telemetry.KeyOperationName)
-	attrHTTPStatus = string(telemetry.KeyHTTPStatus)
-	attrErrorType  = string(telemetry.KeyErrorType)
-	attrInstanceID = string(semconv.ServiceInstanceIDKey)
-	attrFault      = string(telemetry.KeyFault)
+	attrTarget        = string(telemetry.KeyTarget)
+	attrModel         = string(telemetry.KeyRequestModel)
+	attrTTFB          = string(telemetry.KeyTimeToFirstByte)
+	attrOperation     = string(telemetry.KeyOperationName)
+	attrHTTPStatus    = string(telemetry.KeyHTTPStatus)
+	attrErrorType     = string(telemetry.KeyErrorType)
+	attrInstanceID    = string(semconv.ServiceInstanceIDKey)
+	attrFault         = string(telemetry.KeyFault)
+	attrServerAddress = string(telemetry.KeyServerAddress)
+	attrServerPort    = string(telemetry.KeyServerPort)
+	attrProvider      = string(telemetry.KeyProviderName)
+	attrSystem        = "gen_ai.system" // the older name some instrumentations still emit
+	attrStream        = "gen_ai.request.stream"
+	attrServiceName   = string(semconv.ServiceNameKey)
 )
 
 // SpanObserver sees spans the Aggregator consumes, after the tracker has
@@ -98,6 +107,9 @@ type Aggregator struct {
 	// onReject is told of spans from peers that were dropped (reason
 	// unknown_target); nil: not told.
 	onReject func(reason string, spans int)
+	// foreign says which applications' spans teach the tracker; off until
+	// SetForeign.
+	foreign foreignRules
 }
 
 // Rejection reasons of firstbyte_ingest_rejected_total{reason}.
@@ -171,17 +183,25 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 		if skip != "" && instanceID(res) == skip {
 			continue
 		}
+		var from *foreignSource // the resource's service, when its spans may be taken as foreign
+		if origin == OriginPeer {
+			from = a.foreign.source(res)
+		}
 		sss := rs.ScopeSpans()
 		for j := range sss.Len() {
 			spans := sss.At(j).Spans()
 			for k := range spans.Len() {
 				span := spans.At(k)
-				if !a.learn(span, origin, table) && origin != OriginSelf {
+				src := source
+				switch ok, foreign := a.learn(span, origin, table, from); {
+				case !ok && origin != OriginSelf:
 					rejected++
 					continue
+				case foreign:
+					src = SourceForeign
 				}
 				if a.onSpan != nil {
-					a.onSpan(source)
+					a.onSpan(src)
 				}
 				for _, o := range observers {
 					o.ObserveSpan(res, span)
@@ -191,30 +211,32 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 	}
 }
 
-// learn teaches the tracker what one attempt span says: a latency sample
-// when it succeeded, else its fault (if the failure model counts one) with
-// what it cost. It returns false for a span naming a (target, model) that is
-// not configured, which teaches nothing; a span that is not an attempt at
-// all (a server span) is no such span.
-func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable) bool {
+// learn teaches the tracker what one span says. A gateway's attempt span
+// (it names firstbyte.target) gives a latency sample when it succeeded,
+// else its fault (if the failure model counts one) with what it cost; ok is
+// false when it names a (target, model) that is not configured, which
+// teaches nothing. Any other span teaches only as a foreign span, when from
+// says its service may (foreign reports that it did).
+func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, from *foreignSource) (ok, foreign bool) {
 	at := readAttempt(span)
-	if at.target == "" && at.model == "" {
-		return true // not an attempt: nothing to learn, nothing wrong
+	if at.target == "" {
+		// Not a gateway's attempt: a server span, or an application's.
+		return true, from != nil && a.learnForeign(span, &at, table, from)
 	}
 	if !table.knows(at.target, at.model) {
-		return false
+		return false, false
 	}
-	if at.countTokens || at.badStatus || at.target == "" || at.model == "" {
-		return true
+	if at.countTokens || at.badStatus || at.model == "" {
+		return true, false
 	}
 	if ttfb, ok := at.sample(); ok {
 		a.tracker.RecordSample(at.target, at.model, ttfb, endTime(span), origin)
-		return true
+		return true, false
 	}
 	if f := at.fault(); f != telemetry.FaultNone {
 		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), endTime(span))
 	}
-	return true
+	return true, false
 }
 
 // instanceID returns the service.instance.id of res, or "".
@@ -249,12 +271,21 @@ type attemptFacts struct {
 	errorType     string // error.type
 	faultAttr     telemetry.Fault
 	haveFault     bool // firstbyte.fault was on the span: the failure model's verdict where the attempt ended
+
+	// What a foreign span is mapped by.
+	address     string // server.address
+	port        int64  // server.port; 0 when absent
+	provider    string // gen_ai.provider.name, else gen_ai.system
+	system      string // gen_ai.system
+	stream      bool   // gen_ai.request.stream
+	streamFalse bool   // gen_ai.request.stream present and false
+	client      bool   // span kind CLIENT
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
 // scan) per key.
 func readAttempt(span ptrace.Span) attemptFacts {
-	f := attemptFacts{spanError: span.Status().Code() == ptrace.StatusCodeError}
+	f := attemptFacts{spanError: span.Status().Code() == ptrace.StatusCodeError, client: span.Kind() == ptrace.SpanKindClient}
 	for k, v := range span.Attributes().All() {
 		switch k {
 		case attrTarget:
@@ -279,6 +310,26 @@ func readAttempt(span ptrace.Span) attemptFacts {
 		case attrFault:
 			if v.Type() == pcommon.ValueTypeStr {
 				f.faultAttr, f.haveFault = telemetry.ParseFault(v.Str())
+			}
+		case attrServerAddress:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.address = v.Str()
+			}
+		case attrServerPort:
+			if v.Type() == pcommon.ValueTypeInt {
+				f.port = v.Int()
+			}
+		case attrProvider:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.provider = v.Str()
+			}
+		case attrSystem:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.system = v.Str()
+			}
+		case attrStream:
+			if v.Type() == pcommon.ValueTypeBool {
+				f.stream, f.streamFalse = v.Bool(), !v.Bool()
 			}
 		}
 	}

@@ -19,7 +19,9 @@ import (
 
 // spanFixture describes one span of a hand-built trace.
 type spanFixture struct {
-	instance string // service.instance.id of its resource
+	instance string        // service.instance.id of its resource
+	service  string        // service.name of its resource; "" : firstbyte
+	dur      time.Duration // zero: one second
 	name     string
 	kind     ptrace.SpanKind
 	status   ptrace.StatusCode
@@ -91,7 +93,11 @@ func buildTraces(t testing.TB, spans ...spanFixture) ptrace.Traces {
 		dst, ok := byInstance[f.instance]
 		if !ok {
 			rs := td.ResourceSpans().AppendEmpty()
-			rs.Resource().Attributes().PutStr("service.name", "firstbyte")
+			service := f.service
+			if service == "" {
+				service = "firstbyte"
+			}
+			rs.Resource().Attributes().PutStr("service.name", service)
 			rs.Resource().Attributes().PutStr("service.instance.id", f.instance)
 			ss := rs.ScopeSpans().AppendEmpty()
 			ss.Scope().SetName(telemetry.TracerName)
@@ -105,7 +111,11 @@ func buildTraces(t testing.TB, spans ...spanFixture) ptrace.Traces {
 		s.SetKind(f.kind)
 		s.Status().SetCode(f.status)
 		if !f.end.IsZero() {
-			s.SetStartTimestamp(pcommon.NewTimestampFromTime(f.end.Add(-time.Second)))
+			dur := f.dur
+			if dur == 0 {
+				dur = time.Second
+			}
+			s.SetStartTimestamp(pcommon.NewTimestampFromTime(f.end.Add(-dur)))
 			s.SetEndTimestamp(pcommon.NewTimestampFromTime(f.end))
 		}
 		if err := s.Attributes().FromRaw(f.attrs); err != nil {

@@ -95,7 +95,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "firstbyte_selections_total", Help: "First pick per request by model, target and reason (cold, leader, explore, order, manual).",
 		}, []string{"model", "target", "reason"}),
 		consumed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "firstbyte_spans_consumed_total", Help: "Spans the aggregator consumed, by source (local: this process; peer: other instances over OTLP).",
+			Name: "firstbyte_spans_consumed_total", Help: "Spans the aggregator consumed, by source (local: this process; peer: other gateway instances over OTLP; foreign: applications' GenAI spans mapped to a target).",
 		}, []string{"source"}),
 		skips: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_skips_total", Help: "Targets passed over without an attempt, by target and reason (circuit_open, queue_full).",
@@ -119,6 +119,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.consumed.WithLabelValues(SourceLocal)
 	m.consumed.WithLabelValues(SourcePeer)
+	m.consumed.WithLabelValues(SourceForeign)
 	return m
 }
 

@@ -17,9 +17,12 @@ type Target struct {
 // exist (peers' and applications' spans may teach nothing else, so no
 // payload can crowd out real keys), and how a foreign span maps to one.
 type targetTable struct {
-	keys    map[seriesKey]bool
-	foreign map[foreignKey]string // -> target name
+	keys          map[seriesKey]bool
+	foreign       map[foreignKey]foreignTarget // (host, port, model)
+	foreignNoPort map[foreignKey]foreignTarget // (host, model): target "" when several ports serve it
 }
+
+type foreignTarget struct{ target, kind string }
 
 type foreignKey struct {
 	host  string
@@ -28,10 +31,18 @@ type foreignKey struct {
 }
 
 func newTargetTable(ts []Target) *targetTable {
-	tt := &targetTable{keys: map[seriesKey]bool{}, foreign: map[foreignKey]string{}}
+	tt := &targetTable{keys: map[seriesKey]bool{}, foreign: map[foreignKey]foreignTarget{}, foreignNoPort: map[foreignKey]foreignTarget{}}
 	for _, t := range ts {
 		tt.keys[seriesKey{t.Name, t.Model}] = true
-		tt.foreign[foreignKey{t.Host, t.Port, t.Model}] = t.Name
+		ft := foreignTarget{t.Name, t.Kind}
+		if _, dup := tt.foreign[foreignKey{t.Host, t.Port, t.Model}]; !dup {
+			tt.foreign[foreignKey{t.Host, t.Port, t.Model}] = ft // two targets of one provider: the first declared
+		}
+		noPort := foreignKey{host: t.Host, model: t.Model}
+		if prev, seen := tt.foreignNoPort[noPort]; seen && prev.target != t.Name {
+			ft = foreignTarget{} // ambiguous without a port
+		}
+		tt.foreignNoPort[noPort] = ft
 	}
 	return tt
 }

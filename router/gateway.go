@@ -35,6 +35,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives operational events; never prompts or keys. Nil: discard.
 	Logger *slog.Logger
+	// DebugExtra adds members to /debug/routing's JSON (e.g. the foreign
+	// services the aggregator learns from). Nil: none.
+	DebugExtra func() map[string]any
 }
 
 // Gateway is the request path: it authenticates, finds the eligible
@@ -54,6 +57,7 @@ type Gateway struct {
 	now         func() time.Time
 	fakeClock   bool // Options.Now was set: stamp spans with it
 	log         *slog.Logger
+	debugExtra  func() map[string]any
 	maxBody     int64
 	maxResponse int64 // a unary answer larger than this is a provider fault
 	keys        [][]byte
@@ -98,6 +102,7 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		now:         o.Now,
 		fakeClock:   fakeClock,
 		log:         o.Logger,
+		debugExtra:  o.DebugExtra,
 		maxBody:     int64(cfg.Limits.MaxBody),
 		maxResponse: int64(cfg.Limits.MaxResponse),
 	}

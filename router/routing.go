@@ -142,11 +142,16 @@ func (g *Gateway) RoutingRows() []telemetry.RoutingRow {
 func (g *Gateway) RoutingHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		out := map[string]any{"mode": g.mode, "models": g.Routing()}
+		if g.debugExtra != nil {
+			for k, v := range g.debugExtra() {
+				if _, taken := out[k]; !taken {
+					out[k] = v
+				}
+			}
+		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(struct {
-			Mode   string         `json:"mode"`
-			Models []ModelRouting `json:"models"`
-		}{g.mode, g.Routing()})
+		_ = enc.Encode(out)
 	})
 }

@@ -84,12 +84,17 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		TracerProvider: sdk.TracerProvider,
 		Transport:      o.Transport,
 		Logger:         o.Logger,
+		DebugExtra: func() map[string]any {
+			return map[string]any{"foreign_services": agg.ForeignSources()}
+		},
 	})
 	if err != nil {
 		_ = sdkShutdown(ctx)
 		return nil, err
 	}
 	agg.SetTargets(aggregatorTargets(gw))
+	f := cfg.Telemetry.Ingest.Foreign
+	agg.SetForeign(collector.ForeignOptions{Enabled: f.Enabled, Services: f.Services, UnaryServices: f.UnaryServices})
 	reg.MustRegister(telemetry.NewRoutingCollector(gw.RoutingRows))
 	s.Gateway, s.Tracker, s.SDK, s.Registry = gw, tracker, sdk, reg
 

@@ -1,0 +1,228 @@
+package collector
+
+import (
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// Foreign spans: applications that call providers directly, instrumented
+// with OpenTelemetry's GenAI conventions, teach the tracker too. A CLIENT
+// span that names no firstbyte.target (a gateway's attempt always does)
+// maps to a target when its server.address and server.port are the host
+// and port of the target's provider base_url, its gen_ai.request.model is
+// the target's upstream model and, when it names a provider, that provider
+// speaks the target's wire format. Nothing else is ever mapped, so a
+// foreign span cannot create a key.
+
+// ForeignOptions says whose spans may be taken as foreign.
+type ForeignOptions struct {
+	// Enabled turns foreign learning on. Off: applications' spans are
+	// ignored (neither learned nor rejected).
+	Enabled bool
+	// Services is an allow-list of service.name values; empty: every
+	// service that is not a firstbyte instance.
+	Services []string
+	// UnaryServices never stream: a span of theirs without a time to first
+	// chunk gives its duration as the sample.
+	UnaryServices []string
+}
+
+// maxForeignServices bounds the per-service counts: names past it are
+// counted under "other", so a flood of service names cannot grow memory.
+const maxForeignServices = 256
+
+// foreignRules is the current ForeignOptions, as the aggregator reads it.
+type foreignRules struct {
+	p atomic.Pointer[foreignConfig]
+
+	mu      sync.Mutex // guards counts' keys; the counters themselves are atomic
+	counts  map[string]*atomic.Int64
+	countsV atomic.Pointer[map[string]*atomic.Int64] // read-mostly copy of counts
+}
+
+type foreignConfig struct {
+	allow map[string]bool // nil: every service
+	unary map[string]bool
+}
+
+// foreignSource is one resource's service as foreign learning sees it.
+type foreignSource struct {
+	name  string
+	unary bool
+	count *atomic.Int64
+}
+
+// SetForeign replaces the foreign-span rules (on reload, too).
+func (a *Aggregator) SetForeign(o ForeignOptions) {
+	if !o.Enabled {
+		a.foreign.p.Store(nil)
+		return
+	}
+	c := &foreignConfig{unary: map[string]bool{}}
+	if len(o.Services) > 0 {
+		c.allow = map[string]bool{}
+		for _, s := range o.Services {
+			c.allow[s] = true
+		}
+	}
+	for _, s := range o.UnaryServices {
+		c.unary[s] = true
+	}
+	a.foreign.p.Store(c)
+}
+
+// source returns the service of res when its spans may be taken as
+// foreign, else nil.
+func (f *foreignRules) source(res pcommon.Resource) *foreignSource {
+	c := f.p.Load()
+	if c == nil {
+		return nil
+	}
+	name := ""
+	if v, ok := res.Attributes().Get(attrServiceName); ok && v.Type() == pcommon.ValueTypeStr {
+		name = v.Str()
+	}
+	if c.allow != nil && !c.allow[name] {
+		return nil
+	}
+	return &foreignSource{name: name, unary: c.unary[name], count: f.counter(name)}
+}
+
+// counter returns the span counter of service name.
+func (f *foreignRules) counter(name string) *atomic.Int64 {
+	if m := f.countsV.Load(); m != nil {
+		if c, ok := (*m)[name]; ok {
+			return c
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.counts == nil {
+		f.counts = map[string]*atomic.Int64{}
+	}
+	if c, ok := f.counts[name]; ok {
+		return c
+	}
+	if len(f.counts) >= maxForeignServices {
+		name = "other"
+		if c, ok := f.counts[name]; ok {
+			return c
+		}
+	}
+	c := &atomic.Int64{}
+	f.counts[name] = c
+	next := make(map[string]*atomic.Int64, len(f.counts))
+	for k, v := range f.counts {
+		next[k] = v
+	}
+	f.countsV.Store(&next)
+	return c
+}
+
+// ForeignSources returns how many spans each foreign service has taught,
+// sorted by name (for /debug/routing).
+func (a *Aggregator) ForeignSources() []ForeignSource {
+	m := a.foreign.countsV.Load()
+	if m == nil {
+		return nil
+	}
+	out := make([]ForeignSource, 0, len(*m))
+	for name, c := range *m {
+		if n := c.Load(); n > 0 {
+			out = append(out, ForeignSource{Service: name, Spans: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Service < out[j].Service })
+	return out
+}
+
+// ForeignSource is one application service and the spans it taught.
+type ForeignSource struct {
+	Service string `json:"service"`
+	Spans   int64  `json:"spans"`
+}
+
+// learnForeign maps an application's span onto a target and teaches the
+// tracker from it; false when it maps to nothing (the common case for an
+// application that also calls other things, kept cheap).
+func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *targetTable, from *foreignSource) bool {
+	if !at.client || at.address == "" || at.model == "" || at.countTokens || table == nil {
+		return false
+	}
+	target, kind, ok := table.mapForeign(at.address, int(at.port), at.model)
+	if !ok || !providerAgrees(at.provider, at.system, kind) {
+		return false
+	}
+	end := endTime(span)
+	switch {
+	case at.spanError || at.haveStatus && at.status >= 400:
+		f := at.fault()
+		if f == telemetry.FaultNone {
+			return false // the request's own fault: nothing learned of the provider
+		}
+		a.tracker.RecordFault(target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), end)
+	case at.haveTTFB:
+		ttfb, ok := secondsToTTFB(at.seconds)
+		if !ok {
+			return false
+		}
+		a.tracker.RecordSample(target, at.model, ttfb, end, OriginForeign)
+	case at.streamFalse || from.unary && !at.stream:
+		// A unary call's first byte is its whole answer: its duration.
+		d := spanDuration(span)
+		if d <= 0 || d > maxTTFB {
+			return false
+		}
+		a.tracker.RecordSample(target, at.model, d, end, OriginForeign)
+	default:
+		return false // a stream without a time to first chunk: its duration is the whole stream
+	}
+	from.count.Add(1)
+	return true
+}
+
+// mapForeign finds the target whose provider is at host:port and whose
+// upstream model is model. A port of 0 (the span has none) matches when
+// only one configured port serves that host and model.
+func (tt *targetTable) mapForeign(host string, port int, model string) (target, kind string, ok bool) {
+	if port != 0 {
+		m, ok := tt.foreign[foreignKey{host, port, model}]
+		return m.target, m.kind, ok
+	}
+	m, ok := tt.foreignNoPort[foreignKey{host: host, model: model}]
+	if !ok || m.target == "" {
+		return "", "", false
+	}
+	return m.target, m.kind, true
+}
+
+// openAIElsewhere are GenAI provider names whose APIs are not the OpenAI
+// wire format, so a span naming them never maps to an openai-kind target at
+// the same host (which would be a configuration mistake anyway).
+var openAIElsewhere = []string{"anthropic", "aws.bedrock", "gcp.vertex_ai", "gcp.gemini", "gcp.gen_ai", "cohere", "ibm.watsonx.ai", "azure.ai.inference"}
+
+// providerAgrees reports whether a span's provider name (gen_ai.provider.name,
+// else gen_ai.system; none: agrees) can be the target's wire format kind:
+// "anthropic" for anthropic; for openai, any name but the formats known to
+// be other (OpenAI-compatible providers call themselves many names: groq,
+// azure.ai.openai, deepseek, ...).
+func providerAgrees(provider, system, kind string) bool {
+	name := provider
+	if name == "" {
+		name = system
+	}
+	if name == "" {
+		return true
+	}
+	if kind == "anthropic" {
+		return name == "anthropic"
+	}
+	return !slices.Contains(openAIElsewhere, name)
+}
