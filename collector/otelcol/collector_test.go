@@ -77,6 +77,7 @@ func TestConfigsValidate(t *testing.T) {
 		{name: "single.yaml", uris: []string{configURI("single.yaml")}},
 		{name: "fanout.yaml", uris: []string{configURI("fanout.yaml")}},
 		{name: "export-file.yaml", uris: []string{configURI("export-file.yaml")}},
+		{name: "fleet.yaml", uris: []string{configURI("fleet.yaml")}},
 		{name: "embedded default"},
 	}
 	for _, tt := range tests {
@@ -96,7 +97,7 @@ func TestConfigsValidate(t *testing.T) {
 // TestConfigsListenOnLoopbackOnly resolves each config with its defaults and
 // checks every receiver endpoint is on loopback.
 func TestConfigsListenOnLoopbackOnly(t *testing.T) {
-	for _, name := range []string{"single.yaml", "fanout.yaml", "export-file.yaml"} {
+	for _, name := range []string{"single.yaml", "fanout.yaml", "export-file.yaml", "fleet.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			unsetConfigEnv(t)
 			provider, err := otelcol.NewConfigProvider(testSettings(configURI(name)).ConfigProviderSettings)
