@@ -14,8 +14,8 @@ build: ## the gateway binary
 otelcol: ## the OpenTelemetry Collector built from collector modules (nested module)
 	cd collector/otelcol && $(GO) build -trimpath -o ../../$(BIN)/firstbyte-otelcol .
 
-demo: ## simulated providers, the gateway and live traffic; stops after DEMO_DURATION or Ctrl-C
-	$(GO) run ./cmd/firstbyte demo -duration $(DEMO_DURATION)
+demo: build ## simulated providers, the gateway and live traffic; stops after DEMO_DURATION or Ctrl-C
+	$(BIN)/firstbyte demo -duration $(DEMO_DURATION)
 
 test: lint test-unit test-integration test-clients ## everything CI runs
 

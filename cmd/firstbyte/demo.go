@@ -134,15 +134,21 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if !tty {
 		interval = 5 * time.Second
 	}
+	view := newDemoView(demoRecent)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	// The first frame goes out at once: the table fills in as the gateway
+	// learns.
 	for done := false; !done; {
+		now := time.Now()
+		f := view.frame(now.Sub(start), s.Gateway.Routing(), gatherDemoCounts(s.Registry), d)
+		f.Elapsed, f.Total, f.API, f.Admin = now.Sub(start), *duration, s.APIAddr, s.AdminAddr
+		_, _ = io.WriteString(stdout, renderDemoFrame(f, tty))
 		select {
 		case <-ctx.Done():
 			done = true
 		case <-tick.C:
 		}
-		renderDemo(stdout, tty, s, d, start, *duration)
 	}
 	wg.Wait()
 	fmt.Fprintf(stdout, "\ndemo stopped after %s: %d requests, %d failed.\n", time.Since(start).Round(time.Second), d.ok.Load()+d.failed.Load(), d.failed.Load())
@@ -191,53 +197,6 @@ func (d *demoDriver) loop(ctx context.Context) {
 			time.Sleep(100 * time.Millisecond) // a broken set-up must not spin
 		}
 	}
-}
-
-func renderDemo(w io.Writer, tty bool, s *stack, d *demoDriver, start time.Time, total time.Duration) {
-	picks := sumBy(s.Registry, "firstbyte_selections_total", "target", nil)
-	reasons := sumBy(s.Registry, "firstbyte_selections_total", "reason", nil)
-	failovers := sumBy(s.Registry, "firstbyte_attempts_total", "target", map[string]string{"outcome": "failover"})
-	allPicks := 0.0
-	for _, v := range picks {
-		allPicks += v
-	}
-	share := func(v float64) string {
-		if allPicks == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.1f%%", 100*v/allPicks)
-	}
-	var b strings.Builder
-	if tty {
-		b.WriteString("\033[H\033[2J")
-	}
-	elapsed := time.Since(start).Round(time.Second)
-	fmt.Fprintf(&b, "firstbyte demo — model %s, strategy least-latency — %s of %s (Ctrl-C stops)\n", demoModel, elapsed, total)
-	fmt.Fprintf(&b, "API http://%s/v1   metrics http://%s/metrics   routing http://%s/debug/routing\n\n", s.APIAddr, s.AdminAddr, s.AdminAddr)
-	fmt.Fprintf(&b, "%-14s %9s %8s %12s %7s %10s  %s\n", "TARGET", "P50", "SAMPLES", "FIRST PICKS", "SHARE", "FAILOVERS", "STATUS")
-	for _, m := range s.Gateway.Routing() {
-		for _, t := range m.Targets {
-			p50 := "-"
-			if t.Samples > 0 {
-				p50 = (time.Duration(t.P50Seconds * float64(time.Second))).Round(time.Millisecond).String()
-			}
-			status := ""
-			switch {
-			case t.CircuitOpen:
-				status = "circuit open"
-			case t.Leader:
-				status = "★ leader"
-			case t.Samples == 0:
-				status = "unmeasured"
-			}
-			fmt.Fprintf(&b, "%-14s %9s %8d %12.0f %7s %10.0f  %s\n", t.Target, p50, t.Samples, picks[t.Target], share(picks[t.Target]), failovers[t.Target], status)
-		}
-	}
-	fmt.Fprintf(&b, "\nrequests %d (failed %d) · leader share %s · exploration share %s · cold picks %s\n",
-		d.ok.Load()+d.failed.Load(), d.failed.Load(), share(reasons["leader"]), share(reasons["explore"]), share(reasons["cold"]))
-	b.WriteString("story: at 0:30 groq-sim slows to ~900ms with 25% 503s (failovers; the lead moves once half its\n" +
-		"       last 100 samples are slow); at 1:00 it recovers, and exploration re-measures it until it leads again.\n")
-	_, _ = io.WriteString(w, b.String())
 }
 
 // sumBy sums a counter family from the registry by one label, keeping only

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/firstbyte-dev/firstbyte/router"
+)
+
+// The demo's live table: what the gateway knows (its routing state) next to
+// what it did (first picks and failures, from its own metrics), over the
+// whole run and over the last few seconds, with a line whenever the lead
+// moves and why. Building a frame (demoView.frame) and drawing it
+// (renderDemoFrame) are separate so the drawing is tested on recorded
+// frames.
+
+// demoRecent is the sliding window the "NOW" share is taken over.
+const demoRecent = 10 * time.Second
+
+// demoCounts are the cumulative counters a frame is built from.
+type demoCounts struct {
+	picks   map[string]float64 // first picks by target
+	reasons map[string]float64 // first picks by selection reason
+	failed  map[string]float64 // attempts that failed over or broke, by target
+}
+
+func gatherDemoCounts(reg *prometheus.Registry) demoCounts {
+	failed := sumBy(reg, "firstbyte_attempts_total", "target", map[string]string{"outcome": "failover"})
+	for t, v := range sumBy(reg, "firstbyte_attempts_total", "target", map[string]string{"outcome": "broken"}) {
+		failed[t] += v
+	}
+	return demoCounts{
+		picks:   sumBy(reg, "firstbyte_selections_total", "target", nil),
+		reasons: sumBy(reg, "firstbyte_selections_total", "reason", nil),
+		failed:  failed,
+	}
+}
+
+// demoView remembers past counts (for the sliding window) and the last
+// leader (to announce a change).
+type demoView struct {
+	window  time.Duration
+	history []demoSnapshot // oldest first, covering at least window
+	leader  string
+	events  []string // newest last; the frame shows the last few
+}
+
+type demoSnapshot struct {
+	at    time.Duration
+	picks map[string]float64
+}
+
+func newDemoView(window time.Duration) *demoView { return &demoView{window: window} }
+
+// demoFrame is one drawing of the table.
+type demoFrame struct {
+	Elapsed, Total, Window time.Duration
+	API, Admin             string
+	Rows                   []demoRow
+	Requests, Failed       int64
+	Leader, Explore, Cold  string // shares of first picks over the run
+	Events                 []string
+}
+
+type demoRow struct {
+	Target  string
+	P50     string
+	Samples int
+	Picks   float64
+	Share   string // of first picks over the run
+	Recent  string // of first picks over the last Window
+	Failed  float64
+	Status  string
+}
+
+// maxDemoEvents is how many lead changes a frame lists.
+const maxDemoEvents = 4
+
+// frame builds the frame at elapsed from the routing state and counters.
+func (v *demoView) frame(elapsed time.Duration, routing []router.ModelRouting, c demoCounts, d *demoDriver) demoFrame {
+	// The sliding window: the oldest snapshot at least window old.
+	v.history = append(v.history, demoSnapshot{at: elapsed, picks: c.picks})
+	for len(v.history) > 2 && elapsed-v.history[1].at >= v.window {
+		v.history = v.history[1:]
+	}
+	base := v.history[0]
+	var all, recentAll float64
+	for t, n := range c.picks {
+		all += n
+		recentAll += n - base.picks[t]
+	}
+	share := func(n, of float64) string {
+		if of <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*n/of)
+	}
+	f := demoFrame{Window: min(v.window, elapsed-base.at), Requests: d.ok.Load() + d.failed.Load(), Failed: d.failed.Load(),
+		Leader: share(c.reasons["leader"], all), Explore: share(c.reasons["explore"], all), Cold: share(c.reasons["cold"], all)}
+	leader, leaderP50 := "", ""
+	p50s := map[string]string{}
+	for _, m := range routing {
+		for _, t := range m.Targets {
+			r := demoRow{Target: t.Target, P50: "-", Samples: t.Samples, Picks: c.picks[t.Target], Failed: c.failed[t.Target],
+				Share: share(c.picks[t.Target], all), Recent: share(c.picks[t.Target]-base.picks[t.Target], recentAll)}
+			if t.Samples > 0 {
+				r.P50 = time.Duration(t.P50Seconds * float64(time.Second)).Round(time.Millisecond).String()
+			}
+			p50s[t.Target] = r.P50
+			switch {
+			case t.CircuitOpen:
+				r.Status = "circuit " + strings.ReplaceAll(t.Circuit, "_", "-")
+			case t.Leader:
+				r.Status = "★ leader"
+				leader, leaderP50 = t.Target, r.P50
+			case t.Samples == 0:
+				r.Status = "unmeasured"
+			}
+			f.Rows = append(f.Rows, r)
+		}
+	}
+	if leader != "" && leader != v.leader {
+		if v.leader != "" {
+			v.events = append(v.events, fmt.Sprintf("%s  lead %s -> %s: p50 %s now beats %s's %s",
+				clock(elapsed), v.leader, leader, leaderP50, v.leader, p50s[v.leader]))
+		}
+		v.leader = leader
+	}
+	f.Events = v.events[max(0, len(v.events)-maxDemoEvents):]
+	return f
+}
+
+// clock prints a run time as m:ss.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// renderDemoFrame draws a frame; on a terminal it first clears the screen.
+func renderDemoFrame(f demoFrame, tty bool) string {
+	var b strings.Builder
+	if tty {
+		b.WriteString("\033[H\033[2J")
+	}
+	fmt.Fprintf(&b, "firstbyte demo — model %s, strategy least-latency — %s of %s (Ctrl-C stops)\n", demoModel, clock(f.Elapsed), clock(f.Total))
+	fmt.Fprintf(&b, "API http://%s/v1   metrics http://%s/metrics   routing http://%s/debug/routing\n\n", f.API, f.Admin, f.Admin)
+	fmt.Fprintf(&b, "%-14s %8s %7s %11s %7s %7s %8s  %s\n", "TARGET", "P50", "SAMPLES", "FIRST PICKS", "SHARE", "NOW", "FAILED", "STATUS")
+	for _, r := range f.Rows {
+		fmt.Fprintf(&b, "%-14s %8s %7d %11.0f %7s %7s %8.0f  %s\n", r.Target, r.P50, r.Samples, r.Picks, r.Share, r.Recent, r.Failed, r.Status)
+	}
+	fmt.Fprintf(&b, "\nSHARE: of all first picks so far · NOW: of the last %s · FAILED: attempts that failed over (503s, timeouts) or broke\n", f.Window.Round(time.Second))
+	fmt.Fprintf(&b, "requests %d (failed %d) · leader share %s · exploration share %s · cold picks %s\n",
+		f.Requests, f.Failed, f.Leader, f.Explore, f.Cold)
+	if len(f.Events) > 0 {
+		b.WriteString("\n")
+		for _, e := range f.Events {
+			b.WriteString(e + "\n")
+		}
+	}
+	b.WriteString("\nstory: at 0:30 groq-sim slows to ~900ms with 25% 503s (failovers; the lead moves once half its\n" +
+		"       last 100 samples are slow); at 1:00 it recovers, and exploration re-measures it until it leads again.\n")
+	return b.String()
+}
