@@ -203,8 +203,12 @@ func TestQueriesFilterBySelectedModelAndInstance(t *testing.T) {
 // Every $variable a query uses must be one the dashboard defines or a
 // Grafana built-in; an undefined one reaches Prometheus as a literal "$x".
 func TestQueryVariablesAreDefined(t *testing.T) {
+	d, err := model()
+	if err != nil {
+		t.Fatalf("building the dashboard: %v", err)
+	}
 	vars := map[string]string{}
-	for _, v := range dashboard().Templating.List {
+	for _, v := range d.Templating.List {
 		vars[v.Name] = "x"
 	}
 	for name := range grafanaBuiltins {
@@ -215,9 +219,13 @@ func TestQueryVariablesAreDefined(t *testing.T) {
 			t.Errorf("panel %q query %s uses undefined variables %v: %s", q.Panel, q.RefID, missing, q.Expr)
 		}
 	}
-	for _, v := range dashboard().Templating.List {
-		if _, missing := expand(v.Query, vars); len(missing) > 0 {
-			t.Errorf("variable %s's query uses undefined variables %v: %s", v.Name, missing, v.Query)
+	for _, v := range d.Templating.List {
+		if v.Query == nil || v.Query.String == nil {
+			t.Errorf("variable %s has no query string", v.Name)
+			continue
+		}
+		if _, missing := expand(*v.Query.String, vars); len(missing) > 0 {
+			t.Errorf("variable %s's query uses undefined variables %v: %s", v.Name, missing, *v.Query.String)
 		}
 	}
 }
