@@ -7,6 +7,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/heatmap"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
@@ -74,6 +75,13 @@ func rows() []row {
 					"exploration and failover traffic. A target at 0 is unmeasured: the next request tries it first (cold).",
 				q(fmt.Sprintf("max by (model, target) (firstbyte_target_samples{%s})", modelSel), "{{target}} ({{model}})"),
 			).Span(8).Height(8).Min(0).Max(100),
+			heatmapPanel("TTFB distribution (histogram buckets)",
+				"How many successful attempts' time to first byte fell in each bucket of firstbyte_ttfb_seconds over time, all "+
+					"targets of the selected models together. The buckets are the OpenTelemetry GenAI conventions' for time to "+
+					"first chunk, doubling from 10 ms to 81.92 s: two bands mean two providers far apart, a band that climbs "+
+					"a provider getting slower.",
+				q(sumBy("le", rate("firstbyte_ttfb_seconds_bucket", modelSel)), "{{le}}").Format(prometheus.PromQueryFormatHeatmap),
+			).Span(24).Height(8),
 		}},
 		{title: "Failover and errors", panels: []cog.Builder[dashboard.Panel]{
 			timeSeries("Failed attempts by target and outcome", "reqps",
@@ -92,6 +100,26 @@ func rows() []row {
 					"its circuit breaker opens after consecutive failures.",
 				q(ratio("target", "firstbyte_attempts_total", `outcome="failover"`, modelSel), "{{target}}"),
 			).Min(0).Max(1),
+			timeSeries("Fault rate per target (tracker)", "percentunit",
+				"The router's own fault rate: the share of each target's live attempt outcomes that were provider faults "+
+					"(transport errors, timeouts, 408, 429, 5xx; a provider's 400/422 counts half), read from the tracker at "+
+					"scrape time. reliable-latency divides a target's latency by 1 minus it; a target whose live outcomes are "+
+					"only faults ranks after every measured one.",
+				q(fmt.Sprintf("max by (model, target) (firstbyte_target_fault_rate{%s})", modelSel), "{{target}} ({{model}})"),
+			).Min(0).Max(1),
+			timeSeries("Skips per target", "reqps",
+				"Targets passed over without an attempt, by reason: circuit_open (its breaker is open: tried again after the "+
+					"cooldown, by one probe) or queue_full (max_concurrency reached and its queue full). A skip is not an "+
+					"attempt and costs no time; the request went to the next candidate (X-Firstbyte-Skipped). 0 for a healthy "+
+					"target. Only targets that serve the selected models are shown.",
+				// firstbyte_skips_total has no model label, and a target that was
+				// never skipped has no series: keep the targets of the selected
+				// models, and draw 0 for those without skips.
+				q(fmt.Sprintf("(sum by (target, reason) (%s) and on (target) %s) or on (target) 0 * %s",
+					rate("firstbyte_skips_total", instanceSel), targetsOfModels, targetsOfModels), "{{target}} {{reason}}"),
+			).Stacking(stackNormal()).FillOpacity(stackedFill).
+				OverrideByRegexp("/ circuit_open$/", fixedColor("red")).
+				OverrideByRegexp("/ queue_full$/", fixedColor("orange")),
 			timeSeries("Attempts per request", "none",
 				"Upstream attempts per client request. 1 means every request was served by its first pick; each retry or failover adds one. "+
 					"Requests refused before any attempt (400, 401, 404, 413, 415) count in the denominator only.",
@@ -108,8 +136,7 @@ func rows() []row {
 				}),
 				// firstbyte_circuit_open has no model label: keep the targets
 				// that have a row for a selected model.
-				q(fmt.Sprintf("max by (target) (firstbyte_circuit_open{%s}) and on (target) group by (target) (firstbyte_target_samples{%s})",
-					instanceSel, modelSel), "{{target}}"),
+				q(fmt.Sprintf("max by (target) (firstbyte_circuit_open{%s}) and on (target) %s", instanceSel, targetsOfModels), "{{target}}"),
 			),
 		}},
 		{title: "Requests", panels: []cog.Builder[dashboard.Panel]{
@@ -146,6 +173,13 @@ func rows() []row {
 					"gets every span before export. What is lost are the traces behind the exemplars.",
 				q(sumBy("instance", rate("firstbyte_export_failures_total", instanceSel)), "{{instance}}"),
 			),
+			timeSeries("Ingest rejections", "ops",
+				"What this instance's trace ingest (admin POST /v1/traces) refused, by reason: unknown_target counts spans "+
+					"naming a target or model this instance does not route to (a peer with another config, or a payload trying to "+
+					"steer routing); the others count whole requests: unauthorized (wrong ingest token), too_large, too_deep, "+
+					"undecodable, unsupported (content type), busy (too many at once; the collector retries). 0 normally.",
+				q(sumBy("reason", rate("firstbyte_ingest_rejected_total", instanceSel)), "{{reason}}"),
+			),
 		}},
 	}
 }
@@ -156,6 +190,11 @@ const (
 	modelSel    = `model=~"$` + VarModel + `", instance=~"$` + VarInstance + `"`
 	instanceSel = `instance=~"$` + VarInstance + `"`
 )
+
+// targetsOfModels is one series per target that serves a selected model
+// (every configured target has a firstbyte_target_samples row, sampled or
+// not): the filter for series that carry a target but no model label.
+var targetsOfModels = fmt.Sprintf("group by (target) (firstbyte_target_samples{%s})", modelSel)
 
 func rate(metric, matchers string) string {
 	return fmt.Sprintf("rate(%s{%s}[%s])", metric, matchers, rateWindow)
@@ -281,6 +320,18 @@ func stateTimeline(title, description string, mappings []dashboard.ValueMapping,
 		MergeValues(true).
 		AlignValue(common.TimelineValueAlignmentLeft).
 		RowHeight(0.9)
+}
+
+// heatmapPanel is a 12x8 heatmap of histogram buckets as Prometheus
+// stores them (format heatmap, one series per le), in seconds.
+func heatmapPanel(title, description string, qs ...*prometheus.DataqueryBuilder) *heatmap.PanelBuilder {
+	return panel(heatmap.NewPanelBuilder(), title, description, 12, 8, qs).
+		// The buckets are already counted: Grafana must not re-bucket them.
+		Calculate(false).
+		YAxis(heatmap.NewYAxisConfigBuilder().Unit("s")).
+		Color(heatmap.NewHeatmapColorOptionsBuilder().Mode(heatmap.HeatmapColorModeScheme).Scheme("Oranges").Exponent(0.5).Steps(64)).
+		CellGap(1).
+		ShowLegend()
 }
 
 // baseThresholds is a single green step from -Inf: no thresholds, but the

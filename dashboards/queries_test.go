@@ -96,10 +96,11 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	reg := telemetry.NewRegistry()
 	m := collector.NewMetrics(reg)
 	reg.MustRegister(telemetry.NewRoutingCollector(func() []telemetry.RoutingRow {
-		return []telemetry.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true}}
+		return []telemetry.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true, FaultRate: 0.1, Outcomes: 10}}
 	}))
 
-	//   [server span: POST /v1/chat/completions, model m, 200, 0.15 s upstream wait]
+	//   [server span: POST /v1/chat/completions, model m, 200, 0.15 s upstream wait,
+	//    event firstbyte.skip: target t2, circuit_open]
 	//     └─ [attempt span: target t, attempt 1, selection leader, success, TTFB 0.05 s]
 	traces := ptrace.NewTraces()
 	rs := traces.ResourceSpans().AppendEmpty()
@@ -113,6 +114,10 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	server.Attributes().PutStr(string(telemetry.KeyRequestedModel), "m")
 	server.Attributes().PutInt(string(telemetry.KeyHTTPStatus), 200)
 	server.Attributes().PutDouble(string(telemetry.KeyUpstreamWait), 0.15)
+	skip := server.Events().AppendEmpty()
+	skip.SetName(telemetry.EventSkip)
+	skip.Attributes().PutStr(string(telemetry.KeyTarget), "t2")
+	skip.Attributes().PutStr(string(telemetry.KeySkipReason), "circuit_open")
 	attempt := spans.AppendEmpty()
 	attempt.SetKind(ptrace.SpanKindClient)
 	attempt.SetTraceID(traceID)
@@ -130,6 +135,7 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	}
 	m.SpanConsumed(collector.SourceLocal)
 	m.ExportFailed(0)
+	m.IngestRejected(collector.RejectUnknownTarget, 1)
 
 	mfs, err := reg.Gather()
 	if err != nil {
