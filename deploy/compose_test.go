@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/firstbyte-dev/firstbyte/router/sim"
 )
 
 // compose.yaml as `docker compose up` would run it, checked without
@@ -413,6 +415,76 @@ func TestComposeTrafficReachesEveryGateway(t *testing.T) {
 			for gw, cfg := range n.gateways {
 				if len(cfg.Auth.Keys) > 0 && !slices.Contains(cfg.Auth.Keys, key) {
 					t.Errorf("%s sends key %q, which %s does not accept (401)", name, key, gw)
+				}
+			}
+		}
+	}
+}
+
+// docs/operations.md says how to run the stack and what listens where; it
+// must say what compose.yaml does: the command, every published port, the
+// tokens' defaults and when the simulated providers change.
+func TestOperationsDocMatchesCompose(t *testing.T) {
+	const doc = "../docs/operations.md"
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	// The section is the one under its own heading, up to the next one.
+	_, section, ok := strings.Cut(text, "\n## Running the whole stack\n")
+	if !ok {
+		t.Fatalf("%s has no \"## Running the whole stack\" section", doc)
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	if want := "docker compose -f deploy/" + composeFile + " up --build"; !strings.Contains(section, want) {
+		t.Errorf("%s does not say `%s`", doc, want)
+	}
+	s := loadStack(t)
+	for _, name := range s.names() {
+		ps, _ := s.services[name].published()
+		for _, p := range ps {
+			if addr := fmt.Sprintf("127.0.0.1:%d", p.host); !strings.Contains(section, addr) {
+				t.Errorf("%s does not mention %s, where service %s is published", doc, addr, name)
+			}
+		}
+	}
+	raw, err := os.ReadFile(composeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := regexp.MustCompile(`\$\{(FIRSTBYTE_[A-Z_]*(?:KEY|TOKEN)):-([^}]*)\}`).FindAllStringSubmatch(string(raw), -1)
+	if len(defaults) == 0 {
+		t.Fatal("no token defaults found in compose.yaml")
+	}
+	for _, d := range defaults {
+		if row := fmt.Sprintf("| `%s` | `%s` |", d[1], d[2]); !strings.Contains(section, row) {
+			t.Errorf("%s has no row %q: the default of %s in %s", doc, row, d[1], composeFile)
+		}
+	}
+	seen := map[string]bool{}
+	for _, name := range serviceOfKind(s, "firstbyte sim") {
+		sv := s.services[name]
+		path, _ := oneFlag(sv, "config")
+		file, err := mountedFile(sv, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[file] {
+			continue // the replicas' simulators share one file
+		}
+		seen[file] = true
+		cfg, err := sim.LoadConfig(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range cfg.Providers {
+			for _, ph := range p.Phases {
+				at := fmt.Sprintf("%d:%02d", int(ph.After.Minutes()), int(ph.After.Seconds())%60)
+				if !strings.Contains(section, "at "+at) {
+					t.Errorf("%s does not say what happens at %s (provider %s's phase in %s)", doc, at, p.Name, repoRel(file))
 				}
 			}
 		}

@@ -98,7 +98,7 @@ func kindOf(sv service) string {
 		return "prometheus"
 	case strings.HasPrefix(sv.Image, "grafana/grafana:"):
 		return "grafana"
-	case strings.HasPrefix(sv.Image, "jaegertracing/jaeger:"):
+	case strings.HasPrefix(sv.Image, "cr.jaegertracing.io/jaegertracing/jaeger:"):
 		return "jaeger"
 	case strings.HasPrefix(sv.Image, "curlimages/curl:") && len(sv.Entrypoint) == 2 && sv.Entrypoint[0] == "/bin/sh":
 		return "traffic script"
