@@ -7,6 +7,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 DEMO_DURATION ?= 2m
 
 .PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
+.PHONY: test-deploy
 
 build: ## the gateway binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
@@ -18,6 +19,7 @@ demo: build ## simulated providers, the gateway and live traffic; stops after DE
 	$(BIN)/firstbyte demo -duration $(DEMO_DURATION)
 
 test: lint test-unit test-integration test-clients ## everything CI runs
+test: test-deploy
 
 test-unit: ## unit and end-to-end tests of the gateway module, race detector on
 	$(GO) test -race -count=1 ./...
@@ -26,6 +28,10 @@ test-integration: build otelcol ## the real binary against a real Prometheus and
 	cd collector/otelcol && $(GO) test -count=1 ./...
 	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
 		$(GO) test -count=1 -tags integration ./dashboards/ ./cmd/firstbyte/
+
+test-deploy: build otelcol ## deploy/: every file of the compose stack through its own tool (Docker not needed)
+	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
+		$(GO) test -count=1 -tags integration ./deploy/
 
 test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs against the real binary
 	cd examples/clients/node && npm ci --no-audit --no-fund
@@ -39,6 +45,7 @@ lint: ## gofmt and go vet, both modules
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./cmd/firstbyte/ ./dashboards/
+	$(GO) vet -tags integration ./deploy/
 	cd collector/otelcol && $(GO) vet ./...
 	cd examples/clients/go && $(GO) vet ./...
 

@@ -15,9 +15,12 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// TTFBBuckets span what a provider's time to first byte can be: from a
-// fast cache hit (10 ms) to a reasoning model's long think (60 s).
-var TTFBBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 20, 30, 60}
+// TTFBBuckets are the OpenTelemetry GenAI semantic conventions' advice for
+// time to first chunk (gen_ai.client.operation.time_to_first_chunk):
+// doubling from 10 ms to 81.92 s, a fast cache hit to a reasoning model's
+// long think. Dashboards and other GenAI-instrumented services then cut
+// the same histogram at the same places.
+var TTFBBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
 
 // DurationBuckets cover whole requests: streams may run up to the default
 // 10-minute total timeout.

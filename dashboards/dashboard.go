@@ -6,12 +6,16 @@
 // The dashboard is code so that its queries can be tested: every metric a
 // query names must be one the gateway exposes, and the integration test
 // (build tag integration) evaluates every query against a real Prometheus
-// scraping the real binary. firstbyte.json is generated, never edited by
-// hand: change panels.go and run `go generate ./dashboards/`.
+// scraping the real binary. It is written with Grafana's typed Go SDK
+// (github.com/grafana/grafana-foundation-sdk), so the JSON model is
+// Grafana's own and this package only says what the panels show.
+// firstbyte.json is generated, never edited by hand: change panels.go and
+// run `go generate ./dashboards/`.
 //
 // What it must not do: import the packages that define the metrics (only
 // its tests do), so the dashboard depends on metric names alone, as a
-// Grafana dashboard does.
+// Grafana dashboard does; and be imported by the gateway, which has no use
+// for the SDK.
 package dashboards
 
 //go:generate go test -run ^TestDashboardUpToDate$ -update .
@@ -20,14 +24,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 )
 
 // JSONFile is the generated dashboard, relative to this package.
 const JSONFile = "firstbyte.json"
 
-// SchemaVersion is the Grafana dashboard schema the JSON is written in
-// (Grafana 10.4); newer Grafana versions migrate it on load.
-const SchemaVersion = 39
+// UID is the dashboard's stable uid: links and provisioning find it by it.
+const UID = "firstbyte"
 
 // The template variables the queries use, as Grafana substitutes them.
 const (
@@ -43,6 +51,9 @@ const (
 	rateWindow = "$__rate_interval"
 )
 
+// gridWidth is Grafana's fixed dashboard width in grid units.
+const gridWidth = 24
+
 // Query is one PromQL expression of a panel, with the dashboard's template
 // variables still in it.
 type Query struct {
@@ -52,366 +63,182 @@ type Query struct {
 }
 
 // Build returns the dashboard JSON exactly as it is committed in
-// firstbyte.json: indented, keys in a fixed order, newline-terminated.
+// firstbyte.json: indented, newline-terminated, PromQL readable.
 func Build() ([]byte, error) {
-	d := dashboard()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // PromQL's < > & stay readable in the file
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(d); err != nil {
+	d, err := model()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
 		return nil, fmt.Errorf("encoding the dashboard: %w", err)
 	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, unescapeHTML(raw), "", "  "); err != nil {
+		return nil, fmt.Errorf("indenting the dashboard: %w", err)
+	}
+	b.WriteByte('\n')
 	return b.Bytes(), nil
 }
 
-// Queries lists every panel query in dashboard order.
+// unescapeHTML turns the \u003c, \u003e and \u0026 that encoding/json
+// writes for < > & back into the characters, so PromQL comparisons and
+// label matchers read in the file as they do in Grafana. The SDK's panels
+// marshal themselves with json.Marshal, so an Encoder's SetEscapeHTML(false)
+// cannot reach them. Escapes are walked pair by pair, so an escaped
+// backslash followed by "u003c" is left alone.
+func unescapeHTML(raw []byte) []byte {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			out = append(out, raw[i])
+			continue
+		}
+		if raw[i+1] == 'u' && i+6 <= len(raw) {
+			switch string(raw[i+2 : i+6]) {
+			case "003c":
+				out = append(out, '<')
+				i += 5
+				continue
+			case "003e":
+				out = append(out, '>')
+				i += 5
+				continue
+			case "0026":
+				out = append(out, '&')
+				i += 5
+				continue
+			}
+		}
+		out = append(out, raw[i], raw[i+1])
+		i++
+	}
+	return out
+}
+
+// Queries lists every panel query in dashboard order. The dashboard is
+// fixed at compile time, so a definition that does not build is a bug in
+// this package: Queries panics with the SDK's error (TestDashboardUpToDate
+// reports the same error first).
 func Queries() []Query {
+	d, err := model()
+	if err != nil {
+		panic(fmt.Sprintf("dashboards: the dashboard definition does not build: %v", err))
+	}
 	var qs []Query
-	for _, p := range dashboard().Panels {
-		for _, t := range p.Targets {
-			qs = append(qs, Query{Panel: p.Title, RefID: t.RefID, Expr: t.Expr})
+	for _, p := range d.Panels {
+		if p.Panel == nil {
+			continue // a row header
+		}
+		for _, t := range p.Panel.Targets {
+			pq, ok := t.(prometheus.Dataquery)
+			if !ok {
+				panic(fmt.Sprintf("dashboards: panel %q has a %T query; every query is a Prometheus one", deref(p.Panel.Title), t))
+			}
+			qs = append(qs, Query{Panel: deref(p.Panel.Title), RefID: deref(pq.RefId), Expr: pq.Expr})
 		}
 	}
 	return qs
 }
 
-// dashboard assembles the dashboard from the rows in panels.go.
-func dashboard() Dashboard {
-	return Dashboard{
-		Annotations: Annotations{List: []Annotation{{
-			BuiltIn: 1, Datasource: DatasourceRef{Type: "grafana", UID: "-- Grafana --"},
-			Enable: true, Hide: true, IconColor: "rgba(0, 211, 255, 1)",
-			Name: "Annotations & Alerts", Type: "dashboard",
-		}}},
-		Description: "How firstbyte routes: who leads, who explores, what the router ranks on, " +
-			"what fails over, and what the gateway itself costs. Generated by dashboards/panels.go.",
-		Editable:      true,
-		GraphTooltip:  1, // shared crosshair: a failover spike lines up with the lead moving
-		Links:         []Link{},
-		Panels:        layout(rows()),
-		Refresh:       "10s",
-		SchemaVersion: SchemaVersion,
-		Tags:          []string{"firstbyte", "llm", "gateway"},
-		Templating:    Templating{List: variables()},
-		Time:          TimeRange{From: "now-30m", To: "now"},
-		Timepicker:    Timepicker{},
-		Title:         "firstbyte",
-		UID:           "firstbyte",
-		Version:       1,
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// model assembles the dashboard from the rows in panels.go.
+func model() (dashboard.Dashboard, error) {
+	b := dashboard.NewDashboardBuilder("firstbyte").
+		Uid(UID).
+		Description("How firstbyte routes: who leads, who explores, what the router ranks on, "+
+			"what fails over, and what the gateway itself costs. Generated by dashboards/panels.go.").
+		Tags([]string{"firstbyte", "llm", "gateway"}).
+		Editable().
+		// Shared crosshair: a failover spike lines up with the lead moving.
+		Tooltip(dashboard.DashboardCursorSyncCrosshair).
+		Refresh("10s").
+		Time("now-30m", "now").
+		Timezone(common.TimeZoneBrowser).
+		Version(1).
+		Annotation(dashboard.NewAnnotationQueryBuilder().
+			Name("Annotations & Alerts").
+			Datasource(common.DataSourceRef{Type: cog.ToPtr("grafana"), Uid: cog.ToPtr("-- Grafana --")}).
+			Enable(true).Hide(true).IconColor("rgba(0, 211, 255, 1)").
+			Type("dashboard").BuiltIn(1))
+	for _, v := range variables() {
+		b.WithVariable(v)
+	}
+	assemble(b, rows())
+	return b.Build()
+}
+
+// assemble adds the rows to b: a row header, then its panels, numbered in
+// order. The SDK places them on the grid left to right, wrapping when a
+// line is full, and starts each row below the tallest panel of the last
+// line; rows whose widths do not add up to whole lines would leave holes,
+// which TestDashboardModel catches as panels off the grid.
+func assemble(b *dashboard.DashboardBuilder, rs []row) {
+	id := uint32(1)
+	for _, r := range rs {
+		b.WithRow(dashboard.NewRowBuilder(r.title).Id(id))
+		id++
+		for _, p := range r.panels {
+			b.WithPanel(numbered{p, id})
+			id++
+		}
 	}
 }
 
-func variables() []Variable {
-	promDS := &DatasourceRef{Type: "prometheus", UID: "${" + VarDatasource + "}"}
-	modelQuery := "label_values(firstbyte_requests_total, model)"
-	instanceQuery := `label_values(firstbyte_requests_total{model=~"$model"}, instance)`
-	return []Variable{
-		{
-			Name: VarDatasource, Label: "Prometheus", Type: "datasource", Query: "prometheus",
-			Current: map[string]any{}, Options: []any{}, Refresh: 1,
-		},
-		{
-			Name: VarModel, Label: "Model", Type: "query", Datasource: promDS,
-			Query: modelQuery, Definition: modelQuery,
-			// Refresh on time range change: models come and go with config.
-			Refresh: 2, Multi: true, IncludeAll: true, AllValue: ".*", Sort: 1,
-			Current: map[string]any{"selected": true, "text": []string{"All"}, "value": []string{"$__all"}},
-			Options: []any{},
-		},
-		{
-			Name: VarInstance, Label: "Instance", Type: "query", Datasource: promDS,
-			Query: instanceQuery, Definition: instanceQuery,
-			Refresh: 2, Multi: true, IncludeAll: true, AllValue: ".*", Sort: 1,
-			Current: map[string]any{"selected": true, "text": []string{"All"}, "value": []string{"$__all"}},
-			Options: []any{},
-		},
-	}
+// numbered gives a panel its id: Grafana needs ids unique within the
+// dashboard, and the panel builders leave them to the caller.
+type numbered struct {
+	cog.Builder[dashboard.Panel]
+	id uint32
 }
 
-// row is a titled band of panels; layout places them.
+func (n numbered) Build() (dashboard.Panel, error) {
+	p, err := n.Builder.Build()
+	if err != nil {
+		return p, err
+	}
+	p.Id = &n.id
+	return p, nil
+}
+
+// row is a titled band of panels (each with its width and height set).
 type row struct {
 	title  string
-	panels []Panel // GridPos.W and GridPos.H set; X and Y filled by layout
+	panels []cog.Builder[dashboard.Panel]
 }
 
-// gridWidth is Grafana's fixed dashboard width in grid units.
-const gridWidth = 24
-
-// layout flattens rows into Grafana's panel list: a row header, then its
-// panels left to right, wrapping at the grid width; ids in order.
-func layout(rs []row) []Panel {
-	var out []Panel
-	y, id := 0, 1
-	for _, r := range rs {
-		collapsed := false
-		out = append(out, Panel{ID: id, Type: "row", Title: r.title, Collapsed: &collapsed,
-			GridPos: GridPos{H: 1, W: gridWidth, X: 0, Y: y}, Panels: []Panel{}})
-		id++
-		y++
-		x, lineH := 0, 0
-		for _, p := range r.panels {
-			if x+p.GridPos.W > gridWidth {
-				x, y, lineH = 0, y+lineH, 0
-			}
-			p.ID = id
-			p.GridPos.X, p.GridPos.Y = x, y
-			out = append(out, p)
-			id++
-			x += p.GridPos.W
-			lineH = max(lineH, p.GridPos.H)
-		}
-		y += lineH
+func variables() []cog.Builder[dashboard.VariableModel] {
+	modelQuery := "label_values(firstbyte_requests_total, model)"
+	instanceQuery := `label_values(firstbyte_requests_total{model=~"$model"}, instance)`
+	all := dashboard.VariableOption{
+		Selected: cog.ToPtr(true),
+		Text:     dashboard.StringOrArrayOfString{ArrayOfString: []string{"All"}},
+		Value:    dashboard.StringOrArrayOfString{ArrayOfString: []string{"$__all"}},
 	}
-	return out
-}
-
-// The types below are the part of Grafana's dashboard JSON model
-// (https://grafana.com/docs/grafana/latest/dashboards/build-dashboards/view-dashboard-json-model/)
-// that this dashboard uses. Field order is JSON key order, so the output
-// is stable; pointers mark values whose zero must still be written (min: 0).
-
-// Dashboard is the top-level JSON object.
-type Dashboard struct {
-	Annotations          Annotations `json:"annotations"`
-	Description          string      `json:"description"`
-	Editable             bool        `json:"editable"`
-	FiscalYearStartMonth int         `json:"fiscalYearStartMonth"`
-	GraphTooltip         int         `json:"graphTooltip"`
-	ID                   *int        `json:"id"` // null: Grafana assigns one on import
-	Links                []Link      `json:"links"`
-	Panels               []Panel     `json:"panels"`
-	Refresh              string      `json:"refresh"`
-	SchemaVersion        int         `json:"schemaVersion"`
-	Tags                 []string    `json:"tags"`
-	Templating           Templating  `json:"templating"`
-	Time                 TimeRange   `json:"time"`
-	Timepicker           Timepicker  `json:"timepicker"`
-	Timezone             string      `json:"timezone"`
-	Title                string      `json:"title"`
-	UID                  string      `json:"uid"`
-	Version              int         `json:"version"`
-	WeekStart            string      `json:"weekStart"`
-}
-
-// Annotations holds the built-in annotation query.
-type Annotations struct {
-	List []Annotation `json:"list"`
-}
-
-// Annotation is one annotation query.
-type Annotation struct {
-	BuiltIn    int           `json:"builtIn"`
-	Datasource DatasourceRef `json:"datasource"`
-	Enable     bool          `json:"enable"`
-	Hide       bool          `json:"hide"`
-	IconColor  string        `json:"iconColor"`
-	Name       string        `json:"name"`
-	Type       string        `json:"type"`
-}
-
-// Link is a dashboard link (none today; Grafana expects the list).
-type Link struct {
-	Title string `json:"title"`
-	URL   string `json:"url"`
-	Type  string `json:"type"`
-}
-
-// DatasourceRef names a datasource by type and uid (a variable here).
-type DatasourceRef struct {
-	Type string `json:"type"`
-	UID  string `json:"uid"`
-}
-
-// Templating holds the template variables.
-type Templating struct {
-	List []Variable `json:"list"`
-}
-
-// Variable is a template variable (type datasource or query).
-type Variable struct {
-	Name       string         `json:"name"`
-	Label      string         `json:"label,omitempty"`
-	Type       string         `json:"type"`
-	Datasource *DatasourceRef `json:"datasource,omitempty"`
-	Query      string         `json:"query"`
-	Definition string         `json:"definition,omitempty"`
-	Current    map[string]any `json:"current"`
-	Options    []any          `json:"options"`
-	Refresh    int            `json:"refresh"` // 1 on load, 2 on time range change
-	Regex      string         `json:"regex"`
-	Multi      bool           `json:"multi"`
-	IncludeAll bool           `json:"includeAll"`
-	AllValue   string         `json:"allValue,omitempty"`
-	Sort       int            `json:"sort"`
-	Hide       int            `json:"hide"`
-}
-
-// TimeRange is the default time range.
-type TimeRange struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-}
-
-// Timepicker keeps Grafana's defaults.
-type Timepicker struct{}
-
-// GridPos places a panel on the 24-wide grid.
-type GridPos struct {
-	H int `json:"h"`
-	W int `json:"w"`
-	X int `json:"x"`
-	Y int `json:"y"`
-}
-
-// Panel is a visualisation or a row header.
-type Panel struct {
-	ID          int            `json:"id"`
-	Type        string         `json:"type"`
-	Title       string         `json:"title"`
-	Description string         `json:"description,omitempty"`
-	GridPos     GridPos        `json:"gridPos"`
-	Collapsed   *bool          `json:"collapsed,omitempty"` // rows only
-	Panels      []Panel        `json:"panels,omitempty"`    // rows only: panels folded into a collapsed row
-	Datasource  *DatasourceRef `json:"datasource,omitempty"`
-	Targets     []Target       `json:"targets,omitempty"`
-	FieldConfig *FieldConfig   `json:"fieldConfig,omitempty"`
-	Options     *Options       `json:"options,omitempty"`
-}
-
-// Target is one Prometheus query of a panel.
-type Target struct {
-	Datasource   DatasourceRef `json:"datasource"`
-	RefID        string        `json:"refId"`
-	Expr         string        `json:"expr"`
-	LegendFormat string        `json:"legendFormat,omitempty"`
-	EditorMode   string        `json:"editorMode"`
-	Range        bool          `json:"range"`
-	Instant      bool          `json:"instant"`
-	Exemplar     bool          `json:"exemplar"`
-}
-
-// FieldConfig sets units, ranges, colours and mappings of a panel's values.
-type FieldConfig struct {
-	Defaults  FieldDefaults `json:"defaults"`
-	Overrides []Override    `json:"overrides"`
-}
-
-// FieldDefaults apply to every field of the panel.
-type FieldDefaults struct {
-	Unit       string         `json:"unit,omitempty"`
-	Min        *float64       `json:"min,omitempty"`
-	Max        *float64       `json:"max,omitempty"`
-	Decimals   *int           `json:"decimals,omitempty"`
-	NoValue    string         `json:"noValue,omitempty"`
-	Color      FieldColor     `json:"color"`
-	Thresholds *Thresholds    `json:"thresholds,omitempty"`
-	Mappings   []ValueMapping `json:"mappings"`
-	Custom     *FieldCustom   `json:"custom,omitempty"`
-}
-
-// FieldColor is the colour scheme.
-type FieldColor struct {
-	Mode       string `json:"mode"`
-	FixedColor string `json:"fixedColor,omitempty"`
-}
-
-// Thresholds colour values by level.
-type Thresholds struct {
-	Mode  string          `json:"mode"`
-	Steps []ThresholdStep `json:"steps"`
-}
-
-// ThresholdStep is one level; the first has a null Value (from -Inf).
-type ThresholdStep struct {
-	Color string   `json:"color"`
-	Value *float64 `json:"value"`
-}
-
-// ValueMapping maps values to text and colour (type "value").
-type ValueMapping struct {
-	Type    string                   `json:"type"`
-	Options map[string]MappingResult `json:"options"`
-}
-
-// MappingResult is what a mapped value shows.
-type MappingResult struct {
-	Text  string `json:"text"`
-	Color string `json:"color,omitempty"`
-	Index int    `json:"index"`
-}
-
-// FieldCustom holds the time series and state timeline drawing options.
-type FieldCustom struct {
-	DrawStyle         string    `json:"drawStyle,omitempty"`
-	LineInterpolation string    `json:"lineInterpolation,omitempty"`
-	LineWidth         int       `json:"lineWidth,omitempty"`
-	FillOpacity       int       `json:"fillOpacity"`
-	ShowPoints        string    `json:"showPoints,omitempty"`
-	SpanNulls         *bool     `json:"spanNulls,omitempty"`
-	Stacking          *Stacking `json:"stacking,omitempty"`
-}
-
-// Stacking stacks series (mode "normal") or not ("none").
-type Stacking struct {
-	Mode  string `json:"mode"`
-	Group string `json:"group"`
-}
-
-// Override changes properties of the fields a matcher selects.
-type Override struct {
-	Matcher    Matcher    `json:"matcher"`
-	Properties []Property `json:"properties"`
-}
-
-// Matcher selects fields, e.g. {id: byRegexp, options: "/failover/"}.
-type Matcher struct {
-	ID      string `json:"id"`
-	Options string `json:"options"`
-}
-
-// Property is one overridden field property.
-type Property struct {
-	ID    string `json:"id"`
-	Value any    `json:"value"`
-}
-
-// Options are the panel-type specific options; each panel type reads
-// only its own, so unused ones are omitted.
-type Options struct {
-	Legend        *Legend        `json:"legend,omitempty"`
-	Tooltip       *Tooltip       `json:"tooltip,omitempty"`
-	ReduceOptions *ReduceOptions `json:"reduceOptions,omitempty"`
-	// stat
-	TextMode    string `json:"textMode,omitempty"`
-	ColorMode   string `json:"colorMode,omitempty"`
-	GraphMode   string `json:"graphMode,omitempty"`
-	JustifyMode string `json:"justifyMode,omitempty"`
-	Orientation string `json:"orientation,omitempty"`
-	// state-timeline
-	ShowValue   string  `json:"showValue,omitempty"`
-	MergeValues *bool   `json:"mergeValues,omitempty"`
-	AlignValue  string  `json:"alignValue,omitempty"`
-	RowHeight   float64 `json:"rowHeight,omitempty"`
-}
-
-// Legend configures a panel's legend.
-type Legend struct {
-	ShowLegend  bool     `json:"showLegend"`
-	DisplayMode string   `json:"displayMode"` // list | table
-	Placement   string   `json:"placement"`
-	Calcs       []string `json:"calcs"`
-}
-
-// Tooltip configures a panel's tooltip.
-type Tooltip struct {
-	Mode string `json:"mode"` // single | multi
-	Sort string `json:"sort"`
-}
-
-// ReduceOptions reduce a series to one value (stat).
-type ReduceOptions struct {
-	Calcs  []string `json:"calcs"`
-	Fields string   `json:"fields"`
-	Values bool     `json:"values"`
+	multi := func(name, label, query string) *dashboard.QueryVariableBuilder {
+		return dashboard.NewQueryVariableBuilder(name).
+			Label(label).
+			Datasource(promDS).
+			Query(dashboard.StringOrMap{String: &query}).
+			Definition(query).
+			// Refresh on time range change: models and instances come and
+			// go with config and deployments.
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+			Multi(true).
+			IncludeAll(true).
+			AllValue(".*").
+			Sort(dashboard.VariableSortAlphabeticalAsc).
+			Current(all)
+	}
+	return []cog.Builder[dashboard.VariableModel]{
+		dashboard.NewDatasourceVariableBuilder(VarDatasource).Label("Prometheus").Type("prometheus"),
+		multi(VarModel, "Model", modelQuery),
+		multi(VarInstance, "Instance", instanceQuery),
+	}
 }

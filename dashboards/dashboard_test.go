@@ -6,8 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
 var update = flag.Bool("update", false, "rewrite "+JSONFile+" from Build()")
@@ -179,14 +186,23 @@ func countTargets(raw []byte) int {
 	return bytes.Count(raw, []byte(`"refId":`))
 }
 
-// layout wraps at the grid width and stacks rows without gaps.
-func TestLayout(t *testing.T) {
-	p := func(w, h int) Panel { return Panel{Type: "timeseries", GridPos: GridPos{W: w, H: h}} }
-	got := layout([]row{
-		{title: "a", panels: []Panel{p(12, 8), p(12, 6), p(16, 4), p(8, 4), p(24, 2)}},
-		{title: "b", panels: []Panel{p(6, 3)}},
+// Rows and panels land on the grid as Grafana lays them out: left to
+// right, wrapping at the grid width, each row below the tallest panel of
+// the line before, ids in order.
+func TestAssembleLayout(t *testing.T) {
+	p := func(w, h uint32) cog.Builder[dashboard.Panel] {
+		return timeseries.NewPanelBuilder().Title(fmt.Sprintf("%dx%d", w, h)).Span(w).Height(h)
+	}
+	b := dashboard.NewDashboardBuilder("layout")
+	assemble(b, []row{
+		{title: "a", panels: []cog.Builder[dashboard.Panel]{p(12, 8), p(12, 6), p(16, 4), p(8, 4), p(24, 2)}},
+		{title: "b", panels: []cog.Builder[dashboard.Panel]{p(6, 3)}},
 	})
-	want := []GridPos{
+	d, err := b.Build()
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	want := []dashboard.GridPos{
 		{H: 1, W: 24, X: 0, Y: 0},  // row a
 		{H: 8, W: 12, X: 0, Y: 1},  //
 		{H: 6, W: 12, X: 12, Y: 1}, // same line
@@ -196,13 +212,45 @@ func TestLayout(t *testing.T) {
 		{H: 1, W: 24, X: 0, Y: 15}, // row b
 		{H: 3, W: 6, X: 0, Y: 16},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("layout gave %d panels, want %d", len(got), len(want))
+	if len(d.Panels) != len(want) {
+		t.Fatalf("assemble gave %d panels, want %d", len(d.Panels), len(want))
 	}
 	for i := range want {
-		if got[i].GridPos != want[i] || got[i].ID != i+1 {
-			t.Errorf("panel %d: id %d gridPos %+v, want id %d %+v", i, got[i].ID, got[i].GridPos, i+1, want[i])
+		var id uint32
+		var pos *dashboard.GridPos
+		if r := d.Panels[i].RowPanel; r != nil {
+			id, pos = r.Id, r.GridPos
+		} else if p := d.Panels[i].Panel; p != nil && p.Id != nil {
+			id, pos = *p.Id, p.GridPos
 		}
+		if pos == nil || *pos != want[i] || id != uint32(i+1) {
+			t.Errorf("panel %d: id %d gridPos %+v, want id %d %+v", i, id, pos, i+1, want[i])
+		}
+	}
+}
+
+// Panel JSON is marshalled by the SDK with HTML escaping; the committed
+// file has PromQL's < > & as written, and nothing else changes.
+func TestUnescapeHTML(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"comparison", `{"expr":"x \u003e 0 \u0026 y \u003c 1"}`, `{"expr":"x > 0 & y < 1"}`},
+		{"escaped backslash before u003c stays", `"a\\u003c"`, `"a\\u003c"`},
+		{"other escapes stay", `"\u00e9 \n \""`, `"\u00e9 \n \""`},
+		{"trailing backslash", `\`, `\`},
+	}
+	for _, tt := range tests {
+		in := strings.ReplaceAll(tt.in, `\`, `\`)
+		want := strings.ReplaceAll(tt.want, `\`, `\`)
+		if got := string(unescapeHTML([]byte(in))); got != want {
+			t.Errorf("%s: unescapeHTML(%s) = %s, want %s", tt.name, in, got, want)
+		}
+	}
+	// The round trip: what json reads back is what was written.
+	in := map[string]string{"expr": `a < b && c > "d" <`}
+	raw, _ := json.Marshal(in)
+	var out map[string]string
+	if err := json.Unmarshal(unescapeHTML(raw), &out); err != nil || out["expr"] != in["expr"] {
+		t.Errorf("round trip of %q gave %q (%v)", in["expr"], out["expr"], err)
 	}
 }
 
@@ -212,4 +260,22 @@ func ExampleQueries() {
 	}
 	// Output:
 	// Leader and exploration share (A): (sum by (model) (rate(firstbyte_selections_total{reason="leader", model=~"$model", instance=~"$instance"}[$__rate_interval])) or 0 * sum by (model) (rate(firstbyte_selections_total{model=~"$model", instance=~"$instance"}[$__rate_interval]))) / sum by (model) (rate(firstbyte_selections_total{model=~"$model", instance=~"$instance"}[$__rate_interval]))
+}
+
+// The SDK is for generating the JSON; the gateway binary must not link it
+// (it would carry the SDK's thousands of generated types for nothing).
+func TestGatewayDoesNotLinkTheSDK(t *testing.T) {
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goTool, "list", "-deps", "../cmd/firstbyte").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ../cmd/firstbyte: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("github.com/firstbyte-dev/firstbyte/router")) {
+		t.Fatalf("go list -deps ../cmd/firstbyte does not list the router; the check below would pass vacuously:\n%s", out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/grafana/") || dep == "github.com/firstbyte-dev/firstbyte/dashboards" {
+			t.Errorf("cmd/firstbyte depends on %s: only the dashboards package and its tests may use the Grafana SDK", dep)
+		}
+	}
 }

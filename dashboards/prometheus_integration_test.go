@@ -28,8 +28,11 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The dashboard against the real thing: the real gateway binary routing
@@ -39,6 +42,8 @@ import (
 //	8 workers ──stream──▶ firstbyte serve ──▶ sim fast   (TTFB  5 ms)
 //	                       (FIRSTBYTE_BIN)  ──▶ sim steady (TTFB 15 ms)
 //	                            │           ──▶ sim flaky  (TTFB 30 ms, 20% 503)
+//	a few requests ─────────────┤           ──▶ down       (nothing listens; another model)
+//	a peer's span ──/v1/traces──┤
 //	                   admin /metrics
 //	                            ▲ 1 s scrapes, exemplar storage
 //	                       prometheus ◀── every query of firstbyte.json
@@ -46,13 +51,20 @@ import (
 // The flaky provider is there so the failure panels have something to
 // show: it is only tried when explored (a runner-up), so its 503s fail over
 // to the leader and no client sees them, and the first-pick shares are
-// those of a steady run.
+// those of a steady run. The down target serves another model, so the
+// panels (which show the test's model) do not see it: its open circuit is
+// there so that /metrics has skips at all. The peer's span names a target
+// this gateway does not have, for the ingest rejections panel.
 //
 // Run: make test-integration, or
 //
 //	make build && FIRSTBYTE_BIN=$PWD/bin/firstbyte go test -count=1 -tags integration -v ./dashboards/
 const (
 	itModel = "llama-3.3-70b" // the dots exercise Grafana's regex escaping of $model
+	// downModel is served by the down target alone: its requests fail and
+	// open its circuit, and the next ones skip it.
+	downModel    = "down-model"
+	downRequests = 3
 
 	loadWorkers     = 8
 	loadRate        = 250 // requests/s: enough for the shares, and leaves CPU to tests running beside this one
@@ -105,10 +117,18 @@ func TestDashboardAgainstRealPrometheus(t *testing.T) {
 		t.Errorf("%d of %d client requests failed (first: %s); the flaky provider's 503s must fail over to another target",
 			load.failed, load.requests, load.firstFailure)
 	}
+	downCodes := requestDown(ctx, t, gw.api)
+	t.Logf("%d requests for %s (down target only) answered %v", downRequests, downModel, downCodes)
+	sendForeignSpan(ctx, t, gw.admin)
+
 	// Every request counted in a scrape means every attempt span had ended
 	// by then too (the server span ends last).
 	prom.waitFor(ctx, t, fmt.Sprintf(`sum(firstbyte_requests_total{model=%q})`, itModel),
 		func(v float64) bool { return v == float64(load.requests) }, fmt.Sprintf("Prometheus to have scraped all %d requests", load.requests))
+	prom.waitFor(ctx, t, `sum(firstbyte_skips_total{target="down", reason="circuit_open"})`,
+		func(v float64) bool { return v >= downRequests-1 }, "the down target's open circuit to be skipped")
+	prom.waitFor(ctx, t, `sum(firstbyte_ingest_rejected_total{reason="unknown_target"})`,
+		func(v float64) bool { return v == 1 }, "the peer's span for an unknown target to be rejected")
 
 	results := evaluateDashboard(ctx, t, prom, gw.admin)
 
@@ -330,7 +350,38 @@ func storyChecks() []storyCheck {
 		{"Non-2xx share", "A", equal(map[string]float64{itModel: 0})},
 		{"Spans consumed by source", "A", func(v map[string]float64) error {
 			if v["local"] <= 0 || v["peer"] != 0 {
-				return errors.New("want local spans and no peer spans on a single instance")
+				return errors.New("want local spans and no peer spans on a single instance (the rejected one does not count)")
+			}
+			return nil
+		}},
+		{"Fault rate per target (tracker)", "A", func(v map[string]float64) error {
+			if v["fast"] != 0 || v["steady"] != 0 || len(v) != 3 {
+				return errors.New("want 0 for fast and steady and a line for each of the three targets")
+			}
+			if f := v["flaky"]; f < 0.05 || f > 0.45 {
+				return fmt.Errorf("flaky = %.3f, want about its 20%% error rate", f)
+			}
+			return nil
+		}},
+		// The down target's skips are another model's: the selected one's
+		// targets were never skipped, and show 0.
+		{"Skips per target", "A", equal(map[string]float64{"fast": 0, "steady": 0, "flaky": 0})},
+		{"TTFB distribution (histogram buckets)", "A", func(v map[string]float64) error {
+			// fast leads with a 5 ms TTFB: the first GenAI bucket (10 ms)
+			// holds most answers; the buckets are cumulative.
+			if v["0.01"] <= 0 || v["+Inf"] < v["0.01"] || len(v) != 15 {
+				return errors.New("want 15 buckets (the 14 GenAI boundaries and +Inf), le=0.01 above 0 and +Inf at least as high")
+			}
+			return nil
+		}},
+		{"Ingest rejections", "A", func(v map[string]float64) error {
+			if v["unknown_target"] <= 0 {
+				return errors.New("want unknown_target above 0: the peer's span named a target this gateway does not have")
+			}
+			for reason, x := range v {
+				if reason != "unknown_target" && x != 0 {
+					return fmt.Errorf("%s = %v, want 0: only an unknown target was sent", reason, x)
+				}
 			}
 			return nil
 		}},
@@ -338,7 +389,7 @@ func storyChecks() []storyCheck {
 }
 
 // byTarget keys a result by the labels a story check reads: target (plus
-// outcome when present), else model, code or source.
+// outcome or reason when present), else model, code, source, reason or le.
 func byTarget(samples []sample) map[string]float64 {
 	out := map[string]float64{}
 	for _, s := range samples {
@@ -346,12 +397,18 @@ func byTarget(samples []sample) map[string]float64 {
 		switch {
 		case s.labels["target"] != "" && s.labels["outcome"] != "":
 			key = s.labels["target"] + " " + s.labels["outcome"]
+		case s.labels["target"] != "" && s.labels["reason"] != "":
+			key = s.labels["target"] + " " + s.labels["reason"]
 		case s.labels["target"] != "":
 			key = s.labels["target"]
 		case s.labels["code"] != "":
 			key = s.labels["code"]
 		case s.labels["source"] != "":
 			key = s.labels["source"]
+		case s.labels["reason"] != "":
+			key = s.labels["reason"]
+		case s.labels["le"] != "":
+			key = s.labels["le"]
 		default:
 			key = s.labels["model"]
 		}
@@ -478,7 +535,13 @@ func startGateway(ctx context.Context, t *testing.T, bin, dir string, cluster *s
 			p.Name, cluster.URL(p.Name))
 		fmt.Fprintf(&targets, "  - {virtual_key: %s, model_map: {%s: %s-model}}\n", p.Name, itModel, p.Name)
 	}
-	cfg := fmt.Sprintf("listen: %s\nadmin: {listen: %s}\nstrategy: {mode: least-latency}\nproviders:\n%stargets:\n%s",
+	// down: nothing listens on its port; one failure opens its circuit for
+	// the rest of the run.
+	fmt.Fprintf(&providers, "  down: {kind: openai, base_url: \"http://%s/v1\", api_key: not-a-secret, circuit_breaker: {failures: 1, cooldown: 10m}}\n",
+		freeAddr(t))
+	fmt.Fprintf(&targets, "  - {virtual_key: down, model_map: {%s: %s}}\n", downModel, downModel)
+	// Ingest on, without a token: the admin listener is loopback.
+	cfg := fmt.Sprintf("listen: %s\nadmin: {listen: %s}\nstrategy: {mode: least-latency}\ntelemetry: {ingest: {enabled: true}}\nproviders:\n%stargets:\n%s",
 		gw.api, gw.admin, providers.String(), targets.String())
 	path := filepath.Join(dir, "firstbyte.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -495,6 +558,68 @@ func startGateway(ctx context.Context, t *testing.T, bin, dir string, cluster *s
 	p := startProcess(t, "firstbyte", filepath.Join(dir, "firstbyte.log"), env, bin, "serve", "-config", path)
 	p.waitHTTP(ctx, t, "http://"+gw.admin+"/readyz")
 	return gw
+}
+
+// requestDown sends downRequests requests for downModel, one at a time:
+// the first fails (nothing listens) and opens the down target's circuit,
+// the next ones skip it. It returns the statuses; every one must be an
+// error, as the model has no other target.
+func requestDown(ctx context.Context, t *testing.T, api string) []int {
+	t.Helper()
+	body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"Anyone there?"}]}`, downModel)
+	var codes []int
+	for range downRequests {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+api+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("request for %s: %v", downModel, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode < 500 {
+			t.Fatalf("request for %s answered %d; its only target is down, want a 5xx", downModel, resp.StatusCode)
+		}
+	}
+	return codes
+}
+
+// sendForeignSpan posts, as a collector fanning out a peer's spans would,
+// one attempt span naming a target this gateway does not route to. The
+// ingest takes the request and rejects the span (unknown_target).
+func sendForeignSpan(ctx context.Context, t *testing.T, admin string) {
+	t.Helper()
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "firstbyte")
+	rs.Resource().Attributes().PutStr("service.instance.id", "a-peer-with-another-config")
+	span := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	span.SetKind(ptrace.SpanKindClient)
+	span.SetTraceID(pcommon.TraceID{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9})
+	span.SetSpanID(pcommon.SpanID{9, 9, 9, 9, 9, 9, 9, 9})
+	now := time.Now()
+	span.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-20 * time.Millisecond)))
+	span.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+	span.Attributes().PutStr(string(telemetry.KeyTarget), "not-a-target-here")
+	span.Attributes().PutStr(string(telemetry.KeyRequestModel), "some-model")
+	span.Attributes().PutStr(string(telemetry.KeyRequestedModel), itModel)
+	span.Attributes().PutDouble(string(telemetry.KeyTimeToFirstByte), 0.001)
+	payload, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+admin+"/v1/traces", bytes.NewReader(payload))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /v1/traces: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/traces with a peer's span: status %d, %s; want 200 (the request is fine, its span is not)", resp.StatusCode, answer)
+	}
 }
 
 // prometheusServer is a running Prometheus and its HTTP API.

@@ -96,10 +96,11 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	reg := telemetry.NewRegistry()
 	m := collector.NewMetrics(reg)
 	reg.MustRegister(telemetry.NewRoutingCollector(func() []telemetry.RoutingRow {
-		return []telemetry.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true}}
+		return []telemetry.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true, FaultRate: 0.1, Outcomes: 10}}
 	}))
 
-	//   [server span: POST /v1/chat/completions, model m, 200, 0.15 s upstream wait]
+	//   [server span: POST /v1/chat/completions, model m, 200, 0.15 s upstream wait,
+	//    event firstbyte.skip: target t2, circuit_open]
 	//     └─ [attempt span: target t, attempt 1, selection leader, success, TTFB 0.05 s]
 	traces := ptrace.NewTraces()
 	rs := traces.ResourceSpans().AppendEmpty()
@@ -113,6 +114,10 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	server.Attributes().PutStr(string(telemetry.KeyRequestedModel), "m")
 	server.Attributes().PutInt(string(telemetry.KeyHTTPStatus), 200)
 	server.Attributes().PutDouble(string(telemetry.KeyUpstreamWait), 0.15)
+	skip := server.Events().AppendEmpty()
+	skip.SetName(telemetry.EventSkip)
+	skip.Attributes().PutStr(string(telemetry.KeyTarget), "t2")
+	skip.Attributes().PutStr(string(telemetry.KeySkipReason), "circuit_open")
 	attempt := spans.AppendEmpty()
 	attempt.SetKind(ptrace.SpanKindClient)
 	attempt.SetTraceID(traceID)
@@ -130,6 +135,7 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	}
 	m.SpanConsumed(collector.SourceLocal)
 	m.ExportFailed(0)
+	m.IngestRejected(collector.RejectUnknownTarget, 1)
 
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -203,8 +209,12 @@ func TestQueriesFilterBySelectedModelAndInstance(t *testing.T) {
 // Every $variable a query uses must be one the dashboard defines or a
 // Grafana built-in; an undefined one reaches Prometheus as a literal "$x".
 func TestQueryVariablesAreDefined(t *testing.T) {
+	d, err := model()
+	if err != nil {
+		t.Fatalf("building the dashboard: %v", err)
+	}
 	vars := map[string]string{}
-	for _, v := range dashboard().Templating.List {
+	for _, v := range d.Templating.List {
 		vars[v.Name] = "x"
 	}
 	for name := range grafanaBuiltins {
@@ -215,9 +225,13 @@ func TestQueryVariablesAreDefined(t *testing.T) {
 			t.Errorf("panel %q query %s uses undefined variables %v: %s", q.Panel, q.RefID, missing, q.Expr)
 		}
 	}
-	for _, v := range dashboard().Templating.List {
-		if _, missing := expand(v.Query, vars); len(missing) > 0 {
-			t.Errorf("variable %s's query uses undefined variables %v: %s", v.Name, missing, v.Query)
+	for _, v := range d.Templating.List {
+		if v.Query == nil || v.Query.String == nil {
+			t.Errorf("variable %s has no query string", v.Name)
+			continue
+		}
+		if _, missing := expand(*v.Query.String, vars); len(missing) > 0 {
+			t.Errorf("variable %s's query uses undefined variables %v: %s", v.Name, missing, *v.Query.String)
 		}
 	}
 }
