@@ -137,18 +137,22 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	view := newDemoView(demoRecent)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	// The first frame goes out at once: the table fills in as the gateway
-	// learns.
-	for done := false; !done; {
+	// The first frame goes out at once (the table fills in as the gateway
+	// learns), the last one when the demo stops.
+	draw := func() {
 		now := time.Now()
 		f := view.frame(now.Sub(start), s.Gateway.Routing(), gatherDemoCounts(s.Registry), d)
 		f.Elapsed, f.Total, f.API, f.Admin = now.Sub(start), *duration, s.APIAddr, s.AdminAddr
 		_, _ = io.WriteString(stdout, renderDemoFrame(f, tty))
+	}
+	draw()
+	for done := false; !done; {
 		select {
 		case <-ctx.Done():
 			done = true
 		case <-tick.C:
 		}
+		draw()
 	}
 	wg.Wait()
 	fmt.Fprintf(stdout, "\ndemo stopped after %s: %d requests, %d failed.\n", time.Since(start).Round(time.Second), d.ok.Load()+d.failed.Load(), d.failed.Load())
