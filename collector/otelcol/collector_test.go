@@ -78,6 +78,7 @@ func TestConfigsValidate(t *testing.T) {
 		{name: "fanout.yaml", uris: []string{configURI("fanout.yaml")}},
 		{name: "export-file.yaml", uris: []string{configURI("export-file.yaml")}},
 		{name: "fleet.yaml", uris: []string{configURI("fleet.yaml")}},
+		{name: "fanout.yaml + fanout-backend.yaml", uris: []string{configURI("fanout.yaml"), configURI("fanout-backend.yaml")}},
 		{name: "embedded default"},
 	}
 	for _, tt := range tests {
