@@ -7,7 +7,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 DEMO_DURATION ?= 2m
 
 .PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
-.PHONY: test-deploy
+.PHONY: test-deploy test-fuzz fuzz soak study
 
 build: ## the gateway binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
@@ -19,7 +19,7 @@ demo: build ## simulated providers, the gateway and live traffic; stops after DE
 	$(BIN)/firstbyte demo -duration $(DEMO_DURATION)
 
 test: lint test-unit test-integration test-clients ## everything CI runs
-test: test-deploy
+test: test-deploy test-fuzz
 
 test-unit: ## unit and end-to-end tests of the gateway module, race detector on
 	$(GO) test -race -count=1 ./...
@@ -36,6 +36,24 @@ test-deploy: build otelcol ## deploy/: every file of the compose stack through i
 test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs against the real binary
 	cd examples/clients/node && npm ci --no-audit --no-fund
 	cd examples/clients/go && FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte $(GO) test -count=1 ./...
+
+# Fuzz targets, each for FUZZTIME (make test: a few seconds each; make fuzz:
+# minutes). A failing input is written under the package's testdata/fuzz.
+FUZZTIME ?= 4s
+FUZZ_TARGETS := ./router/:FuzzScanRequest ./router/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest
+test-fuzz: ## every fuzz target for FUZZTIME
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || { $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime 1x $$pkg; exit 1; }; \
+	done
+
+fuzz: ## the fuzz targets for longer (FUZZTIME=2m each by default here)
+	$(MAKE) test-fuzz FUZZTIME=$(or $(FUZZ_LONG),2m)
+
+soak: build ## the chaos soak through the real binary for SOAK_DURATION (figures: docs/reliability.md)
+	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte FIRSTBYTE_SOAK_DURATION=$(or $(SOAK_DURATION),4m) \
+		$(GO) test -count=1 -tags integration -timeout 30m -run '^TestChaosSoak$$' -v ./cmd/firstbyte/ | grep -v 'level='
 
 bench: build ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./collector/ ./telemetry/

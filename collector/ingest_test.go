@@ -37,7 +37,7 @@ func newIngestServer(t *testing.T, o IngestOptions) (*httptest.Server, *Tracker)
 
 // peerExport is an OTLP export request, encoded as contentType, carrying a
 // peer's groq attempt (400 ms) and one of our own (together, skipped).
-func peerExport(t *testing.T, contentType string) []byte {
+func peerExport(t testing.TB, contentType string) []byte {
 	t.Helper()
 	req := ptraceotlp.NewExportRequestFromTraces(buildTraces(t,
 		attemptFixture("inst-b", "groq", "llama", 400*time.Millisecond, t0.Add(-time.Second)),
