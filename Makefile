@@ -6,7 +6,7 @@ COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 DEMO_DURATION ?= 2m
 
-.PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
+.PHONY: build test test-unit test-integration test-clients demo bench study lint otelcol clean
 
 build: ## the gateway binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
@@ -34,6 +34,9 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 bench: build ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
+
+study: ## the routing-quality study: every mode through failure scenarios on a virtual clock (results: docs/routing-study.md)
+	$(GO) run ./cmd/firstbyte study -out docs/study -markdown docs/routing-study.md
 
 lint: ## gofmt and go vet, both modules
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
