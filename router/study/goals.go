@@ -23,18 +23,17 @@ type Goal struct {
 
 // Thresholds of the goals.
 const (
-	LeaderShare        = 0.90
-	LeaderShareSlack   = 0.03
-	StableRatio        = 1.10
-	AdaptWithin        = 3 * time.Second
-	RecoverWithin      = 8 * time.Second
-	QuickFaultRatio    = 1.10
-	SlowFaultShare     = 0.2 // of least-latency's failed attempts
-	SlowFaultRatio     = 1.20
-	HangRatio          = 2.0
-	BreakerSkips       = 0.05
-	MinServedShare     = 0.999
-	servedShareDisplay = 100 // as a percentage
+	LeaderShare      = 0.90
+	LeaderShareSlack = 0.03
+	StableRatio      = 1.10
+	AdaptWithin      = 3 * time.Second
+	RecoverWithin    = 8 * time.Second
+	QuickFaultRatio  = 1.10
+	SlowFaultShare   = 0.2 // of least-latency's failed attempts
+	SlowFaultRatio   = 1.20
+	HangRatio        = 2.0
+	BreakerSkips     = 0.05
+	MinServedShare   = 0.999
 )
 
 // Goals evaluates every goal whose scenario and modes were run.
@@ -121,8 +120,8 @@ func (st *Study) Goals() []Goal {
 			continue
 		}
 		add(Goal{Mode: m, Value: worst, Met: worst >= MinServedShare,
-			Text:   fmt.Sprintf("(every scenario) %s: serves >= %.1f %% of requests", m, MinServedShare*servedShareDisplay),
-			Figure: fmt.Sprintf("lowest: %.2f %% in (%s)", worst*servedShareDisplay, where)})
+			Text:   fmt.Sprintf("(every scenario) %s: serves >= %s of requests", m, percent(MinServedShare, 1)),
+			Figure: fmt.Sprintf("lowest: %s in (%s)", percent(worst, 2), where)})
 	}
 	return out
 }
