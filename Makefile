@@ -59,6 +59,9 @@ bench: build ## micro-benchmarks and the side-by-side load comparison (figures: 
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
 
+study: ## the routing-quality study: every mode through failure scenarios on a virtual clock (results: docs/routing-study.md)
+	$(GO) run ./cmd/firstbyte study -out docs/study -markdown docs/routing-study.md
+
 lint: ## gofmt and go vet, both modules
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
 	$(GO) vet ./...

@@ -1,7 +1,7 @@
 // Command firstbyte is the gateway binary. main only wires packages
 // together: router (the request path), collector (spans into the tracker
-// and metrics), telemetry (the OTel SDK and the Prometheus registry) and
-// router/sim (simulated providers).
+// and metrics), telemetry (the OTel SDK and the Prometheus registry),
+// router/sim (simulated providers) and router/study (the routing study).
 package main
 
 import (
@@ -27,6 +27,8 @@ Usage:
   firstbyte check -config FILE     validate a config; exit 1 listing every error
   firstbyte demo [-duration D]     simulated providers, the gateway and live traffic in one process
   firstbyte sim -config FILE       simulated OpenAI- and Anthropic-compatible providers
+  firstbyte study [-out DIR] [-seed N] [-scenarios LIST] [-modes LIST] [-duration D]
+                                   the routing-quality study: every mode through failure scenarios, deterministic
   firstbyte version                version, commit, Go version
 `
 
@@ -44,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdDemo(args[1:], stdout, stderr)
 	case "sim":
 		return cmdSim(args[1:], stdout, stderr)
+	case "study":
+		return cmdStudy(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "firstbyte %s (commit %s, %s)\n", version, buildCommit(), runtime.Version())
 		return 0

@@ -1,0 +1,140 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// The routing-quality goals every latency mode is held to, each measured
+// by one figure of the study.
+
+// Goal is one goal and what the study measured for it.
+type Goal struct {
+	Scenario string // where it is measured ("" for every scenario)
+	Mode     string
+	Text     string  // the goal, in words
+	Figure   string  // what was measured, in words
+	Value    float64 // the figure as a number (seconds for times; -1: never)
+	Met      bool
+}
+
+// Thresholds of the goals.
+const (
+	LeaderShare      = 0.90
+	LeaderShareSlack = 0.03
+	StableRatio      = 1.10
+	AdaptWithin      = 3 * time.Second
+	RecoverWithin    = 8 * time.Second
+	QuickFaultRatio  = 1.10
+	SlowFaultShare   = 0.2 // of least-latency's failed attempts
+	SlowFaultRatio   = 1.20
+	HangRatio        = 2.0
+	BreakerSkips     = 0.05
+	MinServedShare   = 0.999
+)
+
+// Goals evaluates every goal whose scenario and modes were run.
+func (st *Study) Goals() []Goal {
+	var out []Goal
+	add := func(g Goal) { out = append(out, g) }
+	ratioGoal := func(scenario, mode string, limit float64, what string) {
+		r := st.Result(scenario, mode)
+		if r == nil || st.Result(scenario, Oracle) == nil {
+			return
+		}
+		x := st.Ratio(r)
+		add(Goal{Scenario: scenario, Mode: mode, Value: x, Met: x <= limit,
+			Text:   fmt.Sprintf("(%s) %s: mean TTFB within %.2fx the oracle's%s", scenario, mode, limit, what),
+			Figure: fmt.Sprintf("%.3fx (%s against %s)", x, msText(r.Mean()), msText(st.Result(scenario, Oracle).Mean()))})
+	}
+
+	if r := st.Result("a", "least-latency"); r != nil {
+		x := r.SelectionShare(telemetry.SelectionLeader)
+		add(Goal{Scenario: "a", Mode: r.Mode, Value: x, Met: math.Abs(x-LeaderShare) <= LeaderShareSlack+1e-9,
+			Text:   fmt.Sprintf("(a) least-latency: leader share %.2f ± %.2f", LeaderShare, LeaderShareSlack),
+			Figure: fmt.Sprintf("%.3f", x)})
+	}
+	ratioGoal("a", "ewma-latency", StableRatio, "")
+	ratioGoal("a", "reliable-latency", StableRatio, "")
+	for k, within := range []time.Duration{AdaptWithin, RecoverWithin} {
+		for _, m := range LatencyModes {
+			r := st.Result("b", m)
+			if r == nil || len(r.ChangeTimes) <= k {
+				continue
+			}
+			ch := r.Scenario.Changes[k]
+			d := r.ChangeTimes[k]
+			what := "the slowdown"
+			if ch.Kind == Recovery {
+				what = "its recovery"
+			}
+			add(Goal{Scenario: "b", Mode: m, Value: seconds(d), Met: d >= 0 && d <= within,
+				Text: fmt.Sprintf("(b) %s: %s gets > 50 %% of first picks within %s of %s",
+					m, r.Scenario.Targets[ch.Leader].Name, secs(within), what),
+				Figure: r.ChangeText(k)})
+		}
+	}
+	ratioGoal("c", "reliable-latency", QuickFaultRatio, "")
+	if rel, least := st.Result("c2", "reliable-latency"), st.Result("c2", "least-latency"); rel != nil && least != nil {
+		x, y := rel.PerRequest(rel.Faults), least.PerRequest(least.Faults)
+		share := math.Inf(1)
+		if y > 0 {
+			share = x / y
+		}
+		add(Goal{Scenario: "c2", Mode: rel.Mode, Value: share, Met: share <= SlowFaultShare,
+			Text:   "(c2) reliable-latency: at most a fifth of least-latency's failed attempts",
+			Figure: fmt.Sprintf("%.3f against %.3f per request (%.2fx)", x, y, share)})
+	}
+	ratioGoal("c2", "reliable-latency", SlowFaultRatio, "")
+	for _, m := range []string{"ewma-latency", "reliable-latency"} {
+		r, o := st.Result("d", m), st.Result("d", Oracle)
+		if r == nil || o == nil || r.Scenario.Window == nil {
+			continue
+		}
+		x := st.WindowRatio(r)
+		add(Goal{Scenario: "d", Mode: m, Value: x, Met: x <= HangRatio,
+			Text:   fmt.Sprintf("(d) %s, no breaker: mean TTFB within %.0fx the oracle's %s", m, HangRatio, r.Scenario.Window.Name),
+			Figure: fmt.Sprintf("%.3fx (%s against %s)", x, msText(r.WindowTTFB), msText(o.WindowTTFB))})
+	}
+	for _, m := range LatencyModes {
+		r := st.Result("d-breaker", m)
+		if r == nil {
+			continue
+		}
+		x := r.PerRequest(r.Skips)
+		add(Goal{Scenario: "d-breaker", Mode: m, Value: x, Met: x <= BreakerSkips,
+			Text:   fmt.Sprintf("(d-breaker) %s: at most %.2f skips per request", m, BreakerSkips),
+			Figure: fmt.Sprintf("%.4f", x)})
+	}
+	for _, m := range LatencyModes {
+		worst, where := math.Inf(1), ""
+		for _, s := range st.Scenarios {
+			if r := st.Result(s.Name, m); r != nil && r.ServedShare() < worst {
+				worst, where = r.ServedShare(), s.Name
+			}
+		}
+		if where == "" {
+			continue
+		}
+		add(Goal{Mode: m, Value: worst, Met: worst >= MinServedShare,
+			Text:   fmt.Sprintf("(every scenario) %s: serves >= %s of requests", m, percent(MinServedShare, 1)),
+			Figure: fmt.Sprintf("lowest: %s in (%s)", percent(worst, 2), where)})
+	}
+	return out
+}
+
+// seconds is d in seconds, -1 for never.
+func seconds(d time.Duration) float64 {
+	if d < 0 {
+		return -1
+	}
+	return d.Seconds()
+}
+
+// msText prints a duration in milliseconds.
+func msText(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}

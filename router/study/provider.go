@@ -1,0 +1,105 @@
+package study
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// A simulated provider answers each attempt from its own random stream,
+// derived from the seed and its index alone, and takes exactly three draws
+// per attempt whatever the outcome: so one provider's traffic never shifts
+// another's draws, and the k-th attempt on a provider draws the same
+// numbers in every mode (the modes are compared on common random numbers).
+
+// Stream numbers of the study's random sources: the router's, then one per
+// provider (streamProvider + index).
+const (
+	streamRouter   = 0
+	streamProvider = 1
+)
+
+// newSource returns the PCG source of stream for seed. The two PCG seeds
+// are mixed from (seed, stream) so that neighbouring streams start far
+// apart rather than one state increment away.
+func newSource(seed, stream uint64) *rand.PCG {
+	a := splitmix64(seed ^ splitmix64(stream))
+	return rand.NewPCG(a, splitmix64(a))
+}
+
+// splitmix64 is the SplitMix64 finalizer: a bijective mix of x's bits.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// lockedRand is the router's randomness: a seeded source behind a mutex,
+// because router.Rand must be safe for concurrent use (a run drives it
+// from one goroutine, so the lock is never contended).
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+var _ router.Rand = (*lockedRand)(nil)
+
+func (l *lockedRand) IntN(n int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.IntN(n)
+}
+
+func (l *lockedRand) Float64() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Float64()
+}
+
+// provider is one simulated upstream.
+type provider struct {
+	rng *rand.Rand
+}
+
+func newProvider(seed uint64, index int) *provider {
+	return &provider{rng: rand.New(newSource(seed, streamProvider+uint64(index)))}
+}
+
+// answer draws how an attempt under behaviour b ends and how long it takes,
+// the first-byte timeout (a unary answer's whole time) cutting anything
+// longer.
+func (p *provider) answer(b Behaviour, firstByte time.Duration) (router.AttemptEnd, time.Duration) {
+	u, n1, n2 := p.rng.Float64(), p.rng.Float64(), p.rng.Float64()
+	timeout := router.AttemptEnd{ErrorType: telemetry.ErrorTimeout, Outcome: telemetry.OutcomeFailover}
+	switch {
+	case b.Hang:
+		return timeout, firstByte
+	case u < b.FaultRate:
+		if b.FaultAfter >= firstByte {
+			return timeout, firstByte
+		}
+		return router.AttemptEnd{Status: 503, ErrorType: strconv.Itoa(503), Outcome: telemetry.OutcomeFailover}, b.FaultAfter
+	}
+	d := lognormal(b.Median, standardNormal(n1, n2))
+	if d >= firstByte {
+		return timeout, firstByte
+	}
+	return router.AttemptEnd{Status: 200, Outcome: telemetry.OutcomeSuccess, TTFB: d, HasTTFB: true}, d
+}
+
+// lognormal is median·e^(Sigma·z): a draw whose median is median.
+func lognormal(median time.Duration, z float64) time.Duration {
+	return time.Duration(math.Round(float64(median) * math.Exp(Sigma*z)))
+}
+
+// standardNormal turns two uniform draws in [0, 1) into a standard normal
+// one (Box–Muller), using 1−u1 so that u1 = 0 stays finite.
+func standardNormal(u1, u2 float64) float64 {
+	return math.Sqrt(-2*math.Log(1-u1)) * math.Cos(2*math.Pi*u2)
+}

@@ -1,0 +1,266 @@
+package study
+
+import (
+	"fmt"
+	"time"
+)
+
+// The targets every scenario starts from: log-normal times to first byte
+// (sigma Sigma) with medians 40, 80 and 20 ms, declared in that order so
+// that neither the declaration order nor a tie favours the fastest.
+const (
+	// Sigma is the spread of every target's log-normal latency.
+	Sigma = 0.25
+	// Clients is how many closed-loop clients send requests: each sends its
+	// next request the moment its previous one ends.
+	Clients = 8
+	// WarmUp runs before the measured time, in the scenario's first phase,
+	// so that no mode is measured while it is still cold.
+	WarmUp = 2 * time.Second
+	// DefaultDuration is the measured time of a scenario.
+	DefaultDuration = 20 * time.Second
+	// Bucket is the resolution of the first-pick timelines, and so of the
+	// adaptation and recovery times.
+	Bucket = 250 * time.Millisecond
+	// ClientModel is the model every request asks for.
+	ClientModel = "study-model"
+	// DefaultFirstByte is the first-byte timeout where a scenario does not
+	// set one: the product's default.
+	DefaultFirstByte = 30 * time.Second
+	// QuickFault and SlowFault are how long the 503 answers of (c) and (c2)
+	// take.
+	QuickFault = 5 * time.Millisecond
+	SlowFault  = 300 * time.Millisecond
+	// HangFirstByte is the first-byte timeout of (d): it cuts a hung attempt.
+	HangFirstByte = 200 * time.Millisecond
+)
+
+// BreakerSettings are the circuit breaker of (d-breaker); every other
+// scenario runs with the breaker out of the way (a failure threshold no run
+// reaches), so what is measured there is the mode alone.
+var BreakerSettings = Breaker{Failures: 5, Cooldown: time.Second}
+
+// noBreaker is a failure threshold no run reaches.
+const noBreaker = 1_000_000_000
+
+// Breaker is a provider's circuit_breaker setting.
+type Breaker struct {
+	Failures int
+	Cooldown time.Duration
+}
+
+// Target is one upstream of a scenario. Its provider and virtual key are
+// both Name.
+type Target struct {
+	Name   string
+	Median time.Duration // of its latency while it behaves normally
+	// AddedAt is when the target joins the config (a reload); zero: from
+	// the start.
+	AddedAt time.Duration
+}
+
+// Behaviour is how a target answers an attempt that starts at some time.
+type Behaviour struct {
+	Median     time.Duration // of the log-normal latency of a success (sigma Sigma)
+	FaultRate  float64       // share of attempts that fail with a 503 ...
+	FaultAfter time.Duration // ... after this long
+	Hang       bool          // never answers: the first-byte timeout cuts the attempt
+}
+
+// ChangeKind says what a change asks of the modes.
+type ChangeKind string
+
+const (
+	// Adaptation: a new target is now the best; the time until it gets
+	// more than half of the first picks is the adaptation time.
+	Adaptation ChangeKind = "adaptation"
+	// Recovery: a target that was bad is good again; the time until it
+	// gets more than half of the first picks is the recovery time.
+	Recovery ChangeKind = "recovery"
+)
+
+// Change is a moment when the best first choice changes.
+type Change struct {
+	At     time.Duration
+	Kind   ChangeKind
+	Leader int // index in Scenario.Targets of the new best first choice
+}
+
+// Window is an interval of measured time with a figure of its own (the
+// mean time to first byte while a target hangs).
+type Window struct {
+	Name     string
+	From, To time.Duration
+}
+
+// Scenario is one situation the modes are driven through. Times are from
+// the start of the measured time; the warm-up runs before it.
+type Scenario struct {
+	Name  string // as -scenarios names it
+	Title string
+	About string // what happens, for the report
+	// Targets in declaration order.
+	Targets []Target
+	// FirstByte is every provider's first-byte timeout.
+	FirstByte time.Duration
+	// Breaker is every provider's circuit breaker; nil: out of the way.
+	Breaker *Breaker
+	// Behave is target i's behaviour for an attempt starting at t.
+	Behave func(i int, t time.Duration) Behaviour
+	// Changes are when the best first choice changes, in time order.
+	Changes []Change
+	// Window, when set, gets its own mean and ratio to the oracle.
+	Window *Window
+}
+
+// Index of the targets every scenario shares, in declaration order.
+const (
+	t40 = iota
+	t80
+	t20
+	t10 // only in (e)
+)
+
+func baseTargets() []Target {
+	return []Target{
+		{Name: "t40", Median: 40 * time.Millisecond},
+		{Name: "t80", Median: 80 * time.Millisecond},
+		{Name: "t20", Median: 20 * time.Millisecond},
+	}
+}
+
+// Added-target and drift settings of (e) and (f).
+const (
+	// AddAt is when (e) adds a fourth target, t10, with median AddedMedian.
+	AddAt       = 5 * time.Second
+	AddedMedian = 10 * time.Millisecond
+	// DriftPerSecond is how much t20's median grows per second of measured
+	// time in (f): it crosses t40's 40 ms at DriftCross.
+	DriftPerSecond = 2 * time.Millisecond
+	DriftCross     = 10 * time.Second
+)
+
+// Phase times of (b) and (d).
+const (
+	SlowFrom, SlowTo = 4 * time.Second, 10 * time.Second
+	HangFrom, HangTo = 2 * time.Second, 8 * time.Second
+)
+
+// normal is a target behaving as declared.
+func normal(targets []Target, i int) Behaviour {
+	return Behaviour{Median: targets[i].Median}
+}
+
+// Scenarios returns every scenario, in report order.
+func Scenarios() []*Scenario {
+	hang := func(name, title string, breaker *Breaker) *Scenario {
+		ts := baseTargets()
+		about := fmt.Sprintf("t20 hangs from %s to %s: every attempt on it waits for the %s first-byte timeout "+
+			"(error.type timeout) and fails over.", secs(HangFrom), secs(HangTo), ms(HangFirstByte))
+		if breaker != nil {
+			about += fmt.Sprintf(" Circuit breaker on every provider: %d consecutive faults open it for %s, then one "+
+				"half-open probe from real traffic at a time.", breaker.Failures, secs(breaker.Cooldown))
+		} else {
+			about += " No circuit breaker."
+		}
+		return &Scenario{
+			Name: name, Title: title, About: about, Targets: ts, FirstByte: HangFirstByte, Breaker: breaker,
+			Behave: func(i int, t time.Duration) Behaviour {
+				b := normal(ts, i)
+				b.Hang = i == t20 && t >= HangFrom && t < HangTo
+				return b
+			},
+			Changes: []Change{{At: HangFrom, Kind: Adaptation, Leader: t40}, {At: HangTo, Kind: Recovery, Leader: t20}},
+			Window:  &Window{Name: "while t20 hangs", From: HangFrom, To: HangTo},
+		}
+	}
+	faults := func(name, title string, after time.Duration) *Scenario {
+		ts := baseTargets()
+		return &Scenario{
+			Name: name, Title: title, Targets: ts, FirstByte: DefaultFirstByte,
+			About: fmt.Sprintf("t20 answers 30 %% of its attempts, throughout, with a 503 after %s; "+
+				"its successes keep their 20 ms median.", ms(after)),
+			Behave: func(i int, _ time.Duration) Behaviour {
+				b := normal(ts, i)
+				if i == t20 {
+					b.FaultRate, b.FaultAfter = 0.3, after
+				}
+				return b
+			},
+		}
+	}
+	stable := baseTargets()
+	slow := baseTargets()
+	added := append(baseTargets(), Target{Name: "t10", Median: AddedMedian, AddedAt: AddAt})
+	drift := baseTargets()
+	return []*Scenario{
+		{
+			Name: "a", Title: "stable", Targets: stable, FirstByte: DefaultFirstByte,
+			About:  "Nothing changes: the three targets keep their distributions.",
+			Behave: func(i int, _ time.Duration) Behaviour { return normal(stable, i) },
+		},
+		{
+			Name: "b", Title: "the fastest slows down 10x, then recovers", Targets: slow, FirstByte: DefaultFirstByte,
+			About: fmt.Sprintf("t20's median is 200 ms (10x) from %s to %s, then 20 ms again.", secs(SlowFrom), secs(SlowTo)),
+			Behave: func(i int, t time.Duration) Behaviour {
+				b := normal(slow, i)
+				if i == t20 && t >= SlowFrom && t < SlowTo {
+					b.Median *= 10
+				}
+				return b
+			},
+			Changes: []Change{{At: SlowFrom, Kind: Adaptation, Leader: t40}, {At: SlowTo, Kind: Recovery, Leader: t20}},
+		},
+		faults("c", "the fastest fails 30 % with a quick 503", QuickFault),
+		faults("c2", "the fastest fails 30 % with a slow 503", SlowFault),
+		hang("d", "the fastest hangs, no circuit breaker", nil),
+		hang("d-breaker", "the fastest hangs, with the circuit breaker", &BreakerSettings),
+		{
+			Name: "e", Title: "a faster target is added", Targets: added, FirstByte: DefaultFirstByte,
+			About: fmt.Sprintf("At %s the config is reloaded with a fourth target, t10 (median %s), declared last; "+
+				"the tracker keeps the other targets' samples, as a reload does.", secs(AddAt), ms(AddedMedian)),
+			Behave:  func(i int, _ time.Duration) Behaviour { return normal(added, i) },
+			Changes: []Change{{At: AddAt, Kind: Adaptation, Leader: t10}},
+		},
+		{
+			Name: "f", Title: "the fastest drifts slower", Targets: drift, FirstByte: DefaultFirstByte,
+			About: fmt.Sprintf("From the start of the measured time t20's median grows by %s per second "+
+				"(20 ms to 60 ms over 20 s), crossing t40's 40 ms at %s.", ms(DriftPerSecond), secs(DriftCross)),
+			Behave: func(i int, t time.Duration) Behaviour {
+				b := normal(drift, i)
+				if i == t20 && t > 0 {
+					b.Median += time.Duration(float64(DriftPerSecond) * t.Seconds())
+				}
+				return b
+			},
+			Changes: []Change{{At: DriftCross, Kind: Adaptation, Leader: t40}},
+		},
+	}
+}
+
+// ScenarioNames lists the scenarios' names in report order.
+func ScenarioNames() []string {
+	var names []string
+	for _, s := range Scenarios() {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// active reports whether target i is in the config at t.
+func (s *Scenario) active(i int, t time.Duration) bool {
+	return s.Targets[i].AddedAt == 0 || t >= s.Targets[i].AddedAt
+}
+
+// reload is when the config changes (a target is added), or 0 for none.
+func (s *Scenario) reload() time.Duration {
+	for _, t := range s.Targets {
+		if t.AddedAt > 0 {
+			return t.AddedAt
+		}
+	}
+	return 0
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%g s", d.Seconds()) }
+func ms(d time.Duration) string   { return fmt.Sprintf("%g ms", float64(d)/float64(time.Millisecond)) }
