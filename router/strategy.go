@@ -116,6 +116,10 @@ func registerStrategy(mode string, needsStats bool, build func(StrategyDeps) Str
 	strategies[mode] = registration{build: build, needsStats: needsStats}
 }
 
+// RanksOnLatency reports whether mode ranks on measured latency (it needs a
+// statistics source).
+func RanksOnLatency(mode string) bool { return strategies[mode].needsStats }
+
 // StrategyNames lists the registered modes, sorted.
 func StrategyNames() []string {
 	names := make([]string, 0, len(strategies))

@@ -76,6 +76,12 @@ func activeTargets(s *Scenario, t time.Duration) []int {
 	return out
 }
 
+// targetPrice is a target's rate card in the study (input + output USD per
+// million tokens): inversely proportional to its normal median, 1.0 at 40 ms.
+func targetPrice(t Target) float64 {
+	return float64(40*time.Millisecond) / float64(t.Median)
+}
+
 // gatewayConfig is the gateway config of a run, in the YAML a user would
 // write: one provider per target (its base_url is never called; it only
 // names server.address on spans) serving ClientModel, the scenario's
@@ -94,6 +100,10 @@ func gatewayConfig(s *Scenario, mode string, targets []int) (*router.Config, err
 		fmt.Fprintf(&b, "    models: [%s]\n", ClientModel)
 		fmt.Fprintf(&b, "    timeout: {first_byte: %s}\n", s.FirstByte)
 		fmt.Fprintf(&b, "    circuit_breaker: {failures: %d, cooldown: %s}\n", breaker.Failures, breaker.Cooldown)
+		// Faster costs more, as it usually does: cost-optimized then has a
+		// real trade to make (it picks the slowest, cheapest target).
+		half := targetPrice(s.Targets[i]) / 2
+		fmt.Fprintf(&b, "    pricing: {%s: {input: %g, output: %g}}\n", ClientModel, half, half)
 	}
 	fmt.Fprintf(&b, "strategy:\n  mode: %s\ntargets:\n", mode)
 	for _, i := range targets {

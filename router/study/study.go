@@ -13,9 +13,17 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// LatencyModes are the modes that rank on measured latency: the ones the
-// goals hold to adaptation, recovery and service.
-var LatencyModes = []string{"least-latency", "ewma-latency", "reliable-latency"}
+// LatencyModes are the modes that rank on measured latency (the router
+// says which): the ones the goals hold to adaptation, recovery and service.
+var LatencyModes = func() []string {
+	var out []string
+	for _, m := range router.StrategyNames() {
+		if router.RanksOnLatency(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}()
 
 // Options choose what a study runs. The zero value runs everything.
 type Options struct {
