@@ -24,8 +24,9 @@ test: test-deploy test-fuzz
 test-unit: ## unit and end-to-end tests of the gateway module, race detector on
 	$(GO) test -race -count=1 ./...
 
-test-integration: build otelcol ## the real binary against a real Prometheus and a real OTel Collector
+test-integration: build otelcol ## the real binary against a real Prometheus, a real OTel Collector and a traced Node application
 	cd collector/otelcol && $(GO) test -count=1 ./...
+	cd examples/clients/node-fleet && npm ci --no-audit --no-fund
 	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
 		$(GO) test -count=1 -tags integration ./dashboards/ ./cmd/firstbyte/
 
