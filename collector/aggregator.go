@@ -192,13 +192,13 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 			spans := sss.At(j).Spans()
 			for k := range spans.Len() {
 				span := spans.At(k)
-				src := source
-				switch ok, foreign := a.learn(span, origin, table, from); {
-				case !ok && origin != OriginSelf:
+				ok, src := a.learn(span, origin, table, from)
+				if !ok {
 					rejected++
 					continue
-				case foreign:
-					src = SourceForeign
+				}
+				if src == "" {
+					continue // an application's span that taught nothing: neither a peer's nor foreign
 				}
 				if a.onSpan != nil {
 					a.onSpan(src)
@@ -211,32 +211,44 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 	}
 }
 
-// learn teaches the tracker what one span says. A gateway's attempt span
-// (it names firstbyte.target) gives a latency sample when it succeeded,
-// else its fault (if the failure model counts one) with what it cost; ok is
-// false when it names a (target, model) that is not configured, which
-// teaches nothing. Any other span teaches only as a foreign span, when from
-// says its service may (foreign reports that it did).
-func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, from *foreignSource) (ok, foreign bool) {
+// learn teaches the tracker what one span says, and returns the source it
+// counts under ("" : not counted). A gateway's span (it names
+// firstbyte.target) is this instance's own or a peer's: an attempt gives a
+// latency sample when it succeeded, else its fault (if the failure model
+// counts one) with what it cost; ok is false when it names a (target,
+// model) that is not configured, which teaches nothing. Any other span
+// teaches only as a foreign span, when from says its service may.
+func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, from *foreignSource) (ok bool, source string) {
 	at := readAttempt(span)
+	source = SourceLocal
+	if origin != OriginSelf {
+		source = SourcePeer
+	}
 	if at.target == "" {
-		// Not a gateway's attempt: a server span, or an application's.
-		return true, from != nil && a.learnForeign(span, &at, table, from)
+		// Not a gateway's attempt: one of our own server spans, or an
+		// application's span.
+		switch {
+		case origin == OriginSelf:
+			return true, source
+		case from != nil && a.learnForeign(span, &at, table, from):
+			return true, SourceForeign
+		}
+		return true, ""
 	}
-	if !table.knows(at.target, at.model) {
-		return false, false
+	if origin != OriginSelf && !table.knows(at.target, at.model) {
+		return false, ""
 	}
-	if at.countTokens || at.badStatus || at.model == "" {
-		return true, false
+	if at.countTokens || at.badStatus || at.model == "" || !table.knows(at.target, at.model) {
+		return true, source
 	}
 	if ttfb, ok := at.sample(); ok {
 		a.tracker.RecordSample(at.target, at.model, ttfb, endTime(span), origin)
-		return true, false
+		return true, source
 	}
 	if f := at.fault(); f != telemetry.FaultNone {
 		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), endTime(span))
 	}
-	return true, false
+	return true, source
 }
 
 // instanceID returns the service.instance.id of res, or "".
