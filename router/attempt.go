@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -105,6 +106,11 @@ func (a *attemptRun) failover(status int, reason string) verdict {
 		clientStatus = http.StatusBadGateway // transport, or an unusable answer
 	}
 	a.c.failures = append(a.c.failures, attemptFailure{target: a.cand.Target, attempt: a.c.attempts, status: clientStatus, reason: reason})
+	if a.g.log.Enabled(context.Background(), slog.LevelDebug) {
+		a.g.log.LogAttrs(context.Background(), slog.LevelDebug, "attempt failed over",
+			slog.String("target", a.cand.Target), slog.String("upstream_model", a.cand.Model),
+			slog.Int("attempt", a.c.attempts), slog.Int("status", status), slog.String("error_type", reason))
+	}
 	return verdictRetry
 }
 
