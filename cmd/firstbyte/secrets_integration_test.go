@@ -132,7 +132,7 @@ telemetry:
 	// The admin and ingest endpoints, with wrong tokens and right ones.
 	for _, tt := range []struct {
 		method, path, token, ctype string
-		want                      int
+		want                       int
 	}{
 		{"GET", "/debug/routing", "not-" + canaryAdminToken, "", 401},
 		{"GET", "/debug/routing", canaryAdminToken, "", 200},
