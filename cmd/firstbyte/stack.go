@@ -41,6 +41,9 @@ type stack struct {
 	telemetry  func(context.Context) error // flushes and stops the SDK
 	warns      []*rateLimitedWarn          // closed last, after everything that may note
 	exportWarn *rateLimitedWarn
+	// ingestWarn is for the ingest handler's rejections (the reason as
+	// detail, the spans refused as amount), once the handler reports them.
+	ingestWarn *rateLimitedWarn
 	reloads    *prometheus.CounterVec
 	panics     prometheus.Counter
 	stop       context.Context    // ends when the shutdown grace is over (router.Options.Stop)
@@ -72,7 +75,8 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 	s.exportWarn = newRateLimitedWarn(o.Logger, "telemetry export failed", "spans_dropped", warnInterval)
 	otelWarn := newRateLimitedWarn(o.Logger, "telemetry error", "", warnInterval)
 	serverWarn := newRateLimitedWarn(o.Logger, "http server error", "", warnInterval)
-	s.warns = []*rateLimitedWarn{s.exportWarn, otelWarn, serverWarn}
+	s.ingestWarn = newRateLimitedWarn(o.Logger, "ingest rejected spans", "spans", warnInterval)
+	s.warns = []*rateLimitedWarn{s.exportWarn, otelWarn, serverWarn, s.ingestWarn}
 	// The SDK reports its own errors through the global OTel error handler:
 	// into our log, rate-limited, instead of stderr.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { otelWarn.note(0, err.Error()) }))
