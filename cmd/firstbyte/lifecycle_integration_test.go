@@ -502,23 +502,24 @@ targets:
 			// A byte per 5 s; the server must close it first (a read
 			// returns EOF or the 408, then EOF).
 			_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-			buf := make([]byte, 512)
 			trickle := time.NewTicker(5 * time.Second)
 			defer trickle.Stop()
 			got := make(chan error, 1)
+			var answer []byte
 			go func() {
-				for {
-					if _, err := c.Read(buf); err != nil {
-						got <- err
-						return
-					}
-				}
+				b, rerr := io.ReadAll(c)
+				answer = b // read after got delivers rerr
+				got <- rerr
 			}()
 			for {
 				select {
 				case err := <-got:
 					if ne, ok := err.(net.Error); ok && ne.Timeout() {
 						closed <- closedAt{err: fmt.Errorf("stalled connection %d still open after 20s", i)}
+						return
+					}
+					if !strings.HasPrefix(string(answer), "HTTP/1.1 408 ") {
+						closed <- closedAt{err: fmt.Errorf("stalled connection %d closed with %q, want a 408", i, tailOf(string(answer), 100))}
 						return
 					}
 					closed <- closedAt{d: time.Since(floodStart)}
