@@ -766,3 +766,60 @@ telemetry: {otlp_endpoint: "http://127.0.0.1:%d"}
 	}
 	t.Logf("%v spans failed to export; %d warning lines (%d while running)", failedSpans, len(warnings), warningsWhileRunning)
 }
+
+// TestSecondSignalHurriesTheDrain: during a drain a SIGHUP is ignored, and
+// a second SIGTERM ends the open stream at once with an error event and
+// exits 1, without waiting for the grace.
+func TestSecondSignalHurriesTheDrain(t *testing.T) {
+	slow := startSimProvider(t, sim.Provider{Name: "slow", TTFB: sim.Fixed(5 * time.Millisecond), Stream: sim.Pace{Chunks: 100, Interval: 100 * time.Millisecond}})
+	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
+listen: 127.0.0.1:0
+admin: {listen: 127.0.0.1:0}
+shutdown: {grace: 30s}
+providers:
+  oa: {kind: openai, base_url: %q}
+targets:
+  - {virtual_key: oa, model_map: {m1: x}}
+`, slow.URL()))
+	req, _ := http.NewRequest(http.MethodPost, "http://"+gw.api+"/v1/chat/completions", strings.NewReader(chatRequestBody("m1", true)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := apiClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := make(chan string, 1)
+	go func() {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body <- string(b)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := gw.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, gw.childProc, `msg="firstbyte draining"`, 1)
+	if err := gw.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, gw.childProc, "reload ignored: the gateway is shutting down", 1)
+	time.Sleep(300 * time.Millisecond)
+	if gw.exited() {
+		t.Fatal("the process exited during the grace with a stream open")
+	}
+	start := time.Now()
+	if err := gw.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case b := <-body:
+		if !strings.Contains(b, `"the gateway is shutting down`) {
+			t.Errorf("stream after the second signal: %q, want an error event", tailOf(b, 300))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream was still open 5s after the second signal")
+	}
+	if code := gw.wait(t, 5*time.Second); code != 1 {
+		t.Errorf("exit code after a second signal = %d, want 1", code)
+	}
+	t.Logf("exit %v after the second signal", time.Since(start).Round(time.Millisecond))
+}
