@@ -55,6 +55,9 @@ func (w *responseWriter) FlushError() error {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
+	if f, ok := w.ResponseWriter.(interface{ FlushError() error }); ok { // the server's own writer
+		return f.FlushError()
+	}
 	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
