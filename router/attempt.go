@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -24,6 +25,7 @@ import (
 var (
 	errFirstByteTimeout = errors.New("first-byte timeout")
 	errTotalTimeout     = errors.New("total timeout")
+	errStopping         = errors.New("the gateway is shutting down") // Options.Stop ended
 )
 
 // attemptFailure is a failover-safe failure, kept for the all-failed answer.
@@ -104,6 +106,11 @@ func (a *attemptRun) failover(status int, reason string) verdict {
 		clientStatus = http.StatusBadGateway // transport, or an unusable answer
 	}
 	a.c.failures = append(a.c.failures, attemptFailure{target: a.cand.Target, attempt: a.c.attempts, status: clientStatus, reason: reason})
+	if a.g.log.Enabled(context.Background(), slog.LevelDebug) {
+		a.g.log.LogAttrs(context.Background(), slog.LevelDebug, "attempt failed over",
+			slog.String("target", a.cand.Target), slog.String("upstream_model", a.cand.Model),
+			slog.Int("attempt", a.c.attempts), slog.Int("status", status), slog.String("error_type", reason))
+	}
 	return verdictRetry
 }
 
@@ -123,6 +130,12 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 	// stream arms its total-time timer only once it has started.
 	firstByte := time.AfterFunc(u.firstByte, func() { cancel(errFirstByteTimeout) })
 	defer firstByte.Stop()
+	if a.g.stop != nil {
+		// The end of the shutdown grace ends the attempt: relayStream then
+		// closes the stream with an error event, transportFailure answers
+		// a request still waiting with a 503.
+		defer context.AfterFunc(a.g.stop, func() { cancel(errStopping) })()
+	}
 
 	body := c.fields.withModel(nil, c.body, a.cand.Model)
 	target := u.endpointURL(c.ep)
@@ -181,6 +194,19 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 func (a *attemptRun) transportFailure(ctx, actx context.Context) verdict {
 	if ctx.Err() != nil {
 		a.reason, a.outcome = telemetry.ErrorCanceled, telemetry.OutcomeCanceled
+		return verdictDone
+	}
+	if errors.Is(context.Cause(actx), errStopping) {
+		// Not the provider's fault, and no other target could answer in
+		// time either: the process is going.
+		a.reason, a.outcome = telemetry.ErrorCanceled, telemetry.OutcomeCanceled
+		c := a.c
+		setGatewayHeaders(c.w.Header(), c)
+		typ := errTypeUpstream
+		if c.ep.shape == shapeAnthropic {
+			typ = anthropicErrorType(http.StatusServiceUnavailable)
+		}
+		a.g.fail(c, http.StatusServiceUnavailable, typ, "shutting_down", "the gateway is shutting down; retry the request")
 		return verdictDone
 	}
 	if errors.Is(context.Cause(actx), errFirstByteTimeout) || errors.Is(context.Cause(actx), errTotalTimeout) {

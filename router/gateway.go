@@ -1,9 +1,11 @@
 package router
 
 import (
+	"context"
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -38,11 +40,40 @@ type Options struct {
 	// DebugExtra adds members to /debug/routing's JSON (e.g. the foreign
 	// services the aggregator learns from). Nil: none.
 	DebugExtra func() map[string]any
+	// LogRequests writes one line per client request to Logger, after its
+	// answer has gone out (never a prompt, completion or key). Zero: none.
+	LogRequests bool
+	// Draining reports that the process is shutting down: every response
+	// whose headers are written while it reports true carries
+	// "Connection: close", so no client reuses a connection about to
+	// close. Nil: never.
+	Draining func() bool
+	// Stop ends what is still open when the shutdown grace is over: a
+	// stream gets an error event in its API's format instead of being cut,
+	// a request still waiting for an upstream answer gets a 503. Nil:
+	// never.
+	Stop context.Context
+	// OnPanic is told of every panic recovered while serving a request
+	// (the request got a 500, or its stream an error event). Nil: none.
+	OnPanic func()
+	// StreamWriteTimeout bounds each write to a client: one that stops
+	// reading for this long loses its connection, so it cannot hold a
+	// handler and an upstream stream forever. Zero: DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
+	// Previous is the gateway this one replaces on a reload: providers
+	// whose config is unchanged keep their run-time state (circuit
+	// breaker, concurrency slots) instead of starting afresh. Nil: none.
+	Previous *Gateway
 }
+
+// DefaultStreamWriteTimeout is Options.StreamWriteTimeout's zero value:
+// far longer than any client that is still reading needs for one chunk.
+const DefaultStreamWriteTimeout = 30 * time.Second
 
 // Gateway is the request path: it authenticates, finds the eligible
 // candidates, asks the strategy for their order and runs the attempt
-// pipeline. Everything in it is immutable after New.
+// pipeline. Everything in it is immutable after New; a reload builds a new
+// one.
 type Gateway struct {
 	routes      map[string]map[string][]*Candidate // provider kind -> client model -> candidates in declaration order
 	models      []string                           // client-facing models, sorted
@@ -61,7 +92,20 @@ type Gateway struct {
 	maxBody     int64
 	maxResponse int64 // a unary answer larger than this is a provider fault
 	keys        [][]byte
+	providers   map[string]*ProviderConfig // as configured, to hand state on to the next gateway
+	pairs       map[pair]bool              // every configured (target, upstream model)
+
+	handler      http.Handler // the client API: mux behind serveHTTP
+	mux          *http.ServeMux
+	logRequests  bool
+	draining     func() bool
+	stop         context.Context // nil: never
+	onPanic      func()
+	writeTimeout time.Duration
 }
+
+// pair is a (target, upstream model) the config routes to.
+type pair struct{ target, model string }
 
 // New builds a Gateway from a validated config.
 func New(cfg *Config, o Options) (*Gateway, error) {
@@ -84,6 +128,15 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Draining == nil {
+		o.Draining = func() bool { return false }
+	}
+	if o.OnPanic == nil {
+		o.OnPanic = func() {}
+	}
+	if o.StreamWriteTimeout <= 0 {
+		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
 	strategy, err := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Stats: o.Stats, Rand: o.Rand, Now: o.Now})
 	if err != nil {
 		return nil, err
@@ -105,6 +158,14 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		debugExtra:  o.DebugExtra,
 		maxBody:     int64(cfg.Limits.MaxBody),
 		maxResponse: int64(cfg.Limits.MaxResponse),
+		providers:   cfg.Providers,
+		pairs:       map[pair]bool{},
+
+		logRequests:  o.LogRequests,
+		draining:     o.Draining,
+		stop:         o.Stop,
+		onPanic:      o.OnPanic,
+		writeTimeout: o.StreamWriteTimeout,
 	}
 	for _, k := range cfg.Auth.Keys {
 		g.keys = append(g.keys, []byte(k))
@@ -113,6 +174,10 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
 	}
 	for name, p := range cfg.Providers {
+		if prev := o.Previous; prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
+			g.upstreams[name] = prev.upstreams[name] // same provider: same breaker and slots
+			continue
+		}
 		g.upstreams[name] = newUpstream(name, p, o.Now, logCircuit)
 	}
 	seen := map[string]bool{}
@@ -145,6 +210,7 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 			}
 			byModel[m] = append(byModel[m], c)
 			g.targets = append(g.targets, c)
+			g.pairs[pair{c.Target, c.Model}] = true
 			if !seen[m] {
 				seen[m] = true
 				g.models = append(g.models, m)
@@ -152,7 +218,15 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		}
 	}
 	sort.Strings(g.models)
+	g.mux = g.newMux()
+	g.handler = http.HandlerFunc(g.serveHTTP)
 	return g, nil
+}
+
+// Serves reports whether the config routes to upstreamModel on target: a
+// reload keeps the tracker's samples of exactly these pairs.
+func (g *Gateway) Serves(target, upstreamModel string) bool {
+	return g.pairs[pair{target, upstreamModel}]
 }
 
 // timestamp stamps a span with the gateway's clock when a test injected
@@ -170,8 +244,11 @@ var sdkTimestamp = trace.WithTimestamp(time.Time{})
 // since is time elapsed on the gateway's clock.
 func (g *Gateway) since(t time.Time) time.Duration { return g.now().Sub(t) }
 
-// Handler is the client API (SPEC section 4).
-func (g *Gateway) Handler() http.Handler {
+// Handler is the client API: the OpenAI and Anthropic endpoints and the
+// model list, with every answer in the caller's API shape.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+func (g *Gateway) newMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	for _, ep := range endpoints {
 		mux.Handle("POST "+ep.path, g.apiHandler(ep))

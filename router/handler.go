@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
+	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +23,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// Request and response headers of SPEC section 4.
+// Request and response headers of the client API.
 const (
 	HeaderTarget        = "X-Firstbyte-Target"
 	HeaderAttempts      = "X-Firstbyte-Attempts"
@@ -46,6 +49,82 @@ type call struct {
 	failures     []attemptFailure
 	skipped      []skip
 	upstreamWait time.Duration
+	spanEnded    bool
+}
+
+// serveHTTP is the entry of every client request: it refuses a request
+// framed two ways, recovers a panic into an answer in the caller's shape,
+// and writes the request's log line once the answer has gone out.
+func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	rw := &responseWriter{ResponseWriter: w, g: g, start: g.now()}
+	defer func() {
+		if v := recover(); v != nil {
+			g.recovered(rw, r, v)
+		}
+	}()
+	if conflictingFraming(r) {
+		rw.Header().Set("Connection", "close")
+		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing",
+			"a request must not carry both Transfer-Encoding and Content-Length")
+	} else {
+		g.mux.ServeHTTP(rw, r)
+	}
+	if g.logRequests {
+		g.logRequest(r, rw)
+	}
+}
+
+// logRequest writes the request's one line: what was asked, where it went
+// and how it ended, never a prompt, completion or key. A model the
+// gateway does not serve is left out (it is whatever the client wrote).
+func (g *Gateway) logRequest(r *http.Request, rw *responseWriter) {
+	attrs := make([]slog.Attr, 0, 10)
+	c := rw.call
+	if c != nil {
+		if sc := c.span.SpanContext(); sc.HasTraceID() {
+			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
+		}
+		attrs = append(attrs, slog.String("endpoint", c.ep.path))
+		if _, served := slices.BinarySearch(g.models, c.fields.Model); served {
+			attrs = append(attrs, slog.String("model", c.fields.Model))
+		}
+		if c.target != "" {
+			attrs = append(attrs, slog.String("target", c.target))
+		}
+		attrs = append(attrs, slog.Int("attempts", c.attempts))
+		if len(c.skipped) > 0 {
+			names := make([]string, len(c.skipped))
+			for i, s := range c.skipped {
+				names[i] = s.target + ":" + s.reason
+			}
+			attrs = append(attrs, slog.String("skipped", strings.Join(names, ",")))
+		}
+		if c.selection != "" {
+			attrs = append(attrs, slog.String("selection", c.selection))
+		}
+	} else {
+		attrs = append(attrs, slog.String("endpoint", r.Method+" "+endpointForLog(r.URL.Path)))
+	}
+	attrs = append(attrs, slog.Int("status", rw.status))
+	if !rw.firstByte.IsZero() {
+		attrs = append(attrs, slog.Duration("ttfb", rw.firstByte.Sub(rw.start)))
+	}
+	attrs = append(attrs, slog.Duration("duration", g.since(rw.start)))
+	g.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+// endpointForLog names a path that is not an API endpoint: the model
+// list, or the path itself cut short (a client's typo is worth seeing; a
+// hostile path must not bloat the log).
+func endpointForLog(path string) string {
+	if path == "/v1/models" || strings.HasPrefix(path, "/v1/models/") {
+		return "/v1/models"
+	}
+	const max = 64
+	if len(path) > max {
+		return path[:max] + "..."
+	}
+	return path
 }
 
 // flush sends what has been written to the client now: before the spans
@@ -65,6 +144,9 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
 		c := &call{ep: ep, w: w, r: r, span: span} // ctx travels as an argument: no request copy
+		if rw, ok := w.(*responseWriter); ok {
+			rw.call = c
+		}
 		g.serve(ctx, c)
 		c.flush() // the client has its whole answer before the server span ends
 
@@ -82,6 +164,7 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		}
 		span.SetAttributes(attrs...)
 		span.End(g.timestamp())
+		c.spanEnded = true
 	})
 }
 
@@ -105,6 +188,14 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
+			return
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			// limits.read_timeout ran out mid-body (a client trickling it):
+			// say so, and do not keep the connection.
+			c.w.Header().Set("Connection", "close")
+			g.fail(c, http.StatusRequestTimeout, errTypeInvalidRequest, "request_timeout", "the request body did not arrive within limits.read_timeout")
 			return
 		}
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_body", "could not read request body")

@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -66,7 +67,7 @@ func benchTelemetry(b *testing.B, otlp string) (trace.TracerProvider, *collector
 		ServiceName:   "firstbyte-bench",
 		OTLPEndpoint:  otlp,
 		Aggregator:    agg,
-		OnExportError: metrics.ExportFailed,
+		OnExportError: func(n int, _ error) { metrics.ExportFailed(n) },
 		// The process environment must not switch exporters or samplers
 		// under the benchmark.
 		Getenv: func(string) string { return "" },
@@ -337,6 +338,25 @@ func BenchmarkUnaryHandler(b *testing.B) {
 			reportCPU(b, cpu)
 		})
 	}
+	// What log.requests (on by default) adds: one text line per request,
+	// formatted and written (to io.Discard).
+	b.Run("telemetry-request-log", func(b *testing.B) {
+		o := handlerOptions(b, true, false, unaryMemTransport())
+		o.Logger, o.LogRequests = slog.New(slog.NewTextHandler(io.Discard, nil)), true
+		h := benchGateway(b, "http://upstream.invalid", o).Handler()
+		req, body := benchRequest(benchChatRequest)
+		b.ReportAllocs()
+		cpu := processCPU(b)
+		for b.Loop() {
+			body.rewind()
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+		reportCPU(b, cpu)
+	})
 	b.Run("telemetry-parallel", func(b *testing.B) {
 		h := benchGateway(b, "http://upstream.invalid", handlerOptions(b, true, false, unaryMemTransport())).Handler()
 		b.ReportAllocs()

@@ -54,9 +54,47 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 	setGatewayHeaders(h, a.c)
 	a.c.status = resp.StatusCode
 	a.c.w.WriteHeader(resp.StatusCode)
+	if buf.Len() > largeAnswer {
+		// More than the socket buffers hold: a client that stops reading
+		// would block the write for good without a deadline.
+		wd := newWriteDeadline(a.c.w, a.g.writeTimeout)
+		defer wd.clear()
+		wd.extend()
+	}
 	_, _ = a.c.w.Write(buf.Bytes())
 	return verdictDone
 }
+
+// largeAnswer is the unary answer size above which its write gets a
+// deadline; smaller ones fit the kernel's buffers and never block long.
+const largeAnswer = 256 << 10
+
+// writeDeadline bounds each write to a client by timeout, so a client that
+// stops reading cannot hold its handler (and the upstream behind it)
+// forever. It moves the connection's deadline forward at most once a
+// second, not on every chunk.
+type writeDeadline struct {
+	rc      *http.ResponseController
+	timeout time.Duration
+	set     time.Time // when the deadline was last moved
+}
+
+func newWriteDeadline(w http.ResponseWriter, timeout time.Duration) *writeDeadline {
+	return &writeDeadline{rc: http.NewResponseController(w), timeout: timeout}
+}
+
+func (d *writeDeadline) extend() {
+	now := time.Now() // wall clock: the deadline is the socket's
+	if now.Sub(d.set) < time.Second {
+		return
+	}
+	d.set = now
+	_ = d.rc.SetWriteDeadline(now.Add(d.timeout))
+}
+
+// clear lifts the deadline: a kept-alive connection's next answer must
+// not inherit it.
+func (d *writeDeadline) clear() { _ = d.rc.SetWriteDeadline(time.Time{}) }
 
 // encoded reports whether the body comes content-encoded (then it is
 // relayed as it is, unchecked: the gateway never asks for an encoding, so
@@ -97,11 +135,16 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	c.status = resp.StatusCode
 	c.w.WriteHeader(resp.StatusCode)
 	tail := [2]byte{}
+	wd := newWriteDeadline(c.w, a.g.writeTimeout)
+	defer wd.clear()
 	write := func(p []byte) bool {
+		wd.extend()
 		if _, werr := c.w.Write(p); werr != nil {
 			return false
 		}
-		c.flush()
+		if werr := wd.rc.Flush(); werr != nil { // the client is gone or stopped reading
+			return false
+		}
 		if len(p) >= 2 {
 			tail[0], tail[1] = p[len(p)-2], p[len(p)-1]
 		} else {
@@ -133,11 +176,16 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 		a.outcome = telemetry.OutcomeSuccess
 		return verdictDone
 	}
-	// The upstream broke mid-stream: finish any partial event, then say so.
+	// The upstream broke mid-stream, or the shutdown grace ended it:
+	// finish any partial event, then say so.
 	a.outcome, a.reason = telemetry.OutcomeBroken, telemetry.ErrorStreamBroken
 	msg := "upstream stream interrupted after the first byte"
-	if errors.Is(context.Cause(actx), errTotalTimeout) {
+	switch cause := context.Cause(actx); {
+	case errors.Is(cause, errTotalTimeout):
 		msg = "upstream exceeded its total timeout mid-stream"
+	case errors.Is(cause, errStopping):
+		a.outcome, a.reason = telemetry.OutcomeSuccess, "" // the upstream did its part
+		msg = "the gateway is shutting down and its grace period for open streams ended; the stream is incomplete"
 	}
 	var ev []byte
 	if tail != [2]byte{'\n', '\n'} {

@@ -42,7 +42,7 @@ type pdataExporter struct {
 	maxBatch int
 	maxQueue int
 	client   *http.Client
-	onError  func(spans int)
+	onError  func(spans int, err error)
 
 	mu      sync.Mutex // guards pending, n, spare
 	pending []byte     // marshalled TracesData messages, concatenated
@@ -56,9 +56,13 @@ type pdataExporter struct {
 
 var _ TracesConsumer = (*pdataExporter)(nil)
 
+// errExportQueueFull is why spans are dropped while the endpoint is slow or
+// down and the queue is full.
+var errExportQueueFull = errors.New("traces export: queue full (the endpoint is slow or down); spans dropped")
+
 // exportSettings are the OTEL_* variables the SDK's OTLP/HTTP exporter and
 // batch processor read, read the same way.
-func newPdataExporter(endpoint string, getenv func(string) string, onError func(int)) (*pdataExporter, error) {
+func newPdataExporter(endpoint string, getenv func(string) string, onError func(int, error)) (*pdataExporter, error) {
 	env := func(traces, general string) string {
 		if v := getenv(traces); v != "" {
 			return v
@@ -139,13 +143,13 @@ func (e *pdataExporter) ConsumeTraces(_ context.Context, td ptrace.Traces) error
 	var m ptrace.ProtoMarshaler
 	data, err := m.MarshalTraces(td)
 	if err != nil {
-		e.onError(spans)
+		e.onError(spans, err)
 		return err
 	}
 	e.mu.Lock()
 	if e.n+spans > e.maxQueue {
 		e.mu.Unlock()
-		e.onError(spans) // the endpoint is not keeping up: drop, never block
+		e.onError(spans, errExportQueueFull) // the endpoint is not keeping up: drop, never block
 		return nil
 	}
 	e.pending = append(e.pending, data...)
@@ -217,7 +221,7 @@ func (e *pdataExporter) flush(ctx context.Context) error {
 	}
 	e.mu.Unlock()
 	if err != nil {
-		e.onError(n)
+		e.onError(n, err)
 		return err
 	}
 	return nil

@@ -81,7 +81,7 @@ func TestPdataExport(t *testing.T) {
 	var failed atomic.Int64
 	sdk, shutdown, err := Setup(context.Background(), Options{
 		OTLPEndpoint:  sink.URL,
-		OnExportError: func(n int) { failed.Add(int64(n)) },
+		OnExportError: func(n int, _ error) { failed.Add(int64(n)) },
 		Getenv: envOf(map[string]string{
 			"OTEL_EXPORTER_OTLP_HEADERS":     "authorization=Bearer%20tok,x-tenant=a",
 			"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
@@ -129,7 +129,7 @@ func TestPdataExportFailuresCounted(t *testing.T) {
 	var failed atomic.Int64
 	sdk, shutdown, err := Setup(context.Background(), Options{
 		OTLPEndpoint:  sink.URL + "/v1/traces",
-		OnExportError: func(n int) { failed.Add(int64(n)) },
+		OnExportError: func(n int, _ error) { failed.Add(int64(n)) },
 		Getenv:        envOf(map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "20", "OTEL_BSP_MAX_QUEUE_SIZE": "4"}),
 	})
 	if err != nil {

@@ -44,7 +44,7 @@ type Options struct {
 	OnDrop func(spans int)
 	// OnExportError is called with the number of spans a failed export
 	// dropped (for firstbyte_export_failures_total). Nil: ignored.
-	OnExportError func(spans int)
+	OnExportError func(spans int, err error)
 	// Getenv reads the environment. Zero: os.Getenv.
 	Getenv func(string) string
 }
@@ -111,7 +111,7 @@ func Setup(ctx context.Context, o Options) (*SDK, func(context.Context) error, e
 	if url, ok := pdataEndpoint(o); ok {
 		onError := o.OnExportError
 		if onError == nil {
-			onError = func(int) {}
+			onError = func(int, error) {}
 		}
 		if pdataExp, err = newPdataExporter(url, o.Getenv, onError); err != nil {
 			return nil, nil, err
@@ -188,18 +188,6 @@ func pdataEndpoint(o Options) (string, bool) {
 	return "", false
 }
 
-// InstanceIDFromEnv returns the service.instance.id that
-// OTEL_RESOURCE_ATTRIBUTES sets, or a new random one.
-func InstanceIDFromEnv(getenv func(string) string) string {
-	for kv := range strings.SplitSeq(getenv("OTEL_RESOURCE_ATTRIBUTES"), ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && strings.TrimSpace(k) == string(semconv.ServiceInstanceIDKey) && strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return NewInstanceID()
-}
-
 // NewInstanceID returns a random service.instance.id.
 func NewInstanceID() string {
 	var b [16]byte
@@ -255,13 +243,13 @@ func newExporter(ctx context.Context, o Options) (sdktrace.SpanExporter, error) 
 // without touching the request path.
 type countingExporter struct {
 	sdktrace.SpanExporter
-	onError func(spans int)
+	onError func(spans int, err error)
 }
 
 func (e countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	err := e.SpanExporter.ExportSpans(ctx, spans)
 	if err != nil {
-		e.onError(len(spans))
+		e.onError(len(spans), err)
 	}
 	return err
 }

@@ -67,6 +67,19 @@ func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(stri
 		fmt.Fprintf(w, "  provider %-12s %-9s %s (%s)\n", n, p.Kind, redactURL(p.BaseURL), pricing)
 	}
 
+	ms, models := modelRoutes(cfg)
+	for i, m := range ms {
+		if i == summaryRows {
+			fmt.Fprintf(w, "  … and %d more models\n", len(ms)-i)
+			break
+		}
+		fmt.Fprintf(w, "  model %-20s %s\n", m, strings.Join(models[m], ", "))
+	}
+}
+
+// modelRoutes lists the client models, sorted, and for each the targets
+// serving it as "target→upstream model", in declaration order.
+func modelRoutes(cfg *router.Config) ([]string, map[string][]string) {
 	models := map[string][]string{}
 	for _, t := range cfg.Targets {
 		for _, m := range cfg.Providers[t.VirtualKey].Models {
@@ -78,14 +91,7 @@ func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(stri
 			models[m] = append(models[m], t.VirtualKey+"→"+t.ModelMap[m])
 		}
 	}
-	ms := slices.Sorted(maps.Keys(models))
-	for i, m := range ms {
-		if i == summaryRows {
-			fmt.Fprintf(w, "  … and %d more models\n", len(ms)-i)
-			break
-		}
-		fmt.Fprintf(w, "  model %-20s %s\n", m, strings.Join(models[m], ", "))
-	}
+	return slices.Sorted(maps.Keys(models)), models
 }
 
 // exportSummary says where spans go, the way the exporter decides it: the

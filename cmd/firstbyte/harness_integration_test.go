@@ -203,7 +203,11 @@ type gatewayProc struct {
 	configPath string
 }
 
-var servingLine = regexp.MustCompile(`msg="firstbyte serving" api=(\S+) admin=(\S+) .*instance=(\S+)`)
+// servingLine is the start-up line, in text or in JSON (log.format).
+var (
+	servingLine     = regexp.MustCompile(`msg="firstbyte serving" api=(\S+) admin=(\S+) .*instance=(\S+)`)
+	servingLineJSON = regexp.MustCompile(`"msg":"firstbyte serving","api":"([^"]+)","admin":"([^"]+)".*"instance":"([^"]+)"`)
+)
 
 // startGatewayProc writes cfg to a file and runs `firstbyte serve -config` on
 // it with env, waiting until /readyz answers 200. Listen on 127.0.0.1:0 in
@@ -211,15 +215,34 @@ var servingLine = regexp.MustCompile(`msg="firstbyte serving" api=(\S+) admin=(\
 func startGatewayProc(t *testing.T, name, cfg string, env ...string) *gatewayProc {
 	t.Helper()
 	bin := requireBinary(t, "FIRSTBYTE_BIN")
+	path := writeGatewayConfig(t, name, cfg)
+	return waitGatewayServing(t, startChildProc(t, name, bin, childEnv(env...), "serve", "-config", path), path)
+}
+
+// writeGatewayConfig writes cfg to a temporary file and returns its path.
+func writeGatewayConfig(t *testing.T, name, cfg string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := startChildProc(t, name, bin, childEnv(env...), "serve", "-config", path)
+	return path
+}
+
+// waitGatewayServing waits for p, a `firstbyte serve -config path` however
+// started, to log its start-up line and answer /readyz 200.
+func waitGatewayServing(t *testing.T, p *childProc, path string) *gatewayProc {
+	t.Helper()
+	name := p.name
 	g := &gatewayProc{childProc: p, configPath: path}
 	deadline := time.Now().Add(startupWait)
 	for {
-		if m := servingLine.FindStringSubmatch(p.stderr.String()); m != nil {
+		out := p.stderr.String()
+		m := servingLine.FindStringSubmatch(out)
+		if m == nil {
+			m = servingLineJSON.FindStringSubmatch(out)
+		}
+		if m != nil {
 			g.api, g.admin, g.instanceID = m[1], m[2], m[3]
 			break
 		}

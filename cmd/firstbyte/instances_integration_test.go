@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -46,7 +47,12 @@ telemetry:
   ingest: {enabled: true, token: %s}
 `, admin, fast.URL(), slow.URL(), httpAddr, token)
 	}
-	a := startGatewayProc(t, "gateway-a", config(adminA), exportEnv...)
+	// A names its instance in the environment, percent-encoded as the
+	// OTel spec allows: it must skip exactly the decoded id its spans carry.
+	a := startGatewayProc(t, "gateway-a", config(adminA), slices.Concat(exportEnv, []string{"OTEL_RESOURCE_ATTRIBUTES=service.instance.id=gw%2Da"})...)
+	if a.instanceID != "gw-a" {
+		t.Errorf("A's instance id = %q, want gw-a (decoded from OTEL_RESOURCE_ATTRIBUTES)", a.instanceID)
+	}
 	b := startGatewayProc(t, "gateway-b", config(adminB), exportEnv...)
 
 	fanout, err := filepath.Abs(filepath.Join("..", "..", "collector", "otelcol", "config", "fanout.yaml"))

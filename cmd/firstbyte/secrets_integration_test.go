@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"syscall"
@@ -15,23 +16,27 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/sim"
 )
 
-// The canaries: a provider credential, a client key and a prompt. None may
-// appear in anything the gateway writes but the upstream request itself.
+// The canaries: a provider credential, a client key, a prompt, the admin
+// token and the ingest token. None may appear in anything the gateway
+// writes but the upstream request itself.
 const (
 	canaryProviderKey = "sk-SECRET-canary-1234"
 	canaryClientKey   = "client-canary-5678"
 	canaryPrompt      = "PROMPT-canary-9876"
+	canaryAdminToken  = "admin-canary-2468"
+	canaryIngestToken = "ingest-canary-1357"
 )
 
-var canaries = []string{canaryProviderKey, canaryClientKey, canaryPrompt}
+var canaries = []string{canaryProviderKey, canaryClientKey, canaryPrompt, canaryAdminToken, canaryIngestToken}
 
 // TestNoSecretsOrPromptsAnywhere sends requests carrying the three canaries
 // down every path (success, streaming, an upstream 422 passed through, a
 // 503 failover, every target failing, malformed, unknown model, missing and
-// wrong keys) and searches every output for them: the gateway's stdout and
-// stderr, every exported span, /metrics in both formats, /debug/routing and
-// every answer (the passed-through 422 is the provider's own body, which
-// does not contain the prompt).
+// wrong keys, right and wrong admin and ingest tokens, a reload) and
+// searches every output for them: the gateway's stdout and stderr at log
+// level debug with a line per request, every exported span, /metrics in
+// both formats, /debug/routing and every answer (the passed-through 422 is
+// the provider's own body, which does not contain the prompt).
 func TestNoSecretsOrPromptsAnywhere(t *testing.T) {
 	ok := startSimProvider(t, sim.Provider{Name: "ok", TTFB: sim.Fixed(5 * time.Millisecond), Stream: sim.Pace{Chunks: 3, Interval: time.Millisecond}})
 	const picky422 = `{"error":{"message":"The upstream refuses this request.","type":"invalid_request_error","param":null,"code":"unprocessable"}}`
@@ -40,7 +45,8 @@ func TestNoSecretsOrPromptsAnywhere(t *testing.T) {
 	col, sink := startCollectorToSink(t)
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0
-admin: {listen: 127.0.0.1:0}
+admin: {listen: 127.0.0.1:0, token: %[7]s}
+log: {level: debug, requests: true}
 auth:
   keys: [%[5]s]
 providers:
@@ -53,7 +59,8 @@ targets:
   - {virtual_key: down,  model_map: {m-failover: down-model, m-down: down-model}}
 telemetry:
   otlp_endpoint: http://%[6]s
-`, ok.URL(), picky.URL(), down.URL(), canaryProviderKey, canaryClientKey, col.httpAddr), exportEnv...)
+  ingest: {enabled: true, token: %[8]s}
+`, ok.URL(), picky.URL(), down.URL(), canaryProviderKey, canaryClientKey, col.httpAddr, canaryAdminToken, canaryIngestToken), exportEnv...)
 
 	chat := func(model string, stream bool) string {
 		return fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":"%s tell me"}]}`, model, stream, canaryPrompt)
@@ -122,8 +129,37 @@ telemetry:
 
 	search("/metrics (text)", httpGetText(t, "http://"+gw.admin+"/metrics", "text/plain"))
 	search("/metrics (OpenMetrics)", httpGetText(t, "http://"+gw.admin+"/metrics", "application/openmetrics-text; version=1.0.0"))
-	_, routing := getRouting(t, gw.admin)
-	search("/debug/routing", routing)
+	// The admin and ingest endpoints, with wrong tokens and right ones.
+	for _, tt := range []struct {
+		method, path, token, ctype string
+		want                       int
+	}{
+		{"GET", "/debug/routing", "not-" + canaryAdminToken, "", 401},
+		{"GET", "/debug/routing", canaryAdminToken, "", 200},
+		{"POST", "/admin/reload", "not-" + canaryAdminToken, "", 401},
+		{"POST", "/admin/reload", canaryAdminToken, "", 200},
+		{"POST", "/v1/traces", "not-" + canaryIngestToken, "application/x-protobuf", 401},
+		{"POST", "/v1/traces", canaryIngestToken, "application/x-protobuf", 200},
+	} {
+		req, _ := http.NewRequest(tt.method, "http://"+gw.admin+tt.path, strings.NewReader(""))
+		req.Header.Set("Authorization", "Bearer "+tt.token)
+		if tt.ctype != "" {
+			req.Header.Set("Content-Type", tt.ctype)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s %s: %d, want %d: %s", tt.method, tt.path, resp.StatusCode, tt.want, b)
+		}
+		search(fmt.Sprintf("answer of %s %s", tt.method, tt.path), string(b))
+		if tt.path == "/debug/routing" && tt.want == 200 {
+			search("/debug/routing", string(b))
+		}
+	}
 
 	// A graceful stop flushes every span to the collector.
 	if code := gw.stop(t, syscall.SIGTERM, 15*time.Second); code != 0 {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 )
 
 func defaultConfigPath() string {
@@ -18,30 +17,64 @@ func defaultConfigPath() string {
 	return "firstbyte.yaml"
 }
 
-// cmdServe runs the gateway until SIGINT or SIGTERM, then drains: /readyz
-// turns 503 at once, in-flight requests get up to 30 s to finish.
+// cmdServe runs the gateway until SIGTERM or SIGINT, then drains (see
+// drain.go) and exits 0; a second such signal hurries the drain and exits
+// 1. SIGHUP reloads the config file.
 func cmdServe(args []string, stdout, stderr io.Writer) int {
-	cfg, _, code := configFromFlags("serve", args, stderr)
+	cfg, path, code := configFromFlags("serve", args, stderr)
 	if cfg == nil {
 		return code
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	level := new(slog.LevelVar)
+	logger := newLogger(stderr, cfg.Log, level)
+	// Signals are taken before anything listens: a SIGHUP during start-up
+	// must not kill the process (the default action).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 
-	s, err := startStack(ctx, cfg, stackOptions{Logger: logger})
+	s, err := startStack(context.Background(), cfg, stackOptions{Logger: logger, Level: level, ConfigPath: path})
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte: %v\n", err)
 		return 1
 	}
-	logger.Info("firstbyte serving", "api", s.APIAddr, "admin", s.AdminAddr, "strategy", cfg.Strategy.Mode,
-		"models", len(s.Gateway.Models()), "exporting", s.SDK.Exporting, "instance", s.SDK.InstanceID)
-	<-ctx.Done()
-	logger.Info("firstbyte draining")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.Shutdown(shutdownCtx); err != nil {
-		logger.Error("shutdown", "err", err)
+	logStartup(logger, s, cfg, os.Getenv)
+
+	for sig := range sigs {
+		if sig == syscall.SIGHUP {
+			s.reload("SIGHUP")
+			continue
+		}
+		logger.Info("signal received", "signal", sig.String())
+		break
+	}
+
+	// A second SIGTERM or SIGINT hurries the drain; SIGHUP is ignored now.
+	force, hurry := context.WithCancel(context.Background())
+	defer hurry()
+	watched := make(chan struct{})
+	go func() { // owned here: ends when the drain is done
+		for {
+			select {
+			case sig := <-sigs:
+				if sig == syscall.SIGHUP {
+					logger.Warn("reload ignored: the gateway is shutting down")
+					continue
+				}
+				logger.Warn("second signal: ending the drain now", "signal", sig.String())
+				hurry()
+				return
+			case <-watched:
+				return
+			}
+		}
+	}()
+	forced, err := s.Drain(force)
+	close(watched)
+	if err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
+	if forced {
 		return 1
 	}
 	return 0

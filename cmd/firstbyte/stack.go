@@ -6,9 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
+	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
@@ -23,24 +22,47 @@ import (
 var _ router.StatsSource = (*collector.Tracker)(nil)
 
 // stack is one running gateway: the client API and admin servers, the
-// gateway, the tracker it learns from, the SDK feeding it, and the metrics.
+// gateway (replaced whole by a reload), the tracker it learns from (kept
+// across reloads), the SDK feeding it, and the metrics.
 type stack struct {
-	Gateway   *router.Gateway
-	Tracker   *collector.Tracker
-	SDK       *telemetry.SDK
-	Registry  *prometheus.Registry
-	APIAddr   string
-	AdminAddr string
+	// Immutable after startStack.
+	Gateway    *router.Gateway // the gateway it started with; current() is the one serving now
+	Tracker    *collector.Tracker
+	SDK        *telemetry.SDK
+	Registry   *prometheus.Registry
+	APIAddr    string
+	AdminAddr  string
+	configPath string // what a reload reads; "" for a stack built from text (the demo): no reload
+	log        *slog.Logger
+	level      *slog.LevelVar // nil: the level is not the stack's to change
+	transport  http.RoundTripper
+	api, admin *http.Server
+	serving    sync.WaitGroup              // the two Serve loops
+	telemetry  func(context.Context) error // flushes and stops the SDK
+	warns      []*rateLimitedWarn          // closed last, after everything that may note
+	exportWarn *rateLimitedWarn
+	// ingestWarn is for the ingest handler's rejections (the reason as
+	// detail, the spans refused as amount), once the handler reports them.
+	ingestWarn *rateLimitedWarn
+	reloads    *prometheus.CounterVec
+	panics     prometheus.Counter
+	agg        *collector.Aggregator // learns what each config's targets are (teachAggregator)
+	stop       context.Context    // ends when the shutdown grace is over (router.Options.Stop)
+	endStreams context.CancelFunc // ends stop
 
-	ready    atomic.Bool
-	api      *http.Server
-	admin    *http.Server
-	shutdown []func(context.Context) error
+	ready    atomic.Bool // serving, and not draining
+	draining atomic.Bool // a SIGTERM came: responses carry Connection: close
+	gw       atomic.Pointer[router.Gateway]
+	cfg      atomic.Pointer[router.Config]
+
+	reloadMu sync.Mutex // one reload at a time, and none once the drain began
 }
 
 type stackOptions struct {
-	Logger    *slog.Logger
-	Transport http.RoundTripper // nil: router.NewTransport()
+	Logger     *slog.Logger
+	Level      *slog.LevelVar    // the Logger's level, for reloads to move; nil: fixed
+	Transport  http.RoundTripper // nil: router.NewTransport()
+	ConfigPath string            // the file reloads read; "": reload is refused
 }
 
 // startStack wires and starts everything a config describes. The order is
@@ -49,69 +71,74 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &stack{}
-	// The SDK reports export failures through the global OTel error handler;
-	// send them to our log, once per failed batch, instead of stderr.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { o.Logger.Warn("telemetry export", "err", err) }))
+	s := &stack{configPath: o.ConfigPath, log: o.Logger, level: o.Level, transport: o.Transport}
+	s.stop, s.endStreams = context.WithCancel(context.Background())
+	s.exportWarn = newRateLimitedWarn(o.Logger, "telemetry export failed", "spans_dropped", warnInterval)
+	otelWarn := newRateLimitedWarn(o.Logger, "telemetry error", "", warnInterval)
+	serverWarn := newRateLimitedWarn(o.Logger, "http server error", "", warnInterval)
+	s.ingestWarn = newRateLimitedWarn(o.Logger, "ingest rejected spans", "spans", warnInterval)
+	s.warns = []*rateLimitedWarn{s.exportWarn, otelWarn, serverWarn, s.ingestWarn}
+	// The SDK reports its own errors through the global OTel error handler:
+	// into our log, rate-limited, instead of stderr.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { otelWarn.note(0, err.Error()) }))
+
 	reg := telemetry.NewRegistry()
 	metrics := collector.NewMetrics(reg)
-	tracker := collector.NewTracker(collector.TrackerOptions{})
-	// The aggregator must skip exactly the instance id this process exports
-	// under, including one set through OTEL_RESOURCE_ATTRIBUTES.
-	instanceID := telemetry.InstanceIDFromEnv(os.Getenv)
-	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{
-		InstanceID: instanceID,
-		OnSpan:     metrics.SpanConsumed,
-		OnReject:   metrics.IngestRejected,
+	s.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "firstbyte_reloads_total",
+		Help: "Config reloads (SIGHUP or POST /admin/reload) by result: ok, or refused (the old config kept serving).",
+	}, []string{"result"})
+	s.panics = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "firstbyte_panics_total",
+		Help: "Panics recovered while serving a client request (each answered 500, or its stream ended with an error event).",
 	})
+	reg.MustRegister(s.reloads, s.panics)
+	s.reloads.WithLabelValues("ok")
+	s.reloads.WithLabelValues("refused")
+
+	tracker := collector.NewTracker(collector.TrackerOptions{})
+	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{
+		OnSpan:   metrics.SpanConsumed,
+		OnReject: s.ingestRejected(metrics),
+	})
+	s.agg = agg
 	sdk, sdkShutdown, err := telemetry.Setup(ctx, telemetry.Options{
 		ServiceName:    cfg.Telemetry.ServiceName,
 		ServiceVersion: version,
-		InstanceID:     instanceID,
 		OTLPEndpoint:   cfg.Telemetry.OTLPEndpoint,
 		Aggregator:     agg,
 		Observers:      metrics,
 		OnDrop:         metrics.SpansDropped,
-		OnExportError:  metrics.ExportFailed,
+		OnExportError: func(spans int, err error) {
+			metrics.ExportFailed(spans)
+			s.exportWarn.note(spans, err.Error())
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.shutdown = append(s.shutdown, sdkShutdown)
+	// The aggregator skips exactly the service.instance.id this process
+	// exports under: the SDK's resource's, after OTEL_RESOURCE_ATTRIBUTES
+	// (percent-decoded) had its say.
+	agg.SetInstanceID(sdk.InstanceID)
+	s.telemetry = sdkShutdown
+	s.Tracker, s.SDK, s.Registry = tracker, sdk, reg
 
-	gw, err := router.New(cfg, router.Options{
-		Stats:          tracker,
-		TracerProvider: sdk.TracerProvider,
-		Transport:      o.Transport,
-		Logger:         o.Logger,
-		DebugExtra: func() map[string]any {
-			return map[string]any{"foreign_services": agg.ForeignSources()}
-		},
-	})
+	gw, err := router.New(cfg, s.gatewayOptions(cfg, nil))
 	if err != nil {
 		_ = sdkShutdown(ctx)
 		return nil, err
 	}
-	agg.SetTargets(aggregatorTargets(gw))
-	f := cfg.Telemetry.Ingest.Foreign
-	agg.SetForeign(collector.ForeignOptions{Enabled: f.Enabled, Services: f.Services, UnaryServices: f.UnaryServices})
-	reg.MustRegister(telemetry.NewRoutingCollector(gw.RoutingRows))
-	s.Gateway, s.Tracker, s.SDK, s.Registry = gw, tracker, sdk, reg
+	s.Gateway = gw
+	s.gw.Store(gw)
+	s.cfg.Store(cfg)
+	s.teachAggregator(cfg, gw)
+	reg.MustRegister(telemetry.NewRoutingCollector(func() []telemetry.RoutingRow { return s.current().RoutingRows() }))
 
-	adminMux := http.NewServeMux()
-	adminMux.Handle("GET /metrics", telemetry.MetricsHandler(reg))
-	adminMux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	adminMux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !s.ready.Load() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ready\n"))
-	})
-	adminMux.Handle("GET /debug/routing", gw.RoutingHandler())
+	adminMux := s.adminMux(reg)
 	if cfg.Telemetry.Ingest.Enabled {
 		adminMux.Handle("POST /v1/traces", collector.NewIngestHandler(agg, collector.IngestOptions{
-			Token: cfg.Telemetry.Ingest.Token, OnReject: metrics.IngestRejected,
+			Token: cfg.Telemetry.Ingest.Token, OnReject: s.ingestRejected(metrics),
 		}))
 	}
 
@@ -127,25 +154,80 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		return nil, err
 	}
 	s.APIAddr, s.AdminAddr = apiLn.Addr().String(), adminLn.Addr().String()
-	errLog := slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn)
-	s.api = &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: errLog}
-	s.admin = &http.Server{Handler: adminMux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog}
-	go func() { _ = s.api.Serve(apiLn) }()
-	go func() { _ = s.admin.Serve(adminLn) }()
+	errLog := errorLog(serverWarn)
+	// The API handler reads the gateway afresh for every request: a reload
+	// swaps it, requests in flight finish on the one they started with.
+	s.api = newServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.current().Handler().ServeHTTP(w, r)
+	}), cfg.Limits, errLog)
+	s.admin = newServer(adminMux, cfg.Limits, errLog)
+	apiServed := router.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections))
+	adminServed := newLimitListener(adminLn, cfg.Limits.MaxConnections)
+	s.serving.Add(2)
+	go s.serve(s.api, apiServed, "api")
+	go s.serve(s.admin, adminServed, "admin")
 	s.ready.Store(true)
 	return s, nil
 }
 
-// Shutdown drains: readiness off, the API server finishes in-flight
-// requests, then the SDK flushes its spans and the admin server stops.
-func (s *stack) Shutdown(ctx context.Context) error {
-	s.ready.Store(false)
-	errs := []error{s.api.Shutdown(ctx)}
-	for _, f := range s.shutdown {
-		errs = append(errs, f(ctx))
+// serve runs one server until the drain stops it.
+func (s *stack) serve(srv *http.Server, ln net.Listener, name string) {
+	defer s.serving.Done()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.log.Error("listener failed", "listener", name, "err", err)
 	}
-	errs = append(errs, s.admin.Shutdown(ctx))
-	return errors.Join(errs...)
+}
+
+// current is the gateway serving new requests now.
+func (s *stack) current() *router.Gateway { return s.gw.Load() }
+
+// config is the config in force now.
+func (s *stack) config() *router.Config { return s.cfg.Load() }
+
+// gatewayOptions are the router's collaborators for a gateway built from
+// cfg, replacing prev (nil at start).
+func (s *stack) gatewayOptions(cfg *router.Config, prev *router.Gateway) router.Options {
+	return router.Options{
+		Stats:          s.Tracker,
+		TracerProvider: s.SDK.TracerProvider,
+		Transport:      s.transportFor(),
+		Logger:         s.log,
+		LogRequests:    cfg.Log.LogRequests(),
+		Draining:       s.draining.Load,
+		Stop:           s.stop,
+		OnPanic:        s.panics.Inc,
+		Previous:       prev,
+		DebugExtra: func() map[string]any {
+			return map[string]any{"foreign_services": s.agg.ForeignSources()}
+		},
+	}
+}
+
+// teachAggregator tells the aggregator what gw routes to: peers' and
+// applications' spans may teach nothing else, and foreign spans follow the
+// config's rules. Called at start and on every reload.
+func (s *stack) teachAggregator(cfg *router.Config, gw *router.Gateway) {
+	s.agg.SetTargets(aggregatorTargets(gw))
+	f := cfg.Telemetry.Ingest.Foreign
+	s.agg.SetForeign(collector.ForeignOptions{Enabled: f.Enabled, Services: f.Services, UnaryServices: f.UnaryServices})
+}
+
+// ingestRejected counts what the ingest refused and warns about it,
+// rate-limited.
+func (s *stack) ingestRejected(metrics *collector.Metrics) func(reason string, spans int) {
+	return func(reason string, spans int) {
+		metrics.IngestRejected(reason, spans)
+		s.ingestWarn.note(max(spans, 1), reason)
+	}
+}
+
+// transportFor is the upstream transport: one for the process, so a
+// reload keeps the upstream connections it has.
+func (s *stack) transportFor() http.RoundTripper {
+	if s.transport == nil {
+		s.transport = router.NewTransport()
+	}
+	return s.transport
 }
 
 // aggregatorTargets is the gateway's (target, upstream model) pairs as the

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router"
+)
+
+func TestLimitListenerHoldsNewConnectionsInTheBacklog(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newLimitListener(inner, 2)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 3)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	var clients []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", inner.Addr().String()) // the kernel completes the handshake: the third waits in the backlog
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		clients = append(clients, c)
+	}
+	first, second := <-accepted, <-accepted
+	select {
+	case <-accepted:
+		t.Fatal("a third connection was accepted over the limit of 2")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if _, ok := first.(interface{ CloseWrite() error }); !ok {
+		t.Error("an accepted connection hides CloseWrite")
+	}
+	first.Close()
+	first.Close() // a second Close gives back nothing more
+	select {
+	case third := <-accepted:
+		third.Close()
+	case <-time.After(2 * time.Second):
+		t.Fatal("the third connection was not accepted after one closed")
+	}
+	second.Close()
+	_ = clients
+}
+
+// logLines is a slog text log collected in memory.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) lines(substr string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func TestRateLimitedWarn(t *testing.T) {
+	var out logLines
+	w := newRateLimitedWarn(slog.New(slog.NewTextHandler(&out, nil)), "export failed", "spans", 200*time.Millisecond)
+	for i := range 50 {
+		w.note(2, fmt.Sprintf("attempt %d", i))
+	}
+	if got := out.lines("export failed"); len(got) != 1 || !strings.Contains(got[0], "count=1 spans=2") {
+		t.Fatalf("after a burst: %q, want one line for the first occurrence", got)
+	}
+	// The rest come as one line when the interval is over, by the timer.
+	deadline := time.Now().Add(2 * time.Second)
+	for len(out.lines("export failed")) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := out.lines("export failed")
+	if len(got) != 2 || !strings.Contains(got[1], "count=49 spans=98") || !strings.Contains(got[1], `last_error="attempt 49"`) {
+		t.Fatalf("after the interval: %q, want a second line counting the other 49", got)
+	}
+	w.note(1, "")
+	w.Close()
+	w.note(1, "after close")
+	time.Sleep(250 * time.Millisecond)
+	if got := out.lines("export failed"); len(got) != 3 || !strings.Contains(got[2], "count=1 spans=1") {
+		t.Errorf("after Close: %q, want the pending one written and nothing after", got)
+	}
+}
+
+func TestRestartOnlyFields(t *testing.T) {
+	base := `
+listen: 127.0.0.1:8080
+admin: {listen: 127.0.0.1:9464}
+providers:
+  a: {base_url: "http://127.0.0.1:1/v1", api_key: sk-secret-1}
+targets:
+  - {virtual_key: a, model_map: {m: m}}
+telemetry: {otlp_endpoint: "http://user:pw@127.0.0.1:4318"}
+`
+	parse := func(text string) *router.Config {
+		t.Helper()
+		cfg, err := router.ParseConfig([]byte(text), func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	old := parse(base)
+	tests := []struct {
+		name    string
+		edit    func(string) string
+		refused []string // field paths
+		changed []string
+	}{
+		{"nothing", func(s string) string { return s }, nil, nil},
+		{"targets and a provider key", func(s string) string {
+			return strings.NewReplacer("sk-secret-1", "sk-secret-2", "{m: m}", "{m: m, n: n}").Replace(s)
+		}, nil, []string{"providers.a", "targets"}},
+		{"listeners", func(s string) string {
+			return strings.NewReplacer(":8080", ":8081", ":9464", ":9465").Replace(s)
+		}, []string{"listen", "admin.listen"}, nil},
+		{"limits and log format", func(s string) string {
+			return s + "limits: {read_timeout: 5s, max_connections: 10, max_body: 1KiB}\nlog: {format: json, level: debug}\n"
+		}, []string{"limits.max_connections", "limits.read_timeout", "log.format"}, nil},
+		{"export endpoint", func(s string) string { return strings.Replace(s, "user:pw@", "", 1) }, []string{"telemetry.otlp_endpoint"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := parse(tt.edit(base))
+			fes := restartOnly(old, cfg)
+			var paths []string
+			for _, fe := range fes {
+				paths = append(paths, fe.Path)
+				if strings.Contains(fe.Msg, "pw") {
+					t.Errorf("%s: message shows a credential: %s", fe.Path, fe.Msg)
+				}
+			}
+			if fmt.Sprint(paths) != fmt.Sprint(tt.refused) {
+				t.Errorf("restartOnly = %v, want %v", paths, tt.refused)
+			}
+			if len(tt.refused) == 0 {
+				if got := changedKeys(old, cfg); fmt.Sprint(got) != fmt.Sprint(tt.changed) {
+					t.Errorf("changedKeys = %v, want %v", got, tt.changed)
+				}
+			}
+		})
+	}
+}
+
+// testStack starts a stack in this process from a config file it writes,
+// on free loopback ports, with a transport of the test's choosing.
+func testStack(t *testing.T, cfgText string, transport http.RoundTripper) (*stack, string, *logLines) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "firstbyte.yaml")
+	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logLines{}
+	level := new(slog.LevelVar)
+	s, err := startStack(context.Background(), cfg, stackOptions{
+		Logger: newLogger(logs, cfg.Log, level), Level: level, Transport: transport, ConfigPath: path,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	return s, path, logs
+}
+
+func doRequest(t *testing.T, method, url, body string, headers ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func metricValue(t *testing.T, s *stack, series string) string {
+	t.Helper()
+	_, text := doRequest(t, http.MethodGet, "http://"+s.AdminAddr+"/metrics", "")
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return "(absent)"
+}
+
+func TestStackReloadAndAdminToken(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	defer up.Close()
+	cfgText := func(models string) string {
+		return fmt.Sprintf(`
+listen: 127.0.0.1:0
+admin: {listen: 127.0.0.1:0, token: admin-tok}
+log: {level: info}
+providers:
+  a: {base_url: %q}
+targets:
+  - {virtual_key: a, model_map: {%s}}
+`, up.URL+"/v1", models)
+	}
+	s, path, logs := testStack(t, cfgText("m: m"), nil)
+	admin := "http://" + s.AdminAddr
+	chat := func(model string) int {
+		code, _ := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/chat/completions", `{"model":"`+model+`","messages":[]}`)
+		return code
+	}
+
+	for _, open := range []string{"/metrics", "/health", "/readyz"} {
+		if code, _ := doRequest(t, http.MethodGet, admin+open, ""); code != 200 {
+			t.Errorf("GET %s without a token = %d, want 200", open, code)
+		}
+	}
+	for _, tt := range []struct{ method, path, auth string }{
+		{"GET", "/debug/routing", ""}, {"GET", "/debug/routing", "Bearer wrong"}, {"POST", "/admin/reload", ""},
+		{"POST", "/admin/reload", "admin-tok"},
+	} {
+		if code, _ := doRequest(t, tt.method, admin+tt.path, "", "Authorization", tt.auth); code != 401 {
+			t.Errorf("%s %s with Authorization %q = %d, want 401", tt.method, tt.path, tt.auth, code)
+		}
+	}
+	if code, _ := doRequest(t, "GET", admin+"/debug/routing", "", "Authorization", "Bearer admin-tok"); code != 200 {
+		t.Errorf("GET /debug/routing with the token = %d, want 200", code)
+	}
+
+	// A good file: swapped in.
+	s.Tracker.Record("a", "m", 10*time.Millisecond, time.Time{})
+	s.Tracker.Record("a", "gone", 10*time.Millisecond, time.Time{})
+	if err := os.WriteFile(path, []byte(cfgText("m: m, n: n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, body := doRequest(t, "POST", admin+"/admin/reload", "", "Authorization", "Bearer admin-tok")
+	if code != 200 || !strings.Contains(body, `"result": "ok"`) || !strings.Contains(body, `"targets"`) {
+		t.Errorf("reload of a good file = %d %s", code, body)
+	}
+	if chat("n") != 200 {
+		t.Error("model n, added by the reload, is not served")
+	}
+	if _, n, ok := s.Tracker.P50("a", "m"); !ok || n != 1 {
+		t.Errorf("the sample of a target that remains was lost (%d samples)", n)
+	}
+	if _, _, ok := s.Tracker.P50("a", "gone"); ok {
+		t.Error("the samples of a pair no longer configured were kept")
+	}
+
+	// A bad file, then one moving a listener: refused, nothing changes.
+	for _, bad := range []struct{ text, want string }{
+		{strings.Replace(cfgText("m: m"), "virtual_key: a", "virtual_key: b", 1), `targets[0].virtual_key: unknown provider \"b\"`},
+		{strings.Replace(cfgText("m: m"), "listen: 127.0.0.1:0\n", "listen: 127.0.0.1:1\n", 1), "listen: a reload cannot change it"},
+	} {
+		if err := os.WriteFile(path, []byte(bad.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, body = doRequest(t, "POST", admin+"/admin/reload", "", "Authorization", "Bearer admin-tok")
+		if code != 422 || !strings.Contains(body, bad.want) {
+			t.Errorf("reload of a bad file = %d %s, want 422 naming %q", code, body, bad.want)
+		}
+		var ans reloadAnswer
+		if err := json.Unmarshal([]byte(body), &ans); err != nil || ans.Result != "refused" || len(ans.Errors) == 0 {
+			t.Errorf("refusal body %s: %v", body, err)
+		}
+		if chat("n") != 200 || chat("m") != 200 {
+			t.Error("a refused reload changed what is served")
+		}
+	}
+	if got := metricValue(t, s, `firstbyte_reloads_total{result="ok"}`); got != "1" {
+		t.Errorf("reloads ok = %s, want 1", got)
+	}
+	if got := metricValue(t, s, `firstbyte_reloads_total{result="refused"}`); got != "2" {
+		t.Errorf("reloads refused = %s, want 2", got)
+	}
+	if n := len(logs.lines(`msg="config reload refused; the running config keeps serving"`)); n != 2 {
+		t.Errorf("%d refusal warnings logged, want 2", n)
+	}
+	if n := len(logs.lines(`msg="config reloaded"`)); n != 1 {
+		t.Errorf("%d reload lines logged, want 1", n)
+	}
+}
+
+// panicTransport is a bug in the request path, reached through a transport.
+type panicTransport struct{}
+
+func (panicTransport) RoundTrip(*http.Request) (*http.Response, error) { panic("a bug") }
+
+func TestStackSurvivesAPanicAndCountsIt(t *testing.T) {
+	s, _, logs := testStack(t, `
+listen: 127.0.0.1:0
+admin: {listen: 127.0.0.1:0}
+providers:
+  a: {base_url: "http://127.0.0.1:9/v1"}
+  c: {kind: anthropic, base_url: "http://127.0.0.1:9/v1"}
+targets:
+  - {virtual_key: a, model_map: {m: m}}
+  - {virtual_key: c, model_map: {m: m}}
+`, panicTransport{})
+	for range 2 {
+		code, body := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/messages", `{"model":"m","max_tokens":1,"messages":[]}`)
+		if code != 500 || !strings.Contains(body, `"type":"api_error"`) {
+			t.Errorf("answer after a panic: %d %s, want an Anthropic 500", code, body)
+		}
+	}
+	if got := metricValue(t, s, "firstbyte_panics_total"); got != "2" {
+		t.Errorf("firstbyte_panics_total = %s, want 2", got)
+	}
+	if len(logs.lines(`level=ERROR msg="panic serving a request"`)) != 2 {
+		t.Errorf("panics not logged as errors:\n%s", strings.Join(logs.lines(""), "\n"))
+	}
+}

@@ -1,0 +1,468 @@
+package router_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/collector"
+	"github.com/firstbyte-dev/firstbyte/router"
+)
+
+// The request path's part in the process's lifecycle: requests framed two
+// ways, panics, Connection: close while draining, the end of the shutdown
+// grace, clients that stop reading, and the request log line. All through
+// real sockets.
+
+// twoKinds is a config with an OpenAI and an Anthropic provider, both at
+// url, serving client model "m".
+func twoKinds(url string) string {
+	return fmt.Sprintf(`strategy: {mode: fallback}
+providers:
+  oa: {kind: openai, base_url: %[1]q, api_key: key-oa, timeout: {first_byte: 5s, total: 30s}}
+  an: {kind: anthropic, base_url: %[1]q, api_key: key-an, timeout: {first_byte: 5s, total: 30s}}
+targets:
+  - {virtual_key: oa, model_map: {m: m}}
+  - {virtual_key: an, model_map: {m: m}}
+`, url+"/v1")
+}
+
+func newGatewayFromYAML(t *testing.T, yaml string, o router.Options) *router.Gateway {
+	t.Helper()
+	cfg, err := router.ParseConfig([]byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Stats == nil {
+		o.Stats = collector.NewTracker(collector.TrackerOptions{})
+	}
+	gw, err := router.New(cfg, o)
+	if err != nil {
+		t.Fatalf("router.New: %v", err)
+	}
+	return gw
+}
+
+// serveGuarded serves h the way the binary does: behind GuardFraming.
+func serveGuarded(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = router.GuardFraming(srv.Config, srv.Listener)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// rawExchange writes req on a fresh connection and reads one response.
+func rawExchange(t *testing.T, conn net.Conn, br *bufio.Reader, req string) *http.Response {
+	t.Helper()
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("reading the answer to %q: %v", req, err)
+	}
+	return resp
+}
+
+func TestConflictingFramingRefusedAndConnectionClosed(t *testing.T) {
+	up := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
+	srv := serveGuarded(t, newGatewayFromYAML(t, twoKinds(up.URL), router.Options{}).Handler())
+	const body = `{"model":"m","max_tokens":5,"messages":[]}`
+	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+	request := func(path, framing string) string {
+		return "POST " + path + " HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n" + framing + "\r\n" + chunked
+	}
+	tests := []struct {
+		name      string
+		path      string
+		framing   string
+		wantShape string // "openai" | "anthropic"
+	}{
+		{"OpenAI", "/v1/chat/completions", "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "openai"},
+		{"Anthropic", "/v1/messages", "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "anthropic"},
+		{"lower case", "/v1/chat/completions", "transfer-encoding: chunked\r\ncontent-length: 5\r\n", "openai"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			br := bufio.NewReader(conn)
+			// A clean chunked request first: the guard must look at each
+			// request's own headers, on a kept-alive connection too.
+			ok := rawExchange(t, conn, br, request(tt.path, "Transfer-Encoding: chunked\r\n"))
+			_, _ = io.Copy(io.Discard, ok.Body)
+			if ok.StatusCode != 200 || ok.Close {
+				t.Fatalf("chunked request = %d (close %v), want 200 on a kept-alive connection", ok.StatusCode, ok.Close)
+			}
+			resp := rawExchange(t, conn, br, request(tt.path, tt.framing))
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Fatalf("status = %d, want 400: %s", resp.StatusCode, b)
+			}
+			if !resp.Close {
+				t.Error("the answer does not close the connection")
+			}
+			var shape struct {
+				Type  string `json:"type"`
+				Error struct {
+					Type string `json:"type"`
+					Code string `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(b, &shape); err != nil {
+				t.Fatalf("body %q: %v", b, err)
+			}
+			if tt.wantShape == "anthropic" && (shape.Type != "error" || shape.Error.Type != "invalid_request_error") {
+				t.Errorf("body %s is not an Anthropic invalid_request_error", b)
+			}
+			if tt.wantShape == "openai" && (shape.Type != "" || shape.Error.Code != "invalid_framing") {
+				t.Errorf("body %s is not an OpenAI invalid_framing error", b)
+			}
+			if n, err := br.ReadByte(); err == nil {
+				t.Errorf("the connection stayed open (read %q)", n)
+			}
+		})
+	}
+	if n := up.hits.Load(); n != int64(len(tests)) {
+		t.Errorf("upstream got %d requests, want %d (only the clean ones)", n, len(tests))
+	}
+}
+
+// panickingTransport panics in RoundTrip, or, for a stream, in the
+// answer's body after its first chunk. Its panic value carries the
+// request's prompt, which must never reach the log.
+type panickingTransport struct{}
+
+func (panickingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	body, _ := io.ReadAll(r.Body)
+	if bytes.Contains(body, []byte(`"stream":true`)) {
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: &panickingBody{first: "data: {\"choices\":[]}\n\n", prompt: string(body)}, Request: r}, nil
+	}
+	panic(fmt.Errorf("cannot route %s", body))
+}
+
+type panickingBody struct {
+	first, prompt string
+	read          bool
+}
+
+func (b *panickingBody) Read(p []byte) (int, error) {
+	if !b.read {
+		b.read = true
+		return copy(p, b.first), nil
+	}
+	panic(fmt.Errorf("broken mid-stream after %s", b.prompt))
+}
+
+func (b *panickingBody) Close() error { return nil }
+
+func TestPanicBecomes500InTheCallersShape(t *testing.T) {
+	var logs bytes.Buffer
+	var panics atomic.Int64
+	gw := newGatewayFromYAML(t, twoKinds("http://127.0.0.1:9"), router.Options{
+		Transport: panickingTransport{},
+		Logger:    slog.New(slog.NewTextHandler(&lockedWriter{w: &logs}, nil)),
+		OnPanic:   func() { panics.Add(1) },
+	})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	const prompt = "PROMPT-canary-4242"
+
+	resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+prompt+`"}]}`)
+	if b := readAll(t, resp.Body); resp.StatusCode != 500 || !strings.Contains(b, `"type":"server_error"`) || !strings.Contains(b, `"code":"internal_error"`) {
+		t.Errorf("OpenAI request: %d %s, want a 500 server_error in OpenAI's shape", resp.StatusCode, b)
+	}
+	resp = post(t, srv.URL, "/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"`+prompt+`"}]}`)
+	if b := readAll(t, resp.Body); resp.StatusCode != 500 || !strings.HasPrefix(b, `{"type":"error","error":{"type":"api_error"`) {
+		t.Errorf("Anthropic request: %d %s, want a 500 api_error in Anthropic's shape", resp.StatusCode, b)
+	}
+	resp = post(t, srv.URL, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"`+prompt+`"}]}`)
+	b := readAll(t, resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(b, "data: {\"choices\":[]}\n\n") || !strings.HasSuffix(b, "\"code\":\"stream_interrupted\"}}\n\n") {
+		t.Errorf("stream: %d %q, want its first chunk then an error event", resp.StatusCode, b)
+	}
+	if n := panics.Load(); n != 3 {
+		t.Errorf("OnPanic told %d times, want 3", n)
+	}
+	// The server lives on.
+	resp = post(t, srv.URL, "/v1/models/nope", ``)
+	if resp.StatusCode != 404 {
+		t.Errorf("after the panics: %d, want 404", resp.StatusCode)
+	}
+	out := logs.String()
+	if strings.Count(out, `msg="panic serving a request"`) != 3 {
+		t.Errorf("log has not three panic lines:\n%s", out)
+	}
+	if strings.Contains(out, prompt) {
+		t.Errorf("log carries the prompt:\n%s", out)
+	}
+}
+
+// lockedWriter serializes writes from the server's goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
+	release := make(chan struct{})
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("User-Agent"), "slow") {
+			<-release
+		}
+		jsonAnswer(200, `{"ok":true}`)(w, r)
+	})
+	var draining atomic.Bool
+	gw := newGatewayWith(t, "fallback", "", router.Options{Draining: draining.Load}, target{name: "a", url: up.URL})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	before := post(t, srv.URL, "/v1/chat/completions", chatBody)
+	if before.Close {
+		t.Error("an answer before the drain closes its connection")
+	}
+	// In flight when the drain begins, answered after: Connection: close.
+	inFlight := make(chan *http.Response)
+	go func() {
+		inFlight <- post(t, srv.URL, "/v1/chat/completions", chatBody, "User-Agent", "slow")
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for up.hits.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	draining.Store(true)
+	close(release)
+	if r := <-inFlight; !r.Close || r.StatusCode != 200 {
+		t.Errorf("answer written after the drain began: %d, close %v; want 200 and Connection: close", r.StatusCode, r.Close)
+	}
+	for _, path := range []string{"/v1/chat/completions", "/v1/models", "/nowhere"} {
+		r := post(t, srv.URL, path, chatBody)
+		if !r.Close {
+			t.Errorf("%s during the drain (%d): no Connection: close", path, r.StatusCode)
+		}
+	}
+}
+
+func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("User-Agent") == "unary" { // newUpstream has read the body
+			<-r.Context().Done() // an answer that never comes
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for {
+			if strings.HasSuffix(r.URL.Path, "/messages") {
+				_, _ = io.WriteString(w, "event: ping\ndata: {\"type\":\"ping\"}\n\n")
+			} else {
+				_, _ = io.WriteString(w, "data: {\"choices\":[]}\n\n")
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	stop, endGrace := context.WithCancel(context.Background())
+	defer endGrace()
+	gw := newGatewayFromYAML(t, twoKinds(up.URL), router.Options{Stop: stop})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	type answer struct {
+		status int
+		body   string
+	}
+	start := func(path, body string) chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if !strings.Contains(body, `"stream":true`) {
+				req.Header.Set("User-Agent", "unary")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				ch <- answer{body: err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			ch <- answer{resp.StatusCode, string(b)}
+		}()
+		return ch
+	}
+	openai := start("/v1/chat/completions", `{"model":"m","stream":true}`)
+	anthropic := start("/v1/messages", `{"model":"m","stream":true,"max_tokens":5}`)
+	unary := start("/v1/chat/completions", `{"model":"m"}`)
+	time.Sleep(200 * time.Millisecond)
+	endGrace()
+
+	for _, tt := range []struct {
+		name   string
+		ch     chan answer
+		status int
+		suffix string
+	}{
+		{"OpenAI stream", openai, 200, "\"code\":\"stream_interrupted\"}}\n\n"},
+		{"Anthropic stream", anthropic, 200, "\n\n"},
+		{"unary", unary, 503, "\"code\":\"shutting_down\"}}\n"},
+	} {
+		select {
+		case a := <-tt.ch:
+			if a.status != tt.status || !strings.HasSuffix(a.body, tt.suffix) || !strings.Contains(a.body, "shutting down") {
+				t.Errorf("%s: %d %q, want %d ending %q and saying the gateway is shutting down", tt.name, a.status, tail(a.body), tt.status, tt.suffix)
+			}
+			if tt.name == "Anthropic stream" && !strings.Contains(a.body, "event: error\ndata: {\"type\":\"error\"") {
+				t.Errorf("%s: no Anthropic error event: %q", tt.name, tail(a.body))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s still open 5s after the grace ended", tt.name)
+		}
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 300 {
+		return "..." + s[len(s)-300:]
+	}
+	return s
+}
+
+func TestClientThatStopsReadingLosesItsStream(t *testing.T) {
+	released := make(chan struct{})
+	chunk := "data: " + strings.Repeat("x", 32<<10) + "\n\n"
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		defer close(released)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 100_000; i++ { // bounded: ~3 GB, far more than any buffer holds
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	})
+	gw := newGatewayWith(t, "fallback", "", router.Options{StreamWriteTimeout: 300 * time.Millisecond}, target{name: "a", url: up.URL})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A stream request, then never a byte read.
+	body := `{"model":"m","stream":true}`
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	start := time.Now()
+	select {
+	case <-released:
+		t.Logf("upstream released %v after the client stopped reading", time.Since(start).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatal("a client that stopped reading still holds its stream after 10s")
+	}
+}
+
+func TestRequestLogLine(t *testing.T) {
+	up := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
+	var logs bytes.Buffer
+	gw := newGatewayWith(t, "fallback", "", router.Options{
+		Logger:      slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs}, nil)),
+		LogRequests: true,
+	}, target{name: "a", url: up.URL})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	const prompt = "PROMPT-canary-1717"
+	post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+prompt+`"}]}`,
+		"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	post(t, srv.URL, "/v1/chat/completions", `{"model":"`+prompt+`","messages":[]}`)
+	resp := post(t, srv.URL, "/v1/models", ``)
+	readAll(t, resp.Body)
+
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d log lines, want 3:\n%s", len(lines), logs.String())
+	}
+	var served map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &served); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"msg": "request", "trace_id": traceID, "endpoint": "/v1/chat/completions", "model": "m",
+		"target": "a", "attempts": 1.0, "selection": "order", "status": 200.0}
+	for k, v := range want {
+		if served[k] != v {
+			t.Errorf("%s = %v, want %v in %s", k, served[k], v, lines[0])
+		}
+	}
+	for _, k := range []string{"ttfb", "duration"} {
+		if d, ok := served[k].(float64); !ok || d <= 0 {
+			t.Errorf("%s = %v, want a positive duration in %s", k, served[k], lines[0])
+		}
+	}
+	if strings.Contains(logs.String(), prompt) {
+		t.Errorf("the log carries the prompt (or an unserved model name):\n%s", logs.String())
+	}
+	if !strings.Contains(lines[1], `"status":404`) || strings.Contains(lines[1], `"model"`) {
+		t.Errorf("unknown model line %s: want status 404 and no model", lines[1])
+	}
+	if !strings.Contains(lines[2], `"endpoint":"POST /v1/models"`) {
+		t.Errorf("model list line %s", lines[2])
+	}
+}
+
+func TestReloadKeepsUnchangedProvidersState(t *testing.T) {
+	down := newUpstream(t, jsonAnswer(503, `{}`))
+	up := newUpstream(t, jsonAnswer(200, `{}`))
+	yaml := func(failures int) string {
+		return fmt.Sprintf(`strategy: {mode: fallback}
+providers:
+  down: {base_url: %q, circuit_breaker: {failures: 1, cooldown: 1h}}
+  ok: {base_url: %q, circuit_breaker: {failures: %d}}
+targets:
+  - {virtual_key: down, model_map: {m: m}}
+  - {virtual_key: ok, model_map: {m: m, m2: m2}}
+`, down.URL+"/v1", up.URL+"/v1", failures)
+	}
+	first := newGatewayFromYAML(t, yaml(5), router.Options{})
+	srv := httptest.NewServer(first.Handler())
+	defer srv.Close()
+	readAll(t, post(t, srv.URL, "/v1/chat/completions", chatBody).Body) // opens down's circuit
+	if routingOf(first, "down").Circuit != "open" {
+		t.Fatal("down's circuit did not open")
+	}
+	second := newGatewayFromYAML(t, yaml(7), router.Options{Previous: first})
+	if got := routingOf(second, "down").Circuit; got != "open" {
+		t.Errorf("after a reload that left down unchanged its circuit is %s, want open", got)
+	}
+	if !second.Serves("ok", "m2") || !second.Serves("down", "m") || second.Serves("down", "m2") {
+		t.Error("Serves does not list exactly the configured (target, upstream model) pairs")
+	}
+}
