@@ -47,8 +47,8 @@ type stack struct {
 	reloads    *prometheus.CounterVec
 	panics     prometheus.Counter
 	agg        *collector.Aggregator // learns what each config's targets are (teachAggregator)
-	stop       context.Context    // ends when the shutdown grace is over (router.Options.Stop)
-	endStreams context.CancelFunc // ends stop
+	stop       context.Context       // ends when the shutdown grace is over (router.Options.Stop)
+	endStreams context.CancelFunc    // ends stop
 
 	ready    atomic.Bool // serving, and not draining
 	draining atomic.Bool // a SIGTERM came: responses carry Connection: close
