@@ -48,6 +48,12 @@ type Metrics struct {
 	exportFailed prometheus.Counter
 	dropped      prometheus.Counter
 	rejected     *prometheus.CounterVec // reason
+	tokens       *prometheus.CounterVec // target, model, type
+	cost         *prometheus.CounterVec // target, model
+
+	// prices is the rate card by (target, upstream model), replaced on
+	// reload (SetTargets).
+	prices atomic.Pointer[map[seriesKey]TokenPrice]
 
 	// Children by label values: WithLabelValues validates and hashes its
 	// labels on every call, and these are on the span-end path.
@@ -106,6 +112,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_ingest_rejected_total", Help: "What the trace ingest refused, by reason: spans naming a target this instance does not route to (unknown_target), else whole requests (unauthorized, too_large, too_deep, undecodable, unsupported, busy).",
 		}, []string{"reason"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_tokens_total", Help: "Tokens the upstreams reported, by target, requested model and type (input, output), from gen_ai.usage.* on the attempt spans.",
+		}, []string{"target", "model", "type"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_cost_usd_total", Help: "What the reported tokens cost by the provider's pricing rate card, USD, by target and requested model (unpriced targets count nothing).",
+		}, []string{"target", "model"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "firstbyte_spans_dropped_total", Help: "Ended spans the metrics and export side dropped because its queue was full (routing still learned from them).",
 		}),
@@ -116,7 +128,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
-	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected)
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost)
 	for _, r := range []string{RejectUnknownTarget, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
 		m.rejected.WithLabelValues(r)
 	}
@@ -215,6 +227,7 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 			}
 			sel.Inc()
 		}
+		m.observeUsage(attrs, target, model)
 		if v, ok := attrs.Get(string(telemetry.KeyTimeToFirstByte)); ok && outcome == telemetry.OutcomeSuccess {
 			if secs, isNum := number(v); isNum {
 				if ttfb, valid := secondsToTTFB(secs); valid {
@@ -223,6 +236,57 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 			}
 		}
 	}
+}
+
+// SetPrices replaces the rate card cost is counted by: each target's price
+// of its upstream model.
+func (m *Metrics) SetPrices(ts []Target) {
+	prices := map[seriesKey]TokenPrice{}
+	for _, t := range ts {
+		if t.Priced {
+			prices[seriesKey{t.Name, t.Model}] = t.Price
+		}
+	}
+	m.prices.Store(&prices)
+}
+
+// observeUsage counts the tokens an attempt reported, and what they cost.
+func (m *Metrics) observeUsage(attrs pcommon.Map, target, model string) {
+	in, hasIn := intAttr(attrs, string(telemetry.KeyInputTokens))
+	out, hasOut := intAttr(attrs, string(telemetry.KeyOutputTokens))
+	if !hasIn && !hasOut {
+		return
+	}
+	if hasIn {
+		m.tokens.WithLabelValues(target, model, "input").Add(float64(in))
+	}
+	if hasOut {
+		m.tokens.WithLabelValues(target, model, "output").Add(float64(out))
+	}
+	prices := m.prices.Load()
+	if prices == nil {
+		return
+	}
+	p, ok := (*prices)[seriesKey{target, stringAttr(attrs, string(telemetry.KeyRequestModel))}]
+	if !ok {
+		return
+	}
+	m.cost.WithLabelValues(target, model).Add((float64(in)*p.Input + float64(out)*p.Output) / 1e6)
+}
+
+// intAttr reads a non-negative integer attribute.
+func intAttr(attrs pcommon.Map, key string) (int64, bool) {
+	v, ok := attrs.Get(key)
+	if !ok {
+		return 0, false
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int(), v.Int() >= 0
+	case pcommon.ValueTypeDouble:
+		return int64(v.Double()), v.Double() >= 0 && v.Double() < 1e15
+	}
+	return 0, false
 }
 
 // observeSkips counts the server span's skip events.

@@ -69,3 +69,62 @@ func TestTTFBExemplars(t *testing.T) {
 		t.Errorf("observations %d, exemplars %d; want 4 and 2", obs, ex)
 	}
 }
+
+// counterValue is the value of one series of a counter family.
+func counterValue(t *testing.T, reg *prometheus.Registry, family string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != family {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					continue series
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// TestTokensAndCost: the usage an attempt span reports becomes
+// firstbyte_tokens_total, and by the target's rate card for its upstream
+// model, firstbyte_cost_usd_total; an unpriced target counts tokens, no cost.
+//
+//	groq/llama-3.3-70b-versatile: 1,000 in at $0.59/M + 500 out at $0.79/M = $0.000985
+func TestTokensAndCost(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	m.SetPrices([]Target{{Name: "groq", Model: "llama-3.3-70b-versatile", Priced: true, Price: TokenPrice{Input: 0.59, Output: 0.79}}})
+	span := attemptSpan(time.Unix(1_800_000_000, 0), 0.05, false)
+	span.Attributes().PutStr("gen_ai.request.model", "llama-3.3-70b-versatile")
+	span.Attributes().PutInt("gen_ai.usage.input_tokens", 1000)
+	span.Attributes().PutInt("gen_ai.usage.output_tokens", 500)
+	m.ObserveSpan(pcommon.NewResource(), span)
+	if in := counterValue(t, reg, "firstbyte_tokens_total", map[string]string{"target": "groq", "model": "llama", "type": "input"}); in != 1000 {
+		t.Errorf("input tokens %v, want 1000", in)
+	}
+	if out := counterValue(t, reg, "firstbyte_tokens_total", map[string]string{"target": "groq", "model": "llama", "type": "output"}); out != 500 {
+		t.Errorf("output tokens %v, want 500", out)
+	}
+	if cost := counterValue(t, reg, "firstbyte_cost_usd_total", map[string]string{"target": "groq", "model": "llama"}); cost < 0.000984 || cost > 0.000986 {
+		t.Errorf("cost %v USD, want 0.000985", cost)
+	}
+	unpriced := attemptSpan(time.Unix(1_800_000_000, 0), 0.05, false)
+	unpriced.Attributes().PutStr("firstbyte.target", "local")
+	unpriced.Attributes().PutInt("gen_ai.usage.output_tokens", 7)
+	m.ObserveSpan(pcommon.NewResource(), unpriced)
+	if out := counterValue(t, reg, "firstbyte_tokens_total", map[string]string{"target": "local", "type": "output"}); out != 7 {
+		t.Errorf("unpriced target's tokens %v, want 7", out)
+	}
+	if cost := counterValue(t, reg, "firstbyte_cost_usd_total", map[string]string{"target": "local"}); cost != 0 {
+		t.Errorf("unpriced target cost %v, want none", cost)
+	}
+}

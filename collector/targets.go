@@ -14,7 +14,14 @@ type Target struct {
 	Host  string // server.address of the provider's base_url
 	Port  int    // server.port (443/80 by scheme when the URL has none)
 	Kind  string // openai | anthropic
+	// Price is the provider's rate card for Model, USD per million tokens
+	// (firstbyte_cost_usd_total); Priced is false when it has none.
+	Price  TokenPrice
+	Priced bool
 }
+
+// TokenPrice is a rate card entry: USD per million input and output tokens.
+type TokenPrice struct{ Input, Output float64 }
 
 // targetTable is the routing config as the aggregator reads it: which keys
 // exist (peers' and applications' spans may teach nothing else, so no

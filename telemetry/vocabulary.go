@@ -26,6 +26,8 @@ var (
 	KeyServerPort      = semconv.ServerPortKey
 	KeyHTTPStatus      = semconv.HTTPResponseStatusCodeKey
 	KeyErrorType       = semconv.ErrorTypeKey
+	KeyInputTokens     = semconv.GenAIUsageInputTokensKey  // when the upstream reports usage
+	KeyOutputTokens    = semconv.GenAIUsageOutputTokensKey // when the upstream reports usage
 )
 
 // The project's own attribute keys.

@@ -47,6 +47,7 @@ type stack struct {
 	reloads    *prometheus.CounterVec
 	panics     prometheus.Counter
 	agg        *collector.Aggregator // learns what each config's targets are (teachAggregator)
+	metrics    *collector.Metrics    // and counts cost by their rate cards
 	stop       context.Context       // ends when the shutdown grace is over (router.Options.Stop)
 	endStreams context.CancelFunc    // ends stop
 
@@ -101,7 +102,7 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		OnSpan:   metrics.SpanConsumed,
 		OnReject: s.ingestRejected(metrics),
 	})
-	s.agg = agg
+	s.agg, s.metrics = agg, metrics
 	sdk, sdkShutdown, err := telemetry.Setup(ctx, telemetry.Options{
 		ServiceName:    cfg.Telemetry.ServiceName,
 		ServiceVersion: version,
@@ -207,7 +208,9 @@ func (s *stack) gatewayOptions(cfg *router.Config, prev *router.Gateway) router.
 // applications' spans may teach nothing else, and foreign spans follow the
 // config's rules. Called at start and on every reload.
 func (s *stack) teachAggregator(cfg *router.Config, gw *router.Gateway) {
-	s.agg.SetTargets(aggregatorTargets(gw))
+	ts := aggregatorTargets(cfg, gw)
+	s.agg.SetTargets(ts)
+	s.metrics.SetPrices(ts)
 	f := cfg.Telemetry.Ingest.Foreign
 	s.agg.SetForeign(collector.ForeignOptions{Enabled: f.Enabled, Services: f.Services, UnaryServices: f.UnaryServices})
 }
@@ -232,11 +235,15 @@ func (s *stack) transportFor() http.RoundTripper {
 
 // aggregatorTargets is the gateway's (target, upstream model) pairs as the
 // aggregator takes them: peers' spans may teach nothing else.
-func aggregatorTargets(gw *router.Gateway) []collector.Target {
+func aggregatorTargets(cfg *router.Config, gw *router.Gateway) []collector.Target {
 	var ts []collector.Target
 	for _, c := range gw.Candidates() {
 		kind, host, port := c.Provider()
-		ts = append(ts, collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind})
+		t := collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind}
+		if p, ok := cfg.Providers[c.Target].Pricing[c.Model]; ok {
+			t.Price, t.Priced = collector.TokenPrice{Input: p.Input, Output: p.Output}, true
+		}
+		ts = append(ts, t)
 	}
 	return ts
 }
