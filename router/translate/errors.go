@@ -269,15 +269,21 @@ func ErrorToChat(status int, anthropicBody []byte) []byte {
 
 // ErrorToMessages turns an OpenAI error body (any non-2xx answer) into an
 // Anthropic one, for the same status: {"type":"error","error":{"type",
-// "message"}}. The type is one of Anthropic's eight: the upstream's own when it
-// is one of them, else the one Anthropic uses for the status. The message is
+// "message"}}. The type is one of Anthropic's eight: the one Anthropic uses for
+// the status (401 authentication_error, 429 rate_limit_error, 503 and 529
+// overloaded_error, ...), or the upstream's own where the status says only
+// invalid_request_error or api_error and the upstream named one of the
+// eight. The message is
 // the upstream's; when only the code said the context overflowed
 // (context_length_exceeded), the code is added to the message in parentheses
 // so the overflow stays recognisable.
 func ErrorToMessages(status int, openAIBody []byte) []byte {
 	f := parseError(status, openAIBody)
 	typ := anthropicTypeForStatus(status)
-	if isAnthropicErrorType(f.typ) {
+	// The status decides (OpenAI says invalid_request_error for a bad key);
+	// where it only gives the generic type, an upstream that already speaks
+	// Anthropic's vocabulary keeps its own word.
+	if (typ == "invalid_request_error" || typ == "api_error") && isAnthropicErrorType(f.typ) {
 		typ = string(f.typ)
 	}
 	return appendAnthropicError(nil, typ, f)

@@ -76,7 +76,7 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 			out = append(out, ',')
 		}
 		var err error
-		if out, err = appendChatToolCall(out, b, calls, false); err != nil {
+		if out, err = appendChatToolCall(out, b, calls); err != nil {
 			return nil, Usage{}, err
 		}
 		calls++
@@ -95,9 +95,8 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 }
 
 // appendChatToolCall writes an Anthropic tool_use block as an OpenAI tool
-// call, its input object as the arguments string. In a stream's delta the
-// call carries its index.
-func appendChatToolCall(out, b []byte, index int, withIndex bool) ([]byte, error) {
+// call, its input object as the arguments string.
+func appendChatToolCall(out, b []byte, index int) ([]byte, error) {
 	var id, name, input []byte
 	m := objectMembers(b)
 	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
@@ -113,13 +112,7 @@ func appendChatToolCall(out, b []byte, index int, withIndex bool) ([]byte, error
 	if !isString(name) {
 		return out, invalidUpstream("tool_use block without a name")
 	}
-	out = append(out, '{')
-	if withIndex {
-		out = append(out, `"index":`...)
-		out = appendInt(out, int64(index))
-		out = append(out, ',')
-	}
-	out = append(out, `"id":`...)
+	out = append(out, `{"id":`...)
 	out = appendID(out, id, "call_"+itoa(index))
 	out = append(out, `,"type":"function","function":{"name":`...)
 	out = append(out, name...)

@@ -181,30 +181,30 @@ func (s *messagesToChat) blockStart(dst, index, block []byte) ([]byte, error) {
 			dst = s.deltaEnd(dst)
 		}
 	case stringIs(typ, "tool_use"):
+		id, name := field(block, "id"), field(block, "name")
+		if !isString(name) {
+			return dst, invalidUpstream("tool_use block without a name")
+		}
 		for len(s.tools) <= int(i) {
 			s.tools = append(s.tools, -1)
 		}
 		n := s.nTools
 		s.tools[i] = n
 		s.nTools++
-		// The input is {} at the start of a streamed block and arrives in
-		// input_json_delta events; a server that sends it whole here gets it
-		// relayed whole.
-		input := field(block, "input")
-		if isObject(input) && !emptyObject(input) {
-			block = withoutInput(block)
-		} else {
-			input = nil
-		}
+		// Arguments start empty: the input, {} at the start of a streamed
+		// block, arrives in input_json_delta pieces the client concatenates.
 		dst = s.deltaStart(dst)
-		dst = append(dst, `{"tool_calls":[`...)
-		var err error
-		if dst, err = appendChatToolCall(dst, block, n, true); err != nil {
-			return dst, err
-		}
-		dst = append(dst, "]}"...)
+		dst = append(dst, `{"tool_calls":[{"index":`...)
+		dst = appendInt(dst, int64(n))
+		dst = append(dst, `,"id":`...)
+		dst = appendID(dst, id, "call_"+itoa(n))
+		dst = append(dst, `,"type":"function","function":{"name":`...)
+		dst = append(dst, name...)
+		dst = append(dst, `,"arguments":""}}]}`...)
 		dst = s.deltaEnd(dst)
-		if input != nil {
+		// A server that sends the whole input here instead gets it relayed
+		// as one piece.
+		if input := field(block, "input"); isObject(input) && !emptyObject(input) {
 			dst = s.arguments(dst, n, appendQuoted(nil, input))
 		}
 	}
@@ -215,22 +215,6 @@ func emptyObject(v []byte) bool {
 	m := objectMembers(v)
 	_, _, ok := m.next()
 	return !ok
-}
-
-// withoutInput is a tool_use block with an empty input, so its first chunk
-// has empty arguments and the input follows as an arguments delta.
-func withoutInput(block []byte) []byte {
-	out := []byte(`{"input":{}`)
-	m := objectMembers(block)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
-		if string(k) == "id" || string(k) == "name" {
-			out = append(out, ',')
-			out = appendQuoted(out, k)
-			out = append(out, ':')
-			out = append(out, v...)
-		}
-	}
-	return append(out, '}')
 }
 
 func (s *messagesToChat) blockDelta(dst, index, delta []byte) ([]byte, error) {
