@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Format names one of the two client APIs.
@@ -179,7 +180,7 @@ func parseError(status int, body []byte) errorFields {
 		for k, val, ok := top.next(); ok; k, val, ok = top.next() {
 			switch string(k) {
 			case "error":
-				if isString(val) {
+				if isString(val) && !isEmptyString(val) {
 					f.message = val
 					continue
 				}
@@ -194,7 +195,7 @@ func parseError(status int, body []byte) errorFields {
 							f.typ = val[1 : len(val)-1]
 						}
 					case "message":
-						if isString(val) {
+						if isString(val) && !isEmptyString(val) {
 							f.message = val
 						}
 					case "code":
@@ -208,7 +209,7 @@ func parseError(status int, body []byte) errorFields {
 					}
 				}
 			case "message":
-				if f.message == nil && isString(val) {
+				if f.message == nil && isString(val) && !isEmptyString(val) {
 					f.message = val
 				}
 			}
@@ -222,7 +223,7 @@ func parseError(status int, body []byte) errorFields {
 		text = text[:maxErrorText] // a character cut in two becomes U+FFFD
 	}
 	if len(text) == 0 {
-		text = []byte("upstream answered " + strconv.Itoa(status) + " " + http.StatusText(status) + " with no body")
+		text = []byte(strings.TrimSpace("upstream answered "+strconv.Itoa(status)+" "+http.StatusText(status)) + " with no body")
 	}
 	f.message = appendQuoted(nil, text)
 	return f

@@ -316,7 +316,7 @@ func (s *chatToMessages) errorEvent(dst, errObj []byte) []byte {
 		f.typ = stringToken(field(errObj, "type"))
 		f.code = stringToken(field(errObj, "code"))
 	}
-	if !isString(f.message) {
+	if !isString(f.message) || isEmptyString(f.message) {
 		f.message = []byte(`"upstream stream error"`)
 	}
 	dst = appendNamedEvent(dst, "error")

@@ -288,7 +288,7 @@ func (s *messagesToChat) end(dst []byte) []byte {
 // OpenAI SDKs raise as an API error. There is no [DONE] after it.
 func (s *messagesToChat) errorChunk(dst, errObj []byte) []byte {
 	f := errorFields{message: field(errObj, "message"), typ: stringToken(field(errObj, "type"))}
-	if !isString(f.message) {
+	if !isString(f.message) || isEmptyString(f.message) {
 		f.message = []byte(`"upstream stream error"`)
 	}
 	if f.typ == nil {

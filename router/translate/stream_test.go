@@ -364,6 +364,7 @@ func TestStreamErrorEvents(t *testing.T) {
 			`{"type":"error","error":{"type":"invalid_request_error","message":"too long (context_length_exceeded)"}}`},
 		{`{"error":"plain text"}`, `{"type":"error","error":{"type":"api_error","message":"plain text"}}`},
 		{`{"error":{"type":"server_error"}}`, `{"type":"error","error":{"type":"api_error","message":"upstream stream error"}}`},
+		{`{"error":{"type":"server_error","message":""}}`, `{"type":"error","error":{"type":"api_error","message":"upstream stream error"}}`},
 	}
 	for _, tt := range tests {
 		out, err := feedPieces(NewChatToMessagesStream("m"), []byte("data: "+tt.in+"\n\n"))
