@@ -2,6 +2,8 @@ package translate
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -96,12 +98,23 @@ func validContainer(b []byte, i, depth int) (int, bool) {
 }
 
 // validString checks a string token at b[i] == '"'. Its loop is the hot one:
-// prompts are mostly string bytes.
+// prompts are mostly string bytes, so it crosses them eight at a time and
+// lands on the next quote, backslash or control character directly.
 func validString(b []byte, i int) (int, bool) {
-	for i++; i < len(b); i++ {
+	for i++; ; i++ {
+		for i+8 <= len(b) {
+			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return i, false
+		}
 		c := b[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
+			continue // among the last few bytes, checked one by one
 		}
 		switch {
 		case c == '"':
@@ -124,7 +137,20 @@ func validString(b []byte, i int) (int, bool) {
 			return i, false
 		}
 	}
-	return i, false
+}
+
+// specialBytes marks, with its high bit, each byte of the little-endian word
+// w that is a quote, a backslash or below 0x20 (the classic "has a zero
+// byte" test on w^'"' and w^'\\', and "has a byte less than 0x20" on w).
+// A byte above a marked one may be marked wrongly (a borrow); the lowest
+// mark is always right, and that is the only one read.
+func specialBytes(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	m := (w - ones*0x20) &^ w
+	m |= (quote - ones) &^ quote
+	m |= (backslash - ones) &^ backslash
+	return m & highs
 }
 
 func isHex(c byte) bool {
@@ -249,7 +275,13 @@ type members struct {
 	key []byte // scratch for a key written with escapes
 }
 
-func objectMembers(v []byte) members { return members{b: v, i: 1} }
+// objectMembers iterates over v's members; over none when v is not an object.
+func objectMembers(v []byte) members {
+	if !isObject(v) {
+		return members{}
+	}
+	return members{b: v, i: 1}
+}
 
 // next returns the next member's key (unescaped; valid until the next call)
 // and value.
@@ -281,7 +313,13 @@ type elements struct {
 	i int
 }
 
-func arrayElements(v []byte) elements { return elements{b: v, i: 1} }
+// arrayElements iterates over v's elements; over none when v is not an array.
+func arrayElements(v []byte) elements {
+	if !isArray(v) {
+		return elements{}
+	}
+	return elements{b: v, i: 1}
+}
 
 func (e *elements) next() ([]byte, bool) {
 	i := skipSpace(e.b, e.i)

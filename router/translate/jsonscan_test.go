@@ -2,6 +2,8 @@ package translate
 
 import (
 	"encoding/json"
+	"math/bits"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -80,4 +82,72 @@ func TestMembersAndElements(t *testing.T) {
 	if s := `"a\\"`; skipString([]byte(s+`,"b"`), 0) != len(s) {
 		t.Errorf("skipString stops inside %s", s)
 	}
+}
+
+// Iterating over a value of another kind yields nothing (and never reads past it).
+func TestIteratorsOnOtherKinds(t *testing.T) {
+	for _, v := range []string{`["x"]`, `"a"`, `1`, `null`, `{"a":1}`, `[`} {
+		m := objectMembers([]byte(v))
+		n := 0
+		for _, _, ok := m.next(); ok; _, _, ok = m.next() {
+			n++
+		}
+		e := arrayElements([]byte(v))
+		for _, ok := e.next(); ok; _, ok = e.next() {
+			n++
+		}
+		if want := map[string]int{`{"a":1}`: 1, `["x"]`: 1}[v]; n != want {
+			t.Errorf("%s: %d members and elements, want %d", v, n, want)
+		}
+	}
+}
+
+// specialBytes finds the first quote, backslash or control byte of a word
+// exactly, and reports a word without one as such.
+func TestSpecialBytes(t *testing.T) {
+	first := func(w uint64) int { // 8: none
+		for k := 0; k < 8; k++ {
+			if c := byte(w >> (8 * k)); c < 0x20 || c == '"' || c == '\\' {
+				return k
+			}
+		}
+		return 8
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	specials := []byte{0, 0x1f, '"', '\\', 0x20, 0x21, 0x7f, 0x80, 0xff, '#', '[', ']'}
+	for n := 0; n < 300000; n++ {
+		w := rng.Uint64()
+		if n%2 == 0 { // mostly printable bytes, with one or two specials placed
+			w = 0
+			for k := 0; k < 8; k++ {
+				w |= uint64(0x20+rng.IntN(0x5f)) << (8 * k)
+			}
+			for range rng.IntN(3) {
+				k := rng.IntN(8)
+				w = w&^(0xff<<(8*k)) | uint64(specials[rng.IntN(len(specials))])<<(8*k)
+			}
+		}
+		got := 8
+		if m := specialBytes(w); m != 0 {
+			got = bits.TrailingZeros64(m) / 8
+		}
+		if want := first(w); got != want {
+			t.Fatalf("specialBytes(%#016x) points at byte %d, want %d", w, got, want)
+		}
+	}
+}
+
+func FuzzValidJSON(f *testing.F) {
+	for _, c := range scannerCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, got := validJSON(b)
+		if want := json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		}
+		if got && skipValue(v, 0) != len(v) {
+			t.Fatalf("skipValue(%q) = %d, want %d", v, skipValue(v, 0), len(v))
+		}
+	})
 }

@@ -379,7 +379,7 @@ func (t *turns) systemContent(i int, content []byte) error {
 		if !ok {
 			return nil
 		}
-		text, err := textPart(p, msgPath(i)+".content["+strconv.Itoa(j)+"]")
+		text, err := textPart(p, func() string { return contentPath(i, j) })
 		if err != nil {
 			return err
 		}
@@ -387,18 +387,6 @@ func (t *turns) systemContent(i int, content []byte) error {
 			t.system = append(t.system, text)
 		}
 	}
-}
-
-// textPart returns the text of a {"type":"text","text":...} part.
-func textPart(p []byte, path string) ([]byte, error) {
-	if !isObject(p) || !stringIs(field(p, "type"), "text") {
-		return nil, refuse(path, "must be a text part")
-	}
-	text := field(p, "text")
-	if !isString(text) {
-		return nil, refuse(path+".text", "must be a string")
-	}
-	return text, nil
 }
 
 func appendTextBlock(out, text []byte) []byte {
@@ -431,30 +419,29 @@ func (t *turns) userContent(i int, content []byte) error {
 		if !ok {
 			return nil
 		}
-		path := msgPath(i) + ".content[" + strconv.Itoa(j) + "]"
-		if !isObject(p) {
-			return refuse(path, "must be an object")
+		pt, ok := readPart(p)
+		if !ok {
+			return refuse(contentPath(i, j), "must be an object")
 		}
-		typ := field(p, "type")
-		switch {
+		switch typ := pt.typ; {
 		case stringIs(typ, "text"):
-			text, err := textPart(p, path)
-			if err != nil {
-				return err
+			text, ok := textIn(pt)
+			if !ok {
+				return notText(pt, contentPath(i, j))
 			}
 			t.text(text)
 		case stringIs(typ, "image_url"):
-			if err := t.image(field(p, "image_url"), path+".image_url"); err != nil {
+			if err := t.image(pt.imageURL, contentPath(i, j)+".image_url"); err != nil {
 				return err
 			}
 		case stringIs(typ, "file"):
-			if err := t.file(field(p, "file"), path+".file"); err != nil {
+			if err := t.file(pt.file, contentPath(i, j)+".file"); err != nil {
 				return err
 			}
 		case stringIs(typ, "input_audio"):
-			return refuse(path, "audio input is not available from an Anthropic upstream")
+			return refuse(contentPath(i, j), "audio input is not available from an Anthropic upstream")
 		default:
-			return refuse(path+".type", "must be text, image_url or file")
+			return refuse(contentPath(i, j)+".type", "must be text, image_url or file")
 		}
 	}
 }
@@ -566,21 +553,20 @@ func (t *turns) assistant(i int, content, refusalText, toolCalls []byte) error {
 			if !ok {
 				break
 			}
-			path := msgPath(i) + ".content[" + strconv.Itoa(j) + "]"
-			typ := field(p, "type")
-			switch {
+			pt, _ := readPart(p)
+			switch typ := pt.typ; {
 			case stringIs(typ, "text"):
-				text, err := textPart(p, path)
-				if err != nil {
-					return err
+				text, ok := textIn(pt)
+				if !ok {
+					return notText(pt, contentPath(i, j))
 				}
 				t.text(text)
 			case stringIs(typ, "refusal"):
-				if r := field(p, "refusal"); isString(r) {
-					t.text(r)
+				if isString(pt.refusal) {
+					t.text(pt.refusal)
 				}
 			default:
-				return refuse(path+".type", "must be text or refusal")
+				return refuse(contentPath(i, j)+".type", "must be text or refusal")
 			}
 		}
 	case present(content):
@@ -601,35 +587,57 @@ func (t *turns) assistant(i int, content, refusalText, toolCalls []byte) error {
 		if !ok {
 			return nil
 		}
-		if err := t.toolUse(c, msgPath(i)+".tool_calls["+strconv.Itoa(j)+"]"); err != nil {
+		if err := t.toolUse(c, i, j); err != nil {
 			return err
 		}
 	}
 }
 
-func (t *turns) toolUse(c []byte, path string) error {
+func (t *turns) toolUse(c []byte, i, j int) error {
+	path := func() string { return msgPath(i) + ".tool_calls[" + strconv.Itoa(j) + "]" }
 	if !isObject(c) {
-		return refuse(path, "must be an object")
+		return refuse(path(), "must be an object")
 	}
-	if typ := field(c, "type"); present(typ) && !stringIs(typ, "function") {
-		return refuse(path+".type", "only function tool calls translate")
+	var typ, id, fn, name, args []byte
+	m := objectMembers(c)
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "id":
+			id = v
+		case "function":
+			fn = v
+		}
 	}
-	fn := field(c, "function")
-	name := field(fn, "name")
+	if present(typ) && !stringIs(typ, "function") {
+		return refuse(path()+".type", "only function tool calls translate")
+	}
+	if isObject(fn) {
+		fm := objectMembers(fn)
+		for k, v, ok := fm.next(); ok; k, v, ok = fm.next() {
+			switch string(k) {
+			case "name":
+				name = v
+			case "arguments":
+				args = v
+			}
+		}
+	}
 	if !isString(name) {
-		return refuse(path+".function.name", "must be a string")
+		return refuse(path()+".function.name", "must be a string")
 	}
 	t.block()
 	t.out = append(t.out, `{"type":"tool_use","id":`...)
 	var err error
-	if t.out, err = appendToolID(t.out, field(c, "id"), path+".id"); err != nil {
+	if t.out, err = appendToolID(t.out, id, path()+".id"); err != nil {
 		return err
 	}
 	t.out = append(t.out, `,"name":`...)
 	t.out = append(t.out, name...)
 	t.out = append(t.out, `,"input":`...)
-	if t.out, err = appendArguments(t.out, field(fn, "arguments")); err != nil {
-		return refuse(path+".function.arguments", "must hold a JSON object for an Anthropic upstream")
+	if t.out, err = appendArguments(t.out, args); err != nil {
+		return refuse(path()+".function.arguments", "must hold a JSON object for an Anthropic upstream")
 	}
 	t.out = append(t.out, '}')
 	return nil
@@ -715,7 +723,7 @@ func (t *turns) toolResult(i int, id, content []byte) error {
 			if !ok {
 				break
 			}
-			text, err := textPart(p, msgPath(i)+".content["+strconv.Itoa(j)+"]")
+			text, err := textPart(p, func() string { return contentPath(i, j) })
 			if err != nil {
 				return err
 			}

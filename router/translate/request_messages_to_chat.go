@@ -154,14 +154,14 @@ type chatMessages struct {
 	n   int // messages written
 
 	// Scratch kept across messages, so a long conversation allocates them once.
-	texts, calls      [][]byte
-	parts, toolImages []block
+	texts                    [][]byte
+	calls, parts, toolImages []block
 }
 
 // block is a content block kept for later, with where it stood for errors:
 // content[outer], or content[outer].content[inner] when inner >= 0.
 type block struct {
-	v            []byte
+	p            part
 	outer, inner int
 }
 
@@ -202,7 +202,7 @@ func (c *chatMessages) system(sys []byte) error {
 		if !ok {
 			break
 		}
-		text, err := textPart(b, "system["+strconv.Itoa(j)+"]")
+		text, err := textPart(b, func() string { return "system[" + strconv.Itoa(j) + "]" })
 		if err != nil {
 			return err
 		}
@@ -283,19 +283,18 @@ func (c *chatMessages) user(i int, content []byte) error {
 		if !ok {
 			break
 		}
-		path := msgPath(i) + ".content[" + strconv.Itoa(j) + "]"
-		typ := field(b, "type")
-		switch {
+		p, _ := readPart(b)
+		switch typ := p.typ; {
 		case stringIs(typ, "tool_result"):
-			if err := c.toolResult(b, path, j); err != nil {
+			if err := c.toolResult(p, i, j); err != nil {
 				return err
 			}
 		case stringIs(typ, "text"), stringIs(typ, "image"), stringIs(typ, "document"):
-			c.parts = append(c.parts, block{b, j, -1})
+			c.parts = append(c.parts, block{p, j, -1})
 		case typ == nil:
-			return refuse(path+".type", "required")
+			return refuse(contentPath(i, j)+".type", "required")
 		default:
-			return refuse(path+".type", "must be text, image, document or tool_result for an OpenAI upstream")
+			return refuse(contentPath(i, j)+".type", "must be text, image, document or tool_result for an OpenAI upstream")
 		}
 	}
 	if len(c.parts)+len(c.toolImages) == 0 {
@@ -311,7 +310,7 @@ func (c *chatMessages) user(i int, content []byte) error {
 			}
 			n++
 			var err error
-			if c.out, err = appendChatPart(c.out, b.v, b.path(i)); err != nil {
+			if c.out, err = appendChatPart(c.out, b.p, b.path(i)); err != nil {
 				return err
 			}
 		}
@@ -322,17 +321,16 @@ func (c *chatMessages) user(i int, content []byte) error {
 
 // appendChatPart writes a text, image or document block as an OpenAI content
 // part.
-func appendChatPart(out, b []byte, path string) ([]byte, error) {
-	typ := field(b, "type")
-	switch {
+func appendChatPart(out []byte, b part, path string) ([]byte, error) {
+	switch typ := b.typ; {
 	case stringIs(typ, "text"):
-		text, err := textPart(b, path)
-		if err != nil {
-			return out, err
+		text, ok := textIn(b)
+		if !ok {
+			return out, notText(b, path)
 		}
 		return appendTextBlock(out, text), nil
 	case stringIs(typ, "image"):
-		src := field(b, "source")
+		src := b.source
 		switch st := field(src, "type"); {
 		case stringIs(st, "base64"):
 			mt, data := field(src, "media_type"), field(src, "data")
@@ -355,7 +353,7 @@ func appendChatPart(out, b []byte, path string) ([]byte, error) {
 		}
 		return out, refuse(path+".source.type", "must be base64 or url for an OpenAI upstream")
 	case stringIs(typ, "document"):
-		src := field(b, "source")
+		src := b.source
 		switch st := field(src, "type"); {
 		case stringIs(st, "base64") && stringIs(field(src, "media_type"), "application/pdf"):
 			data := field(src, "data")
@@ -363,8 +361,8 @@ func appendChatPart(out, b []byte, path string) ([]byte, error) {
 				return out, refuse(path+".source.data", "must be a string")
 			}
 			out = append(out, `{"type":"file","file":{"filename":`...)
-			if title := field(b, "title"); isString(title) {
-				out = append(out, title...)
+			if isString(b.title) {
+				out = append(out, b.title...)
 			} else {
 				out = append(out, `"document.pdf"`...)
 			}
@@ -384,21 +382,12 @@ func appendChatPart(out, b []byte, path string) ([]byte, error) {
 }
 
 // toolResult writes one tool message.
-func (c *chatMessages) toolResult(b []byte, path string, outer int) error {
-	var id, content []byte
-	m := objectMembers(b)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
-		switch string(k) {
-		case "tool_use_id":
-			id = v
-		case "content":
-			content = v
-		}
-		// is_error is dropped: a tool message has no such flag; the content
-		// says what went wrong.
-	}
+func (c *chatMessages) toolResult(b part, i, outer int) error {
+	// is_error is dropped: a tool message has no such flag; the content says
+	// what went wrong.
+	id, content := b.toolUseID, b.content
 	if !isString(id) {
-		return refuse(path+".tool_use_id", "must be a string")
+		return refuse(contentPath(i, outer)+".tool_use_id", "must be a string")
 	}
 	c.begin("tool")
 	switch {
@@ -414,17 +403,18 @@ func (c *chatMessages) toolResult(b []byte, path string, outer int) error {
 			if !ok {
 				break
 			}
-			switch typ := field(cb, "type"); {
+			p, _ := readPart(cb)
+			switch typ := p.typ; {
 			case stringIs(typ, "text"):
-				text, err := textPart(cb, path+".content["+strconv.Itoa(j)+"]")
-				if err != nil {
-					return err
+				text, ok := textIn(p)
+				if !ok {
+					return notText(p, contentPath(i, outer)+".content["+strconv.Itoa(j)+"]")
 				}
 				c.texts = append(c.texts, text)
 			case stringIs(typ, "image"):
-				c.toolImages = append(c.toolImages, block{cb, outer, j})
+				c.toolImages = append(c.toolImages, block{p, outer, j})
 			default:
-				return refuse(path+".content["+strconv.Itoa(j)+"].type", "must be text or image for an OpenAI upstream")
+				return refuse(contentPath(i, outer)+".content["+strconv.Itoa(j)+"].type", "must be text or image for an OpenAI upstream")
 			}
 		}
 		if len(c.texts) == 0 {
@@ -433,7 +423,7 @@ func (c *chatMessages) toolResult(b []byte, path string, outer int) error {
 			c.out = appendTexts(c.out, c.texts)
 		}
 	default:
-		return refuse(path+".content", "must be a string or an array of blocks")
+		return refuse(contentPath(i, outer)+".content", "must be a string or an array of blocks")
 	}
 	c.out = append(c.out, `,"tool_call_id":`...)
 	c.out = append(c.out, id...)
@@ -452,19 +442,19 @@ func (c *chatMessages) assistant(i int, content []byte) error {
 		if !ok {
 			break
 		}
-		path := msgPath(i) + ".content[" + strconv.Itoa(j) + "]"
-		switch typ := field(b, "type"); {
+		p, _ := readPart(b)
+		switch typ := p.typ; {
 		case stringIs(typ, "text"):
-			text, err := textPart(b, path)
-			if err != nil {
-				return err
+			text, ok := textIn(p)
+			if !ok {
+				return notText(p, contentPath(i, j))
 			}
 			c.texts = append(c.texts, text)
 		case stringIs(typ, "tool_use"):
-			c.calls = append(c.calls, b)
+			c.calls = append(c.calls, block{p, j, -1})
 		case stringIs(typ, "thinking"), stringIs(typ, "redacted_thinking"):
 		default:
-			return refuse(path+".type", "must be text, tool_use or thinking for an OpenAI upstream")
+			return refuse(contentPath(i, j)+".type", "must be text, tool_use or thinking for an OpenAI upstream")
 		}
 	}
 	c.begin("assistant")
@@ -479,21 +469,9 @@ func (c *chatMessages) assistant(i int, content []byte) error {
 			if j > 0 {
 				c.out = append(c.out, ',')
 			}
-			var id, name, input []byte
-			m := objectMembers(b)
-			for k, v, ok := m.next(); ok; k, v, ok = m.next() {
-				switch string(k) {
-				case "id":
-					id = v
-				case "name":
-					name = v
-				case "input":
-					input = v
-				}
-			}
-			path := msgPath(i) + ".content[" + strconv.Itoa(j) + "]"
+			id, name, input := b.p.id, b.p.name, b.p.input
 			if !isString(id) || !isString(name) {
-				return refuse(path, "a tool_use block needs id and name strings")
+				return refuse(b.path(i), "a tool_use block needs id and name strings")
 			}
 			c.out = append(c.out, `{"id":`...)
 			c.out = append(c.out, id...)

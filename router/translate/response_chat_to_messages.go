@@ -1,9 +1,5 @@
 package translate
 
-import "strconv"
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
 // ChatResponseToMessages turns an OpenAI chat completion (a 2xx unary body)
 // into an Anthropic message for a client that asked for clientModel. The first
 // choice's content becomes a text block (a refusal too), its tool_calls become
@@ -31,19 +27,9 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 	if !isArray(choices) {
 		return nil, Usage{}, invalidUpstream("chat completion has no choices array")
 	}
-	choice := firstChoice(choices)
-	if !isObject(choice) {
+	msg, finish, ok := firstChoice(choices)
+	if !ok {
 		return nil, Usage{}, invalidUpstream("chat completion has no choice")
-	}
-	var msg, finish []byte
-	cm := objectMembers(choice)
-	for k, val, ok := cm.next(); ok; k, val, ok = cm.next() {
-		switch string(k) {
-		case "message":
-			msg = val
-		case "finish_reason":
-			finish = val
-		}
 	}
 	var content, refusalText, toolCalls []byte
 	if isObject(msg) {
@@ -66,7 +52,7 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 
 	out := make([]byte, 0, len(v)+256)
 	out = append(out, `{"id":`...)
-	out = appendID(out, id, "msg_translated")
+	out = appendID(out, id, "msg_translated", -1)
 	out = append(out, `,"type":"message","role":"assistant","model":`...)
 	out = appendQuoted(out, clientModel)
 	out = append(out, `,"content":[`...)
@@ -83,10 +69,10 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 		out = appendTextBlock(out, content)
 	case isArray(content): // some OpenAI-compatible servers answer in parts
 		parts := arrayElements(content)
-		for p, ok := parts.next(); ok; p, ok = parts.next() {
-			if text := field(p, "text"); stringIs(field(p, "type"), "text") && isString(text) && !isEmptyString(text) {
+		for v, ok := parts.next(); ok; v, ok = parts.next() {
+			if p, _ := readPart(v); stringIs(p.typ, "text") && isString(p.text) && !isEmptyString(p.text) {
 				block()
-				out = appendTextBlock(out, text)
+				out = appendTextBlock(out, p.text)
 			}
 		}
 	}
@@ -115,34 +101,65 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 	return append(out, '}'), u, nil
 }
 
-// firstChoice is the choice with index 0, or the first one listed.
-func firstChoice(choices []byte) []byte {
-	var first []byte
+// firstChoice finds the choice with index 0, or the first one listed, and
+// returns its message and finish_reason.
+func firstChoice(choices []byte) (msg, finish []byte, ok bool) {
 	e := arrayElements(choices)
-	for c, ok := e.next(); ok; c, ok = e.next() {
-		if first == nil {
-			first = c
+	for c, more := e.next(); more; c, more = e.next() {
+		if !isObject(c) {
+			continue
 		}
-		if idx := field(c, "index"); string(idx) == "0" {
-			return c
+		var index, m, f []byte
+		cm := objectMembers(c)
+		for k, v, more := cm.next(); more; k, v, more = cm.next() {
+			switch string(k) {
+			case "index":
+				index = v
+			case "message", "delta":
+				m = v
+			case "finish_reason":
+				f = v
+			}
+		}
+		if !ok || string(index) == "0" {
+			msg, finish, ok = m, f, true
+		}
+		if string(index) == "0" {
+			break
 		}
 	}
-	return first
+	return msg, finish, ok
 }
 
 // appendToolUse writes an OpenAI tool call as an Anthropic tool_use block.
 func appendToolUse(out, c []byte, j int, truncated bool) ([]byte, error) {
-	fn := field(c, "function")
-	name := field(fn, "name")
+	var id, name, args []byte
+	m := objectMembers(c)
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		switch string(k) {
+		case "id":
+			id = v
+		case "function":
+			fm := objectMembers(v)
+			for k, v, ok := fm.next(); ok; k, v, ok = fm.next() {
+				switch string(k) {
+				case "name":
+					name = v
+				case "arguments":
+					args = v
+				}
+			}
+		}
+	}
 	if !isString(name) {
 		return out, invalidUpstream("tool call without a function name")
 	}
 	out = append(out, `{"type":"tool_use","id":`...)
-	out = appendID(out, field(c, "id"), "toolu_"+itoa(j))
+	out = appendID(out, id, "toolu_", j)
 	out = append(out, `,"name":`...)
 	out = append(out, name...)
 	out = append(out, `,"input":`...)
-	out, err := appendArguments(out, field(fn, "arguments"))
+	out, err := appendArguments(out, args)
 	if err != nil {
 		if !truncated {
 			return out, err

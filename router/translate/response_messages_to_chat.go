@@ -33,7 +33,7 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 
 	out := make([]byte, 0, len(v)+256)
 	out = append(out, `{"id":`...)
-	out = appendID(out, id, "chatcmpl-translated")
+	out = appendID(out, id, "chatcmpl-translated", -1)
 	out = append(out, `,"object":"chat.completion","created":`...)
 	out = appendInt(out, created)
 	out = append(out, `,"model":`...)
@@ -41,22 +41,26 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 
 	// The text blocks, joined into one string: their raw contents concatenate
-	// into a valid JSON string without decoding.
+	// into a valid JSON string without decoding. Tool calls follow.
+	var few [4]part
+	calls := few[:0]
 	texts := 0
 	blocks := arrayElements(content)
 	for b, ok := blocks.next(); ok; b, ok = blocks.next() {
-		if !stringIs(field(b, "type"), "text") {
-			continue
+		p, _ := readPart(b)
+		switch {
+		case stringIs(p.typ, "text"):
+			if !isString(p.text) {
+				return nil, Usage{}, invalidUpstream("text block without text")
+			}
+			if texts == 0 {
+				out = append(out, '"')
+			}
+			texts++
+			out = append(out, p.text[1:len(p.text)-1]...)
+		case stringIs(p.typ, "tool_use"):
+			calls = append(calls, p)
 		}
-		text := field(b, "text")
-		if !isString(text) {
-			return nil, Usage{}, invalidUpstream("text block without text")
-		}
-		if texts == 0 {
-			out = append(out, '"')
-		}
-		texts++
-		out = append(out, text[1:len(text)-1]...)
 	}
 	if texts == 0 {
 		out = append(out, "null"...)
@@ -64,24 +68,18 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 		out = append(out, '"')
 	}
 	out = append(out, `,"refusal":null`...)
-	calls := 0
-	blocks = arrayElements(content)
-	for b, ok := blocks.next(); ok; b, ok = blocks.next() {
-		if !stringIs(field(b, "type"), "tool_use") {
-			continue
-		}
-		if calls == 0 {
+	for i, p := range calls {
+		if i == 0 {
 			out = append(out, `,"tool_calls":[`...)
 		} else {
 			out = append(out, ',')
 		}
 		var err error
-		if out, err = appendChatToolCall(out, b, calls); err != nil {
+		if out, err = appendChatToolCall(out, p, i); err != nil {
 			return nil, Usage{}, err
 		}
-		calls++
 	}
-	if calls > 0 {
+	if len(calls) > 0 {
 		out = append(out, ']')
 	}
 	out = append(out, `},"logprobs":null,"finish_reason":"`...)
@@ -96,24 +94,13 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 
 // appendChatToolCall writes an Anthropic tool_use block as an OpenAI tool
 // call, its input object as the arguments string.
-func appendChatToolCall(out, b []byte, index int) ([]byte, error) {
-	var id, name, input []byte
-	m := objectMembers(b)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
-		switch string(k) {
-		case "id":
-			id = v
-		case "name":
-			name = v
-		case "input":
-			input = v
-		}
-	}
+func appendChatToolCall(out []byte, b part, index int) ([]byte, error) {
+	id, name, input := b.id, b.name, b.input
 	if !isString(name) {
 		return out, invalidUpstream("tool_use block without a name")
 	}
 	out = append(out, `{"id":`...)
-	out = appendID(out, id, "call_"+itoa(index))
+	out = appendID(out, id, "call_", index)
 	out = append(out, `,"type":"function","function":{"name":`...)
 	out = append(out, name...)
 	out = append(out, `,"arguments":`...)
@@ -125,13 +112,19 @@ func appendChatToolCall(out, b []byte, index int) ([]byte, error) {
 	return append(out, "}}"...), nil
 }
 
-// appendID copies a non-empty string id, or writes fallback when the upstream
-// gave none (clients need one to match results to calls).
-func appendID(out, id []byte, fallback string) []byte {
+// appendID copies a non-empty string id, or writes fallback (followed by n
+// when n >= 0) when the upstream gave none: clients need one to match results
+// to calls.
+func appendID(out, id []byte, fallback string, n int) []byte {
 	if isString(id) && len(id) > 2 {
 		return append(out, id...)
 	}
-	return appendQuoted(out, fallback)
+	out = append(out, '"')
+	out = append(out, fallback...)
+	if n >= 0 {
+		out = appendInt(out, int64(n))
+	}
+	return append(out, '"')
 }
 
 // stringToken returns the contents of a string token without its quotes

@@ -77,6 +77,7 @@ func TestResponsesInvalidUpstream(t *testing.T) {
 		`{"id":"c"}`,
 		`{"id":"c","choices":[]}`,
 		`{"id":"c","choices":[{"index":0,"message":{"tool_calls":[{"id":"t","function":{"arguments":"{}"}}]}}]}`,
+		`{"id":"c","choices":[{"index":0,"message":{"tool_calls":[{"id":"t","function":["x"]}]}}]}`,
 		`{"id":"c","choices":[{"index":0,"message":{"tool_calls":[{"id":"t","function":{"name":"f","arguments":"SECRET"}}]},"finish_reason":"tool_calls"}]}`,
 	}
 	for _, body := range toMessages {

@@ -124,19 +124,9 @@ func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 	if !isArray(choices) {
 		return dst, nil
 	}
-	choice := firstChoice(choices)
-	if !isObject(choice) {
+	delta, finish, ok := firstChoice(choices)
+	if !ok {
 		return dst, nil // the usage-only chunk has none
-	}
-	var delta, finish []byte
-	cm := objectMembers(choice)
-	for k, val, ok := cm.next(); ok; k, val, ok = cm.next() {
-		switch string(k) {
-		case "delta":
-			delta = val
-		case "finish_reason":
-			finish = val
-		}
 	}
 	if isObject(delta) {
 		var err error
@@ -156,7 +146,7 @@ func (s *chatToMessages) start(dst, id []byte) []byte {
 	s.started = true
 	dst = appendNamedEvent(dst, "message_start")
 	dst = append(dst, `{"type":"message_start","message":{"id":`...)
-	dst = appendID(dst, id, "msg_translated")
+	dst = appendID(dst, id, "msg_translated", -1)
 	dst = append(dst, `,"type":"message","role":"assistant","model":`...)
 	dst = appendQuoted(dst, s.model)
 	dst = append(dst, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`+"\n\n"...)
@@ -257,7 +247,7 @@ func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
 		dst = append(dst, `{"type":"content_block_start","index":`...)
 		dst = appendInt(dst, int64(b))
 		dst = append(dst, `,"content_block":{"type":"tool_use","id":`...)
-		dst = appendID(dst, id, "toolu_"+itoa(int(k)))
+		dst = appendID(dst, id, "toolu_", int(k))
 		dst = append(dst, `,"name":`...)
 		if name := field(fn, "name"); isString(name) {
 			dst = append(dst, name...)

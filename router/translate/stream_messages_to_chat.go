@@ -145,7 +145,7 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 func (s *messagesToChat) start(dst, id []byte) []byte {
 	s.started = true
 	s.head = append(s.head[:0], `data: {"id":`...)
-	s.head = appendID(s.head, id, "chatcmpl-translated")
+	s.head = appendID(s.head, id, "chatcmpl-translated", -1)
 	s.head = append(s.head, `,"object":"chat.completion.chunk","created":`...)
 	s.head = appendInt(s.head, s.created)
 	s.head = append(s.head, `,"model":`...)
@@ -197,7 +197,7 @@ func (s *messagesToChat) blockStart(dst, index, block []byte) ([]byte, error) {
 		dst = append(dst, `{"tool_calls":[{"index":`...)
 		dst = appendInt(dst, int64(n))
 		dst = append(dst, `,"id":`...)
-		dst = appendID(dst, id, "call_"+itoa(n))
+		dst = appendID(dst, id, "call_", n)
 		dst = append(dst, `,"type":"function","function":{"name":`...)
 		dst = append(dst, name...)
 		dst = append(dst, `,"arguments":""}}]}`...)
