@@ -186,6 +186,9 @@ func (c *chatMessages) begin(role string) {
 
 // system becomes the first message, role system.
 func (c *chatMessages) system(sys []byte) error {
+	if isEmptyString(sys) {
+		return nil
+	}
 	if isString(sys) {
 		c.begin("system")
 		c.out = append(c.out, sys...)
@@ -277,6 +280,7 @@ func (c *chatMessages) message(i int, msg []byte) error {
 // results go into that user message, since tool messages carry text only.
 func (c *chatMessages) user(i int, content []byte) error {
 	c.parts, c.toolImages = c.parts[:0], c.toolImages[:0]
+	results := 0
 	blocks := arrayElements(content)
 	for j := 0; ; j++ {
 		b, ok := blocks.next()
@@ -289,6 +293,7 @@ func (c *chatMessages) user(i int, content []byte) error {
 			if err := c.toolResult(p, i, j); err != nil {
 				return err
 			}
+			results++
 		case stringIs(typ, "text"), stringIs(typ, "image"), stringIs(typ, "document"):
 			c.parts = append(c.parts, block{p, j, -1})
 		case typ == nil:
@@ -298,6 +303,12 @@ func (c *chatMessages) user(i int, content []byte) error {
 		}
 	}
 	if len(c.parts)+len(c.toolImages) == 0 {
+		if results == 0 {
+			// Nothing to say: sent as an empty string, so the upstream judges
+			// it, rather than a turn silently vanishing.
+			c.begin("user")
+			c.out = append(c.out, `""}`...)
+		}
 		return nil
 	}
 	c.begin("user")

@@ -189,6 +189,8 @@ func TestMessagesToChatParameters(t *testing.T) {
 		{"not streaming", `{"stream":false,` + userHi + `}`, "stream_options", `null`},
 		{"thinking dropped", `{"thinking":{"type":"enabled","budget_tokens":1024},` + userHi + `}`, "thinking", `null`},
 		{"system blocks", `{"system":[{"type":"text","text":"A"}],` + userHi + `}`, "messages", `[{"content":"A","role":"system"},{"content":"hi","role":"user"}]`},
+		{"empty system left out", `{"system":"",` + userHi + `}`, "messages", `[{"content":"hi","role":"user"}]`},
+		{"empty user turn kept empty", `{"messages":[{"role":"user","content":[]}]}`, "messages", `[{"content":"","role":"user"}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

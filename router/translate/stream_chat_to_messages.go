@@ -50,6 +50,9 @@ func (s *chatToMessages) Feed(dst, p []byte) ([]byte, error) {
 	if s.err != nil {
 		return dst, s.err
 	}
+	if s.done {
+		return dst, nil // whatever follows the stream's end is not the client's
+	}
 	s.dec.begin(p)
 	for !s.done {
 		ev, ok := s.dec.next()
@@ -64,6 +67,9 @@ func (s *chatToMessages) Feed(dst, p []byte) ([]byte, error) {
 	}
 	if !s.dec.end() {
 		s.err = invalidUpstream("an event larger than any provider sends")
+	}
+	if s.done {
+		s.dec = sseDecoder{}
 	}
 	return dst, s.err
 }

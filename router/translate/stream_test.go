@@ -396,3 +396,34 @@ func TestStreamErrorEvent(t *testing.T) {
 		t.Errorf("Messages error type %q, want api_error", e.Error.Type)
 	}
 }
+
+// Whatever an upstream sends after its stream's end (or its error event) is
+// not the client's, and is not kept either.
+func TestStreamIgnoresBytesAfterTheEnd(t *testing.T) {
+	tests := []struct {
+		name string
+		s    Stream
+		in   string
+	}{
+		{"anthropic", NewMessagesToChatStream("m", 1, false),
+			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"x\"}}\n\n"},
+		{"openai", NewChatToMessagesStream("m"),
+			"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			end, err := tt.s.Feed(nil, []byte(tt.in))
+			if err != nil || len(end) == 0 {
+				t.Fatalf("Feed = %q, %v", end, err)
+			}
+			for range 3 {
+				if out, err := tt.s.Feed(nil, []byte("data: {\"more\": ")); err != nil || len(out) != 0 {
+					t.Errorf("Feed after the end = %q, %v; want nothing", out, err)
+				}
+			}
+			if out, err := tt.s.Finish(nil); err != nil || len(out) != 0 {
+				t.Errorf("Finish = %q, %v; want nothing", out, err)
+			}
+		})
+	}
+}

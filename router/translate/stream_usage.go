@@ -17,7 +17,9 @@ type chatUsageFilter struct {
 // upstream for that chunk (WithStreamUsage); strip (the client had not asked)
 // removes it, and only it, from what the client gets. Without strip, Feed
 // appends p as it came; with strip, it holds back an incomplete event until
-// the rest arrives, so Feed may append nothing.
+// the rest arrives, so Feed may append nothing. Finish appends what was held
+// back and never reports truncation: the stream is the client's own format,
+// ended as the upstream ended it.
 func NewChatUsageFilter(strip bool) Stream { return &chatUsageFilter{strip: strip} }
 
 func (f *chatUsageFilter) Usage() Usage { return f.usage }
@@ -119,7 +121,7 @@ type messagesUsageScanner struct {
 // NewMessagesUsageScanner passes an Anthropic event stream through unchanged
 // (Feed appends p as it came) and records the usage of its message_start
 // (input and cache tokens) and message_delta (output tokens, and the input
-// counts again when the API repeats them).
+// counts again when the API repeats them). Feed and Finish never fail.
 func NewMessagesUsageScanner() Stream { return &messagesUsageScanner{} }
 
 func (s *messagesUsageScanner) Usage() Usage { return s.usage }
