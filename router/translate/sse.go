@@ -23,6 +23,11 @@ type Stream interface {
 	Usage() Usage
 }
 
+// maxBlocks bounds the content block and tool call indexes a stream may use:
+// far more than any answer has, few enough that a hostile index cannot make
+// the translator allocate much.
+const maxBlocks = 1 << 16
+
 // maxPending bounds an incomplete event held between reads: no provider
 // sends an event anywhere near this size, so a stream that does is broken.
 const maxPending = 16 << 20

@@ -235,7 +235,7 @@ func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
 	k := int64(position) // servers that leave index out list calls in order
 	if present(index) {
 		var ok bool
-		if k, ok = intValue(index); !ok || k < 0 || k > 1<<20 {
+		if k, ok = intValue(index); !ok || k < 0 || k > maxBlocks {
 			return dst, invalidUpstream("tool call delta with an invalid index")
 		}
 	}

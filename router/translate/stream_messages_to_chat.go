@@ -174,7 +174,7 @@ func (s *messagesToChat) deltaEnd(dst []byte) []byte {
 
 func (s *messagesToChat) blockStart(dst, index, block []byte) ([]byte, error) {
 	i, ok := intValue(index)
-	if !ok || i < 0 || i > 1<<20 {
+	if !ok || i < 0 || i > maxBlocks {
 		return dst, invalidUpstream("content_block_start without a valid index")
 	}
 	switch typ := field(block, "type"); {
