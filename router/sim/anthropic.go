@@ -1,13 +1,17 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 )
 
 // Anthropic Messages answers: the unary `message` object and the streaming event
-// sequence message_start, content_block_start, ping, content_block_delta × chunks,
-// content_block_stop, message_delta, message_stop.
+// sequence message_start, ping, then per content block content_block_start,
+// content_block_delta × pieces, content_block_stop, and message_delta,
+// message_stop. A text answer is one text block streamed in chunks; a tool
+// answer is one tool_use block per call, its input in two input_json_delta
+// pieces.
 
 type anthropicMessage struct {
 	ID           string             `json:"id"`
@@ -21,8 +25,36 @@ type anthropicMessage struct {
 }
 
 type anthropicContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type  string  `json:"type"`
+	Text  string  `json:"text"`
+	ID    string  `json:"id,omitempty"`
+	Name  string  `json:"name,omitempty"`
+	Input rawJSON `json:"input,omitempty"`
+}
+
+// MarshalJSON writes each block type with its own members only: a text block
+// always has text (the SDKs append deltas to it), a tool_use block never.
+func (c anthropicContent) MarshalJSON() ([]byte, error) {
+	if c.Type == "tool_use" {
+		return json.Marshal(struct {
+			Type  string          `json:"type"`
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}{c.Type, c.ID, c.Name, json.RawMessage(c.Input)})
+	}
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{c.Type, c.Text})
+}
+
+// rawJSON is JSON kept as it is, in a comparable type.
+type rawJSON string
+
+func (r *rawJSON) UnmarshalJSON(b []byte) error {
+	*r = rawJSON(b)
+	return nil
 }
 
 type anthropicUsage struct {
@@ -44,6 +76,11 @@ type anthropicTextDelta struct {
 	Text string `json:"text"`
 }
 
+type anthropicJSONDelta struct {
+	Type        string `json:"type"`
+	PartialJSON string `json:"partial_json"`
+}
+
 type anthropicStopDelta struct {
 	StopReason   string  `json:"stop_reason"`
 	StopSequence *string `json:"stop_sequence"`
@@ -51,42 +88,75 @@ type anthropicStopDelta struct {
 
 func (s *Server) serveMessages(x *exchange) {
 	n := x.stage.pace.chunks()
+	a := plan(&x.req, s.parallelTools)
+	steps, out := a.steps(n), a.outputTokens(n)
 	msg := anthropicMessage{
 		ID:    fmt.Sprintf("msg_%s_%d", s.name, x.id),
 		Type:  "message",
 		Role:  "assistant",
 		Model: x.model,
-		Usage: anthropicUsage{InputTokens: x.promptTokens, OutputTokens: n},
+		Usage: anthropicUsage{InputTokens: x.promptTokens, OutputTokens: out},
+	}
+	stop := "end_turn"
+	if len(a.calls) > 0 {
+		stop = "tool_use"
+	}
+	toolUse := func(i int, input string) anthropicContent {
+		return anthropicContent{Type: "tool_use", ID: callID("toolu_", x.id, i), Name: a.calls[i].name, Input: rawJSON(input)}
 	}
 	if !x.req.Stream {
-		if !s.generate(x) {
+		if !s.generate(x, steps) {
 			return
 		}
-		endTurn := "end_turn"
-		msg.Content = []anthropicContent{{Type: "text", Text: replyText(n)}}
-		msg.StopReason = &endTurn
+		msg.Content = []anthropicContent{{Type: "text", Text: a.text(n)}}
+		if len(a.calls) > 0 {
+			msg.Content = msg.Content[:0]
+			for i, c := range a.calls {
+				msg.Content = append(msg.Content, toolUse(i, c.args))
+			}
+		}
+		msg.StopReason = &stop
 		writeJSON(x.w, http.StatusOK, msg)
 		return
 	}
-	zero := 0
-	s.stream(x,
+	index := func(i int) *int { return &i }
+	s.stream(x, steps,
 		func(e *sseWriter) {
 			start := msg
 			start.Content = []anthropicContent{}
 			start.Usage.OutputTokens = 1
 			e.event("message_start", anthropicEvent{Type: "message_start", Message: &start})
-			e.event("content_block_start", anthropicEvent{Type: "content_block_start", Index: &zero,
-				ContentBlock: &anthropicContent{Type: "text"}})
+			if len(a.calls) == 0 {
+				e.event("content_block_start", anthropicEvent{Type: "content_block_start", Index: index(0),
+					ContentBlock: &anthropicContent{Type: "text"}})
+			}
 			e.event("ping", anthropicEvent{Type: "ping"})
 		},
-		func(e *sseWriter, _ int, text string) {
-			e.event("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: &zero,
-				Delta: anthropicTextDelta{Type: "text_delta", Text: text}})
+		func(e *sseWriter, i int) {
+			if len(a.calls) == 0 {
+				e.event("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: index(0),
+					Delta: anthropicTextDelta{Type: "text_delta", Text: a.chunk(i)}})
+				return
+			}
+			// Each call's block in two steps: started with the first half of
+			// its input, stopped after the rest.
+			k := i / 2
+			if i%2 == 0 {
+				block := toolUse(k, "{}")
+				e.event("content_block_start", anthropicEvent{Type: "content_block_start", Index: index(k), ContentBlock: &block})
+			}
+			e.event("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: index(k),
+				Delta: anthropicJSONDelta{Type: "input_json_delta", PartialJSON: argPieces(a.calls[k].args)[i%2]}})
+			if i%2 == 1 {
+				e.event("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: index(k)})
+			}
 		},
 		func(e *sseWriter) {
-			e.event("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: &zero})
+			if len(a.calls) == 0 {
+				e.event("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: index(0)})
+			}
 			e.event("message_delta", anthropicEvent{Type: "message_delta",
-				Delta: anthropicStopDelta{StopReason: "end_turn"}, Usage: &anthropicUsage{OutputTokens: n}})
+				Delta: anthropicStopDelta{StopReason: stop}, Usage: &anthropicUsage{OutputTokens: out}})
 			e.event("message_stop", anthropicEvent{Type: "message_stop"})
 		})
 }

@@ -225,5 +225,8 @@ func describe(p *Provider) string {
 	if p.CutAfter > 0 {
 		fmt.Fprintf(&b, ", cut after %d chunks", p.CutAfter)
 	}
+	if p.ParallelToolCalls {
+		b.WriteString(", parallel tool calls")
+	}
 	return b.String()
 }

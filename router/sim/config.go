@@ -81,6 +81,11 @@ type Provider struct {
 	// ContextOverflow makes every generation request (chat, responses, messages)
 	// answer 400 with the provider's own "context length exceeded" error after the TTFB.
 	ContextOverflow bool `yaml:"context_overflow,omitempty"`
+	// ParallelToolCalls makes a request that calls tools call the first two of
+	// its tools at once (when it defines two and does not name one or forbid
+	// parallel calls), as a request whose first message holds ParallelMarker
+	// does on any provider. False: one call.
+	ParallelToolCalls bool `yaml:"parallel_tool_calls,omitempty"`
 }
 
 // Dist is a log-normal distribution of delays given by its median and the standard
@@ -176,16 +181,17 @@ type (
 		Providers []fileProvider `yaml:"providers"`
 	}
 	fileProvider struct {
-		Name            string      `yaml:"name"`
-		Listen          string      `yaml:"listen"`
-		Models          []string    `yaml:"models"`
-		TTFB            *fileDist   `yaml:"ttfb"`
-		Stream          *filePace   `yaml:"stream"`
-		Errors          *fileErrors `yaml:"errors"`
-		Phases          []filePhase `yaml:"phases"`
-		CutAfter        int         `yaml:"cut_after"`
-		StatusBody      *StatusBody `yaml:"status_body"`
-		ContextOverflow bool        `yaml:"context_overflow"`
+		Name              string      `yaml:"name"`
+		Listen            string      `yaml:"listen"`
+		Models            []string    `yaml:"models"`
+		TTFB              *fileDist   `yaml:"ttfb"`
+		Stream            *filePace   `yaml:"stream"`
+		Errors            *fileErrors `yaml:"errors"`
+		Phases            []filePhase `yaml:"phases"`
+		CutAfter          int         `yaml:"cut_after"`
+		StatusBody        *StatusBody `yaml:"status_body"`
+		ContextOverflow   bool        `yaml:"context_overflow"`
+		ParallelToolCalls bool        `yaml:"parallel_tool_calls"`
 	}
 	fileDist struct {
 		Median *fileDuration `yaml:"median"`
@@ -243,6 +249,8 @@ func (f *fileConfig) resolve() *Config {
 			CutAfter:        fp.CutAfter,
 			StatusBody:      fp.StatusBody,
 			ContextOverflow: fp.ContextOverflow,
+
+			ParallelToolCalls: fp.ParallelToolCalls,
 		}
 		if p.Listen == "" {
 			p.Listen = DefaultListen

@@ -41,11 +41,12 @@ func TestLoadConfigValid(t *testing.T) {
 				},
 			},
 			{
-				Name:   "steady",
-				Listen: "localhost:0",
-				TTFB:   Dist{Median: DefaultMedian},
-				Stream: Pace{Chunks: DefaultChunks, Interval: DefaultInterval},
-				Errors: ErrorRate{Status: DefaultErrorStatus},
+				Name:              "steady",
+				Listen:            "localhost:0",
+				TTFB:              Dist{Median: DefaultMedian},
+				Stream:            Pace{Chunks: DefaultChunks, Interval: DefaultInterval},
+				Errors:            ErrorRate{Status: DefaultErrorStatus},
+				ParallelToolCalls: true,
 			},
 			{
 				Name:     "broken",

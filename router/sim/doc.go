@@ -8,8 +8,38 @@
 // are injected through [Options], so a test can make every delay exact and every
 // error draw reproducible.
 //
+// # What a chat completion or a message answers
+//
+// Both formats answer alike, decided from the request alone:
+//
+//   - Tool calls, when the request defines tools, its tool_choice is not "none",
+//     and its last message is a user turn that is not a tool result (OpenAI: role
+//     user; Anthropic: role user without a tool_result block). The call is to the
+//     tool tool_choice names, else to the first tool; its arguments hold each
+//     property the tool's schema requires, in order, with a plain value of its type
+//     ("example" for a string, the first value of an enum, 1, true, [] or {}).
+//     The finish reason is tool_calls (stop_reason tool_use). A stream sends each
+//     call's arguments in two pieces, one step apart: OpenAI tool_calls deltas,
+//     Anthropic content_block_start (tool_use) and two input_json_delta events.
+//   - Two calls at once, to the first two tools, when the request defines at
+//     least two, names none, does not forbid parallel calls (parallel_tool_calls
+//     false, disable_parallel_tool_use true), and either its first message (or an
+//     Anthropic system prompt) contains [ParallelMarker] or the provider sets
+//     parallel_tool_calls.
+//   - Text otherwise (after a tool result, for instance): the fixed filler, one word
+//     per chunk; when the request carries images (image_url parts, image blocks),
+//     the first chunk says how many: "I see 2 image(s)."
+//
+// Usage is in every answer: prompt (input) tokens are the request body's length /
+// 4; completion (output) tokens are one per text chunk, or a quarter of each tool
+// call's name and arguments in bytes. OpenAI streams end with a usage-only chunk
+// when stream_options.include_usage is true; Anthropic streams carry input tokens
+// in message_start and output tokens in message_delta.
+//
 // What it must not do: listen on anything but a loopback address (every listener is
 // checked after it is bound, whatever the configuration says), echo any part of a
-// request's prompt in its answers (the reply text is fixed filler), or keep working
-// for a client that has gone away (every wait selects on the request's context).
+// request's messages in its answers (the reply text is fixed filler; only the names
+// a tool call must carry, the tool's and its schema's property names, come from the
+// request), or keep working for a client that has gone away (every wait selects on
+// the request's context).
 package sim

@@ -29,8 +29,36 @@ type chatChoice struct {
 }
 
 type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string         `json:"role"`
+	Content   string         `json:"content"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+}
+
+// MarshalJSON writes content null beside tool calls, as the API does.
+func (m chatMessage) MarshalJSON() ([]byte, error) {
+	type plain chatMessage
+	if len(m.ToolCalls) == 0 {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		Role      string         `json:"role"`
+		Content   *string        `json:"content"`
+		ToolCalls []chatToolCall `json:"tool_calls"`
+	}{m.Role, nil, m.ToolCalls})
+}
+
+// chatToolCall is a whole call (a completion) or a piece of one (a chunk's
+// delta, where index says which call, and id, type and name come only first).
+type chatToolCall struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 type chatUsage struct {
@@ -55,25 +83,37 @@ type chatChunkChoice struct {
 }
 
 type chatDelta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string         `json:"role,omitempty"`
+	Content   *string        `json:"content,omitempty"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
 }
 
 func (s *Server) serveChat(x *exchange) {
 	n := x.stage.pace.chunks()
+	a := plan(&x.req, s.parallelTools)
+	steps, out := a.steps(n), a.outputTokens(n)
 	id := fmt.Sprintf("chatcmpl-%s-%d", s.name, x.id)
-	usage := chatUsage{PromptTokens: x.promptTokens, CompletionTokens: n, TotalTokens: x.promptTokens + n}
+	usage := chatUsage{PromptTokens: x.promptTokens, CompletionTokens: out, TotalTokens: x.promptTokens + out}
+	finish := "stop"
+	if len(a.calls) > 0 {
+		finish = "tool_calls"
+	}
 	if !x.req.Stream {
-		if !s.generate(x) {
+		if !s.generate(x, steps) {
 			return
+		}
+		msg := chatMessage{Role: "assistant", Content: a.text(n)}
+		if len(a.calls) > 0 {
+			msg.Content = ""
+			for i, c := range a.calls {
+				msg.ToolCalls = append(msg.ToolCalls, chatToolCall{ID: callID("call_", x.id, i), Type: "function",
+					Function: chatFunction{Name: c.name, Arguments: c.args}})
+			}
 		}
 		writeJSON(x.w, http.StatusOK, chatCompletion{
 			ID: id, Object: "chat.completion", Created: x.created, Model: x.model,
-			Choices: []chatChoice{{
-				Message:      chatMessage{Role: "assistant", Content: replyText(n)},
-				FinishReason: "stop",
-			}},
-			Usage: usage,
+			Choices: []chatChoice{{Message: msg, FinishReason: finish}},
+			Usage:   usage,
 		})
 		return
 	}
@@ -83,16 +123,32 @@ func (s *Server) serveChat(x *exchange) {
 			Choices: []chatChunkChoice{{Delta: d, FinishReason: finish}},
 		}
 	}
-	empty, stop := "", "stop"
-	s.stream(x,
+	empty := ""
+	s.stream(x, steps,
 		func(e *sseWriter) {
+			if len(a.calls) > 0 {
+				e.event("", chunk(chatDelta{Role: "assistant"}, nil))
+				return
+			}
 			e.event("", chunk(chatDelta{Role: "assistant", Content: &empty}, nil))
 		},
-		func(e *sseWriter, _ int, text string) {
-			e.event("", chunk(chatDelta{Content: &text}, nil))
+		func(e *sseWriter, i int) {
+			if len(a.calls) == 0 {
+				text := a.chunk(i)
+				e.event("", chunk(chatDelta{Content: &text}, nil))
+				return
+			}
+			// Each call in two steps: its header with the first half of the
+			// arguments, then the rest.
+			k, c := i/2, a.calls[i/2]
+			tc := chatToolCall{Index: &k, Function: chatFunction{Arguments: argPieces(c.args)[i%2]}}
+			if i%2 == 0 {
+				tc.ID, tc.Type, tc.Function.Name = callID("call_", x.id, k), "function", c.name
+			}
+			e.event("", chunk(chatDelta{ToolCalls: []chatToolCall{tc}}, nil))
 		},
 		func(e *sseWriter) {
-			e.event("", chunk(chatDelta{}, &stop))
+			e.event("", chunk(chatDelta{}, &finish))
 			if x.req.StreamOptions != nil && x.req.StreamOptions.IncludeUsage {
 				last := chunk(chatDelta{}, nil)
 				last.Choices = []chatChunkChoice{}
@@ -123,9 +179,9 @@ func (s *Server) serveResponses(x *exchange) {
 			"model": x.model, "output": output, "usage": usage,
 		}
 	}
-	full := replyText(n)
+	full := answer{}.text(n)
 	if !x.req.Stream {
-		if !s.generate(x) {
+		if !s.generate(x, n) {
 			return
 		}
 		writeJSON(x.w, http.StatusOK, response("completed", []any{message("completed", textPart(full))}, usage))
@@ -149,15 +205,15 @@ func (s *Server) serveResponses(x *exchange) {
 		}
 		return m
 	}
-	s.stream(x,
+	s.stream(x, n,
 		func(e *sseWriter) {
 			ev(e, "response.created", map[string]any{"response": response("in_progress", []any{}, nil)})
 			ev(e, "response.in_progress", map[string]any{"response": response("in_progress", []any{}, nil)})
 			ev(e, "response.output_item.added", map[string]any{"output_index": 0, "item": message("in_progress")})
 			ev(e, "response.content_part.added", with(map[string]any{"part": textPart("")}))
 		},
-		func(e *sseWriter, _ int, text string) {
-			ev(e, "response.output_text.delta", with(map[string]any{"delta": text}))
+		func(e *sseWriter, i int) {
+			ev(e, "response.output_text.delta", with(map[string]any{"delta": chunkText(i)}))
 		},
 		func(e *sseWriter) {
 			ev(e, "response.output_text.done", with(map[string]any{"text": full}))

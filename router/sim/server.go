@@ -46,6 +46,7 @@ type Server struct {
 	cutAfter        int
 	statusBody      *StatusBody
 	contextOverflow bool
+	parallelTools   bool
 	start           time.Time
 	now             func() time.Time
 	sleep           func(context.Context, time.Duration) error
@@ -89,6 +90,7 @@ func NewProvider(p Provider, opts Options) *Server {
 		cutAfter:        p.CutAfter,
 		statusBody:      p.StatusBody,
 		contextOverflow: p.ContextOverflow,
+		parallelTools:   p.ParallelToolCalls,
 		start:           opts.Now(),
 		now:             opts.Now,
 		sleep:           opts.Sleep,
@@ -163,6 +165,12 @@ type request struct {
 	// EncodingFormat "base64" asks for embeddings as base64 of little-endian
 	// float32s (the OpenAI Node SDK's default).
 	EncodingFormat string `json:"encoding_format"`
+	// Chat completions and messages: what the answer is planned from.
+	Messages          []message       `json:"messages"`
+	System            json.RawMessage `json:"system"`
+	Tools             []tool          `json:"tools"`
+	ToolChoice        toolChoice      `json:"tool_choice"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
 }
 
 type streamOptions struct {
@@ -329,13 +337,12 @@ func (s *Server) serveModels(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, list)
 }
 
-// generate waits the time a unary reply takes to generate after its first byte, so
-// that a unary answer arrives when a stream of the same pace would have ended. With
-// CutAfter set it aborts the connection instead of answering. It reports whether to
-// answer.
-func (s *Server) generate(x *exchange) bool {
-	n := x.stage.pace.chunks()
-	if s.sleep(x.ctx, scaled(x.stage.pace.Interval, n)) != nil {
+// generate waits the time a unary reply of steps steps takes to generate
+// after its first byte, so that a unary answer arrives when a stream of the
+// same pace would have ended. With CutAfter set it aborts the connection
+// instead of answering. It reports whether to answer.
+func (s *Server) generate(x *exchange, steps int) bool {
+	if s.sleep(x.ctx, scaled(x.stage.pace.Interval, steps)) != nil {
 		return false
 	}
 	if s.cutAfter > 0 {
@@ -344,10 +351,11 @@ func (s *Server) generate(x *exchange) bool {
 	return true
 }
 
-// stream runs the timeline every streaming answer shares: head right away (the TTFB
-// has passed), then one delta per chunk Interval apart, then tail. After CutAfter
-// deltas the connection is aborted without the tail.
-func (s *Server) stream(x *exchange, head func(*sseWriter), delta func(e *sseWriter, i int, text string), tail func(*sseWriter)) {
+// stream runs the timeline every streaming answer shares: head right away (the
+// TTFB has passed), then steps deltas (a text's chunks, or the pieces of tool
+// calls) Interval apart, then tail. After CutAfter deltas the connection is
+// aborted without the tail.
+func (s *Server) stream(x *exchange, steps int, head func(*sseWriter), delta func(e *sseWriter, i int), tail func(*sseWriter)) {
 	h := x.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -357,16 +365,15 @@ func (s *Server) stream(x *exchange, head func(*sseWriter), delta func(e *sseWri
 	if e.flush() != nil {
 		return
 	}
-	n := x.stage.pace.chunks()
 	cut := 0
 	if s.cutAfter > 0 {
-		cut = min(s.cutAfter, n)
+		cut = min(s.cutAfter, steps)
 	}
-	for i := range n {
+	for i := range steps {
 		if s.sleep(x.ctx, x.stage.pace.Interval) != nil {
 			return
 		}
-		delta(e, i, chunkText(i))
+		delta(e, i)
 		if e.flush() != nil {
 			return
 		}
@@ -420,15 +427,6 @@ func chunkText(i int) string {
 		return w
 	}
 	return " " + w
-}
-
-// replyText is the whole reply of n chunks.
-func replyText(n int) string {
-	var b strings.Builder
-	for i := range n {
-		b.WriteString(chunkText(i))
-	}
-	return b.String()
 }
 
 // sseWriter buffers the events of one step and sends them in one write and flush, so

@@ -1,0 +1,320 @@
+package translate
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Format names one of the two client APIs.
+type Format uint8
+
+const (
+	// Chat is OpenAI Chat Completions (POST /v1/chat/completions).
+	Chat Format = iota + 1
+	// Messages is Anthropic Messages (POST /v1/messages).
+	Messages
+)
+
+func (f Format) String() string {
+	switch f {
+	case Chat:
+		return "openai-chat"
+	case Messages:
+		return "anthropic-messages"
+	}
+	return "format(" + strconv.Itoa(int(f)) + ")"
+}
+
+// RequestError is a client request the other API cannot express: a parameter
+// with no counterpart whose loss would change what the client gets (n > 1,
+// logprobs, a JSON response format, audio, ...), or a value of the wrong JSON
+// type. The gateway answers it as a 400 invalid_request_error naming Param, or
+// better, tries a target of the client's own format first. Its text names
+// fields and positions only, never their contents, so it is safe to log.
+type RequestError struct {
+	// Param is the client's field at fault, as a path: "n",
+	// "messages[2].content[0].image_url.url".
+	Param string
+	// Message says what is wrong; it starts with Param.
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Message }
+
+func refuse(param, why string) *RequestError {
+	return &RequestError{Param: param, Message: param + ": " + why}
+}
+
+// ErrInvalidUpstream is wrapped by every error about a 2xx upstream answer that
+// is not what its API documents (not JSON, no choices, a stream event that is
+// not JSON, ...): a provider fault, as an unparseable unary body is.
+var ErrInvalidUpstream = errors.New("upstream answer does not follow its API's format")
+
+// ErrTruncated is returned by a stream's Finish when the upstream's stream
+// ended before saying how the answer stopped (no finish_reason, no [DONE]; no
+// message_delta, no message_stop): the client must get an error event, not a
+// clean end that would pass a cut answer off as whole.
+var ErrTruncated = errors.New("upstream stream ended before its final event")
+
+type upstreamError struct{ what string }
+
+func (e *upstreamError) Error() string { return ErrInvalidUpstream.Error() + ": " + e.what }
+func (e *upstreamError) Unwrap() error { return ErrInvalidUpstream }
+
+func invalidUpstream(what string) error { return &upstreamError{what} }
+
+// anthropicErrorTypes are the only error types an Anthropic client may be
+// given: its SDKs and users know these.
+var anthropicErrorTypes = [...]string{
+	"invalid_request_error", "authentication_error", "permission_error", "not_found_error",
+	"request_too_large", "rate_limit_error", "api_error", "overloaded_error",
+}
+
+func isAnthropicErrorType(t []byte) bool {
+	for _, a := range anthropicErrorTypes {
+		if string(t) == a {
+			return true
+		}
+	}
+	return false
+}
+
+// anthropicTypeForStatus is the Anthropic error type of an HTTP status, as its
+// API documents them; 503 is an overload too, which is what OpenAI-compatible
+// servers mean by it.
+func anthropicTypeForStatus(status int) string {
+	switch {
+	case status == http.StatusBadRequest:
+		return "invalid_request_error"
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusNotFound:
+		return "not_found_error"
+	case status == http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status == 529 || status == http.StatusServiceUnavailable:
+		return "overloaded_error"
+	case status >= 500 || status == http.StatusRequestTimeout:
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// anthropicTypeForOpenAI maps an OpenAI error with no status (a stream's
+// error event) by its type and code.
+func anthropicTypeForOpenAI(typ, code []byte) string {
+	switch {
+	case isAnthropicErrorType(typ):
+		return string(typ)
+	case string(code) == "rate_limit_exceeded" || string(typ) == "requests" || string(typ) == "tokens" || string(typ) == "rate_limit_error":
+		return "rate_limit_error"
+	case string(typ) == "invalid_request_error":
+		return "invalid_request_error"
+	}
+	return "api_error"
+}
+
+// openAITypeForStatus names an OpenAI error type when the upstream gave none.
+func openAITypeForStatus(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+// overflowMarkers are phrases by which providers say a prompt does not fit the
+// model's context. The gateway looks for the first four in an error body to
+// fail over; "exceed context limit" is Anthropic's wording when input plus
+// max_tokens is too long, which translation marks with the first one.
+var overflowMarkers = [...]string{
+	"context_length_exceeded", "prompt is too long", "maximum context length", "context window",
+	"exceed context limit",
+}
+
+// IsContextOverflow reports whether an error answer says the prompt is too long
+// for the model (another model may take it): a 413, or a body with one of the
+// providers' phrases for it. It holds for a translated body whenever it held
+// for the upstream's.
+func IsContextOverflow(status int, body []byte) bool {
+	if status == http.StatusRequestEntityTooLarge {
+		return true
+	}
+	for _, m := range overflowMarkers {
+		if bytes.Contains(body, []byte(m)) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorFields are the parts of an error body, as raw JSON values (message is
+// a string token), whichever API shaped it.
+type errorFields struct {
+	typ, message, code, param []byte
+}
+
+// parseError reads an error body in either API's shape: Anthropic's
+// {"type":"error","error":{"type","message"}}, OpenAI's {"error":{"message",
+// "type","param","code"}}, or the looser {"error":"text"} and {"message":...}
+// some servers send. A body that is none of these gives its own text as the
+// message, at most maxErrorText bytes of it; an empty one, its status.
+func parseError(status int, body []byte) errorFields {
+	var f errorFields
+	v, ok := validJSON(body)
+	if ok && isObject(v) {
+		top := objectMembers(v)
+		for k, val, ok := top.next(); ok; k, val, ok = top.next() {
+			switch string(k) {
+			case "error":
+				if isString(val) && !isEmptyString(val) {
+					f.message = val
+					continue
+				}
+				if !isObject(val) {
+					continue
+				}
+				inner := objectMembers(val)
+				for k, val, ok := inner.next(); ok; k, val, ok = inner.next() {
+					switch string(k) {
+					case "type":
+						if isString(val) {
+							f.typ = val[1 : len(val)-1]
+						}
+					case "message":
+						if isString(val) && !isEmptyString(val) {
+							f.message = val
+						}
+					case "code":
+						if isString(val) {
+							f.code = val[1 : len(val)-1]
+						}
+					case "param":
+						if isString(val) {
+							f.param = val
+						}
+					}
+				}
+			case "message":
+				if f.message == nil && isString(val) && !isEmptyString(val) {
+					f.message = val
+				}
+			}
+		}
+		if f.message != nil {
+			return f
+		}
+	}
+	text := bytes.TrimSpace(body)
+	if len(text) > maxErrorText {
+		text = text[:maxErrorText] // a character cut in two becomes U+FFFD
+	}
+	if len(text) == 0 {
+		text = []byte(strings.TrimSpace("upstream answered "+strconv.Itoa(status)+" "+http.StatusText(status)) + " with no body")
+	}
+	f.message = appendQuoted(nil, text)
+	return f
+}
+
+// maxErrorText bounds the text of an error body that is not JSON (an HTML
+// page from a proxy, say) carried into a translated error.
+const maxErrorText = 1024
+
+// ErrorToChat turns an Anthropic error body (any non-2xx answer) into an OpenAI
+// one, for the same status: {"error":{"message","type","param","code"}}. The
+// message is the upstream's, byte for byte; the type is the upstream's
+// Anthropic type (OpenAI clients read the status, not the type); code is
+// "context_length_exceeded" when the message says the prompt is too long,
+// else null.
+func ErrorToChat(status int, anthropicBody []byte) []byte {
+	f := parseError(status, anthropicBody)
+	typ := string(f.typ)
+	if typ == "" {
+		typ = openAITypeForStatus(status)
+	}
+	out := make([]byte, 0, len(f.message)+128)
+	out = append(out, `{"error":{"message":`...)
+	out = append(out, f.message...)
+	out = append(out, `,"type":`...)
+	out = appendQuoted(out, typ)
+	out = append(out, `,"param":`...)
+	if f.param != nil {
+		out = append(out, f.param...)
+	} else {
+		out = append(out, "null"...)
+	}
+	out = append(out, `,"code":`...)
+	switch {
+	case f.code != nil:
+		out = appendQuoted(out, f.code)
+	case IsContextOverflow(0, f.message):
+		out = append(out, `"context_length_exceeded"`...)
+	default:
+		out = append(out, "null"...)
+	}
+	return append(out, "}}"...)
+}
+
+// ErrorToMessages turns an OpenAI error body (any non-2xx answer) into an
+// Anthropic one, for the same status: {"type":"error","error":{"type",
+// "message"}}. The type is one of Anthropic's eight: the one Anthropic uses for
+// the status (401 authentication_error, 429 rate_limit_error, 503 and 529
+// overloaded_error, ...), or the upstream's own where the status says only
+// invalid_request_error or api_error and the upstream named one of the
+// eight. The message is
+// the upstream's; when only the code said the context overflowed
+// (context_length_exceeded), the code is added to the message in parentheses
+// so the overflow stays recognisable.
+func ErrorToMessages(status int, openAIBody []byte) []byte {
+	f := parseError(status, openAIBody)
+	typ := anthropicTypeForStatus(status)
+	// The status decides (OpenAI says invalid_request_error for a bad key);
+	// where it only gives the generic type, an upstream that already speaks
+	// Anthropic's vocabulary keeps its own word.
+	if (typ == "invalid_request_error" || typ == "api_error") && isAnthropicErrorType(f.typ) {
+		typ = string(f.typ)
+	}
+	return appendAnthropicError(nil, typ, f)
+}
+
+func appendAnthropicError(out []byte, typ string, f errorFields) []byte {
+	out = append(out, `{"type":"error","error":{"type":`...)
+	out = appendQuoted(out, typ)
+	out = append(out, `,"message":`...)
+	if string(f.code) == "context_length_exceeded" && !IsContextOverflow(0, f.message) {
+		out = append(out, f.message[:len(f.message)-1]...)
+		out = append(out, ` (context_length_exceeded)"`...)
+	} else {
+		out = append(out, f.message...)
+	}
+	return append(out, "}}"...)
+}
+
+// StreamErrorEvent is the event that ends a stream of format f with an error,
+// for the gateway's own mid-stream failures (an upstream cut after the first
+// byte, a total timeout): OpenAI's data: {"error":{...}} (type
+// "upstream_error", code "stream_interrupted") or Anthropic's event: error
+// (type "api_error"). The SDKs of both raise it as an API error.
+func StreamErrorEvent(f Format, message string) []byte {
+	if f == Messages {
+		out := append([]byte(nil), "event: error\ndata: "...)
+		out = appendAnthropicError(out, "api_error", errorFields{message: appendQuoted(nil, message)})
+		return append(out, "\n\n"...)
+	}
+	out := append([]byte(nil), `data: {"error":{"message":`...)
+	out = appendQuoted(out, message)
+	return append(out, `,"type":"upstream_error","param":null,"code":"stream_interrupted"}}`+"\n\n"...)
+}

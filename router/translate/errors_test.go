@@ -1,0 +1,88 @@
+package translate
+
+import (
+	"strings"
+	"testing"
+)
+
+// Error types are mapped by status where the status says more; messages cross
+// over byte for byte.
+func TestErrorToMessagesTypes(t *testing.T) {
+	tests := []struct {
+		status         int
+		body, wantType string
+	}{
+		{400, `{"error":{"message":"m","type":"invalid_request_error"}}`, "invalid_request_error"},
+		{401, `{"error":{"message":"m","type":"invalid_request_error","code":"invalid_api_key"}}`, "authentication_error"},
+		{403, `{"error":{"message":"m","type":"invalid_request_error"}}`, "permission_error"},
+		{404, `{"error":{"message":"m","type":"invalid_request_error"}}`, "not_found_error"},
+		{408, `{"error":{"message":"m","type":"timeout"}}`, "api_error"},
+		{409, `{"error":{"message":"m","type":"conflict"}}`, "invalid_request_error"},
+		{413, `{"error":{"message":"m"}}`, "request_too_large"},
+		{422, `{"error":{"message":"m","type":"invalid_request_error"}}`, "invalid_request_error"},
+		{429, `{"error":{"message":"m","type":"tokens","code":"rate_limit_exceeded"}}`, "rate_limit_error"},
+		{500, `{"error":{"message":"m","type":"server_error"}}`, "api_error"},
+		{502, `{"error":{"message":"m","type":"overloaded_error"}}`, "overloaded_error"},
+		{503, `{"error":{"message":"m","type":"server_error"}}`, "overloaded_error"},
+		{529, `{"error":{"message":"m"}}`, "overloaded_error"},
+	}
+	for _, tt := range tests {
+		out := ErrorToMessages(tt.status, []byte(tt.body))
+		want := `{"type":"error","error":{"type":"` + tt.wantType + `","message":"m"}}`
+		if string(out) != want {
+			t.Errorf("ErrorToMessages(%d, %s) = %s, want %s", tt.status, tt.body, out, want)
+		}
+	}
+}
+
+func TestErrorToChatShapes(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"anthropic", 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			`{"error":{"message":"Overloaded","type":"overloaded_error","param":null,"code":null}}`},
+		{"already OpenAI-shaped", 400, `{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":"x"}}`,
+			`{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":"x"}}`},
+		{"no type", 401, `{"message":"no key"}`,
+			`{"error":{"message":"no key","type":"authentication_error","param":null,"code":null}}`},
+		{"plain text, long", 502, strings.Repeat("é", 600),
+			`{"error":{"message":"` + strings.Repeat("é", 512) + `","type":"server_error","param":null,"code":null}}`},
+		{"JSON without a message", 500, `{"detail":"x"}`,
+			`{"error":{"message":"{\"detail\":\"x\"}","type":"server_error","param":null,"code":null}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := ErrorToChat(tt.status, []byte(tt.body))
+			if string(out) != tt.want {
+				t.Errorf("ErrorToChat = %s\nwant %s", out, tt.want)
+			}
+			if err := checkErrorBody(Chat, out); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestIsContextOverflow(t *testing.T) {
+	tests := []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{400, `{"error":{"code":"context_length_exceeded"}}`, true},
+		{400, `prompt is too long: 5 > 4`, true},
+		{400, `This model's maximum context length is 8192 tokens`, true},
+		{400, `exceeds the context window`, true},
+		{400, `input length and max_tokens exceed context limit: 1 + 2 > 2`, true},
+		{413, ``, true},
+		{400, `{"error":{"message":"bad temperature"}}`, false},
+	}
+	for _, tt := range tests {
+		if got := IsContextOverflow(tt.status, []byte(tt.body)); got != tt.want {
+			t.Errorf("IsContextOverflow(%d, %s) = %v, want %v", tt.status, tt.body, got, tt.want)
+		}
+	}
+}

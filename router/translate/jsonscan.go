@@ -1,0 +1,520 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// A body is validated once, by validJSON; afterwards it is navigated with the
+// non-validating skips below, which cross strings with bytes.IndexByte. A
+// "value" in this file is the raw bytes of one JSON value, without the
+// whitespace around it.
+
+// maxDepth bounds nesting, as encoding/json does, so a body of ten million
+// '[' cannot exhaust the stack.
+const maxDepth = 10000
+
+// validJSON returns b's one JSON value without surrounding whitespace, or false
+// when b is not exactly one valid JSON value. Strings may hold invalid UTF-8,
+// as encoding/json allows; it is copied as it is or replaced when re-encoded.
+func validJSON(b []byte) ([]byte, bool) {
+	i := skipSpace(b, 0)
+	end, ok := validValue(b, i, 0)
+	if !ok || skipSpace(b, end) != len(b) {
+		return nil, false
+	}
+	return b[i:end], true
+}
+
+func validValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return validString(b, i)
+	case c == '{' || c == '[':
+		return validContainer(b, i, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return validNumber(b, i)
+	case c == 't':
+		return validLiteral(b, i, "true")
+	case c == 'f':
+		return validLiteral(b, i, "false")
+	case c == 'n':
+		return validLiteral(b, i, "null")
+	}
+	return i, false
+}
+
+func validContainer(b []byte, i, depth int) (int, bool) {
+	if depth > maxDepth {
+		return i, false
+	}
+	object := b[i] == '{'
+	closer := byte(']')
+	if object {
+		closer = '}'
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if object {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			if i, ok = validString(b, i); !ok {
+				return i, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			i = skipSpace(b, i+1)
+		}
+		if i, ok = validValue(b, i, depth); !ok {
+			return i, false
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case closer:
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// validString checks a string token at b[i] == '"'. Its loop is the hot one:
+// prompts are mostly string bytes, so it crosses them eight at a time and
+// lands on the next quote, backslash or control character directly.
+func validString(b []byte, i int) (int, bool) {
+	for i++; ; i++ {
+		for i+8 <= len(b) {
+			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		c := b[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue // among the last few bytes, checked one by one
+		}
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return i, false
+		}
+		i++ // an escape
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+				return i, false
+			}
+			i += 4
+		default:
+			return i, false
+		}
+	}
+}
+
+// specialBytes marks, with its high bit, each byte of the little-endian word
+// w that is a quote, a backslash or below 0x20 (the classic "has a zero
+// byte" test on w^'"' and w^'\\', and "has a byte less than 0x20" on w).
+// A byte above a marked one may be marked wrongly (a borrow); the lowest
+// mark is always right, and that is the only one read.
+func specialBytes(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	m := (w - ones*0x20) &^ w
+	m |= (quote - ones) &^ quote
+	m |= (backslash - ones) &^ backslash
+	return m & highs
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// validNumber checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+func validLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the valid value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		return skipContainer(b, i)
+	}
+	for i < len(b) { // a number or a literal
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// skipString returns the end of the valid string token at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	start := i + 1
+	for i = start; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
+		}
+		q := i + j
+		k := q
+		for k > start && b[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 { // an even run of backslashes escapes only itself
+			return q + 1
+		}
+		i = q + 1
+	}
+}
+
+func skipContainer(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = skipString(b, i) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(b)
+}
+
+// members iterates over the members of a valid object value.
+type members struct {
+	b   []byte
+	i   int
+	key []byte // scratch for a key written with escapes
+}
+
+// objectMembers iterates over v's members; over none when v is not an object.
+func objectMembers(v []byte) members {
+	if !isObject(v) {
+		return members{}
+	}
+	return members{b: v, i: 1}
+}
+
+// next returns the next member's key (unescaped; valid until the next call)
+// and value.
+func (m *members) next() (key, val []byte, ok bool) {
+	i := skipSpace(m.b, m.i)
+	if i < len(m.b) && m.b[i] == ',' {
+		i = skipSpace(m.b, i+1)
+	}
+	if i >= len(m.b) || m.b[i] != '"' {
+		return nil, nil, false
+	}
+	ks := i
+	i = skipString(m.b, i)
+	key = m.b[ks+1 : i-1]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		m.key = appendUnquoted(m.key[:0], m.b[ks:i])
+		key = m.key
+	}
+	i = skipSpace(m.b, skipSpace(m.b, i)+1) // past ':'
+	vs := i
+	i = skipValue(m.b, i)
+	m.i = i
+	return key, m.b[vs:i], true
+}
+
+// elements iterates over the elements of a valid array value.
+type elements struct {
+	b []byte
+	i int
+}
+
+// arrayElements iterates over v's elements; over none when v is not an array.
+func arrayElements(v []byte) elements {
+	if !isArray(v) {
+		return elements{}
+	}
+	return elements{b: v, i: 1}
+}
+
+func (e *elements) next() ([]byte, bool) {
+	i := skipSpace(e.b, e.i)
+	if i < len(e.b) && e.b[i] == ',' {
+		i = skipSpace(e.b, i+1)
+	}
+	if i >= len(e.b) || e.b[i] == ']' {
+		return nil, false
+	}
+	vs := i
+	i = skipValue(e.b, i)
+	e.i = i
+	return e.b[vs:i], true
+}
+
+// field returns the value of key in the valid object obj, or nil.
+func field(obj []byte, key string) []byte {
+	if len(obj) == 0 || obj[0] != '{' {
+		return nil
+	}
+	m := objectMembers(obj)
+	var found []byte
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		if string(k) == key {
+			found = v // the last one wins, as with encoding/json
+		}
+	}
+	return found
+}
+
+// present reports whether v is a value other than null: a client sending
+// "temperature": null means the same as leaving it out.
+func present(v []byte) bool { return len(v) > 0 && !isNull(v) }
+
+func isNull(v []byte) bool   { return string(v) == "null" }
+func isString(v []byte) bool { return len(v) > 0 && v[0] == '"' }
+func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
+func isArray(v []byte) bool  { return len(v) > 0 && v[0] == '[' }
+func isNumber(v []byte) bool { return len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) }
+func isBool(v []byte) bool   { return string(v) == "true" || string(v) == "false" }
+func isTrue(v []byte) bool   { return string(v) == "true" }
+
+// isEmptyString reports whether v is the string token "".
+func isEmptyString(v []byte) bool { return string(v) == `""` }
+
+// stringIs reports whether the string token v decodes to s.
+func stringIs(v []byte, s string) bool {
+	if !isString(v) {
+		return false
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == s
+	}
+	var buf [64]byte
+	return string(appendUnquoted(buf[:0], v)) == s
+}
+
+// unquote decodes the string token v; "" for anything else.
+func unquote(v []byte) string {
+	if !isString(v) {
+		return ""
+	}
+	inner := v[1 : len(v)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
+	}
+	return string(appendUnquoted(nil, v))
+}
+
+// intValue reads an integer token (1, 12, 3e2 is not one); false otherwise.
+func intValue(v []byte) (int64, bool) {
+	if !isNumber(v) || bytes.ContainsAny(v, ".eE") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return n, err == nil
+}
+
+// appendUnquoted appends the decoded contents of the valid string token v.
+// Invalid UTF-8 and lone surrogates become U+FFFD, as with encoding/json.
+func appendUnquoted(dst, v []byte) []byte {
+	s := v[1 : len(v)-1]
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '\\' {
+			i++
+			switch s[i] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := rune(hex4(s[i+1:]))
+				i += 4 // on the escape's last digit
+				if utf16.IsSurrogate(r) {
+					// A pair is two escapes in a row; anything else leaves a lone
+					// surrogate, which is not a character.
+					dec := utf8.RuneError
+					if i+2 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+						dec = utf16.DecodeRune(r, rune(hex4(s[i+3:])))
+					}
+					if dec != utf8.RuneError {
+						i += 6
+					}
+					r = dec
+				}
+				dst = utf8.AppendRune(dst, r)
+			default: // '"', '\\', '/'
+				dst = append(dst, s[i])
+			}
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
+}
+
+func hex4(b []byte) uint16 {
+	var n uint16
+	for _, c := range b[:4] {
+		n <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			n |= uint16(c - '0')
+		case c >= 'a' && c <= 'f':
+			n |= uint16(c - 'a' + 10)
+		default:
+			n |= uint16(c - 'A' + 10)
+		}
+	}
+	return n
+}
+
+// appendQuoted appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, so
+// the result is valid JSON whatever s holds.
+func appendQuoted[T string | []byte](dst []byte, s T) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendInt appends n in decimal.
+func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }

@@ -1,0 +1,76 @@
+package translate
+
+import "strconv"
+
+// part holds the members of one content block (Anthropic) or content part
+// (OpenAI) that the translators read, found in a single pass: a block's text
+// can be most of a request, and reading one member at a time would cross it
+// once per member read.
+type part struct {
+	typ, text, refusal, imageURL, file, source, id, name, input, toolUseID, content, title []byte
+}
+
+// readPart reads the object v; ok is false when v is not an object.
+func readPart(v []byte) (p part, ok bool) {
+	if !isObject(v) {
+		return p, false
+	}
+	m := objectMembers(v)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		switch string(k) {
+		case "type":
+			p.typ = val
+		case "text":
+			p.text = val
+		case "refusal":
+			p.refusal = val
+		case "image_url":
+			p.imageURL = val
+		case "file":
+			p.file = val
+		case "source":
+			p.source = val
+		case "id":
+			p.id = val
+		case "name":
+			p.name = val
+		case "input":
+			p.input = val
+		case "tool_use_id":
+			p.toolUseID = val
+		case "content":
+			p.content = val
+		case "title":
+			p.title = val
+		}
+	}
+	return p, true
+}
+
+// textIn returns the text of a {"type":"text","text":...} part.
+func textIn(p part) ([]byte, bool) {
+	return p.text, stringIs(p.typ, "text") && isString(p.text)
+}
+
+// notText refuses, at path, a part that had to be text.
+func notText(p part, path string) error {
+	if stringIs(p.typ, "text") {
+		return refuse(path+".text", "must be a string")
+	}
+	return refuse(path, "must be a text part")
+}
+
+// textPart returns the text of the text part v, or the refusal of it at
+// path(), which is built only then.
+func textPart(v []byte, path func() string) ([]byte, error) {
+	p, _ := readPart(v)
+	if text, ok := textIn(p); ok {
+		return text, nil
+	}
+	return nil, notText(p, path())
+}
+
+// contentPath is where content part j of message i stands.
+func contentPath(i, j int) string {
+	return msgPath(i) + ".content[" + strconv.Itoa(j) + "]"
+}

@@ -1,0 +1,68 @@
+package translate
+
+// WithStreamUsage sets stream_options.include_usage to true in an OpenAI chat
+// request, so that a streamed answer ends with its usage, and reports whether
+// the client had asked for it itself (then the body comes back unchanged, and
+// the usage chunk is the client's to see). Every other byte of the body is
+// kept as it came. The body must be a JSON object.
+func WithStreamUsage(body []byte) (out []byte, clientAsked bool, err error) {
+	v, ok := validJSON(body)
+	if !ok {
+		return nil, false, errNotJSON
+	}
+	if !isObject(v) {
+		return nil, false, errNotObject
+	}
+	// Find the last stream_options (the one a JSON decoder keeps).
+	var opts []byte
+	m := objectMembers(v)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		if string(k) == "stream_options" {
+			opts = val
+		}
+	}
+	switch {
+	case isObject(opts) && isTrue(field(opts, "include_usage")):
+		return body, true, nil
+	case opts == nil: // one new member after the opening brace
+		start := offset(body, v)
+		out = make([]byte, 0, len(body)+40)
+		out = append(out, body[:start+1]...)
+		out = append(out, `"stream_options":{"include_usage":true}`...)
+		if body[skipSpace(body, start+1)] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, body[start+1:]...), false, nil
+	case isNull(opts):
+		return splice(body, opts, []byte(`{"include_usage":true}`)), false, nil
+	case !isObject(opts):
+		return nil, false, refuse("stream_options", "must be an object")
+	}
+	// An options object without include_usage true: rewrite that object only.
+	repl := []byte(`{"include_usage":true`)
+	om := objectMembers(opts)
+	for k, val, ok := om.next(); ok; k, val, ok = om.next() {
+		if string(k) == "include_usage" {
+			continue
+		}
+		repl = append(repl, ',')
+		repl = appendQuoted(repl, k)
+		repl = append(repl, ':')
+		repl = append(repl, val...)
+	}
+	repl = append(repl, '}')
+	return splice(body, opts, repl), false, nil
+}
+
+// offset is where sub, a slice of b, starts in b: slices of one array share
+// its end, so their capacities differ by exactly that much.
+func offset(b, sub []byte) int { return cap(b) - cap(sub) }
+
+// splice returns body with old (a slice of body) replaced by repl.
+func splice(body, old, repl []byte) []byte {
+	at := offset(body, old)
+	out := make([]byte, 0, len(body)-len(old)+len(repl))
+	out = append(out, body[:at]...)
+	out = append(out, repl...)
+	return append(out, body[at+len(old):]...)
+}

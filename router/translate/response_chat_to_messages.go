@@ -1,0 +1,170 @@
+package translate
+
+// ChatResponseToMessages turns an OpenAI chat completion (a 2xx unary body)
+// into an Anthropic message for a client that asked for clientModel. The first
+// choice's content becomes a text block (a refusal too), its tool_calls become
+// tool_use blocks. It also returns the usage the upstream reported. An answer
+// that is not a chat completion wraps ErrInvalidUpstream, as do tool-call
+// arguments that are not a JSON object, unless the answer was cut by its
+// length limit (then they are {}, and stop_reason says max_tokens).
+func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, error) {
+	v, ok := validJSON(body)
+	if !ok || !isObject(v) {
+		return nil, Usage{}, invalidUpstream("chat completion body is not a JSON object")
+	}
+	var id, choices, usage []byte
+	m := objectMembers(v)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		switch string(k) {
+		case "id":
+			id = val
+		case "choices":
+			choices = val
+		case "usage":
+			usage = val
+		}
+	}
+	if !isArray(choices) {
+		return nil, Usage{}, invalidUpstream("chat completion has no choices array")
+	}
+	msg, finish, ok := firstChoice(choices)
+	if !ok {
+		return nil, Usage{}, invalidUpstream("chat completion has no choice")
+	}
+	var content, refusalText, toolCalls []byte
+	if isObject(msg) {
+		mm := objectMembers(msg)
+		for k, val, ok := mm.next(); ok; k, val, ok = mm.next() {
+			switch string(k) {
+			case "content":
+				content = val
+			case "refusal":
+				refusalText = val
+			case "tool_calls":
+				toolCalls = val
+			}
+			// reasoning_content and the like are dropped: an Anthropic
+			// thinking block needs a signature no OpenAI upstream gives.
+		}
+	}
+	u := chatUsage(usage)
+	truncated := stringIs(finish, "length")
+
+	out := make([]byte, 0, len(v)+256)
+	out = append(out, `{"id":`...)
+	out = appendID(out, id, "msg_translated", -1)
+	out = append(out, `,"type":"message","role":"assistant","model":`...)
+	out = appendQuoted(out, clientModel)
+	out = append(out, `,"content":[`...)
+	n := 0
+	block := func() {
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+	}
+	switch {
+	case isString(content) && !isEmptyString(content):
+		block()
+		out = appendTextBlock(out, content)
+	case isArray(content): // some OpenAI-compatible servers answer in parts
+		parts := arrayElements(content)
+		for v, ok := parts.next(); ok; v, ok = parts.next() {
+			if p, _ := readPart(v); stringIs(p.typ, "text") && isString(p.text) && !isEmptyString(p.text) {
+				block()
+				out = appendTextBlock(out, p.text)
+			}
+		}
+	}
+	if n == 0 && isString(refusalText) && !isEmptyString(refusalText) {
+		block()
+		out = appendTextBlock(out, refusalText)
+	}
+	if isArray(toolCalls) {
+		calls := arrayElements(toolCalls)
+		for j := 0; ; j++ {
+			c, ok := calls.next()
+			if !ok {
+				break
+			}
+			block()
+			var err error
+			if out, err = appendToolUse(out, c, j, truncated); err != nil {
+				return nil, Usage{}, err
+			}
+		}
+	}
+	out = append(out, `],"stop_reason":"`...)
+	out = append(out, stopReason(stringToken(finish))...)
+	out = append(out, `","stop_sequence":null,"usage":`...)
+	out = appendMessagesUsage(out, u)
+	return append(out, '}'), u, nil
+}
+
+// firstChoice finds the choice with index 0, or the first one listed, and
+// returns its message and finish_reason.
+func firstChoice(choices []byte) (msg, finish []byte, ok bool) {
+	e := arrayElements(choices)
+	for c, more := e.next(); more; c, more = e.next() {
+		if !isObject(c) {
+			continue
+		}
+		var index, m, f []byte
+		cm := objectMembers(c)
+		for k, v, more := cm.next(); more; k, v, more = cm.next() {
+			switch string(k) {
+			case "index":
+				index = v
+			case "message", "delta":
+				m = v
+			case "finish_reason":
+				f = v
+			}
+		}
+		if !ok || string(index) == "0" {
+			msg, finish, ok = m, f, true
+		}
+		if string(index) == "0" {
+			break
+		}
+	}
+	return msg, finish, ok
+}
+
+// appendToolUse writes an OpenAI tool call as an Anthropic tool_use block.
+func appendToolUse(out, c []byte, j int, truncated bool) ([]byte, error) {
+	var id, name, args []byte
+	m := objectMembers(c)
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		switch string(k) {
+		case "id":
+			id = v
+		case "function":
+			fm := objectMembers(v)
+			for k, v, ok := fm.next(); ok; k, v, ok = fm.next() {
+				switch string(k) {
+				case "name":
+					name = v
+				case "arguments":
+					args = v
+				}
+			}
+		}
+	}
+	if !isString(name) {
+		return out, invalidUpstream("tool call without a function name")
+	}
+	out = append(out, `{"type":"tool_use","id":`...)
+	out = appendID(out, id, "toolu_", j)
+	out = append(out, `,"name":`...)
+	out = append(out, name...)
+	out = append(out, `,"input":`...)
+	out, err := appendArguments(out, args)
+	if err != nil {
+		if !truncated {
+			return out, err
+		}
+		out = append(out, "{}"...) // cut off mid-arguments by the length limit
+	}
+	return append(out, '}'), nil
+}

@@ -1,0 +1,321 @@
+package translate
+
+// chatToMessages turns OpenAI chunks into an Anthropic event stream:
+//
+//	the first chunk            -> message_start (usage 0 until the end)
+//	delta.content / .refusal   -> content_block_start text (once), content_block_delta text_delta
+//	delta.tool_calls[k] first  -> content_block_start tool_use {id, name, input {}}
+//	delta.tool_calls[k] args   -> content_block_delta input_json_delta {partial_json}
+//	a new kind of block        -> content_block_stop of the open one
+//	finish_reason              -> content_block_stop; the stop reason is kept
+//	the usage-only chunk       -> usage kept
+//	data: [DONE]               -> message_delta {stop_reason, usage}, message_stop
+//	data: {"error":{...}}      -> event: error, and the stream ends
+//
+// message_delta waits for [DONE] because OpenAI sends usage after the
+// finish_reason chunk and Anthropic sends both in one event; message_delta
+// carries input_tokens too, since message_start could not know them.
+type chatToMessages struct {
+	model string // immutable after NewChatToMessagesStream
+
+	dec      sseDecoder
+	started  bool // message_start is out
+	finished bool // finish_reason seen
+	done     bool // message_stop or an error event is out
+	stop     string
+	open     int   // kind of the open content block: noBlock, textBlock, toolBlock
+	openIdx  int   // its index
+	blocks   int   // content blocks started
+	tools    []int // by OpenAI tool call index: its content block index, or -1
+	usage    Usage
+	err      error
+}
+
+const (
+	noBlock = iota
+	textBlock
+	toolBlock
+)
+
+// NewChatToMessagesStream translates an OpenAI upstream's chunk stream (asked
+// with stream_options.include_usage, as MessagesToChat does) for an Anthropic
+// client that asked for clientModel.
+func NewChatToMessagesStream(clientModel string) Stream {
+	return &chatToMessages{model: clientModel}
+}
+
+func (s *chatToMessages) Usage() Usage { return s.usage }
+
+func (s *chatToMessages) Feed(dst, p []byte) ([]byte, error) {
+	if s.err != nil {
+		return dst, s.err
+	}
+	if s.done {
+		return dst, nil // whatever follows the stream's end is not the client's
+	}
+	s.dec.begin(p)
+	for !s.done {
+		ev, ok := s.dec.next()
+		if !ok {
+			break
+		}
+		if ev.hasData {
+			if dst, s.err = s.event(dst, ev.data); s.err != nil {
+				return dst, s.err
+			}
+		}
+	}
+	if !s.dec.end() {
+		s.err = invalidUpstream("an event larger than any provider sends")
+	}
+	if s.done {
+		s.dec = sseDecoder{}
+	}
+	return dst, s.err
+}
+
+func (s *chatToMessages) Finish(dst []byte) ([]byte, error) {
+	if s.err != nil {
+		return dst, s.err
+	}
+	if ev, ok := s.dec.finishEvent(); ok && ev.hasData && !s.done {
+		if dst, s.err = s.event(dst, ev.data); s.err != nil {
+			return dst, s.err
+		}
+	}
+	switch {
+	case s.done:
+		return dst, nil
+	case !s.finished:
+		return dst, ErrTruncated
+	}
+	return s.end(dst), nil
+}
+
+func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
+	if string(data) == "[DONE]" {
+		if !s.started {
+			dst = s.start(dst, nil)
+		}
+		return s.end(dst), nil
+	}
+	v, ok := validJSON(data)
+	if !ok || !isObject(v) {
+		return dst, invalidUpstream("event data is not a JSON object")
+	}
+	var id, choices, usage, errObj []byte
+	m := objectMembers(v)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		switch string(k) {
+		case "id":
+			id = val
+		case "choices":
+			choices = val
+		case "usage":
+			usage = val
+		case "error":
+			errObj = val
+		}
+	}
+	if present(errObj) {
+		s.done = true
+		return s.errorEvent(dst, errObj), nil
+	}
+	if !s.started {
+		dst = s.start(dst, id)
+	}
+	if u := chatUsage(usage); u.Known {
+		s.usage = u
+	}
+	if !isArray(choices) {
+		return dst, nil
+	}
+	delta, finish, ok := firstChoice(choices)
+	if !ok {
+		return dst, nil // the usage-only chunk has none
+	}
+	if isObject(delta) {
+		var err error
+		if dst, err = s.delta(dst, delta); err != nil {
+			return dst, err
+		}
+	}
+	if isString(finish) && !s.finished {
+		s.finished = true
+		s.stop = stopReason(stringToken(finish))
+		dst = s.closeBlock(dst)
+	}
+	return dst, nil
+}
+
+func (s *chatToMessages) start(dst, id []byte) []byte {
+	s.started = true
+	dst = appendNamedEvent(dst, "message_start")
+	dst = append(dst, `{"type":"message_start","message":{"id":`...)
+	dst = appendID(dst, id, "msg_translated", -1)
+	dst = append(dst, `,"type":"message","role":"assistant","model":`...)
+	dst = appendQuoted(dst, s.model)
+	dst = append(dst, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`+"\n\n"...)
+	return dst
+}
+
+func (s *chatToMessages) delta(dst, delta []byte) ([]byte, error) {
+	var content, refusalText, toolCalls []byte
+	m := objectMembers(delta)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		switch string(k) {
+		case "content":
+			content = val
+		case "refusal":
+			refusalText = val
+		case "tool_calls":
+			toolCalls = val
+		}
+		// role is implied; reasoning_content and the like are dropped.
+	}
+	for _, text := range [2][]byte{content, refusalText} {
+		if isString(text) && !isEmptyString(text) {
+			dst = s.text(dst, text)
+		}
+	}
+	if !isArray(toolCalls) {
+		return dst, nil
+	}
+	calls := arrayElements(toolCalls)
+	for j := 0; ; j++ {
+		c, ok := calls.next()
+		if !ok {
+			return dst, nil
+		}
+		var err error
+		if dst, err = s.toolCall(dst, c, j); err != nil {
+			return dst, err
+		}
+	}
+}
+
+func (s *chatToMessages) text(dst, text []byte) []byte {
+	if s.open != textBlock {
+		dst = s.closeBlock(dst)
+		s.open, s.openIdx = textBlock, s.blocks
+		s.blocks++
+		dst = appendNamedEvent(dst, "content_block_start")
+		dst = append(dst, `{"type":"content_block_start","index":`...)
+		dst = appendInt(dst, int64(s.openIdx))
+		dst = append(dst, `,"content_block":{"type":"text","text":""}}`+"\n\n"...)
+	}
+	dst = appendNamedEvent(dst, "content_block_delta")
+	dst = append(dst, `{"type":"content_block_delta","index":`...)
+	dst = appendInt(dst, int64(s.openIdx))
+	dst = append(dst, `,"delta":{"type":"text_delta","text":`...)
+	dst = append(dst, text...)
+	return append(dst, "}}\n\n"...)
+}
+
+// toolCall handles one entry of delta.tool_calls: the first for an index
+// starts a tool_use block, every one with arguments adds a piece of input. A
+// piece for a call whose block another block has since closed (servers that
+// interleave parallel calls) keeps its own block's index.
+func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
+	if !isObject(c) {
+		return dst, invalidUpstream("tool call delta is not an object")
+	}
+	var index, id, fn []byte
+	m := objectMembers(c)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		switch string(k) {
+		case "index":
+			index = val
+		case "id":
+			id = val
+		case "function":
+			fn = val
+		}
+	}
+	k := int64(position) // servers that leave index out list calls in order
+	if present(index) {
+		var ok bool
+		if k, ok = intValue(index); !ok || k < 0 || k > maxBlocks {
+			return dst, invalidUpstream("tool call delta with an invalid index")
+		}
+	}
+	for int64(len(s.tools)) <= k {
+		s.tools = append(s.tools, -1)
+	}
+	b := s.tools[k]
+	if b < 0 {
+		dst = s.closeBlock(dst)
+		b = s.blocks
+		s.tools[k] = b
+		s.blocks++
+		s.open, s.openIdx = toolBlock, b
+		dst = appendNamedEvent(dst, "content_block_start")
+		dst = append(dst, `{"type":"content_block_start","index":`...)
+		dst = appendInt(dst, int64(b))
+		dst = append(dst, `,"content_block":{"type":"tool_use","id":`...)
+		dst = appendID(dst, id, "toolu_", int(k))
+		dst = append(dst, `,"name":`...)
+		if name := field(fn, "name"); isString(name) {
+			dst = append(dst, name...)
+		} else {
+			dst = append(dst, `""`...)
+		}
+		dst = append(dst, `,"input":{}}}`+"\n\n"...)
+	}
+	if args := field(fn, "arguments"); isString(args) && !isEmptyString(args) {
+		dst = appendNamedEvent(dst, "content_block_delta")
+		dst = append(dst, `{"type":"content_block_delta","index":`...)
+		dst = appendInt(dst, int64(b))
+		dst = append(dst, `,"delta":{"type":"input_json_delta","partial_json":`...)
+		dst = append(dst, args...)
+		dst = append(dst, "}}\n\n"...)
+	}
+	return dst, nil
+}
+
+func (s *chatToMessages) closeBlock(dst []byte) []byte {
+	if s.open == noBlock {
+		return dst
+	}
+	dst = appendNamedEvent(dst, "content_block_stop")
+	dst = append(dst, `{"type":"content_block_stop","index":`...)
+	dst = appendInt(dst, int64(s.openIdx))
+	s.open = noBlock
+	return append(dst, "}\n\n"...)
+}
+
+// end writes message_delta and message_stop.
+func (s *chatToMessages) end(dst []byte) []byte {
+	s.done = true
+	dst = s.closeBlock(dst)
+	if s.stop == "" {
+		s.stop = "end_turn"
+	}
+	dst = appendNamedEvent(dst, "message_delta")
+	dst = append(dst, `{"type":"message_delta","delta":{"stop_reason":"`...)
+	dst = append(dst, s.stop...)
+	dst = append(dst, `","stop_sequence":null},"usage":`...)
+	dst = appendMessagesUsage(dst, s.usage)
+	dst = append(dst, "}\n\n"...)
+	dst = appendNamedEvent(dst, "message_stop")
+	return append(dst, `{"type":"message_stop"}`+"\n\n"...)
+}
+
+// errorEvent is the upstream's error chunk as Anthropic's error event, which
+// the Anthropic SDKs raise as an API error.
+func (s *chatToMessages) errorEvent(dst, errObj []byte) []byte {
+	f := errorFields{}
+	if isString(errObj) {
+		f.message = errObj
+	} else {
+		f.message = field(errObj, "message")
+		f.typ = stringToken(field(errObj, "type"))
+		f.code = stringToken(field(errObj, "code"))
+	}
+	if !isString(f.message) || isEmptyString(f.message) {
+		f.message = []byte(`"upstream stream error"`)
+	}
+	dst = appendNamedEvent(dst, "error")
+	dst = appendAnthropicError(dst, anthropicTypeForOpenAI(f.typ, f.code), f)
+	return append(dst, "\n\n"...)
+}

@@ -1,0 +1,314 @@
+package translate
+
+// messagesToChat turns an Anthropic event stream into OpenAI chunks:
+//
+//	message_start                  -> the first chunk: delta {"role":"assistant","content":""}
+//	content_block_start text       -> (nothing; its text comes in deltas)
+//	content_block_start tool_use   -> delta tool_calls [{index, id, type, function {name, arguments ""}}]
+//	content_block_delta text_delta -> delta {"content": text}
+//	content_block_delta input_json_delta -> delta tool_calls [{index, function {arguments: partial_json}}]
+//	message_delta                  -> a chunk with finish_reason (usage noted)
+//	message_stop                   -> the usage chunk (when the client asked) and data: [DONE]
+//	error                          -> data: {"error":{...}}, and the stream ends
+//	ping, thinking, anything else  -> (nothing)
+//
+// Tool calls are numbered 0, 1, ... in the order their blocks start, whatever
+// the blocks' own indexes.
+type messagesToChat struct {
+	// Immutable after NewMessagesToChatStream.
+	model     string
+	created   int64
+	wantUsage bool
+
+	dec     sseDecoder
+	head    []byte // `data: {"id":…,…,"choices":[` : every chunk starts so
+	started bool   // the role chunk is out
+	stopped bool   // message_delta gave the stop reason; the finish chunk is out
+	done    bool   // [DONE] or an error event is out: nothing more is written
+	tools   []int  // by content block index: its tool_calls index, or -1
+	nTools  int
+	usage   Usage
+	err     error // sticky: the upstream broke the format
+}
+
+// NewMessagesToChatStream translates an Anthropic upstream's event stream for
+// an OpenAI client that asked for clientModel. created is every chunk's
+// `created`. clientWantsUsage (the client's stream_options.include_usage) adds
+// the final usage-only chunk OpenAI sends when asked.
+func NewMessagesToChatStream(clientModel string, created int64, clientWantsUsage bool) Stream {
+	return &messagesToChat{model: clientModel, created: created, wantUsage: clientWantsUsage}
+}
+
+func (s *messagesToChat) Usage() Usage { return s.usage }
+
+func (s *messagesToChat) Feed(dst, p []byte) ([]byte, error) {
+	if s.err != nil {
+		return dst, s.err
+	}
+	if s.done {
+		return dst, nil // whatever follows the stream's end is not the client's
+	}
+	s.dec.begin(p)
+	for !s.done {
+		ev, ok := s.dec.next()
+		if !ok {
+			break
+		}
+		if ev.hasData {
+			if dst, s.err = s.event(dst, ev.data); s.err != nil {
+				return dst, s.err
+			}
+		}
+	}
+	if !s.dec.end() {
+		s.err = invalidUpstream("an event larger than any provider sends")
+	}
+	if s.done {
+		s.dec = sseDecoder{}
+	}
+	return dst, s.err
+}
+
+func (s *messagesToChat) Finish(dst []byte) ([]byte, error) {
+	if s.err != nil {
+		return dst, s.err
+	}
+	if ev, ok := s.dec.finishEvent(); ok && ev.hasData && !s.done {
+		if dst, s.err = s.event(dst, ev.data); s.err != nil {
+			return dst, s.err
+		}
+	}
+	switch {
+	case s.done:
+		return dst, nil
+	case !s.stopped:
+		return dst, ErrTruncated
+	}
+	return s.end(dst), nil
+}
+
+// event translates one upstream event.
+func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
+	v, ok := validJSON(data)
+	if !ok || !isObject(v) {
+		return dst, invalidUpstream("event data is not a JSON object")
+	}
+	var typ, message, index, block, delta, usage, errObj []byte
+	m := objectMembers(v)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		switch string(k) {
+		case "type":
+			typ = val
+		case "message":
+			message = val
+		case "index":
+			index = val
+		case "content_block":
+			block = val
+		case "delta":
+			delta = val
+		case "usage":
+			usage = val
+		case "error":
+			errObj = val
+		}
+	}
+	if stringIs(typ, "error") {
+		s.done = true
+		return s.errorChunk(dst, errObj), nil
+	}
+	if !s.started {
+		var id []byte
+		if stringIs(typ, "message_start") {
+			id = field(message, "id")
+		}
+		dst = s.start(dst, id)
+	}
+	switch {
+	case stringIs(typ, "message_start"):
+		s.usage = messagesUsage(s.usage, field(message, "usage"))
+	case stringIs(typ, "content_block_start"):
+		return s.blockStart(dst, index, block)
+	case stringIs(typ, "content_block_delta"):
+		return s.blockDelta(dst, index, delta)
+	case stringIs(typ, "message_delta"):
+		s.usage = messagesUsage(s.usage, usage)
+		if !s.stopped {
+			s.stopped = true
+			dst = s.finishChunk(dst, finishReason(stringToken(field(delta, "stop_reason"))))
+		}
+	case stringIs(typ, "message_stop"):
+		if !s.stopped {
+			s.stopped = true
+			dst = s.finishChunk(dst, "stop")
+		}
+		dst = s.end(dst)
+	}
+	return dst, nil
+}
+
+// start writes the first chunk, which every OpenAI stream opens with.
+func (s *messagesToChat) start(dst, id []byte) []byte {
+	s.started = true
+	s.head = append(s.head[:0], `data: {"id":`...)
+	s.head = appendID(s.head, id, "chatcmpl-translated", -1)
+	s.head = append(s.head, `,"object":"chat.completion.chunk","created":`...)
+	s.head = appendInt(s.head, s.created)
+	s.head = append(s.head, `,"model":`...)
+	s.head = appendQuoted(s.head, s.model)
+	s.head = append(s.head, `,"choices":[`...)
+	dst = s.deltaStart(dst)
+	dst = append(dst, `{"role":"assistant","content":""}`...)
+	return s.deltaEnd(dst)
+}
+
+// deltaStart and deltaEnd surround a chunk's delta object.
+func (s *messagesToChat) deltaStart(dst []byte) []byte {
+	dst = append(dst, s.head...)
+	return append(dst, `{"index":0,"delta":`...)
+}
+
+func (s *messagesToChat) deltaEnd(dst []byte) []byte {
+	return append(dst, `,"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+}
+
+func (s *messagesToChat) blockStart(dst, index, block []byte) ([]byte, error) {
+	i, ok := intValue(index)
+	if !ok || i < 0 || i > maxBlocks {
+		return dst, invalidUpstream("content_block_start without a valid index")
+	}
+	switch typ := field(block, "type"); {
+	case stringIs(typ, "text"):
+		if text := field(block, "text"); isString(text) && !isEmptyString(text) {
+			dst = s.deltaStart(dst)
+			dst = append(dst, `{"content":`...)
+			dst = append(dst, text...)
+			dst = append(dst, '}')
+			dst = s.deltaEnd(dst)
+		}
+	case stringIs(typ, "tool_use"):
+		id, name := field(block, "id"), field(block, "name")
+		if !isString(name) {
+			return dst, invalidUpstream("tool_use block without a name")
+		}
+		for len(s.tools) <= int(i) {
+			s.tools = append(s.tools, -1)
+		}
+		n := s.nTools
+		s.tools[i] = n
+		s.nTools++
+		// Arguments start empty: the input, {} at the start of a streamed
+		// block, arrives in input_json_delta pieces the client concatenates.
+		dst = s.deltaStart(dst)
+		dst = append(dst, `{"tool_calls":[{"index":`...)
+		dst = appendInt(dst, int64(n))
+		dst = append(dst, `,"id":`...)
+		dst = appendID(dst, id, "call_", n)
+		dst = append(dst, `,"type":"function","function":{"name":`...)
+		dst = append(dst, name...)
+		dst = append(dst, `,"arguments":""}}]}`...)
+		dst = s.deltaEnd(dst)
+		// A server that sends the whole input here instead gets it relayed
+		// as one piece.
+		if input := field(block, "input"); isObject(input) && !emptyObject(input) {
+			dst = s.arguments(dst, n, appendQuoted(nil, input))
+		}
+	}
+	return dst, nil
+}
+
+func emptyObject(v []byte) bool {
+	m := objectMembers(v)
+	_, _, ok := m.next()
+	return !ok
+}
+
+func (s *messagesToChat) blockDelta(dst, index, delta []byte) ([]byte, error) {
+	switch typ := field(delta, "type"); {
+	case stringIs(typ, "text_delta"):
+		text := field(delta, "text")
+		if !isString(text) {
+			return dst, invalidUpstream("text_delta without text")
+		}
+		if isEmptyString(text) {
+			return dst, nil
+		}
+		dst = s.deltaStart(dst)
+		dst = append(dst, `{"content":`...)
+		dst = append(dst, text...)
+		dst = append(dst, '}')
+		return s.deltaEnd(dst), nil
+	case stringIs(typ, "input_json_delta"):
+		i, ok := intValue(index)
+		if !ok || i < 0 || int(i) >= len(s.tools) || s.tools[i] < 0 {
+			return dst, invalidUpstream("input_json_delta for a block that is not a tool_use")
+		}
+		part := field(delta, "partial_json")
+		if !isString(part) {
+			return dst, invalidUpstream("input_json_delta without partial_json")
+		}
+		if isEmptyString(part) {
+			return dst, nil
+		}
+		return s.arguments(dst, s.tools[i], part), nil
+	}
+	// thinking_delta, signature_delta, citations_delta: no OpenAI counterpart.
+	return dst, nil
+}
+
+// arguments writes a piece of a tool call's arguments; part is a string token.
+func (s *messagesToChat) arguments(dst []byte, n int, part []byte) []byte {
+	dst = s.deltaStart(dst)
+	dst = append(dst, `{"tool_calls":[{"index":`...)
+	dst = appendInt(dst, int64(n))
+	dst = append(dst, `,"function":{"arguments":`...)
+	dst = append(dst, part...)
+	dst = append(dst, "}}]}"...)
+	return s.deltaEnd(dst)
+}
+
+func (s *messagesToChat) finishChunk(dst []byte, reason string) []byte {
+	dst = s.deltaStart(dst)
+	dst = append(dst, `{},"logprobs":null,"finish_reason":"`...)
+	dst = append(dst, reason...)
+	return append(dst, `"}]}`+"\n\n"...)
+}
+
+// end writes the usage chunk when the client asked for it, then [DONE].
+func (s *messagesToChat) end(dst []byte) []byte {
+	s.done = true
+	if s.wantUsage {
+		dst = append(dst, s.head...)
+		dst = append(dst, `],"usage":`...)
+		if s.usage.Known {
+			dst = appendChatUsage(dst, s.usage)
+		} else {
+			dst = append(dst, "null"...)
+		}
+		dst = append(dst, "}\n\n"...)
+	}
+	return append(dst, "data: [DONE]\n\n"...)
+}
+
+// errorChunk is the upstream's error event in OpenAI's shape, which the
+// OpenAI SDKs raise as an API error. There is no [DONE] after it.
+func (s *messagesToChat) errorChunk(dst, errObj []byte) []byte {
+	f := errorFields{message: field(errObj, "message"), typ: stringToken(field(errObj, "type"))}
+	if !isString(f.message) || isEmptyString(f.message) {
+		f.message = []byte(`"upstream stream error"`)
+	}
+	if f.typ == nil {
+		f.typ = []byte("api_error")
+	}
+	dst = append(dst, `data: {"error":{"message":`...)
+	dst = append(dst, f.message...)
+	dst = append(dst, `,"type":"`...)
+	dst = append(dst, f.typ...)
+	dst = append(dst, `","param":null,"code":`...)
+	if IsContextOverflow(0, f.message) {
+		dst = append(dst, `"context_length_exceeded"`...)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	return append(dst, "}}\n\n"...)
+}

@@ -1,0 +1,145 @@
+package translate
+
+// Usage is the token usage an upstream reported for one answer.
+type Usage struct {
+	// InputTokens counts every prompt token, those read from or written to a
+	// prompt cache included (OpenAI's prompt_tokens; Anthropic's input_tokens +
+	// cache_read_input_tokens + cache_creation_input_tokens): what the
+	// OpenTelemetry GenAI conventions ask gen_ai.usage.input_tokens to hold.
+	InputTokens int64
+	// OutputTokens counts generated tokens, reasoning included
+	// (completion_tokens; output_tokens).
+	OutputTokens int64
+	// CacheReadInputTokens is the part of InputTokens read from a prompt cache
+	// (prompt_tokens_details.cached_tokens; cache_read_input_tokens).
+	CacheReadInputTokens int64
+	// CacheCreationInputTokens is the part of InputTokens written to a prompt
+	// cache (Anthropic's cache_creation_input_tokens; OpenAI reports none).
+	CacheCreationInputTokens int64
+	// Known is true when the upstream reported usage at all; the counts are
+	// meaningless otherwise.
+	Known bool
+}
+
+// chatUsage reads an OpenAI usage object: prompt_tokens, completion_tokens,
+// prompt_tokens_details.cached_tokens.
+func chatUsage(v []byte) Usage {
+	if !isObject(v) {
+		return Usage{}
+	}
+	var u Usage
+	m := objectMembers(v)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		switch string(k) {
+		case "prompt_tokens":
+			u.InputTokens, u.Known = count(val, u.Known)
+		case "completion_tokens":
+			u.OutputTokens, u.Known = count(val, u.Known)
+		case "prompt_tokens_details":
+			u.CacheReadInputTokens, _ = count(field(val, "cached_tokens"), false)
+		}
+	}
+	return u
+}
+
+// messagesUsage reads an Anthropic usage object into u: input_tokens,
+// output_tokens and the two cache counts. Counts the object leaves out keep
+// their value in u, since message_delta repeats only some of them.
+func messagesUsage(u Usage, v []byte) Usage {
+	if !isObject(v) {
+		return u
+	}
+	base := u.InputTokens - u.CacheReadInputTokens - u.CacheCreationInputTokens
+	m := objectMembers(v)
+	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+		switch string(k) {
+		case "input_tokens":
+			if n, ok := count(val, false); ok {
+				base, u.Known = n, true
+			}
+		case "output_tokens":
+			if n, ok := count(val, false); ok {
+				u.OutputTokens, u.Known = n, true
+			}
+		case "cache_read_input_tokens":
+			if n, ok := count(val, false); ok {
+				u.CacheReadInputTokens = n
+			}
+		case "cache_creation_input_tokens":
+			if n, ok := count(val, false); ok {
+				u.CacheCreationInputTokens = n
+			}
+		}
+	}
+	u.InputTokens = base + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	return u
+}
+
+// count reads a token count: a non-negative integer.
+func count(v []byte, known bool) (int64, bool) {
+	n, ok := intValue(v)
+	if !ok || n < 0 {
+		return 0, known
+	}
+	return n, true
+}
+
+// appendChatUsage writes u as OpenAI's usage object.
+func appendChatUsage(out []byte, u Usage) []byte {
+	out = append(out, `{"prompt_tokens":`...)
+	out = appendInt(out, u.InputTokens)
+	out = append(out, `,"completion_tokens":`...)
+	out = appendInt(out, u.OutputTokens)
+	out = append(out, `,"total_tokens":`...)
+	out = appendInt(out, u.InputTokens+u.OutputTokens)
+	if u.CacheReadInputTokens > 0 {
+		out = append(out, `,"prompt_tokens_details":{"cached_tokens":`...)
+		out = appendInt(out, u.CacheReadInputTokens)
+		out = append(out, '}')
+	}
+	return append(out, '}')
+}
+
+// appendMessagesUsage writes u as Anthropic's usage object, whose
+// input_tokens leaves out the cached tokens it counts separately.
+func appendMessagesUsage(out []byte, u Usage) []byte {
+	out = append(out, `{"input_tokens":`...)
+	out = appendInt(out, max(0, u.InputTokens-u.CacheReadInputTokens-u.CacheCreationInputTokens))
+	if u.CacheCreationInputTokens > 0 {
+		out = append(out, `,"cache_creation_input_tokens":`...)
+		out = appendInt(out, u.CacheCreationInputTokens)
+	}
+	if u.CacheReadInputTokens > 0 {
+		out = append(out, `,"cache_read_input_tokens":`...)
+		out = appendInt(out, u.CacheReadInputTokens)
+	}
+	out = append(out, `,"output_tokens":`...)
+	out = appendInt(out, u.OutputTokens)
+	return append(out, '}')
+}
+
+// UsageFromChatResponse reads the usage of an OpenAI chat completion body the
+// gateway relays unchanged. It reads only the top level's "usage" member.
+func UsageFromChatResponse(body []byte) Usage {
+	return chatUsage(topLevel(body, "usage"))
+}
+
+// UsageFromMessagesResponse reads the usage of an Anthropic message body the
+// gateway relays unchanged.
+func UsageFromMessagesResponse(body []byte) Usage {
+	return messagesUsage(Usage{}, topLevel(body, "usage"))
+}
+
+// topLevel finds a member of a body's top-level object; nil when the body is
+// not a valid JSON object (the gateway relays it anyway; it has no usage).
+func topLevel(body []byte, key string) []byte {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return nil
+	}
+	end, ok := validValue(body, i, 0)
+	if !ok {
+		return nil
+	}
+	return field(body[i:end], key)
+}

@@ -1,0 +1,106 @@
+package translate
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestUsageFromResponses(t *testing.T) {
+	tests := []struct {
+		name string
+		got  Usage
+		want Usage
+	}{
+		{"openai", UsageFromChatResponse([]byte(`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13,"prompt_tokens_details":{"cached_tokens":4}}}`)),
+			Usage{InputTokens: 10, OutputTokens: 3, CacheReadInputTokens: 4, Known: true}},
+		{"openai, usage key inside content is not it", UsageFromChatResponse([]byte(`{"choices":[{"message":{"content":"\"usage\":{\"prompt_tokens\":99}"}}]}`)), Usage{}},
+		{"openai without usage", UsageFromChatResponse([]byte(`{"choices":[]}`)), Usage{}},
+		{"openai usage null", UsageFromChatResponse([]byte(`{"usage":null}`)), Usage{}},
+		{"not JSON", UsageFromChatResponse([]byte(`{"usage":{"prompt_tokens":1}`)), Usage{}},
+		{"anthropic with caches", UsageFromMessagesResponse([]byte(`{"content":[{"type":"tool_use","input":{"usage":{"input_tokens":99}}}],"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":20,"output_tokens":7}}`)),
+			Usage{InputTokens: 35, OutputTokens: 7, CacheReadInputTokens: 20, CacheCreationInputTokens: 5, Known: true}},
+		{"anthropic negative count ignored", UsageFromMessagesResponse([]byte(`{"usage":{"input_tokens":-1,"output_tokens":2}}`)),
+			Usage{OutputTokens: 2, Known: true}},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+// The OpenAI pass-through filter changes no byte but the usage-only chunk,
+// and that only when told to, wherever the stream is cut.
+func TestChatUsageFilter(t *testing.T) {
+	in, err := os.ReadFile("testdata/chat_stream/text.in.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	usageEvent := []byte(`data: {"id":"chatcmpl-123","object":"chat.completion.chunk","created":1694268190,"model":"gpt-4o-mini","system_fingerprint":"fp_44709d6fcb","choices":[],"usage":`)
+	start := bytes.Index(in, usageEvent)
+	end := start + bytes.Index(in[start:], []byte("\n\n")) + 2
+	stripped := append(append([]byte(nil), in[:start]...), in[end:]...)
+	want := Usage{InputTokens: 19, OutputTokens: 10, Known: true}
+	for _, strip := range []bool{false, true} {
+		expect := in
+		if strip {
+			expect = stripped
+		}
+		for cut := 0; cut <= len(in); cut++ {
+			f := NewChatUsageFilter(strip)
+			out, err := feedPieces(f, in, cut)
+			if err != nil || !bytes.Equal(out, expect) {
+				t.Fatalf("strip %v, cut %d: err %v, output:\n%s", strip, cut, err, out)
+			}
+			if f.Usage() != want {
+				t.Fatalf("strip %v, cut %d: Usage() = %+v", strip, cut, f.Usage())
+			}
+		}
+	}
+	// Without strip, every Feed gives back at once exactly what it got.
+	f := NewChatUsageFilter(false)
+	if out, _ := f.Feed(nil, in[:10]); !bytes.Equal(out, in[:10]) {
+		t.Errorf("Feed held bytes back: %q", out)
+	}
+	// Usage on a chunk that still has choices (some servers) is recorded and
+	// kept for the client.
+	groq, _ := os.ReadFile("testdata/chat_stream/text_then_tool.in.sse")
+	g := NewChatUsageFilter(true)
+	if out, err := feedPieces(g, groq); err != nil || !bytes.Equal(out, groq) || g.Usage() != (Usage{InputTokens: 50, OutputTokens: 12, Known: true}) {
+		t.Errorf("usage on a finish chunk: %v, same bytes %v, usage %+v", err, bytes.Equal(out, groq), g.Usage())
+	}
+}
+
+func TestMessagesUsageScanner(t *testing.T) {
+	for _, name := range []string{"text", "parallel_tools", "crlf_multiline"} {
+		in, err := os.ReadFile("testdata/messages_stream/" + name + ".in.sse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		native, err := checkMessagesStream(string(in), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for cut := 0; cut <= len(in); cut += 7 {
+			s := NewMessagesUsageScanner()
+			out, err := feedPieces(s, in, cut)
+			if err != nil || !bytes.Equal(out, in) {
+				t.Fatalf("%s cut %d: changed the stream (%v)", name, cut, err)
+			}
+			if s.Usage() != *native.Usage {
+				t.Fatalf("%s cut %d: Usage() = %+v, want %+v", name, cut, s.Usage(), *native.Usage)
+			}
+		}
+	}
+	// An event without a name is still read; other named events are not parsed.
+	s := NewMessagesUsageScanner()
+	in := "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":4,\"output_tokens\":1}}}\n\nevent: content_block_delta\ndata: not json at all\n\n"
+	if out, err := feedPieces(s, []byte(in)); err != nil || string(out) != in || s.Usage() != (Usage{InputTokens: 4, OutputTokens: 1, Known: true}) {
+		t.Errorf("unnamed message_start: %v, usage %+v", err, s.Usage())
+	}
+	if strings.Contains(in, "usage") && !s.Usage().Known {
+		t.Error("usage not known")
+	}
+}
