@@ -19,12 +19,63 @@ const (
 // endpoint is one client-facing API path and how it maps upstream.
 type endpoint struct {
 	path      string   // client path
-	suffix    string   // appended to the provider's base_url
-	kind      string   // provider kind that serves it (no translation between formats)
-	shape     apiShape // error shape
+	family    string   // the routes it takes candidates from (familyChat: either kind, translated)
+	only      string   // the provider kind that serves it, outside familyChat
+	suffix    string   // appended to the provider's base_url, outside familyChat
+	shape     apiShape // the client's wire format: its error shape, and what a chat answer is translated to
 	operation string   // gen_ai.operation.name of its attempts
 	spanName  string   // of the SERVER span: "POST {path}"
 }
+
+// Endpoint families: which candidates an endpoint routes over. Chat
+// completions and messages are one family: any chat target serves either,
+// the gateway translating between the formats.
+const (
+	familyChat        = "chat"
+	familyResponses   = "responses"
+	familyEmbeddings  = "embeddings"
+	familyCountTokens = "count_tokens"
+)
+
+// families is every family and the provider kinds that serve it.
+var families = []struct {
+	name  string
+	kinds []string
+}{
+	{familyChat, []string{KindOpenAI, KindAnthropic}},
+	{familyResponses, []string{KindOpenAI}},
+	{familyEmbeddings, []string{KindOpenAI}},
+	{familyCountTokens, []string{KindAnthropic}},
+}
+
+// clientKind is the wire format the client speaks.
+func (ep *endpoint) clientKind() string {
+	if ep.shape == shapeAnthropic {
+		return KindAnthropic
+	}
+	return KindOpenAI
+}
+
+// upstreamSuffix is the path, after a provider's base_url, where a request
+// of ep goes on a provider of kind.
+func (ep *endpoint) upstreamSuffix(kind string) string {
+	if ep.family != familyChat {
+		return ep.suffix
+	}
+	if kind == KindAnthropic {
+		return suffixMessages
+	}
+	return suffixChat
+}
+
+// Upstream paths of the chat family.
+const (
+	suffixChat     = "/chat/completions"
+	suffixMessages = "/messages"
+)
+
+// upstreamSuffixes are every path a provider may be asked on.
+var upstreamSuffixes = []string{suffixChat, suffixMessages, "/responses", "/embeddings", "/messages/count_tokens"}
 
 func init() {
 	for _, ep := range endpoints {
@@ -33,11 +84,11 @@ func init() {
 }
 
 var endpoints = []*endpoint{
-	{path: "/v1/chat/completions", suffix: "/chat/completions", kind: KindOpenAI, shape: shapeOpenAI, operation: telemetry.OperationChat},
-	{path: "/v1/responses", suffix: "/responses", kind: KindOpenAI, shape: shapeOpenAI, operation: telemetry.OperationChat},
-	{path: "/v1/embeddings", suffix: "/embeddings", kind: KindOpenAI, shape: shapeOpenAI, operation: telemetry.OperationEmbeddings},
-	{path: "/v1/messages", suffix: "/messages", kind: KindAnthropic, shape: shapeAnthropic, operation: telemetry.OperationChat},
-	{path: "/v1/messages/count_tokens", suffix: "/messages/count_tokens", kind: KindAnthropic, shape: shapeAnthropic, operation: telemetry.OperationCountTokens},
+	{path: "/v1/chat/completions", family: familyChat, shape: shapeOpenAI, operation: telemetry.OperationChat},
+	{path: "/v1/responses", family: familyResponses, only: KindOpenAI, suffix: "/responses", shape: shapeOpenAI, operation: telemetry.OperationChat},
+	{path: "/v1/embeddings", family: familyEmbeddings, only: KindOpenAI, suffix: "/embeddings", shape: shapeOpenAI, operation: telemetry.OperationEmbeddings},
+	{path: "/v1/messages", family: familyChat, shape: shapeAnthropic, operation: telemetry.OperationChat},
+	{path: "/v1/messages/count_tokens", family: familyCountTokens, only: KindAnthropic, suffix: "/messages/count_tokens", shape: shapeAnthropic, operation: telemetry.OperationCountTokens},
 }
 
 // Error types and codes the gateway itself answers with.

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -50,7 +51,7 @@ const maxErrorBody = 1 << 20
 
 // attempt makes one upstream try, admitted by the provider's breaker, and,
 // unless it fails over, answers the client.
-func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate, adm admission) verdict {
+func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate, adm admission, x exchange) verdict {
 	c.attempts++
 	c.target = cand.Target
 	selection := c.selection
@@ -59,7 +60,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate, adm adm
 	}
 	ctx, span := g.tracer.Start(ctx, cand.spanName(c.ep.operation), trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
 		trace.WithAttributes(cand.attemptAttributes(c.ep.operation, c.fields.Model, c.attempts, selection)...))
-	a := attemptRun{g: g, c: c, cand: cand, span: span}
+	a := attemptRun{g: g, c: c, cand: cand, span: span, x: x}
 	v := a.run(ctx)
 	// The attempt span ends first: the tracker learns from it at once, so
 	// the next request is ordered knowing this one. Only then does the
@@ -79,6 +80,9 @@ type attemptRun struct {
 	cand *Candidate
 	span trace.Span
 
+	x     exchange        // the body sent, and what the answer goes through
+	usage translate.Usage // the tokens the upstream reported
+
 	status  int           // upstream HTTP status (0: none)
 	reason  string        // error.type ("" on success)
 	outcome string        // firstbyte.outcome
@@ -90,6 +94,9 @@ type attemptRun struct {
 // span with the verdict on it.
 func (a *attemptRun) finish(adm admission) {
 	end := AttemptEnd{Status: a.status, ErrorType: a.reason, Outcome: a.outcome, TTFB: a.ttfb, HasTTFB: a.hasTTFB}
+	if a.usage.Known {
+		end.InputTokens, end.OutputTokens, end.HasUsage = a.usage.InputTokens, a.usage.OutputTokens, true
+	}
 	adm.resolve(end.breakerResult())
 	end.endSpan(a.span, a.g.timestamp())
 }
@@ -137,7 +144,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		defer context.AfterFunc(a.g.stop, func() { cancel(errStopping) })()
 	}
 
-	body := c.fields.withModel(nil, c.body, a.cand.Model)
+	body := a.x.body
 	target := u.endpointURL(c.ep)
 	req := (&http.Request{
 		Method:        http.MethodPost,
@@ -151,7 +158,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		ContentLength: int64(len(body)),
 		Host:          target.Host,
 	}).WithContext(actx)
-	copyRequestHeaders(req.Header, c.r.Header)
+	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
 	u.setAuth(req.Header)
 	a.g.propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 
@@ -177,10 +184,10 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		c.upstreamWait += a.g.since(sent)
 		return a.failover(s, strconv.Itoa(s))
 	}
-	if s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge {
+	if s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge || a.x.conv != convNone {
 		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		c.upstreamWait += a.g.since(sent)
-		if isContextOverflow(s, errBody) {
+		if (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, errBody) {
 			// The provider's own context limit: another provider may have a
 			// larger window. Not the provider's fault.
 			return a.failover(s, telemetry.ErrorContextOverflow)
@@ -213,26 +220,4 @@ func (a *attemptRun) transportFailure(ctx, actx context.Context) verdict {
 		return a.failover(0, telemetry.ErrorTimeout)
 	}
 	return a.failover(0, telemetry.ErrorTransport)
-}
-
-// isContextOverflow recognises the providers' "prompt too long for this
-// model" answers (OpenAI's context_length_exceeded, Anthropic's "prompt is
-// too long", a 413 request_too_large).
-func isContextOverflow(status int, body []byte) bool {
-	if status == http.StatusRequestEntityTooLarge {
-		return true
-	}
-	for _, marker := range overflowMarkers {
-		if bytes.Contains(body, marker) {
-			return true
-		}
-	}
-	return false
-}
-
-var overflowMarkers = [][]byte{
-	[]byte("context_length_exceeded"),
-	[]byte("prompt is too long"),
-	[]byte("maximum context length"),
-	[]byte("context window"),
 }

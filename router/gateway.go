@@ -75,7 +75,7 @@ const DefaultStreamWriteTimeout = 30 * time.Second
 // pipeline. Everything in it is immutable after New; a reload builds a new
 // one.
 type Gateway struct {
-	routes      map[string]map[string][]*Candidate // provider kind -> client model -> candidates in declaration order
+	routes      map[string]map[string][]*Candidate // endpoint family -> client model -> candidates in declaration order
 	models      []string                           // client-facing models, sorted
 	upstreams   map[string]*upstream
 	targets     []*Candidate // every candidate, declaration order (for the debug page)
@@ -195,11 +195,6 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 			clientModels = append(clientModels, m)
 		}
 		sort.Strings(clientModels)
-		byModel := g.routes[u.kind]
-		if byModel == nil {
-			byModel = map[string][]*Candidate{}
-			g.routes[u.kind] = byModel
-		}
 		for _, m := range clientModels {
 			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, clientModel: m, spanNames: map[string]string{}}
 			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
@@ -208,7 +203,16 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 			for _, ep := range endpoints {
 				c.spanNames[ep.operation] = ep.operation + " " + c.Model
 			}
-			byModel[m] = append(byModel[m], c)
+			for _, f := range families {
+				if slices.Contains(f.kinds, u.kind) {
+					byModel := g.routes[f.name]
+					if byModel == nil {
+						byModel = map[string][]*Candidate{}
+						g.routes[f.name] = byModel
+					}
+					byModel[m] = append(byModel[m], c)
+				}
+			}
 			g.targets = append(g.targets, c)
 			g.pairs[pair{c.Target, c.Model}] = true
 			if !seen[m] {

@@ -48,6 +48,9 @@ type call struct {
 	target       string // the last attempt's target
 	failures     []attemptFailure
 	skipped      []skip
+	// untranslatable is why the request could not be translated for a
+	// candidate of the other wire format (a *translate.RequestError inside).
+	untranslatable error
 	upstreamWait time.Duration
 	spanEnded    bool
 }
@@ -208,7 +211,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		return
 	}
 	c.fields = fields
-	eligible := g.routes[c.ep.kind][fields.Model]
+	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
 		return

@@ -15,10 +15,16 @@ var forwardedRequestHeaders = []string{
 	"Accept", "User-Agent", "Anthropic-Version", "Anthropic-Beta", "Openai-Beta", "X-Stainless-Lang",
 }
 
-func copyRequestHeaders(dst, src http.Header) {
+// copyRequestHeaders puts the client's headers an upstream may use on dst;
+// sameFormat is false when the request was translated, and then the
+// client API's own headers (anthropic-*, openai-*) stay behind.
+func copyRequestHeaders(dst, src http.Header, sameFormat bool) {
 	dst["Content-Type"] = []string{"application/json"}
 	conn := src["Connection"]
 	for _, k := range forwardedRequestHeaders {
+		if !sameFormat && (strings.HasPrefix(k, "Anthropic-") || strings.HasPrefix(k, "Openai-")) {
+			continue
+		}
 		if v, ok := src[k]; ok && !listedIn(conn, k) {
 			dst[k] = v
 		}

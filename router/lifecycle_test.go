@@ -80,7 +80,7 @@ func rawExchange(t *testing.T, conn net.Conn, br *bufio.Reader, req string) *htt
 }
 
 func TestConflictingFramingRefusedAndConnectionClosed(t *testing.T) {
-	up := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
+	up := newUpstream(t, apiAnswer)
 	srv := serveGuarded(t, newGatewayFromYAML(t, twoKinds(up.URL), router.Options{}).Handler())
 	const body = `{"model":"m","max_tokens":5,"messages":[]}`
 	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)

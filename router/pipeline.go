@@ -2,12 +2,14 @@ package router
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -24,6 +26,9 @@ import (
 const (
 	SkipCircuitOpen = "circuit_open"
 	SkipQueueFull   = "queue_full"
+	// SkipUntranslatable: the request uses a feature the target's wire
+	// format cannot honour (e.g. n > 1 for an Anthropic provider).
+	SkipUntranslatable = "untranslatable"
 )
 
 // skip is a candidate passed over without an attempt.
@@ -64,6 +69,12 @@ func (g *Gateway) order(dst []*Candidate, model string, eligible []*Candidate) (
 
 func (g *Gateway) runPipeline(ctx context.Context, c *call, order []*Candidate) {
 	for _, cand := range order {
+		x, err := c.prepare(cand)
+		if err != nil {
+			c.untranslatable = err
+			c.skip(cand.Target, SkipUntranslatable)
+			continue
+		}
 		for try := 0; try < cand.Tries; try++ {
 			adm, ok := cand.upstream.breaker.admit()
 			if !ok {
@@ -83,7 +94,7 @@ func (g *Gateway) runPipeline(ctx context.Context, c *call, order []*Candidate) 
 				}
 				break
 			}
-			v := g.attempt(ctx, c, cand, adm)
+			v := g.attempt(ctx, c, cand, adm, x)
 			if lim != nil {
 				lim.release()
 			}
@@ -115,6 +126,17 @@ func (c *call) skip(target, reason string) {
 // last failure's status (502 transport or unusable answer, 504 timeout; 503
 // when nothing could be attempted), with a body naming every attempt.
 func (g *Gateway) allFailed(c *call) {
+	if c.attempts == 0 && c.untranslatable != nil && c.onlySkipped(SkipUntranslatable) {
+		// No provider's format can carry the request: the client's to fix.
+		var re *translate.RequestError
+		msg := "the request cannot be served by any target of this model"
+		if errors.As(c.untranslatable, &re) {
+			msg += ": " + re.Message
+		}
+		setGatewayHeaders(c.w.Header(), c)
+		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "unsupported_parameter", msg)
+		return
+	}
 	status := http.StatusServiceUnavailable
 	msg := "no target could be tried:"
 	if n := len(c.failures); n > 0 {
@@ -186,6 +208,16 @@ func anthropicErrorType(status int) string {
 		return errTypeInvalidRequest
 	}
 	return "api_error"
+}
+
+// onlySkipped reports whether every candidate passed over was for reason.
+func (c *call) onlySkipped(reason string) bool {
+	for _, s := range c.skipped {
+		if s.reason != reason {
+			return false
+		}
+	}
+	return true
 }
 
 func containsCandidate(cs []*Candidate, c *Candidate) bool {

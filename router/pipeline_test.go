@@ -59,6 +59,17 @@ func jsonAnswer(status int, body string) http.HandlerFunc {
 	}
 }
 
+// apiAnswer answers as a provider of the path's API does, minimally: a
+// chat completion on /chat/completions, a message on /messages (so a
+// translated answer is the real thing).
+func apiAnswer(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/messages") {
+		jsonAnswer(200, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}`)(w, r)
+		return
+	}
+	jsonAnswer(200, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)(w, r)
+}
+
 // target is one provider+target in a generated test config.
 type target struct {
 	name      string

@@ -20,10 +20,7 @@ import (
 // order over the targets whose circuit lets an attempt through, then the
 // others. ok is false when no target serves the model.
 func (g *Gateway) Plan(dst []*Candidate, model string) (order []*Candidate, selection string, ok bool) {
-	eligible := g.routes[KindOpenAI][model]
-	if len(eligible) == 0 {
-		eligible = g.routes[KindAnthropic][model]
-	}
+	eligible := g.routes[familyChat][model]
 	if len(eligible) == 0 {
 		return dst, "", false
 	}
@@ -90,6 +87,9 @@ type AttemptEnd struct {
 	Outcome   string // firstbyte.outcome
 	TTFB      time.Duration
 	HasTTFB   bool // the attempt reached its first byte
+	// The tokens the upstream reported (gen_ai.usage.*), when HasUsage.
+	InputTokens, OutputTokens int64
+	HasUsage                  bool
 }
 
 // Fault is the failure model's verdict on the end.
@@ -116,7 +116,7 @@ func (e AttemptEnd) EndSpan(span trace.Span, ts time.Time) {
 }
 
 func (e AttemptEnd) endSpan(span trace.Span, ts trace.SpanEventOption) {
-	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs := make([]attribute.KeyValue, 0, 7)
 	if e.Status != 0 {
 		attrs = append(attrs, telemetry.KeyHTTPStatus.Int(e.Status))
 	}
@@ -125,6 +125,9 @@ func (e AttemptEnd) endSpan(span trace.Span, ts trace.SpanEventOption) {
 	}
 	if e.HasTTFB && e.Outcome == telemetry.OutcomeSuccess {
 		attrs = append(attrs, telemetry.KeyTimeToFirstByte.Float64(e.TTFB.Seconds()))
+	}
+	if e.HasUsage {
+		attrs = append(attrs, telemetry.KeyInputTokens.Int64(e.InputTokens), telemetry.KeyOutputTokens.Int64(e.OutputTokens))
 	}
 	attrs = append(attrs, telemetry.KeyOutcome.String(e.Outcome), telemetry.KeyFault.String(e.Fault().String()))
 	span.SetAttributes(attrs...)

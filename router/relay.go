@@ -48,22 +48,39 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 	}
 	firstByte.Stop()
 	a.ttfb, a.hasTTFB = a.g.since(sent), true
+	answer := buf.Bytes()
+	if !encoded(resp.Header) {
+		out, usage, err := a.x.unary(a.c, a.cand, answer, a.g.now().Unix())
+		if err != nil {
+			// Valid JSON, but not the API's answer: as unusable as garbage.
+			a.hasTTFB = false
+			return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
+		}
+		answer, a.usage = out, usage
+	}
 	a.status, a.outcome = resp.StatusCode, telemetry.OutcomeSuccess
 	h := a.c.w.Header()
-	copyResponseHeaders(h, resp.Header, false, a.cand.upstream.apiKey)
+	copyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.upstream.apiKey)
+	if a.x.conv != convNone {
+		h.Del("Content-Encoding")
+		h["Content-Type"] = jsonContentType
+		h["Content-Length"] = []string{strconv.Itoa(len(answer))}
+	}
 	setGatewayHeaders(h, a.c)
 	a.c.status = resp.StatusCode
 	a.c.w.WriteHeader(resp.StatusCode)
-	if buf.Len() > largeAnswer {
+	if len(answer) > largeAnswer {
 		// More than the socket buffers hold: a client that stops reading
 		// would block the write for good without a deadline.
 		wd := newWriteDeadline(a.c.w, a.g.writeTimeout)
 		defer wd.clear()
 		wd.extend()
 	}
-	_, _ = a.c.w.Write(buf.Bytes())
+	_, _ = a.c.w.Write(answer)
 	return verdictDone
 }
+
+var jsonContentType = []string{"application/json"}
 
 // largeAnswer is the unary answer size above which its write gets a
 // deadline; smaller ones fit the kernel's buffers and never block long.
@@ -108,11 +125,28 @@ func encoded(h http.Header) bool {
 // then), sends it at once, and relays every later chunk as it comes,
 // flushing each. A failure after the first byte ends the stream with an
 // error event: there is no failover once the client has bytes.
+//
+// Every chunk goes through the exchange's stream: a translator when the
+// client speaks the other format (its first event is written the moment
+// the upstream's first event is whole, so the time to first byte stays
+// honest), or a pass-through that reads the usage and drops the usage chunk
+// the client did not ask for.
 func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.CancelCauseFunc, resp *http.Response, sent time.Time, firstByte *time.Timer) verdict {
 	c := a.c
 	bufp := chunkPool.Get().(*[]byte)
 	defer chunkPool.Put(bufp)
 	buf := *bufp
+	outp := chunkPool.Get().(*[]byte)
+	defer chunkPool.Put(outp)
+	st := a.x.streamFor(c, a.cand, a.g.now().Unix())
+	// convert passes p through the exchange's stream; out is what the
+	// client gets of it (maybe nothing yet: an event is not whole).
+	convert := func(p []byte) ([]byte, error) {
+		if st == nil {
+			return p, nil
+		}
+		return st.Feed((*outp)[:0], p)
+	}
 
 	n, err := readSome(resp.Body, buf)
 	c.upstreamWait += a.g.since(sent)
@@ -129,8 +163,36 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	total := time.AfterFunc(a.cand.upstream.total-a.ttfb, func() { cancel(errTotalTimeout) })
 	defer total.Stop()
 
+	// Until something is for the client, nothing is committed: the stream
+	// can still fail over.
+	out, ferr := convert(buf[:n])
+	for len(out) == 0 && ferr == nil && err == nil {
+		t := a.g.now()
+		n, err = readSome(resp.Body, buf)
+		c.upstreamWait += a.g.since(t)
+		if n > 0 {
+			out, ferr = convert(buf[:n])
+		}
+	}
+	if len(out) == 0 && ferr == nil && err == io.EOF && st != nil {
+		out, ferr = st.Finish((*outp)[:0])
+		err = errStreamFinished
+	}
+	if len(out) == 0 {
+		// The upstream's stream ended, broke or was not the API's before a
+		// byte of it was the client's: fail over.
+		a.hasTTFB = false
+		if ferr != nil || err == io.EOF || err == errStreamFinished {
+			return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
+		}
+		return a.transportFailure(ctx, actx)
+	}
+
 	h := c.w.Header()
 	copyResponseHeaders(h, resp.Header, true, a.cand.upstream.apiKey)
+	if a.x.conv != convNone {
+		h.Del("Content-Encoding")
+	}
 	setGatewayHeaders(h, c)
 	c.status = resp.StatusCode
 	c.w.WriteHeader(resp.StatusCode)
@@ -138,6 +200,9 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	wd := newWriteDeadline(c.w, a.g.writeTimeout)
 	defer wd.clear()
 	write := func(p []byte) bool {
+		if len(p) == 0 {
+			return true
+		}
 		wd.extend()
 		if _, werr := c.w.Write(p); werr != nil {
 			return false
@@ -152,23 +217,36 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 		}
 		return true
 	}
-	if !write(buf[:n]) {
+	defer func() {
+		if st != nil {
+			a.usage = st.Usage()
+		}
+	}()
+	if !write(out) {
 		a.outcome = telemetry.OutcomeSuccess // the upstream did its part; the client left
 		return verdictDone
 	}
-	for {
-		if err != nil {
-			break
-		}
+	for ferr == nil && err == nil {
 		t := a.g.now()
 		n, err = readSome(resp.Body, buf)
 		c.upstreamWait += a.g.since(t)
-		if n > 0 && !write(buf[:n]) {
+		if n > 0 {
+			if out, ferr = convert(buf[:n]); !write(out) {
+				a.outcome = telemetry.OutcomeSuccess
+				return verdictDone
+			}
+		}
+	}
+	if ferr == nil && err == io.EOF && st != nil {
+		// The upstream ended cleanly: close the client's stream, unless the
+		// upstream never said how it stopped (cut short).
+		out, ferr = st.Finish((*outp)[:0])
+		if !write(out) {
 			a.outcome = telemetry.OutcomeSuccess
 			return verdictDone
 		}
 	}
-	if err == io.EOF {
+	if ferr == nil && (err == io.EOF || err == errStreamFinished) {
 		a.outcome = telemetry.OutcomeSuccess
 		return verdictDone
 	}
@@ -176,11 +254,14 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 		a.outcome = telemetry.OutcomeSuccess
 		return verdictDone
 	}
-	// The upstream broke mid-stream, or the shutdown grace ended it:
+	// The upstream broke mid-stream (or sent what is not its API's stream,
+	// or stopped without saying how), or the shutdown grace ended it:
 	// finish any partial event, then say so.
 	a.outcome, a.reason = telemetry.OutcomeBroken, telemetry.ErrorStreamBroken
 	msg := "upstream stream interrupted after the first byte"
 	switch cause := context.Cause(actx); {
+	case ferr != nil:
+		msg = "upstream stream ended early or was not a valid stream of its API"
 	case errors.Is(cause, errTotalTimeout):
 		msg = "upstream exceeded its total timeout mid-stream"
 	case errors.Is(cause, errStopping):
@@ -195,6 +276,9 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	write(ev)
 	return verdictDone
 }
+
+// errStreamFinished marks a stream whose translator was already finished.
+var errStreamFinished = errors.New("stream finished")
 
 // readSome reads until it has at least one byte or an error.
 func readSome(r io.Reader, buf []byte) (int, error) {
@@ -213,6 +297,13 @@ func (a *attemptRun) passThrough(resp *http.Response, prefix []byte) verdict {
 	a.status, a.outcome, a.reason = resp.StatusCode, telemetry.OutcomeClientError, strconv.Itoa(resp.StatusCode)
 	h := c.w.Header()
 	copyResponseHeaders(h, resp.Header, prefix == nil, a.cand.upstream.apiKey)
+	if a.x.conv != convNone {
+		// The other API's error, in the client's shape: status, type and
+		// message kept.
+		prefix = a.x.errorBody(resp.StatusCode, prefix)
+		h.Del("Content-Encoding")
+		h["Content-Type"] = jsonContentType
+	}
 	if prefix != nil {
 		h.Set("Content-Length", strconv.Itoa(len(prefix)))
 	}

@@ -15,7 +15,7 @@ import (
 type ModelRouting struct {
 	Model   string          `json:"model"`
 	Mode    string          `json:"mode"`
-	API     string          `json:"api"` // provider kind: openai or anthropic
+	API     string          `json:"api"` // "chat": chat completions and messages alike, from targets of either kind
 	Targets []TargetRouting `json:"targets"`
 }
 
@@ -52,25 +52,22 @@ type TargetRouting struct {
 	CircuitOpen bool   `json:"circuit_open"`
 }
 
-// Routing reads the current state of every model, sorted by API and model.
-// It reads the statistics source and the active mode, so it is exactly what
+// Routing reads the current state of every model, sorted by model, as chat
+// requests (chat completions and messages alike) are routed: every target
+// serves them. The other endpoints route over the subset of the same
+// candidates of the provider kind that speaks them, in the same order. It
+// reads the statistics source and the active mode, so it is exactly what
 // the next request would be ordered by.
 func (g *Gateway) Routing() []ModelRouting {
 	var out []ModelRouting
-	kinds := make([]string, 0, len(g.routes))
-	for k := range g.routes {
-		kinds = append(kinds, k)
+	chat := g.routes[familyChat]
+	models := make([]string, 0, len(chat))
+	for m := range chat {
+		models = append(models, m)
 	}
-	sort.Strings(kinds)
-	for _, kind := range kinds {
-		models := make([]string, 0, len(g.routes[kind]))
-		for m := range g.routes[kind] {
-			models = append(models, m)
-		}
-		sort.Strings(models)
-		for _, m := range models {
-			out = append(out, g.modelRouting(kind, m, g.routes[kind][m]))
-		}
+	sort.Strings(models)
+	for _, m := range models {
+		out = append(out, g.modelRouting(familyChat, m, chat[m]))
 	}
 	return out
 }

@@ -249,9 +249,20 @@ targets: [{virtual_key: claude}]
 	if resp.StatusCode != 404 || e.Type != "error" || e.Error.Type != "not_found_error" {
 		t.Errorf("unknown model on /v1/messages: %d %+v, want 404 in Anthropic's shape", resp.StatusCode, e)
 	}
-	// An OpenAI-kind endpoint does not reach an anthropic target.
-	if resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"claude-x"}`); resp.StatusCode != 404 {
-		t.Errorf("chat/completions for an anthropic-only model: %d, want 404", resp.StatusCode)
+	// Chat completions reach an anthropic target too, translated; the
+	// OpenAI-only endpoints do not.
+	resp = post(t, srv.URL, "/v1/chat/completions", `{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}`)
+	var chat struct {
+		Object  string `json:"object"`
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&chat); err != nil || resp.StatusCode != 200 || chat.Object != "chat.completion" || len(chat.Choices) != 1 {
+		t.Errorf("chat/completions for an anthropic-only model: %d %+v (%v), want a translated chat completion", resp.StatusCode, chat, err)
+	}
+	if resp := post(t, srv.URL, "/v1/embeddings", `{"model":"claude-x","input":"hi"}`); resp.StatusCode != 404 {
+		t.Errorf("embeddings for an anthropic-only model: %d, want 404", resp.StatusCode)
 	}
 }
 

@@ -28,7 +28,7 @@ type upstream struct {
 }
 
 // endpointURL is where ep's requests go on this provider.
-func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.suffix] }
+func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.upstreamSuffix(u.kind)] }
 
 // newUpstream builds a provider's run-time state; onCircuit (nil: none) is
 // told of its breaker's transitions.
@@ -47,9 +47,9 @@ func newUpstream(name string, p *ProviderConfig, now func() time.Time, onCircuit
 	}
 	u.breaker = newBreaker(p.CircuitBreaker.Failures, p.CircuitBreaker.Cooldown, now, onChange)
 	u.urls = map[string]*url.URL{}
-	for _, ep := range endpoints {
-		if parsed, err := url.Parse(u.baseURL + ep.suffix); err == nil {
-			u.urls[ep.suffix] = parsed
+	for _, suffix := range upstreamSuffixes {
+		if parsed, err := url.Parse(u.baseURL + suffix); err == nil {
+			u.urls[suffix] = parsed
 		}
 	}
 	if parsed, err := url.Parse(u.baseURL); err == nil {

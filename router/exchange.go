@@ -1,0 +1,117 @@
+package router
+
+import (
+	"errors"
+
+	"github.com/firstbyte-dev/firstbyte/router/translate"
+)
+
+// An exchange is one candidate's side of a request: the body it is sent
+// and what its answer goes through on the way back. A chat request to a
+// provider of the other wire format is translated (OpenAI Chat Completions
+// <-> Anthropic Messages, both ways, unary and streaming); a request in the
+// provider's own format goes as it came, with the model swapped, and its
+// answer as it came, read only for its usage.
+
+// conversion is how an answer reaches the client.
+type conversion uint8
+
+const (
+	convNone             conversion = iota // the client's format: relayed as it came
+	convMessagesToChat                     // an Anthropic answer to an OpenAI client
+	convChatToMessages                     // an OpenAI answer to an Anthropic client
+)
+
+// exchange is what prepare decided for one candidate.
+type exchange struct {
+	body []byte
+	conv conversion
+	// clientWantsUsage: an OpenAI client that asked for stream usage
+	// (stream_options.include_usage) gets the usage chunk; one that did not
+	// never sees it, though the gateway asks an OpenAI upstream for it.
+	clientWantsUsage bool
+}
+
+// errUntranslatable wraps a *translate.RequestError: the request uses a
+// feature the candidate's wire format cannot honour.
+var errUntranslatable = errors.New("request cannot be translated for this provider")
+
+// prepare builds the body cand is sent. An error means the request cannot
+// be served by cand's wire format (*translate.RequestError inside); another
+// candidate may still serve it.
+func (c *call) prepare(cand *Candidate) (exchange, error) {
+	u := cand.upstream
+	if c.ep.family != familyChat || u.kind == c.ep.clientKind() {
+		body := c.fields.withModel(nil, c.body, cand.Model)
+		x := exchange{body: body}
+		if c.ep.family == familyChat && u.kind == KindOpenAI && c.fields.Stream {
+			// Ask the upstream for its final usage chunk; strip it again
+			// unless the client asked too.
+			out, asked, err := translate.WithStreamUsage(body)
+			if err == nil {
+				x.body, x.clientWantsUsage = out, asked
+			}
+		}
+		return x, nil
+	}
+	if u.kind == KindAnthropic { // an OpenAI chat request to an Anthropic provider
+		body, includeUsage, err := translate.ChatToMessages(c.body, cand.Model)
+		if err != nil {
+			return exchange{}, errors.Join(errUntranslatable, err)
+		}
+		return exchange{body: body, conv: convMessagesToChat, clientWantsUsage: includeUsage}, nil
+	}
+	body, err := translate.MessagesToChat(c.body, cand.Model)
+	if err != nil {
+		return exchange{}, errors.Join(errUntranslatable, err)
+	}
+	return exchange{body: body, conv: convChatToMessages}, nil
+}
+
+// streamFor is what a streamed answer goes through: a translator, or a
+// pass-through that only reads its usage (and strips the usage chunk the
+// client did not ask for); nil for the endpoints outside the chat family.
+func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.Stream {
+	switch {
+	case x.conv == convMessagesToChat:
+		return translate.NewMessagesToChatStream(c.fields.Model, created, x.clientWantsUsage)
+	case x.conv == convChatToMessages:
+		return translate.NewChatToMessagesStream(c.fields.Model)
+	case c.ep.family != familyChat:
+		return nil
+	case cand.upstream.kind == KindOpenAI:
+		return translate.NewChatUsageFilter(!x.clientWantsUsage)
+	}
+	return translate.NewMessagesUsageScanner()
+}
+
+// unary converts a whole unary answer for the client and reads its usage.
+// An error wrapping translate.ErrInvalidUpstream means the answer is not
+// the API's: a provider fault.
+func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
+	switch x.conv {
+	case convMessagesToChat:
+		return translate.MessagesResponseToChat(body, c.fields.Model, created)
+	case convChatToMessages:
+		return translate.ChatResponseToMessages(body, c.fields.Model)
+	}
+	switch {
+	case c.ep.operation == "count_tokens":
+		return body, translate.Usage{}, nil
+	case cand.upstream.kind == KindAnthropic || c.ep.family == familyResponses:
+		return body, translate.UsageFromMessagesResponse(body), nil // input_tokens, output_tokens
+	}
+	return body, translate.UsageFromChatResponse(body), nil
+}
+
+// errorBody is a non-failover error answer in the client's error shape:
+// translated when the formats differ (status, type and message kept).
+func (x exchange) errorBody(status int, body []byte) []byte {
+	switch x.conv {
+	case convMessagesToChat:
+		return translate.ErrorToChat(status, body)
+	case convChatToMessages:
+		return translate.ErrorToMessages(status, body)
+	}
+	return body
+}
