@@ -58,7 +58,7 @@ func (r *rawJSON) UnmarshalJSON(b []byte) error {
 }
 
 type anthropicUsage struct {
-	InputTokens  int `json:"input_tokens"`
+	InputTokens  int `json:"input_tokens,omitempty"` // message_delta carries output_tokens only, as the API's does
 	OutputTokens int `json:"output_tokens"`
 }
 

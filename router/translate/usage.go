@@ -44,7 +44,9 @@ func chatUsage(v []byte) Usage {
 
 // messagesUsage reads an Anthropic usage object into u: input_tokens,
 // output_tokens and the two cache counts. Counts the object leaves out keep
-// their value in u, since message_delta repeats only some of them.
+// their value in u, since message_delta repeats only some of them; and as a
+// stream's counts are cumulative, a count never goes down (a message_delta
+// that says input_tokens 0 has not un-read the prompt).
 func messagesUsage(u Usage, v []byte) Usage {
 	if !isObject(v) {
 		return u
@@ -55,19 +57,19 @@ func messagesUsage(u Usage, v []byte) Usage {
 		switch string(k) {
 		case "input_tokens":
 			if n, ok := count(val, false); ok {
-				base, u.Known = n, true
+				base, u.Known = max(base, n), true
 			}
 		case "output_tokens":
 			if n, ok := count(val, false); ok {
-				u.OutputTokens, u.Known = n, true
+				u.OutputTokens, u.Known = max(u.OutputTokens, n), true
 			}
 		case "cache_read_input_tokens":
 			if n, ok := count(val, false); ok {
-				u.CacheReadInputTokens = n
+				u.CacheReadInputTokens = max(u.CacheReadInputTokens, n)
 			}
 		case "cache_creation_input_tokens":
 			if n, ok := count(val, false); ok {
-				u.CacheCreationInputTokens = n
+				u.CacheCreationInputTokens = max(u.CacheCreationInputTokens, n)
 			}
 		}
 	}

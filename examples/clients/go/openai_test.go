@@ -80,6 +80,34 @@ func testOpenAIGo(t *testing.T, gw *gateway) {
 		checkRouting(t, raw.Header)
 	})
 
+	// An Anthropic-format provider behind an OpenAI client: the gateway
+	// translates the request and every streamed event.
+	t.Run("chat streaming served by an Anthropic-format provider", func(t *testing.T) {
+		params := chat(messagesModel)
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		var raw *http.Response
+		stream := client.Chat.Completions.NewStreaming(t.Context(), params, option.WithResponseInto(&raw))
+		defer stream.Close()
+		var acc openai.ChatCompletionAccumulator
+		chunks := 0
+		for stream.Next() {
+			chunks++
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			t.Fatalf("stream ended with %v after %d chunks", err, chunks)
+		}
+		if len(acc.Choices) == 0 || acc.Choices[0].Message.Content == "" || acc.Choices[0].FinishReason != "stop" {
+			t.Fatalf("accumulated choices = %+v, want content that stopped", acc.Choices)
+		}
+		if acc.Usage.PromptTokens == 0 || acc.Usage.CompletionTokens == 0 {
+			t.Errorf("usage = %+v, want the Anthropic stream's usage as the include_usage chunk", acc.Usage)
+		}
+		if target, _ := checkRouting(t, raw.Header); target != "sim-anthropic" {
+			t.Errorf("X-Firstbyte-Target = %q, want sim-anthropic", target)
+		}
+	})
+
 	t.Run("models list", func(t *testing.T) {
 		var ids []string
 		iter := client.Models.ListAutoPaging(t.Context())
