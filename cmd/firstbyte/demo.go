@@ -22,7 +22,8 @@ import (
 )
 
 // The demo's story: three providers serve one model at clearly different
-// speeds; the gateway learns who is fastest from its own spans and sends
+// speeds (two speak the OpenAI API, claude-sim the Anthropic API: the
+// clients' chat completions reach it translated); the gateway learns who is fastest from its own spans and sends
 // nine requests in ten there. At 0:30 the fastest one degrades (slow and
 // failing), failovers appear and the lead moves; at 1:00 it recovers, and
 // exploration (one request in ten) re-measures it until it wins the lead
@@ -45,7 +46,7 @@ providers:
   - name: together-sim
     ttfb: {median: 350ms, spread: 0.2}
     stream: {chunks: 8, interval: 10ms}
-  - name: openai-sim
+  - name: claude-sim
     ttfb: {median: 600ms, spread: 0.2}
     stream: {chunks: 8, interval: 10ms}
 `
@@ -60,12 +61,12 @@ strategy: {mode: least-latency}
 providers:
   groq-sim:     {kind: openai, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}, circuit_breaker: {failures: 20, cooldown: 5s}}
   together-sim: {kind: openai, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}}
-  openai-sim:   {kind: openai, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}}
+  claude-sim:   {kind: anthropic, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}}
 targets:
   - {virtual_key: groq-sim,     model_map: {%[6]s: llama-3.3-70b-versatile}}
   - {virtual_key: together-sim, model_map: {%[6]s: meta-llama/Llama-3.3-70B-Instruct-Turbo}}
-  - {virtual_key: openai-sim,   model_map: {%[6]s: gpt-4o-mini}}
-`, listen, admin, urls["groq-sim"], urls["together-sim"], urls["openai-sim"], demoModel)
+  - {virtual_key: claude-sim,   model_map: {%[6]s: claude-haiku-4-5}}
+`, listen, admin, urls["groq-sim"], urls["together-sim"], urls["claude-sim"], demoModel)
 }
 
 func cmdDemo(args []string, stdout, stderr io.Writer) int {

@@ -161,6 +161,7 @@ func renderDemoFrame(f demoFrame, tty bool) string {
 		}
 	}
 	b.WriteString("\nstory: at 0:30 groq-sim slows to ~900ms with 25% 503s (failovers; the lead moves once half its\n" +
-		"       last 100 samples are slow); at 1:00 it recovers, and exploration re-measures it until it leads again.\n")
+		"       last 100 samples are slow); at 1:00 it recovers, and exploration re-measures it until it leads again.\n" +
+		"       claude-sim speaks the Anthropic API: the clients' chat completions reach it translated.\n")
 	return b.String()
 }

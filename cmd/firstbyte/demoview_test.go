@@ -12,7 +12,7 @@ import (
 // and which one leads.
 func recordedRouting(leader string, p50s map[string]float64) []router.ModelRouting {
 	m := router.ModelRouting{Model: demoModel, Mode: "least-latency"}
-	for _, name := range []string{"groq-sim", "together-sim", "openai-sim"} {
+	for _, name := range []string{"groq-sim", "together-sim", "claude-sim"} {
 		m.Targets = append(m.Targets, router.TargetRouting{Target: name, P50Seconds: p50s[name], Samples: 100, Leader: name == leader, Circuit: "closed"})
 	}
 	return []router.ModelRouting{m}
@@ -25,13 +25,13 @@ func TestDemoFramesOnARecordedRun(t *testing.T) {
 	d := &demoDriver{}
 	counts := func(groq, together, openai float64) demoCounts {
 		return demoCounts{
-			picks:   map[string]float64{"groq-sim": groq, "together-sim": together, "openai-sim": openai},
+			picks:   map[string]float64{"groq-sim": groq, "together-sim": together, "claude-sim": openai},
 			reasons: map[string]float64{"leader": 0.9 * (groq + together + openai), "explore": 0.1 * (groq + together + openai)},
 			failed:  map[string]float64{"groq-sim": 12},
 		}
 	}
-	fast := map[string]float64{"groq-sim": 0.15, "together-sim": 0.35, "openai-sim": 0.6}
-	slow := map[string]float64{"groq-sim": 0.9, "together-sim": 0.35, "openai-sim": 0.6}
+	fast := map[string]float64{"groq-sim": 0.15, "together-sim": 0.35, "claude-sim": 0.6}
+	slow := map[string]float64{"groq-sim": 0.9, "together-sim": 0.35, "claude-sim": 0.6}
 
 	// 0:00..0:30 groq leads; 0:40 together has led for 10 s.
 	v.frame(0, recordedRouting("groq-sim", fast), counts(0, 0, 0), d)

@@ -69,7 +69,7 @@ func TestDemoRunsAndStops(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"groq-sim", "together-sim", "openai-sim", "★ leader", "demo stopped after"} {
+	for _, want := range []string{"groq-sim", "together-sim", "claude-sim", "★ leader", "demo stopped after"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}

@@ -205,3 +205,13 @@ func TestExampleSimConfig(t *testing.T) {
 		t.Errorf("examples/sim.yaml: %d providers, want 3 with a phase on the first", len(cfg.Providers))
 	}
 }
+
+func TestMixedPoolExampleLoads(t *testing.T) {
+	cfg, err := LoadConfig("../../examples/mixed-pool-sim.yaml")
+	if err != nil {
+		t.Fatalf("examples/mixed-pool-sim.yaml: %v", err)
+	}
+	if len(cfg.Providers) != 3 || cfg.Providers[2].Name != "anthropic-like" || len(cfg.Providers[2].Phases) != 1 {
+		t.Errorf("examples/mixed-pool-sim.yaml: %+v", cfg.Providers)
+	}
+}
