@@ -139,6 +139,19 @@ func rows() []row {
 				q(fmt.Sprintf("max by (target) (firstbyte_circuit_open{%s}) and on (target) %s", instanceSel, targetsOfModels), "{{target}}"),
 			),
 		}},
+		{title: "Tokens and cost", panels: []cog.Builder[dashboard.Panel]{
+			timeSeries("Tokens per target", "short",
+				"Tokens the upstreams reported per second, by target and type (input: the prompt, cached tokens included; "+
+					"output: the completion), from gen_ai.usage.* on the attempt spans. A target whose answers carry no usage "+
+					"counts nothing.",
+				q(sumBy("target, type", rate("firstbyte_tokens_total", modelSel)), "{{target}} {{type}}"),
+			).Stacking(stackNormal()).FillOpacity(stackedFill),
+			timeSeries("Cost per target", "currencyUSD",
+				"What those tokens cost per hour by each provider's pricing rate card (USD per million input and output tokens "+
+					"of the upstream model). Unpriced targets count nothing. A routing change shows here as a step.",
+				q(fmt.Sprintf("3600 * %s", sumBy("target", rate("firstbyte_cost_usd_total", modelSel))), "{{target}}"),
+			).Stacking(stackNormal()).FillOpacity(stackedFill),
+		}},
 		{title: "Requests", panels: []cog.Builder[dashboard.Panel]{
 			timeSeries("Requests by status code", "reqps",
 				"Client requests answered, by HTTP status. Failovers are invisible here when they succeed: "+
@@ -180,6 +193,11 @@ func rows() []row {
 					"undecodable, unsupported (content type), busy (too many at once; the collector retries). 0 normally.",
 				q(sumBy("reason", rate("firstbyte_ingest_rejected_total", instanceSel)), "{{reason}}"),
 			),
+			timeSeries("Config reloads", "short",
+				"Reloads (SIGHUP or POST /admin/reload) by result over the rate window: ok (the new config serves) or refused "+
+					"(it failed check, or changed what needs a restart; the old config kept serving and the reason is in the log).",
+				q(sumBy("result", fmt.Sprintf("increase(firstbyte_reloads_total{%s}[$__rate_interval])", instanceSel)), "{{result}}"),
+			).OverrideByRegexp("/refused/", fixedColor("red")),
 		}},
 	}
 }

@@ -531,8 +531,9 @@ func startGateway(ctx context.Context, t *testing.T, bin, dir string, cluster *s
 	for _, p := range itProviders {
 		// A breaker that never opens: this run is about steady shares, and
 		// five 503s in a row on flaky would otherwise open it for 30 s.
-		fmt.Fprintf(&providers, "  %s: {kind: openai, base_url: %q, api_key: not-a-secret, timeout: {first_byte: 2s}, circuit_breaker: {failures: 1000000}}\n",
-			p.Name, cluster.URL(p.Name))
+		// A rate card, so the cost panel has something to count.
+		fmt.Fprintf(&providers, "  %s: {kind: openai, base_url: %q, api_key: not-a-secret, timeout: {first_byte: 2s}, circuit_breaker: {failures: 1000000}, pricing: {%s-model: {input: 0.5, output: 1.5}}}\n",
+			p.Name, cluster.URL(p.Name), p.Name)
 		fmt.Fprintf(&targets, "  - {virtual_key: %s, model_map: {%s: %s-model}}\n", p.Name, itModel, p.Name)
 	}
 	// down: nothing listens on its port; one failure opens its circuit for

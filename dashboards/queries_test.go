@@ -95,13 +95,16 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	t.Helper()
 	reg := telemetry.NewRegistry()
 	m := collector.NewMetrics(reg)
+	telemetry.NewLifecycle(reg)
+	m.SetPrices([]collector.Target{{Name: "t", Model: "up", Priced: true, Price: collector.TokenPrice{Input: 1, Output: 2}}})
 	reg.MustRegister(telemetry.NewRoutingCollector(func() []telemetry.RoutingRow {
 		return []telemetry.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true, FaultRate: 0.1, Outcomes: 10}}
 	}))
 
 	//   [server span: POST /v1/chat/completions, model m, 200, 0.15 s upstream wait,
 	//    event firstbyte.skip: target t2, circuit_open]
-	//     └─ [attempt span: target t, attempt 1, selection leader, success, TTFB 0.05 s]
+	//     └─ [attempt span: target t (upstream model up, priced), attempt 1,
+	//         selection leader, success, TTFB 0.05 s, 100 input and 20 output tokens]
 	traces := ptrace.NewTraces()
 	rs := traces.ResourceSpans().AppendEmpty()
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
@@ -130,6 +133,9 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	attempt.Attributes().PutInt(string(telemetry.KeyAttempt), 1)
 	attempt.Attributes().PutStr(string(telemetry.KeySelection), telemetry.SelectionLeader)
 	attempt.Attributes().PutDouble(string(telemetry.KeyTimeToFirstByte), 0.05)
+	attempt.Attributes().PutStr(string(telemetry.KeyRequestModel), "up")
+	attempt.Attributes().PutInt(string(telemetry.KeyInputTokens), 100)
+	attempt.Attributes().PutInt(string(telemetry.KeyOutputTokens), 20)
 	for i := 0; i < spans.Len(); i++ {
 		m.ObserveSpan(rs.Resource(), spans.At(i))
 	}

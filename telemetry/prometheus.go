@@ -26,6 +26,32 @@ func MetricsHandler(reg *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: reg})
 }
 
+// Lifecycle is the process's own counters: config reloads and the panics
+// recovered while serving.
+type Lifecycle struct {
+	Reloads *prometheus.CounterVec // result: ok | refused
+	Panics  prometheus.Counter
+}
+
+// NewLifecycle registers firstbyte_reloads_total{result} (both results
+// present from the start) and firstbyte_panics_total on reg.
+func NewLifecycle(reg prometheus.Registerer) *Lifecycle {
+	l := &Lifecycle{
+		Reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_reloads_total",
+			Help: "Config reloads (SIGHUP or POST /admin/reload) by result: ok, or refused (the old config kept serving).",
+		}, []string{"result"}),
+		Panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "firstbyte_panics_total",
+			Help: "Panics recovered while serving a client request (each answered 500, or its stream ended with an error event).",
+		}),
+	}
+	reg.MustRegister(l.Reloads, l.Panics)
+	l.Reloads.WithLabelValues("ok")
+	l.Reloads.WithLabelValues("refused")
+	return l
+}
+
 // RoutingRow is one (model, target) of the router's current state, as the
 // gauges export it. model is the client-facing (requested) model.
 type RoutingRow struct {

@@ -85,17 +85,8 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 
 	reg := telemetry.NewRegistry()
 	metrics := collector.NewMetrics(reg)
-	s.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "firstbyte_reloads_total",
-		Help: "Config reloads (SIGHUP or POST /admin/reload) by result: ok, or refused (the old config kept serving).",
-	}, []string{"result"})
-	s.panics = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "firstbyte_panics_total",
-		Help: "Panics recovered while serving a client request (each answered 500, or its stream ended with an error event).",
-	})
-	reg.MustRegister(s.reloads, s.panics)
-	s.reloads.WithLabelValues("ok")
-	s.reloads.WithLabelValues("refused")
+	lc := telemetry.NewLifecycle(reg)
+	s.reloads, s.panics = lc.Reloads, lc.Panics
 
 	tracker := collector.NewTracker(collector.TrackerOptions{})
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{
