@@ -1,7 +1,6 @@
 package router
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -22,33 +21,38 @@ import (
 // relayUnary waits for the whole answer (that moment is the unary TTFB
 // sample), checks it, then sends it.
 func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, sent time.Time, firstByte *time.Timer) verdict {
-	buf := getBuffer()
-	defer putBuffer(buf)
+	bufp := answerPool.Get().(*[]byte)
+	defer func() {
+		if cap(*bufp) <= 4<<20 { // do not keep the odd huge answer alive
+			answerPool.Put(bufp)
+		}
+	}()
 	limit := a.g.maxResponse
 	if resp.ContentLength > limit {
 		a.c.upstreamWait += a.g.since(sent)
 		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
 	}
-	if resp.ContentLength > 0 {
-		buf.Grow(int(resp.ContentLength))
+	if resp.ContentLength > 0 && int64(cap(*bufp)) < resp.ContentLength {
+		*bufp = make([]byte, 0, resp.ContentLength)
 	}
-	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	body, err := readAtMost((*bufp)[:0], resp.Body, limit+1)
+	*bufp = body[:0]
 	a.c.upstreamWait += a.g.since(sent)
 	if err != nil {
 		a.setStatus(resp.StatusCode)
 		return a.transportFailure(ctx, actx)
 	}
-	if int64(buf.Len()) > limit {
+	if int64(len(body)) > limit {
 		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
 	}
-	if !encoded(resp.Header) && !validJSON(buf.Bytes()) {
+	if !encoded(resp.Header) && !validJSON(body) {
 		// Cut short or garbage: a fast wrong answer must neither reach the
 		// client as a success nor teach the tracker a latency.
 		return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
 	}
 	firstByte.Stop()
 	a.ttfb, a.hasTTFB = a.g.since(sent), true
-	answer := buf.Bytes()
+	answer := body
 	if !encoded(resp.Header) {
 		out, usage, err := a.x.unary(a.c, a.cand, answer, a.g.now().Unix())
 		if err != nil {
@@ -112,6 +116,33 @@ func (d *writeDeadline) extend() {
 // clear lifts the deadline: a kept-alive connection's next answer must
 // not inherit it.
 func (d *writeDeadline) clear() { _ = d.rc.SetWriteDeadline(time.Time{}) }
+
+// readAtMost appends r to dst until EOF or until it holds n bytes,
+// doubling its capacity as it fills but never past n: an answer over the
+// limit costs at most the limit in memory (bytes.Buffer.ReadFrom would grow
+// to twice it).
+func readAtMost(dst []byte, r io.Reader, n int64) ([]byte, error) {
+	for int64(len(dst)) < n {
+		if len(dst) == cap(dst) {
+			grown := make([]byte, len(dst), min(max(2*int64(cap(dst)), 32<<10), n))
+			copy(grown, dst)
+			dst = grown
+		}
+		room := dst[len(dst):min(int64(cap(dst)), n)]
+		m, err := r.Read(room)
+		dst = dst[:len(dst)+m]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// answerPool holds unary answer buffers.
+var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 // encoded reports whether the body comes content-encoded (then it is
 // relayed as it is, unchecked: the gateway never asks for an encoding, so
@@ -316,18 +347,6 @@ func (a *attemptRun) passThrough(resp *http.Response, prefix []byte) verdict {
 		_, _ = io.Copy(c.w, resp.Body)
 	}
 	return verdictDone
-}
-
-var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func getBuffer() *bytes.Buffer { return bufferPool.Get().(*bytes.Buffer) }
-
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() > 4<<20 { // do not keep the odd huge answer alive
-		return
-	}
-	b.Reset()
-	bufferPool.Put(b)
 }
 
 // chunkPool holds stream relay buffers: 8 KiB holds any SSE event a
