@@ -91,12 +91,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	routing := fs.Bool("routing", false, "measure routing quality instead: every scenario through every mode and the oracle (about 7 min a round; -markdown docs/routing-e2e.md)")
 	rounds := fs.Int("rounds", 1, "with -routing: how many times each scenario runs through each arm (the order rotated each round)")
 	scenarios := fs.String("scenarios", "", "with -routing: only these scenarios, comma-separated (a, b, c, c2, d, d-breaker)")
+	raw := fs.String("raw", "", "with -routing: write every arm run's requests as CSV into this directory")
 	// The baseline subprocess: this binary re-executed. Not for people.
 	baselineAddr := fs.String("serve-baseline", "", "")
 	upstreamURL := fs.String("upstream", "", "")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: firstbyte-loadtest [-gateway PATH] [-quick] [-markdown FILE] [-otlp=false]\n"+
-			"       firstbyte-loadtest -routing [-gateway PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE]\n")
+			"       firstbyte-loadtest -routing [-gateway PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Usage != "" {
 				fmt.Fprintf(stderr, "  -%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
@@ -117,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *routing {
-		return runRouting(ctx, *gateway, *quick, *rounds, *scenarios, *markdown, stdout, stderr)
+		return runRouting(ctx, routingFlags{*gateway, *quick, *rounds, *scenarios, *markdown, *raw}, stdout, stderr)
 	}
 
 	p := fullPlan
@@ -142,31 +143,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// routingFlags are the flags of a -routing run.
+type routingFlags struct {
+	gateway       string
+	quick         bool
+	rounds        int
+	scenarios     string
+	markdown, raw string
+}
+
 // runRouting is the -routing run: measure, print, and write the figures
-// section of markdown when set.
-func runRouting(ctx context.Context, gateway string, quick bool, rounds int, scenarios, markdown string, stdout, stderr io.Writer) int {
+// section of the markdown file when one is named.
+func runRouting(ctx context.Context, f routingFlags, stdout, stderr io.Writer) int {
 	all := routinge2e.Standard()
-	if quick {
+	if f.quick {
 		all = quickScenarios()
 	}
-	picked, err := pickScenarios(all, scenarios)
-	if err != nil || rounds < 1 {
+	picked, err := pickScenarios(all, f.scenarios)
+	if err != nil || f.rounds < 1 {
 		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", cmp.Or(err, errors.New("-rounds must be at least 1")))
 		return 2
 	}
-	res, err := measureRouting(ctx, routingPlan{quick: quick, rounds: rounds, scenarios: picked}, gateway, stderr)
+	p := routingPlan{quick: f.quick, rounds: f.rounds, scenarios: picked, rawDir: f.raw}
+	res, err := measureRouting(ctx, p, f.gateway, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
 		return 1
 	}
 	rep := buildRoutingReport(res)
 	fmt.Fprint(stdout, rep.text())
-	if markdown != "" {
-		if err := updateSection(markdown, routingMarkers, "# Routing quality, end to end", rep.markdown()); err != nil {
+	if f.markdown != "" {
+		if err := updateSection(f.markdown, routingMarkers, "# Routing quality, end to end", rep.markdown()); err != nil {
 			fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stderr, "wrote the figures section of %s\n", markdown)
+		fmt.Fprintf(stderr, "wrote the figures section of %s\n", f.markdown)
 	}
 	return 0
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -36,6 +38,7 @@ type routingPlan struct {
 	quick     bool
 	rounds    int
 	scenarios []routinge2e.Scenario
+	rawDir    string // when set, every arm run's requests go to a CSV file here
 }
 
 // quickScenarios are the standard ones at about a third of the length: a
@@ -108,12 +111,32 @@ func measureRouting(ctx context.Context, p routingPlan, gatewayPath string, logw
 					return nil, fmt.Errorf("scenario (%s), %s: %w", s.Name, arm, err)
 				}
 				res.runs[s.Name][arm] = append(res.runs[s.Name][arm], outs)
+				if p.rawDir != "" {
+					if err := writeRaw(filepath.Join(p.rawDir, fmt.Sprintf("%s-%s-r%d.csv", s.Name, arm, round+1)), outs); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 	}
 	res.duration = time.Since(res.started)
 	res.machine.loadEnd = loadAvg()
 	return res, nil
+}
+
+func writeRaw(path string, outs []routinge2e.Outcome) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := routinge2e.WriteCSV(f, outs); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // runRoutingArm runs scenario s once through a fresh gateway in arm's mode

@@ -50,39 +50,62 @@ func (v routingView) figures(scn, arm string, w routinge2e.Window) routinge2e.Fi
 	return routinge2e.Summarize(v.pooled(scn, arm), w)
 }
 
-// leads is, round by round, how long after change c the change's best
-// target took the lead (ok false: it never did before the run ended).
-func (v routingView) leads(s routinge2e.Scenario, arm string, c routinge2e.Change) (times []time.Duration, allOK bool) {
-	allOK = true
-	for _, outs := range v.res.runs[s.Name][arm] {
-		end := s.Duration
-		for _, next := range s.Changes {
-			if next.At > c.At {
-				end = next.At
-				break
-			}
-		}
-		d, ok := routinge2e.TimeToLead(outs, c.Best, c.At, end)
-		if !ok {
-			allOK = false
-			continue
-		}
-		times = append(times, d)
-	}
-	return times, allOK
+// lead is how long after a change its best target took the lead in one
+// round; ok is false when it never did before the next change or the end.
+type lead struct {
+	after time.Duration
+	ok    bool
 }
 
-// leadText is the worst round's lead time, with the range when rounds
-// differ.
-func leadText(times []time.Duration, ok bool) string {
-	if !ok {
-		return "never"
+// leads is, round by round, how long after change c the change's best
+// target took the lead.
+func (v routingView) leads(s routinge2e.Scenario, arm string, c routinge2e.Change) []lead {
+	end := s.Duration
+	for _, next := range s.Changes {
+		if next.At > c.At {
+			end = next.At
+			break
+		}
 	}
-	lo, hi := slices.Min(times), slices.Max(times)
-	if lo == hi {
-		return secs(hi)
+	var out []lead
+	for _, outs := range v.res.runs[s.Name][arm] {
+		d, ok := routinge2e.TimeToLead(outs, c.Best, c.At, end)
+		out = append(out, lead{d, ok})
 	}
-	return fmt.Sprintf("%s (%s–%s)", secs(hi), secs(lo), secs(hi))
+	return out
+}
+
+// worst is the longest lead time, and false when some round never led.
+func worst(ls []lead) (time.Duration, bool) {
+	var w time.Duration
+	for _, l := range ls {
+		if !l.ok {
+			return 0, false
+		}
+		w = max(w, l.after)
+	}
+	return w, len(ls) > 0
+}
+
+// leadText is the worst round's lead time, followed by every round's when
+// there are several and they differ.
+func leadText(ls []lead) string {
+	text := func(l lead) string {
+		if !l.ok {
+			return "never"
+		}
+		return secs(l.after)
+	}
+	w, ok := worst(ls)
+	head := text(lead{w, ok})
+	var each []string
+	for _, l := range ls {
+		each = append(each, text(l))
+	}
+	if len(ls) > 1 && slices.ContainsFunc(ls, func(l lead) bool { return l != ls[0] }) {
+		head += " (" + strings.Join(each, ", ") + ")"
+	}
+	return head
 }
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + " s" }
@@ -170,7 +193,7 @@ func scenarioTable(v routingView, s routinge2e.Scenario) table {
 		t.notes = append(t.notes, "mean TTFB round by round (ms): "+strings.Join(per, "; "))
 	}
 	if len(s.Changes) > 0 {
-		t.notes = append(t.notes, fmt.Sprintf("leads after: from the change to the end of the first %v bin that starts %v in which the target has more than half the first picks in every bin; with several rounds, the worst (range)",
+		t.notes = append(t.notes, fmt.Sprintf("leads after: from the change to the end of the first %v bin that starts %v in which the target has more than half the first picks in every bin; with several rounds, the worst (then round by round)",
 			routinge2e.LeadBin, routinge2e.LeadSustain))
 	}
 	return t
@@ -251,12 +274,13 @@ func routingGoals(v routingView) []goal {
 	}
 	if s, ok := v.scenario("b"); ok && len(s.Changes) == 2 {
 		for _, arm := range latencyModes {
-			adapt, okA := v.leads(s, arm, s.Changes[0])
-			recov, okR := v.leads(s, arm, s.Changes[1])
-			met := okA && okR && slices.Max(adapt) <= goalAdapt && slices.Max(recov) <= goalRecover
+			adapt, recov := v.leads(s, arm, s.Changes[0]), v.leads(s, arm, s.Changes[1])
+			wa, okA := worst(adapt)
+			wr, okR := worst(recov)
+			met := okA && okR && wa <= goalAdapt && wr <= goalRecover
 			goals = append(goals, goal{
 				fmt.Sprintf("(b) %s: mid > 50%% of first picks within %v of the slowdown, fast within %v of its recovery", arm, goalAdapt, goalRecover),
-				leadText(adapt, okA) + " / " + leadText(recov, okR), met,
+				leadText(adapt) + " / " + leadText(recov), met,
 			})
 		}
 	}

@@ -203,3 +203,20 @@ func TestTraceID(t *testing.T) {
 		t.Error("traceID(garbage) ok")
 	}
 }
+
+func TestWriteCSV(t *testing.T) {
+	var b strings.Builder
+	outs := []Outcome{
+		{Start: 20 * ms, TTFB: 41500 * time.Microsecond, Status: 200, Target: Mid, Selection: "leader", Attempts: 2, First: Fast, Upstream: 2},
+		{Start: 10 * ms, TTFB: 21 * ms, Status: 200, Target: Fast, Selection: "cold", Attempts: 1, First: Fast, Upstream: 1},
+	}
+	if err := WriteCSV(&b, outs); err != nil {
+		t.Fatal(err)
+	}
+	want := "start_ms,ttfb_ms,status,target,selection,attempts,skipped,first,upstream\n" +
+		"10.000,21.000,200,fast,cold,1,0,fast,1\n" +
+		"20.000,41.500,200,mid,leader,2,0,fast,2\n"
+	if b.String() != want {
+		t.Errorf("WriteCSV =\n%s\nwant\n%s", b.String(), want)
+	}
+}
