@@ -5,9 +5,10 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 DEMO_DURATION ?= 2m
+ROUTING_E2E_FLAGS ?= -rounds 1
 
 .PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
-.PHONY: test-deploy test-fuzz fuzz soak study
+.PHONY: test-deploy test-fuzz fuzz soak study routing-e2e
 
 build: ## the gateway binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
@@ -62,6 +63,9 @@ bench: build ## micro-benchmarks and the side-by-side load comparison (figures: 
 
 study: ## the routing-quality study: every mode through failure scenarios on a virtual clock (results: docs/routing-study.md)
 	$(GO) run ./cmd/firstbyte study -out docs/study -markdown docs/routing-study.md
+
+routing-e2e: build ## routing quality through the real binary: every scenario, mode and the oracle (~7 min a round; figures: docs/routing-e2e.md)
+	$(GO) run ./cmd/firstbyte-loadtest -routing -gateway $(BIN)/firstbyte $(ROUTING_E2E_FLAGS)
 
 lint: ## gofmt and go vet, both modules
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }

@@ -15,12 +15,18 @@
 // and reports added latency over direct, throughput, streaming overhead and
 // memory. -markdown FILE writes the figures section of docs/benchmarks.md.
 //
+// With -routing it measures routing quality instead (routing.go): the
+// routing scenarios through every latency mode, fallback and the oracle,
+// each arm against a fresh gateway and fresh simulated providers;
+// -markdown FILE then writes the figures section of docs/routing-e2e.md.
+//
 // It must not reach beyond loopback, run unbounded (every loop has a count
 // and a deadline) or leave a process behind (children die with it, also on a
 // signal or a panic).
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -35,6 +41,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/routinge2e"
 )
 
 // plan is how much each scenario runs; -quick shrinks it to a smoke test.
@@ -80,11 +88,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	markdown := fs.String("markdown", "", "write the figures section of this markdown file (docs/benchmarks.md)")
 	quick := fs.Bool("quick", false, "a short run, to smoke-test the load test itself")
 	otlp := fs.Bool("otlp", true, "the gateway exports its spans over OTLP (false: to see what export costs)")
+	routing := fs.Bool("routing", false, "measure routing quality instead: every scenario through every mode and the oracle (about 7 min a round; -markdown docs/routing-e2e.md)")
+	rounds := fs.Int("rounds", 1, "with -routing: how many times each scenario runs through each arm (the order rotated each round)")
+	scenarios := fs.String("scenarios", "", "with -routing: only these scenarios, comma-separated (a, b, c, c2, d, d-breaker)")
+	raw := fs.String("raw", "", "with -routing: write every arm run's requests as CSV into this directory")
 	// The baseline subprocess: this binary re-executed. Not for people.
 	baselineAddr := fs.String("serve-baseline", "", "")
 	upstreamURL := fs.String("upstream", "", "")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: firstbyte-loadtest [-gateway PATH] [-quick] [-markdown FILE] [-otlp=false]\n")
+		fmt.Fprintf(stderr, "usage: firstbyte-loadtest [-gateway PATH] [-quick] [-markdown FILE] [-otlp=false]\n"+
+			"       firstbyte-loadtest -routing [-gateway PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Usage != "" {
 				fmt.Fprintf(stderr, "  -%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
@@ -102,12 +115,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *routing {
+		return runRouting(ctx, routingFlags{*gateway, *quick, *rounds, *scenarios, *markdown, *raw}, stdout, stderr)
+	}
+
 	p := fullPlan
 	if *quick {
 		p = quickPlan
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	p.otlp = *otlp
 	res, err := measure(ctx, p, *gateway, stderr)
 	if err != nil {
@@ -122,6 +139,45 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stderr, "wrote the figures section of %s\n", *markdown)
+	}
+	return 0
+}
+
+// routingFlags are the flags of a -routing run.
+type routingFlags struct {
+	gateway       string
+	quick         bool
+	rounds        int
+	scenarios     string
+	markdown, raw string
+}
+
+// runRouting is the -routing run: measure, print, and write the figures
+// section of the markdown file when one is named.
+func runRouting(ctx context.Context, f routingFlags, stdout, stderr io.Writer) int {
+	all := routinge2e.Standard()
+	if f.quick {
+		all = quickScenarios()
+	}
+	picked, err := pickScenarios(all, f.scenarios)
+	if err != nil || f.rounds < 1 {
+		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", cmp.Or(err, errors.New("-rounds must be at least 1")))
+		return 2
+	}
+	p := routingPlan{quick: f.quick, rounds: f.rounds, scenarios: picked, rawDir: f.raw}
+	res, err := measureRouting(ctx, p, f.gateway, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
+		return 1
+	}
+	rep := buildRoutingReport(res)
+	fmt.Fprint(stdout, rep.text())
+	if f.markdown != "" {
+		if err := updateSection(f.markdown, routingMarkers, "# Routing quality, end to end", rep.markdown()); err != nil {
+			fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "wrote the figures section of %s\n", f.markdown)
 	}
 	return 0
 }
@@ -430,9 +486,9 @@ func outputOf(children []*child, name string) string {
 
 // rotate returns arms starting at round mod len(arms), so no arm always
 // runs first (right after the previous round's last) or last.
-func rotate(arms []*arm, round int) []*arm {
+func rotate[T any](arms []T, round int) []T {
 	k := round % len(arms)
-	return append(append([]*arm(nil), arms[k:]...), arms[:k]...)
+	return append(append([]T(nil), arms[k:]...), arms[:k]...)
 }
 
 // serveLoopback serves h on a fresh loopback port and returns its URL and

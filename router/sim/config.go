@@ -64,7 +64,8 @@ type Provider struct {
 	// Stream is the pace of generation: a stream sends Chunks content chunks Interval
 	// apart after the first byte; a unary answer waits TTFB + Chunks×Interval.
 	Stream Pace `yaml:"stream"`
-	// Errors injects error answers (after the TTFB) at a rate.
+	// Errors injects error answers at a rate, after the TTFB draw or after a fixed
+	// delay of their own (ErrorRate.After).
 	Errors ErrorRate `yaml:"errors"`
 	// Phases change TTFB, Stream and Errors once the server has run for a while.
 	// Their After must be positive and increasing.
@@ -92,7 +93,9 @@ type Provider struct {
 // deviation of the underlying normal (Spread). The median is what a tracker's p50
 // converges to, which is why it is the parameter rather than the mean.
 type Dist struct {
-	// Median of the delay. Zero means no delay at all.
+	// Median of the delay. Zero means no delay at all. A provider that hangs is a
+	// median far beyond any client's timeout (1h, spread 0): every wait ends when the
+	// client gives up, as every wait selects on the request's context.
 	Median time.Duration `yaml:"median"`
 	// Spread is sigma of ln(delay), between 0 and 3; 0 means always exactly Median.
 	// 0.25 keeps about 95% of draws within ×0.6..×1.6 of the median.
@@ -117,6 +120,11 @@ type ErrorRate struct {
 	// Status of the error answer, 400 to 599; zero means DefaultErrorStatus. A 429
 	// carries Retry-After: 1. The body is an error in the endpoint's API shape.
 	Status int `yaml:"status"`
+	// After, when positive, is how long an error answer takes to come, instead of
+	// the TTFB draw: a provider that refuses at once (1ms) or only after a long wait
+	// (300ms) whatever its latency otherwise. Zero means the error comes after the
+	// TTFB draw, as a success would. Successes always take the TTFB draw.
+	After time.Duration `yaml:"after,omitempty"`
 }
 
 // Phase overrides a provider's behaviour from After on (time since the server
@@ -202,8 +210,9 @@ type (
 		Interval *fileDuration `yaml:"interval"`
 	}
 	fileErrors struct {
-		Rate   *float64 `yaml:"rate"`
-		Status *int     `yaml:"status"`
+		Rate   *float64      `yaml:"rate"`
+		Status *int          `yaml:"status"`
+		After  *fileDuration `yaml:"after"`
 	}
 	filePhase struct {
 		After  fileDuration `yaml:"after"`
@@ -318,6 +327,9 @@ func (f *fileErrors) mergeInto(e *ErrorRate) {
 	}
 	if f.Status != nil {
 		e.Status = *f.Status
+	}
+	if f.After != nil {
+		e.After = time.Duration(*f.After)
 	}
 }
 
@@ -441,6 +453,9 @@ func (e ErrorRate) validate(prefix string, fe *fieldErrors) {
 	}
 	if e.Status != 0 && (e.Status < 400 || e.Status > 599) {
 		fe.add(prefix+"status", "%d: must be an error status, 400 to 599", e.Status)
+	}
+	if e.After < 0 {
+		fe.add(prefix+"after", "must be >= 0 (0: after the TTFB draw)")
 	}
 }
 

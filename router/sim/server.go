@@ -198,8 +198,9 @@ var endpoints = map[string]endpoint{
 	"/v1/messages/count_tokens": {http.MethodPost, anthropicShape, false, nil, (*Server).serveCountTokens},
 }
 
-// ServeHTTP: count and record -> route -> validate -> wait the TTFB -> answer (fixed,
-// injected error, or the endpoint's own answer at the configured pace).
+// ServeHTTP: count and record -> route -> validate -> wait the TTFB (or an injected
+// error's own delay) -> answer (fixed, injected error, or the endpoint's own answer at
+// the configured pace).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inflight.enter()
 	defer s.inflight.leave()
@@ -257,6 +258,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.created = now.Unix()
 	x.id = s.seq.Add(1)
 	ttfb, fail := s.draw(x.stage)
+	if fail && x.stage.errors.After > 0 {
+		ttfb = x.stage.errors.After
+	}
 	if s.sleep(x.ctx, ttfb) != nil {
 		return
 	}

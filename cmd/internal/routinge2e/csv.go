@@ -1,0 +1,27 @@
+package routinge2e
+
+import (
+	"cmp"
+	"encoding/csv"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// WriteCSV writes outs in the order they were sent, one request a line,
+// for a closer look than the figures give: start and TTFB in milliseconds,
+// status, the X-Firstbyte-* headers, the first pick and the upstream
+// requests.
+func WriteCSV(w io.Writer, outs []Outcome) error {
+	sorted := slices.SortedFunc(slices.Values(outs), func(a, b Outcome) int { return cmp.Compare(a.Start, b.Start) })
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"start_ms", "ttfb_ms", "status", "target", "selection", "attempts", "skipped", "first", "upstream"})
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
+	for _, o := range sorted {
+		_ = cw.Write([]string{ms(o.Start), ms(o.TTFB), strconv.Itoa(o.Status), o.Target, o.Selection,
+			strconv.Itoa(o.Attempts), strconv.Itoa(o.Skipped), o.First, strconv.Itoa(o.Upstream)})
+	}
+	cw.Flush()
+	return cw.Error()
+}

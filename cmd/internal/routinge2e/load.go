@@ -1,0 +1,165 @@
+package routinge2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Outcome is one request as a client saw it, and as the upstreams saw it.
+type Outcome struct {
+	// Start is when it was sent, on the scenario's timeline.
+	Start time.Duration
+	// TTFB is the end-to-end time to first byte: from sending it to the
+	// response headers (a unary answer's headers leave the gateway with the
+	// whole answer), failed attempts included.
+	TTFB time.Duration
+	// Status is the HTTP status; 0 when no answer came (transport error).
+	Status int
+	// Target, Selection, Attempts and Skipped are the X-Firstbyte-* headers
+	// (Skipped: how many targets it names).
+	Target    string
+	Selection string
+	Attempts  int
+	Skipped   int
+	// First is the provider the request reached first (the first pick) and
+	// Upstream how many upstream requests it made, as the providers saw it.
+	First    string
+	Upstream int
+
+	traceID string
+}
+
+// Served reports whether the client got an answer (200).
+func (o Outcome) Served() bool { return o.Status == http.StatusOK }
+
+// FailedAttempts is how many attempts failed over: all of them when the
+// request was not served, all but the last when it was.
+func (o Outcome) FailedAttempts() int {
+	if o.Served() {
+		return max(o.Attempts-1, 0)
+	}
+	return o.Attempts
+}
+
+// Load is a closed-loop load: Clients clients, each sending the next unary
+// chat completion as soon as the last one was answered, for Duration.
+type Load struct {
+	// API is the gateway's client address (host:port).
+	API string
+	// Clients is the number of clients; zero means Clients.
+	Clients int
+	// Duration is how long requests are started; those in flight then are
+	// awaited (each has RequestTimeout).
+	Duration time.Duration
+	// Order, when set, gives the X-Firstbyte-Provider-Order of a request
+	// sent at t ("" for none): how the oracle is run.
+	Order func(t time.Duration) string
+}
+
+// RequestTimeout bounds every request.
+const RequestTimeout = 30 * time.Second
+
+var requestBody = []byte(`{"model":"` + Model + `","messages":[{"role":"user","content":"Say hello in one short sentence."}],"max_tokens":16}`)
+
+// Run starts clock and drives the load; the outcomes come in no particular
+// order, each with what up recorded of it.
+func (l Load) Run(ctx context.Context, clock *Clock, up *Upstreams) []Outcome {
+	n := l.Clients
+	if n == 0 {
+		n = Clients
+	}
+	client := &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: n,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}}
+	defer client.CloseIdleConnections()
+	url := "http://" + l.API + "/v1/chat/completions"
+
+	var (
+		mu  sync.Mutex
+		all []Outcome
+		wg  sync.WaitGroup
+	)
+	clock.Start()
+	for w := range n {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(rand.Uint64(), uint64(w)))
+			var mine []Outcome
+			for ctx.Err() == nil {
+				start := clock.Elapsed()
+				if start >= l.Duration {
+					break
+				}
+				order := ""
+				if l.Order != nil {
+					order = l.Order(start)
+				}
+				o := send(ctx, client, url, order, rnd)
+				o.Start = start
+				mine = append(mine, o)
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for i := range all {
+		all[i].First, all[i].Upstream = up.Reached(all[i].traceID)
+	}
+	return all
+}
+
+// send makes one request with a fresh trace ID and reads the whole answer.
+func send(ctx context.Context, client *http.Client, url, order string, rnd *rand.Rand) Outcome {
+	var id [16]byte
+	for i := 0; i < len(id); i += 8 {
+		v := rnd.Uint64()
+		for j := range 8 {
+			id[i+j] = byte(v >> (8 * j))
+		}
+	}
+	o := Outcome{traceID: hex.EncodeToString(id[:])}
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(requestBody))
+	if err != nil {
+		return o
+	}
+	req.Header["Content-Type"] = []string{"application/json"}
+	req.Header["Traceparent"] = []string{"00-" + o.traceID + "-00f067aa0ba902b7-01"}
+	if order != "" {
+		req.Header["X-Firstbyte-Provider-Order"] = []string{order}
+	}
+	t0 := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		o.TTFB = time.Since(t0)
+		return o
+	}
+	o.TTFB = time.Since(t0)
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		o.Status = resp.StatusCode
+	}
+	h := resp.Header
+	o.Target, o.Selection = h.Get("X-Firstbyte-Target"), h.Get("X-Firstbyte-Selection")
+	o.Attempts, _ = strconv.Atoi(h.Get("X-Firstbyte-Attempts"))
+	if s := h.Get("X-Firstbyte-Skipped"); s != "" {
+		o.Skipped = len(strings.Split(s, ","))
+	}
+	return o
+}

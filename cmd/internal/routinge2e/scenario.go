@@ -1,0 +1,200 @@
+package routinge2e
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/sim"
+)
+
+// The three targets of every scenario, declared in this order: named for
+// how fast they normally are (log-normal TTFB, sigma 0.25, medians 20, 40
+// and 80 ms). "fast" keeps its name while a scenario makes it slow.
+const (
+	Fast = "fast"
+	Mid  = "mid"
+	Slow = "slow"
+)
+
+// Model is the client-facing model every target serves.
+const Model = "m"
+
+// Clients is the number of closed-loop clients of the routing scenarios.
+const Clients = 8
+
+// Spread is sigma of ln(TTFB) of every target.
+const Spread = 0.25
+
+// hangTTFB is the TTFB median of a target that hangs: far beyond any
+// first-byte timeout, so every attempt on it ends in one.
+const hangTTFB = time.Hour
+
+// Breaker settings of the scenarios that use a circuit breaker, and the
+// threshold that keeps it from ever opening in the others.
+const (
+	BreakerFailures = 5
+	BreakerCooldown = time.Second
+	breakerNever    = 1_000_000
+)
+
+// Scenario is one routing situation: three targets whose behaviour changes
+// on a timeline that starts when the clients do.
+type Scenario struct {
+	// Name is short and unique ("a", "b", "c", "c2", "d", "d-breaker").
+	Name string
+	// Title says in a line what happens.
+	Title string
+	// Duration is how long the clients send.
+	Duration time.Duration
+	// Targets are the simulated providers in declaration order: Fast, Mid,
+	// Slow. Their phases are timed from the moment the clients start.
+	Targets []sim.Provider
+	// FirstByte is every provider's timeout.first_byte. Zero: the gateway's
+	// default.
+	FirstByte time.Duration
+	// Breaker turns on the circuit breaker (BreakerFailures consecutive
+	// faults, BreakerCooldown). Off, its threshold is so high it never opens.
+	Breaker bool
+	// Changes are the moments the fastest target changes, for the
+	// adaptation and recovery times.
+	Changes []Change
+	// Window, when To > 0, is the stretch the scenario is about (a slowdown,
+	// a hang): its figures are reported on their own.
+	Window Window
+}
+
+// Change is a moment from which another target is the best first pick.
+type Change struct {
+	At   time.Duration
+	What string // "slowdown", "recovery", "hang", "hang ends"
+	// Best is the target that should now lead: the oracle's first.
+	Best string
+}
+
+// Window is [From, To) on the scenario's timeline.
+type Window struct{ From, To time.Duration }
+
+// Contains reports whether t is in the window.
+func (w Window) Contains(t time.Duration) bool { return t >= w.From && t < w.To }
+
+func (w Window) String() string { return fmt.Sprintf("%v–%v", w.From, w.To) }
+
+// target is a provider with the scenarios' TTFB and unary answers that take
+// the TTFB only (one chunk, no pause).
+func target(name string, median time.Duration) sim.Provider {
+	return sim.Provider{
+		Name:   name,
+		TTFB:   sim.Dist{Median: median, Spread: Spread},
+		Stream: sim.Pace{Chunks: 1},
+	}
+}
+
+func targets() []sim.Provider {
+	return []sim.Provider{target(Fast, 20*time.Millisecond), target(Mid, 40*time.Millisecond), target(Slow, 80*time.Millisecond)}
+}
+
+// Stable is scenario (a): nothing changes.
+func Stable(d time.Duration) Scenario {
+	return Scenario{Name: "a", Title: "stable", Duration: d, Targets: targets()}
+}
+
+// Slowdown is scenario (b): the fastest becomes 10x slower in [from, to).
+func Slowdown(from, to, d time.Duration) Scenario {
+	ts := targets()
+	slow := sim.Dist{Median: 200 * time.Millisecond, Spread: Spread}
+	back := ts[0].TTFB
+	ts[0].Phases = []sim.Phase{{After: from, TTFB: &slow}, {After: to, TTFB: &back}}
+	return Scenario{
+		Name: "b", Title: fmt.Sprintf("fast is 10x slower from %v to %v", from, to), Duration: d, Targets: ts,
+		Changes: []Change{{At: from, What: "slowdown", Best: Mid}, {At: to, What: "recovery", Best: Fast}},
+		Window:  Window{from, to},
+	}
+}
+
+// Fault delays of scenarios (c) and (c2): a provider that refuses at once,
+// and one that makes the caller wait 300 ms for its refusal.
+const (
+	QuickFaultDelay = 5 * time.Millisecond
+	SlowFaultDelay  = 300 * time.Millisecond
+)
+
+// QuickFaults is scenario (c): the fastest fails 30% of its attempts with
+// a 503 that comes after QuickFaultDelay.
+func QuickFaults(d time.Duration) Scenario {
+	s := failing(0.3, QuickFaultDelay, d)
+	s.Name, s.Title = "c", fmt.Sprintf("fast fails 30%% with a quick 503 (after %v)", QuickFaultDelay)
+	return s
+}
+
+// SlowFaults is scenario (c2): the fastest fails 30% of its attempts with
+// a 503 that comes after SlowFaultDelay.
+func SlowFaults(d time.Duration) Scenario {
+	s := failing(0.3, SlowFaultDelay, d)
+	s.Name, s.Title = "c2", fmt.Sprintf("fast fails 30%% with a 503 after %v", SlowFaultDelay)
+	return s
+}
+
+func failing(rate float64, after, d time.Duration) Scenario {
+	ts := targets()
+	ts[0].Errors = sim.ErrorRate{Rate: rate, Status: 503, After: after}
+	return Scenario{Duration: d, Targets: ts}
+}
+
+// Hang is scenario (d) and, with breaker, (d-breaker): the fastest hangs in
+// [from, to); every provider's first-byte timeout is 200 ms.
+func Hang(from, to, d time.Duration, breaker bool) Scenario {
+	ts := targets()
+	hang := sim.Dist{Median: hangTTFB}
+	back := ts[0].TTFB
+	ts[0].Phases = []sim.Phase{{After: from, TTFB: &hang}, {After: to, TTFB: &back}}
+	s := Scenario{
+		Name: "d", Title: fmt.Sprintf("fast hangs from %v to %v, 200 ms first-byte timeout, no breaker", from, to),
+		Duration: d, Targets: ts, FirstByte: 200 * time.Millisecond,
+		Changes: []Change{{At: from, What: "hang", Best: Mid}, {At: to, What: "hang ends", Best: Fast}},
+		Window:  Window{from, to},
+	}
+	if breaker {
+		s.Name, s.Breaker = "d-breaker", true
+		s.Title = fmt.Sprintf("fast hangs from %v to %v, 200 ms first-byte timeout, breaker %d failures / %v", from, to, BreakerFailures, BreakerCooldown)
+	}
+	return s
+}
+
+// Standard is the full-length set, in the order they are reported.
+func Standard() []Scenario {
+	return []Scenario{
+		Stable(12 * time.Second),
+		Slowdown(4*time.Second, 10*time.Second, 20*time.Second),
+		QuickFaults(12 * time.Second),
+		SlowFaults(12 * time.Second),
+		Hang(2*time.Second, 8*time.Second, 12*time.Second, false),
+		Hang(2*time.Second, 8*time.Second, 12*time.Second, true),
+	}
+}
+
+// GatewayConfig is the gateway's config for s in mode: one openai provider
+// per target at urls[name], declared Fast, Mid, Slow, telemetry in process
+// only (no export).
+func (s Scenario) GatewayConfig(mode, listen, admin string, urls map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "listen: %s\nadmin: {listen: %s}\nstrategy: {mode: %s}\nproviders:\n", listen, admin, mode)
+	failures := breakerNever
+	if s.Breaker {
+		failures = BreakerFailures
+	}
+	timeout := ""
+	if s.FirstByte > 0 {
+		timeout = fmt.Sprintf(", timeout: {first_byte: %s}", s.FirstByte)
+	}
+	for _, t := range s.Targets {
+		fmt.Fprintf(&b, "  %s: {kind: openai, base_url: %q, api_key: e2e%s, circuit_breaker: {failures: %d, cooldown: %s}}\n",
+			t.Name, urls[t.Name], timeout, failures, BreakerCooldown)
+	}
+	b.WriteString("targets:\n")
+	for _, t := range s.Targets {
+		fmt.Fprintf(&b, "  - {virtual_key: %s, model_map: {%s: %s-model}}\n", t.Name, Model, t.Name)
+	}
+	b.WriteString("telemetry: {otlp_endpoint: \"\"}\n")
+	return b.String()
+}
