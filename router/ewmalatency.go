@@ -61,10 +61,11 @@ func (e *EWMALatency) Order(dst []*Candidate, _ string, eligible []*Candidate) (
 	}
 	var scoreBuf, sortBuf [rankedCap]float64
 	var seenBuf, orderedSeen [rankedCap]time.Time
-	scores, scratch, seen, oseen := scoreBuf[:0], sortBuf[:0], seenBuf[:0], orderedSeen[:0]
+	var everyBuf [rankedCap]time.Duration
+	scores, scratch, seen, oseen, every := scoreBuf[:0], sortBuf[:0], seenBuf[:0], orderedSeen[:0], everyBuf[:0]
 	if n > rankedCap {
 		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
-		seen, oseen = make([]time.Time, 0, n), make([]time.Time, 0, n)
+		seen, oseen, every = make([]time.Time, 0, n), make([]time.Time, 0, n), make([]time.Duration, 0, n)
 	}
 	now := e.now()
 	scores, seen = e.scores(scores, seen, eligible, now)
@@ -76,9 +77,9 @@ func (e *EWMALatency) Order(dst []*Candidate, _ string, eligible []*Candidate) (
 		return dst, telemetry.SelectionCold
 	}
 	for _, c := range out {
-		oseen = append(oseen, seen[indexOf(eligible, c)])
+		oseen, every = append(oseen, seen[indexOf(eligible, c)]), append(every, e.every)
 	}
-	if k := staleProbe(out, oseen, now, e.every); k > 0 {
+	if k := staleProbe(out, oseen, now, every); k > 0 {
 		lead(out, k)
 		return dst, telemetry.SelectionExplore
 	}

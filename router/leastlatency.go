@@ -7,7 +7,7 @@ import (
 )
 
 // ExploreEvery is the least-latency exploration rate's denominator: with
-// probability 1/ExploreEvery a sampled runner-up leads instead of the leader,
+// probability 1/ExploreEvery a measured runner-up leads instead of the leader,
 // so a target that got faster is noticed.
 const ExploreEvery = 10
 
@@ -16,8 +16,9 @@ const ExploreEvery = 10
 // once; then sampled ones by ascending p50, ties in declaration order; then
 // targets whose live outcomes are only faults (failing, never answering: not
 // unmeasured but the worst known), in declaration order. When nothing is
-// unmeasured and at least two targets are sampled, one request in ten is led
-// by a uniformly random sampled non-leader (explore).
+// unmeasured and at least two targets are measured, one request in ten is
+// led by a uniformly random non-leader (explore), a target that only
+// faulted included, so one unlucky first attempt does not shut it out.
 type LeastLatency struct {
 	// immutable after New
 	stats StatsSource
@@ -47,22 +48,23 @@ func NewLeastLatency(src StatsSource, now func() time.Time, r Rand) *LeastLatenc
 
 // scores fills one score per eligible candidate (nanoseconds of p50;
 // noScore when unmeasured, unscoredLast when it has only faulted) and
-// returns how many are sampled.
+// returns how many are measured (sampled, or only faulted).
 func (l *LeastLatency) scores(dst []float64, eligible []*Candidate, now time.Time) ([]float64, int) {
-	sampled := 0
+	measured := 0
 	for _, c := range eligible {
 		st := l.stats.StatsAt(c.Target, c.Model, now)
 		switch {
 		case st.Samples > 0:
 			dst = append(dst, float64(st.P50))
-			sampled++
+			measured++
 		case st.OnlyFaults():
 			dst = append(dst, unscoredLast)
+			measured++
 		default:
 			dst = append(dst, noScore)
 		}
 	}
-	return dst, sampled
+	return dst, measured
 }
 
 // Order implements Strategy.
@@ -77,7 +79,7 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 	if n > rankedCap {
 		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
 	}
-	scores, sampled := l.scores(scores, eligible, l.now())
+	scores, measured := l.scores(scores, eligible, l.now())
 	base := len(dst)
 	dst, cold := rankByScore(dst, eligible, scores, scratch)
 	out := dst[base:]
@@ -85,9 +87,11 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 		shuffle(out[:cold], l.rand)
 		return dst, telemetry.SelectionCold
 	}
-	if sampled >= 2 && l.rand.IntN(ExploreEvery) == 0 {
-		// A uniformly random sampled non-leader leads; the rest keep order.
-		lead(out, 1+l.rand.IntN(sampled-1))
+	if measured >= 2 && l.rand.IntN(ExploreEvery) == 0 {
+		// A uniformly random non-leader leads; the rest keep order. A target
+		// that only faulted is among them: one unlucky first attempt must
+		// not shut it out until its faults expire.
+		lead(out, 1+l.rand.IntN(measured-1))
 		return dst, telemetry.SelectionExplore
 	}
 	return dst, telemetry.SelectionLeader

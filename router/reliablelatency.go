@@ -26,9 +26,14 @@ const (
 	faultPriorFaults    = 0.5
 	faultPriorSuccesses = 2.0
 	// ReliableProbeEvery is the safety net for targets the posterior alone
-	// does not bring back (one that only faulted has no latency to draw):
-	// a runner-up whose newest data is this old leads one request.
+	// does not bring back: a runner-up whose newest data is this old leads
+	// one request.
 	ReliableProbeEvery = 5 * time.Second
+	// OnlyFaultsProbeEvery is how soon a target whose live outcomes are only
+	// faults is tried again: it has no latency to draw, so its posterior
+	// cannot bring it back, and one unlucky first attempt must not shut a
+	// good target out.
+	OnlyFaultsProbeEvery = time.Second
 )
 
 // ReliableLatency is Thompson sampling over latency and reliability. Per
@@ -164,10 +169,11 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 	}
 	var scoreBuf, sortBuf [rankedCap]float64
 	var seenBuf, orderedSeen [rankedCap]time.Time
-	scores, scratch, seen, oseen := scoreBuf[:0], sortBuf[:0], seenBuf[:0], orderedSeen[:0]
+	var everyBuf [rankedCap]time.Duration
+	scores, scratch, seen, oseen, every := scoreBuf[:0], sortBuf[:0], seenBuf[:0], orderedSeen[:0], everyBuf[:0]
 	if n > rankedCap {
 		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
-		seen, oseen = make([]time.Time, 0, n), make([]time.Time, 0, n)
+		seen, oseen, every = make([]time.Time, 0, n), make([]time.Time, 0, n), make([]time.Duration, 0, n)
 	}
 	now := s.now()
 	scores, seen, best := s.scores(scores, seen, eligible, now, true)
@@ -179,9 +185,15 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 		return dst, telemetry.SelectionCold
 	}
 	for _, c := range out {
-		oseen = append(oseen, seen[indexOf(eligible, c)])
+		i := indexOf(eligible, c)
+		oseen = append(oseen, seen[i])
+		if scores[i] == unscoredLast {
+			every = append(every, OnlyFaultsProbeEvery)
+		} else {
+			every = append(every, s.every)
+		}
 	}
-	if k := staleProbe(out, oseen, now, s.every); k > 0 {
+	if k := staleProbe(out, oseen, now, every); k > 0 {
 		lead(out, k)
 		return dst, telemetry.SelectionExplore
 	}

@@ -226,13 +226,13 @@ func TestReliableLatencyRetriesAnAgedTarget(t *testing.T) {
 }
 
 // TestReliableLatencySafetyNetProbe: a runner-up that only faulted has no
-// latency to draw; once its data is ReliableProbeEvery old it leads one
-// request.
+// latency to draw; once its data is OnlyFaultsProbeEvery old it leads one
+// request (a measured one waits ReliableProbeEvery).
 func TestReliableLatencySafetyNetProbe(t *testing.T) {
 	ms := time.Millisecond
 	stats := statsTable{
 		"a": target(20*ms, 0.25, 100, 100, 0, 0),
-		"b": {Outcomes: 3, Faults: 3, FaultRate: 1, LastOutcome: t0.Add(-ReliableProbeEvery)},
+		"b": {Outcomes: 3, Faults: 3, FaultRate: 1, LastOutcome: t0.Add(-OnlyFaultsProbeEvery)},
 	}
 	s := NewReliableLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("a", "b")

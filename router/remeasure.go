@@ -10,22 +10,23 @@ import "time"
 // cost is a handful of requests a second, not a fixed share of traffic.
 
 // staleProbe picks the runner-up of out (out[0] is the mode's choice) whose
-// newest data is the oldest, provided it is older than every, and claims
-// the probe for it; it returns its index in out, or -1. lastSeen[i] is when
-// out[i] last taught anything (zero: never).
-func staleProbe(out []*Candidate, lastSeen []time.Time, now time.Time, every time.Duration) int {
+// newest data is the oldest, provided it is older than its interval, and
+// claims the probe for it; it returns its index in out, or -1. lastSeen[i]
+// is when out[i] last taught anything (zero: never), every[i] how stale it
+// may get.
+func staleProbe(out []*Candidate, lastSeen []time.Time, now time.Time, every []time.Duration) int {
 	pick := -1
 	var oldest time.Time
 	for i := 1; i < len(out); i++ {
 		seen := lastSeen[i]
-		if now.Sub(seen) < every {
+		if now.Sub(seen) < every[i] {
 			continue
 		}
 		if pick < 0 || seen.Before(oldest) {
 			pick, oldest = i, seen
 		}
 	}
-	if pick < 0 || !out[pick].claimProbe(now, every) {
+	if pick < 0 || !out[pick].claimProbe(now, every[pick]) {
 		return -1
 	}
 	return pick
