@@ -35,14 +35,16 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 	if resp.ContentLength > 0 && int64(cap(*bufp)) < resp.ContentLength {
 		*bufp = make([]byte, 0, resp.ContentLength)
 	}
-	body, err := readAtMost((*bufp)[:0], resp.Body, limit+1)
-	*bufp = body[:0]
+	body, over, err := readAtMost((*bufp)[:0], resp.Body, limit+1)
+	if cap(body) <= maxReadBlock {
+		*bufp = body[:0]
+	}
 	a.c.upstreamWait += a.g.since(sent)
 	if err != nil {
 		a.setStatus(resp.StatusCode)
 		return a.transportFailure(ctx, actx)
 	}
-	if int64(len(body)) > limit {
+	if over {
 		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
 	}
 	if !encoded(resp.Header) && !validJSON(body) {
@@ -117,28 +119,54 @@ func (d *writeDeadline) extend() {
 // not inherit it.
 func (d *writeDeadline) clear() { _ = d.rc.SetWriteDeadline(time.Time{}) }
 
-// readAtMost appends r to dst until EOF or until it holds n bytes,
-// doubling its capacity as it fills but never past n: an answer over the
-// limit costs at most the limit in memory (bytes.Buffer.ReadFrom would grow
-// to twice it).
-func readAtMost(dst []byte, r io.Reader, n int64) ([]byte, error) {
-	for int64(len(dst)) < n {
-		if len(dst) == cap(dst) {
-			grown := make([]byte, len(dst), min(max(2*int64(cap(dst)), 32<<10), n))
-			copy(grown, dst)
-			dst = grown
+// readAtMost appends r to dst until EOF, or until n bytes have come (then
+// over is true and the bytes are dropped). Past dst's capacity it reads into
+// blocks of growing size, joined once at the end when the whole is within n:
+// an answer over the limit costs the limit in memory and no copy (growing
+// one slice by doubling would hold one and a half times it while it copies,
+// and leave the rest as garbage).
+func readAtMost(dst []byte, r io.Reader, n int64) (body []byte, over bool, err error) {
+	var blocks [][]byte // after dst, in order
+	total := int64(len(dst))
+	cur := &dst
+	size := max(int64(cap(dst)), 32<<10)
+	for total < n {
+		if len(*cur) == cap(*cur) {
+			size = min(2*size, maxReadBlock, n-total)
+			blocks = append(blocks, make([]byte, 0, size))
+			cur = &blocks[len(blocks)-1]
 		}
-		room := dst[len(dst):min(int64(cap(dst)), n)]
+		room := (*cur)[len(*cur):min(int64(cap(*cur)), int64(len(*cur))+n-total)]
 		m, err := r.Read(room)
-		dst = dst[:len(dst)+m]
+		*cur = (*cur)[:len(*cur)+m]
+		total += int64(m)
 		if err == io.EOF {
-			return dst, nil
+			break
 		}
 		if err != nil {
-			return dst, err
+			return join(dst, blocks, total), false, err
 		}
 	}
-	return dst, nil
+	if total >= n {
+		return dst[:0], true, nil
+	}
+	return join(dst, blocks, total), false, nil
+}
+
+// maxReadBlock bounds one block of a large answer.
+const maxReadBlock = 4 << 20
+
+// join puts dst and blocks into one slice of total bytes.
+func join(dst []byte, blocks [][]byte, total int64) []byte {
+	if len(blocks) == 0 {
+		return dst
+	}
+	out := make([]byte, 0, total)
+	out = append(out, dst...)
+	for _, b := range blocks {
+		out = append(out, b...)
+	}
+	return out
 }
 
 // answerPool holds unary answer buffers.

@@ -16,22 +16,26 @@ func TestReadAtMost(t *testing.T) {
 		maxCap int
 	}{
 		{"small", 100, 1000, 100, 32 << 10},
-		{"exactly the limit", 5000, 5000, 5000, 32 << 10},
-		{"over the limit: stops at it", 1 << 20, 100_001, 100_001, 100_001},
+		{"as many bytes as n: over (the caller asks for one past its limit)", 5000, 5000, 0, 32 << 10},
+		{"one under n", 4999, 5000, 4999, 32 << 10},
+		{"over the limit: stops at it, keeps nothing", 1 << 20, 100_001, 0, 32 << 10},
 		{"large, under the limit", 300_000, 1 << 20, 300_000, 600_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := readAtMost(nil, strings.NewReader(strings.Repeat("x", tc.in)), tc.limit)
+			got, over, err := readAtMost(nil, strings.NewReader(strings.Repeat("x", tc.in)), tc.limit)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != tc.want || cap(got) > tc.maxCap {
+			if over != (int64(tc.in) >= tc.limit) {
+				t.Errorf("over = %v for %d bytes against %d", over, tc.in, tc.limit)
+			}
+			if len(got) != tc.want || cap(got) > tc.maxCap || tc.want > 0 && got[len(got)-1] != 'x' {
 				t.Errorf("read %d bytes into cap %d; want %d bytes, cap at most %d", len(got), cap(got), tc.want, tc.maxCap)
 			}
 		})
 	}
 	boom := errors.New("reset")
-	if got, err := readAtMost(nil, io.MultiReader(strings.NewReader("abc"), errReader{boom}), 100); !errors.Is(err, boom) || string(got) != "abc" {
+	if got, _, err := readAtMost(nil, io.MultiReader(strings.NewReader("abc"), errReader{boom}), 100); !errors.Is(err, boom) || string(got) != "abc" {
 		t.Errorf("a read error: %v with %q", err, got)
 	}
 }

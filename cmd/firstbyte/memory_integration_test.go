@@ -51,47 +51,48 @@ func (zeros) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestHugeUnaryAnswersStayBounded: four concurrent 200 MB unary answers
-// cost the gateway at most limits.max_response each, and each client gets
-// a clear 502 naming the cause. With a Content-Length the gateway refuses
-// before reading a byte; chunked, it reads up to the limit.
+// TestHugeUnaryAnswersStayBounded: four concurrent 200 MB unary answers,
+// each to its own fresh gateway so one case's heap does not count in the
+// next. With a Content-Length over limits.max_response the gateway refuses
+// before reading a byte; chunked, it reads up to the limit, so memory is
+// bounded by the concurrent answers times the limit: a lower max_response
+// bounds it lower. Every client gets a clear 502 naming the cause.
 func TestHugeUnaryAnswersStayBounded(t *testing.T) {
 	const answer = 200 << 20
-	var chunked bool
-	var mu sync.Mutex
-	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		mu.Lock()
-		c := chunked
-		mu.Unlock()
-		if !c {
-			w.Header().Set("Content-Length", strconv.Itoa(answer))
-		}
-		_, _ = io.CopyN(w, zeros{}, answer)
-	}))
-	defer huge.Close()
-	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
+	for _, tc := range []struct {
+		name        string
+		chunked     bool
+		maxResponse string // limits.max_response; "" the default, 64MiB
+		maxMiB      float64
+	}{
+		{"with Content-Length", false, "", 150},
+		{"chunked, max_response 16MiB", true, "16MiB", 150},
+		{"chunked, the default 64MiB", true, "", 4*64 + 64}, // the limit's worth each, and the runtime's slack
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/json")
+				if !tc.chunked {
+					w.Header().Set("Content-Length", strconv.Itoa(answer))
+				}
+				_, _ = io.CopyN(w, zeros{}, answer)
+			}))
+			defer huge.Close()
+			limits := ""
+			if tc.maxResponse != "" {
+				limits = "limits: {max_response: " + tc.maxResponse + "}"
+			}
+			gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0
 admin: {listen: 127.0.0.1:0}
 log: {requests: false}
+%s
 providers:
   huge: {kind: openai, base_url: %q, api_key: k, circuit_breaker: {failures: 1000}}
 targets:
   - {virtual_key: huge, model_map: {m: m}}
-`, huge.URL+"/v1"))
-	for _, mode := range []struct {
-		name    string
-		chunked bool
-		maxMiB  float64
-	}{
-		{"with Content-Length", false, 150},
-		{"chunked", true, 4*64 + 64}, // four answers of at most limits.max_response (64 MiB), and the runtime's slack
-	} {
-		t.Run(mode.name, func(t *testing.T) {
-			mu.Lock()
-			chunked = mode.chunked
-			mu.Unlock()
+`, limits, huge.URL+"/v1"))
 			resetPeakRSS(t, gw.cmd.Process.Pid)
 			var wg sync.WaitGroup
 			results := make([]apiResponse, 4)
@@ -101,14 +102,14 @@ targets:
 			wg.Wait()
 			peak := peakRSS(t, gw.cmd.Process.Pid)
 			t.Logf("four concurrent 200 MB answers (%s): peak RSS %.0f MiB; answers %d %d %d %d",
-				mode.name, peak, results[0].status, results[1].status, results[2].status, results[3].status)
+				tc.name, peak, results[0].status, results[1].status, results[2].status, results[3].status)
 			for _, r := range results {
 				if r.status != http.StatusBadGateway || !strings.Contains(r.body, "response_too_large") {
 					t.Errorf("answer %d %.200s, want a 502 naming response_too_large", r.status, r.body)
 				}
 			}
-			if peak > mode.maxMiB {
-				t.Errorf("peak RSS %.0f MiB, want under %.0f", peak, mode.maxMiB)
+			if peak > tc.maxMiB {
+				t.Errorf("peak RSS %.0f MiB, want under %.0f", peak, tc.maxMiB)
 			}
 		})
 	}
