@@ -17,9 +17,9 @@ import (
 type conversion uint8
 
 const (
-	convNone             conversion = iota // the client's format: relayed as it came
-	convMessagesToChat                     // an Anthropic answer to an OpenAI client
-	convChatToMessages                     // an OpenAI answer to an Anthropic client
+	convNone           conversion = iota // the client's format: relayed as it came
+	convMessagesToChat                   // an Anthropic answer to an OpenAI client
+	convChatToMessages                   // an OpenAI answer to an Anthropic client
 )
 
 // exchange is what prepare decided for one candidate.

@@ -43,16 +43,16 @@ type call struct {
 	span      trace.Span // the request's SERVER span
 
 	// filled as the pipeline runs
-	status       int    // what the client got (0: nothing written, e.g. it went away)
-	attempts     int    // upstream requests actually sent
-	target       string // the last attempt's target
-	failures     []attemptFailure
-	skipped      []skip
+	status   int    // what the client got (0: nothing written, e.g. it went away)
+	attempts int    // upstream requests actually sent
+	target   string // the last attempt's target
+	failures []attemptFailure
+	skipped  []skip
 	// untranslatable is why the request could not be translated for a
 	// candidate of the other wire format (a *translate.RequestError inside).
 	untranslatable error
-	upstreamWait time.Duration
-	spanEnded    bool
+	upstreamWait   time.Duration
+	spanEnded      bool
 }
 
 // serveHTTP is the entry of every client request: it refuses a request

@@ -93,8 +93,8 @@ func TestChaosSoak(t *testing.T) {
 
 	var (
 		sent, bad, ok200, errors atomic.Int64
-		mu                        sync.Mutex
-		firstBad                  []string
+		mu                       sync.Mutex
+		firstBad                 []string
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
