@@ -66,7 +66,7 @@ func (f SpanObserverFunc) ObserveSpan(res pcommon.Resource, span ptrace.Span) { 
 type AggregatorOptions struct {
 	// InstanceID is this process's service.instance.id. ConsumePeerTraces
 	// skips resource spans that carry it: this process learned from those
-	// spans when they ended (SPEC section 7). Empty: no peer span is taken
+	// spans when they ended. Empty: no peer span is taken
 	// for our own. SetInstanceID changes it later.
 	InstanceID string
 	// OnSpan is called once per span consumed (not per span skipped as our
@@ -349,7 +349,7 @@ func readAttempt(span ptrace.Span) attemptFacts {
 }
 
 // sample returns the latency sample the span teaches, if it teaches one
-// (SPEC sections 5 and 6): it names a target and an upstream model, carries a
+// it names a target and an upstream model, carries a
 // believable time to first chunk, succeeded (status not Error, HTTP status 2xx
 // when there is one) and is not a count_tokens call. The span kind does not
 // matter, so spans from any GenAI-instrumented client count.

@@ -30,7 +30,7 @@ type spanFixture struct {
 }
 
 // attemptFixture is a successful chat attempt on target for upstream model,
-// as the router's attempt span carries it (SPEC section 6), ending at end.
+// as the router's attempt span carries it, ending at end.
 func attemptFixture(instance, target, model string, ttfb time.Duration, end time.Time) spanFixture {
 	return spanFixture{
 		instance: instance,

@@ -1,6 +1,6 @@
 // Package collector is firstbyte's embedded aggregator: it consumes spans,
 // as OpenTelemetry Collector pdata, into the latency tracker the router
-// ranks targets by (SPEC sections 5 to 7).
+// ranks targets by.
 //
 //   - Tracker keeps the recent time-to-first-byte samples per (target,
 //     upstream model) and answers their median; the router reads it through

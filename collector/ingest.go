@@ -53,7 +53,7 @@ const (
 
 // NewIngestHandler returns the admin POST /v1/traces handler: OTLP/HTTP trace
 // export requests, protobuf or JSON, optionally gzipped, from an
-// OpenTelemetry Collector fanning out peers' spans (SPEC sections 6 and 7).
+// OpenTelemetry Collector fanning out peers' spans.
 // The spans go to a.ConsumePeerTraces. Like the collector's otlphttp
 // receiver, it only reads the content type, reads the body, unmarshals,
 // consumes and answers with an empty ExportTraceServiceResponse in the

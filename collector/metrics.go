@@ -30,7 +30,7 @@ var DurationBuckets = append(append([]float64(nil), TTFBBuckets...), 120, 300, 6
 // tens of microseconds normally, milliseconds when something is wrong.
 var OverheadBuckets = []float64{0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1}
 
-// Metrics are the Prometheus series of SPEC section 6 that derive from
+// Metrics are the Prometheus series that derive from
 // spans, in the way the collector's spanmetrics connector derives them:
 // the same spans the tracker learns from, so the metrics and the routing
 // can never disagree. Only this instance's own (local) spans count here;

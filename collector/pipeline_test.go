@@ -15,7 +15,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// The tests and benchmarks here run the real path of SPEC section 6: an SDK
+// The tests and benchmarks here run the real path of the spans: an SDK
 // span ends, telemetry's processor converts it to pdata, the aggregator
 // records it in the tracker.
 

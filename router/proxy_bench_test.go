@@ -407,7 +407,7 @@ func sseEvents(n int) [][]byte {
 
 // BenchmarkStreamRelay is a streaming request of N chunks through
 // gw.Handler() with an in-memory upstream. Every chunk is written and
-// flushed on its own (SPEC: flush SSE at once). ns/chunk is ns/op / N; the
+// flushed on its own (SSE is flushed at once). ns/chunk is ns/op / N; the
 // marginal cost of a chunk is (ns/op[64] - ns/op[1]) / 63.
 func BenchmarkStreamRelay(b *testing.B) {
 	for _, chunks := range []int{1, 64} {

@@ -30,7 +30,7 @@ func attrMap(kvs []attribute.KeyValue) map[string]attribute.Value {
 }
 
 // TestAttemptSpans: one SERVER span per request continuing the incoming
-// traceparent, one CLIENT span per attempt with exactly SPEC section 6's
+// traceparent, one CLIENT span per attempt with exactly the attempt span's
 // attributes; TTFB only on the 2xx attempt; later attempts say failover.
 func TestAttemptSpans(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()

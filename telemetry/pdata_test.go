@@ -67,7 +67,7 @@ func testResource(instanceID string) *resource.Resource {
 }
 
 // attemptAttributes are the attributes of a successful attempt span, as the
-// router sets them (SPEC section 6).
+// router sets them.
 func attemptAttributes(target, model string, ttfb time.Duration) []attribute.KeyValue {
 	return []attribute.KeyValue{
 		KeyOperationName.String(OperationChat),

@@ -14,7 +14,7 @@ import (
 // TracerName is the instrumentation scope of every span firstbyte starts.
 const TracerName = "github.com/firstbyte-dev/firstbyte"
 
-// Attribute keys of the attempt span (SPEC section 6). The GenAI and HTTP keys
+// Attribute keys of the attempt span. The GenAI and HTTP keys
 // come from the semantic conventions so spans from any GenAI-instrumented
 // client that carry them teach the tracker too.
 var (

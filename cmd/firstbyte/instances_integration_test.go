@@ -14,7 +14,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/sim"
 )
 
-// TestSeveralInstancesShareTheRanking is SPEC section 7 with the shipped
+// TestSeveralInstancesShareTheRanking is several instances sharing one ranking, with the shipped
 // collector/otelcol/config/fanout.yaml: two gateways export to one
 // collector, which sends every span to both instances' admin /v1/traces.
 // Traffic goes through A only; B learns A's ranking from A's spans, A skips

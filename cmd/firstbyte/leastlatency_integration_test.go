@@ -11,7 +11,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/sim"
 )
 
-// TestLeastLatencyPicksTheFastest runs SPEC section 5's least-latency
+// TestLeastLatencyPicksTheFastest runs the least-latency
 // through the real binary with real sleeps, at a small scale: three
 // providers whose TTFB medians are 20, 60 and 120 ms. The first three
 // requests are cold (one per unmeasured target); after that the fastest

@@ -80,7 +80,7 @@ func waitForSpans(t *testing.T, sink *spanSink, instance string, servers, client
 }
 
 // TestOTLPExportToCollector: a real OpenTelemetry Collector receives the
-// gateway's spans with the SPEC section 6 attributes and the TTFB; stopped
+// gateway's spans with the attempt span's attributes and the TTFB; stopped
 // mid-run, requests still all succeed and the failed exports are counted.
 //
 //	client ─> firstbyte ─> alpha, beta, broken (sim)
@@ -168,7 +168,7 @@ func TestOTLPExportToCollector(t *testing.T) {
 }
 
 // checkExportedSpans checks the spans of TestOTLPExportToCollector against
-// SPEC section 6.
+// the attempt and server span vocabulary.
 func checkExportedSpans(t *testing.T, f *otlpFixture, gw *gatewayProc, spans []sinkSpan, requests, attempts int, incomingTrace, incomingParent string) {
 	t.Helper()
 	if n := countKind(spans, ptrace.SpanKindServer); n != requests {
@@ -303,7 +303,7 @@ func checkAttemptSpan(t *testing.T, s sinkSpan, ports map[string]int64, upstream
 	switch sel := s.str("firstbyte.selection"); sel {
 	case "cold", "leader", "explore", "manual", "failover":
 	default:
-		t.Errorf("attempt span firstbyte.selection = %q, want a SPEC reason", sel)
+		t.Errorf("attempt span firstbyte.selection = %q, want one of the selection reasons", sel)
 	}
 	intAttr(t, s, "firstbyte.attempt")
 	status := intAttr(t, s, "http.response.status_code")

@@ -5,7 +5,7 @@
 //
 // It receives the spans that firstbyte instances export and, with
 // config/fanout.yaml, fans them out to every instance's admin
-// POST /v1/traces (SPEC section 7). It lives in its own Go module so that the
+// POST /v1/traces. It lives in its own Go module so that the
 // gateway binary does not link the collector.
 //
 // It must not listen on anything but loopback unless a config says so, and

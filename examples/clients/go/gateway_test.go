@@ -197,7 +197,7 @@ func hermeticEnv() []string {
 }
 
 // checkRouting checks the three routing headers every answered request
-// carries (SPEC section 4) and returns the target and selection.
+// carries and returns the target and selection.
 func checkRouting(t *testing.T, h http.Header) (target, selection string) {
 	t.Helper()
 	target, selection = h.Get("X-Firstbyte-Target"), h.Get("X-Firstbyte-Selection")

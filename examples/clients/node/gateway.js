@@ -33,7 +33,7 @@ export const models = {
 };
 
 
-/** Every value X-Firstbyte-Selection may take (SPEC section 4). */
+/** Every value X-Firstbyte-Selection may take. */
 export const selections = ['cold', 'leader', 'explore', 'order', 'manual'];
 
 /** Each request gets this long; the simulated upstreams answer in milliseconds. */
