@@ -229,6 +229,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// String is what was written, when w is a *bytes.Buffer.
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.(*bytes.Buffer).String()
+}
+
 func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
 	release := make(chan struct{})
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -391,9 +398,9 @@ func TestClientThatStopsReadingLosesItsStream(t *testing.T) {
 
 func TestRequestLogLine(t *testing.T) {
 	up := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
-	var logs bytes.Buffer
+	logs := &lockedWriter{w: &bytes.Buffer{}}
 	gw := newGatewayWith(t, "fallback", "", router.Options{
-		Logger:      slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs}, nil)),
+		Logger:      slog.New(slog.NewJSONHandler(logs, nil)),
 		LogRequests: true,
 	}, target{name: "a", url: up.URL})
 	srv := httptest.NewServer(gw.Handler())
@@ -401,16 +408,30 @@ func TestRequestLogLine(t *testing.T) {
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	const prompt = "PROMPT-canary-1717"
-	post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+prompt+`"}]}`,
-		"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
-	post(t, srv.URL, "/v1/chat/completions", `{"model":"`+prompt+`","messages":[]}`)
-	resp := post(t, srv.URL, "/v1/models", ``)
-	readAll(t, resp.Body)
-
-	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d log lines, want 3:\n%s", len(lines), logs.String())
+	// The line is written once the answer is out, so wait for each before
+	// the next request: the lines then come in order.
+	var lines []string
+	waitLines := func(n int) {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			text := strings.TrimSpace(logs.String())
+			lines = strings.Split(text, "\n")
+			if text != "" && len(lines) >= n || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if len(lines) != n {
+			t.Fatalf("%d log lines, want %d:\n%s", len(lines), n, logs.String())
+		}
 	}
+	readAll(t, post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+prompt+`"}]}`,
+		"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01").Body)
+	waitLines(1)
+	readAll(t, post(t, srv.URL, "/v1/chat/completions", `{"model":"`+prompt+`","messages":[]}`).Body)
+	waitLines(2)
+	readAll(t, post(t, srv.URL, "/v1/models", ``).Body)
+	waitLines(3)
 	var served map[string]any
 	if err := json.Unmarshal([]byte(lines[0]), &served); err != nil {
 		t.Fatal(err)
