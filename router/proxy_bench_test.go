@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
@@ -55,18 +56,39 @@ var benchChatResponse = []byte(`{"id":"chatcmpl-bench","object":"chat.completion
 // cmd/firstbyte/stack.go does. otlp, when set, adds the batching OTLP/HTTP
 // exporter, which is how a production gateway runs.
 func benchTelemetry(b *testing.B, otlp string) (trace.TracerProvider, *collector.Tracker) {
+	return benchTelemetryWith(b, otlp, 0)
+}
+
+// slowConsumer is metrics whose every span first sleeps: a slow observer.
+type slowConsumer struct {
+	next  telemetry.TracesConsumer
+	sleep time.Duration
+}
+
+func (s slowConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	time.Sleep(s.sleep)
+	return s.next.ConsumeTraces(ctx, td)
+}
+
+// benchTelemetryWith is benchTelemetry wired as the binary wires it (the
+// tracker learns synchronously; metrics and export on the processor's own
+// goroutine), with every span's metrics delayed by sleep.
+func benchTelemetryWith(b *testing.B, otlp string, sleep time.Duration) (trace.TracerProvider, *collector.Tracker) {
 	b.Helper()
 	reg := prometheus.NewRegistry()
 	metrics := collector.NewMetrics(reg)
 	tracker := collector.NewTracker(collector.TrackerOptions{})
-	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{
-		OnSpan:    metrics.SpanConsumed,
-		Observers: []collector.SpanObserver{metrics},
-	})
+	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{OnSpan: metrics.SpanConsumed})
+	var observers telemetry.TracesConsumer = metrics
+	if sleep > 0 {
+		observers = slowConsumer{next: metrics, sleep: sleep}
+	}
 	sdk, shutdown, err := telemetry.Setup(context.Background(), telemetry.Options{
 		ServiceName:   "firstbyte-bench",
 		OTLPEndpoint:  otlp,
 		Aggregator:    agg,
+		Observers:     observers,
+		OnDrop:        metrics.SpansDropped,
 		OnExportError: func(n int, _ error) { metrics.ExportFailed(n) },
 		// The process environment must not switch exporters or samplers
 		// under the benchmark.
@@ -204,10 +226,14 @@ func BenchmarkUnaryProxied(b *testing.B) {
 		name   string
 		spans  bool
 		export bool
+		sleep  time.Duration // every span's metrics first sleep this long
 	}{
-		{"gateway-no-telemetry", false, false},
-		{"gateway", true, false},
-		{"gateway-otlp-export", true, true},
+		{"gateway-no-telemetry", false, false, 0},
+		{"gateway", true, false, 0},
+		{"gateway-otlp-export", true, true, 0},
+		// Telemetry off the client's path: metrics that take 30 ms a span
+		// must not show in the client's time (compare with "gateway").
+		{"gateway-metrics-sleep-30ms", true, false, 30 * time.Millisecond},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			o := router.Options{}
@@ -216,7 +242,7 @@ func BenchmarkUnaryProxied(b *testing.B) {
 				if tc.export {
 					otlp = benchOTLPSink(b)
 				}
-				tp, tracker := benchTelemetry(b, otlp)
+				tp, tracker := benchTelemetryWith(b, otlp, tc.sleep)
 				o.TracerProvider, o.Stats = tp, tracker
 			}
 			gw := httptest.NewServer(benchGateway(b, up.URL, o).Handler())
