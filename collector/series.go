@@ -23,6 +23,9 @@ type series struct {
 	ring     sampleRing      // guarded by mu: live samples, oldest taken first
 	sorted   []time.Duration // guarded by mu: the TTFBs in ring, ascending
 	outcomes outcomeRing     // guarded by mu: live attempt outcomes, oldest taken first
+	// guarded by mu: the recency-weighted sums of ring's log TTFBs and of
+	// outcomes' fault weights, kept up to date entry by entry.
+	logSums, faultSums decayingSums
 }
 
 // seriesStats is an immutable summary of a series.
@@ -114,11 +117,14 @@ func (s *series) current(now, maxAge int64) *seriesStats {
 func (s *series) expire(now, maxAge int64) bool {
 	dropped := false
 	for s.ring.n > 0 && expired(s.ring.front().takenAt, now, maxAge) {
-		s.sorted = removeSorted(s.sorted, s.ring.popFront().ttfb)
+		x := s.ring.popFront()
+		s.sorted = removeSorted(s.sorted, x.ttfb)
+		s.logSums.remove(x.logTTFB, x.takenAt)
 		dropped = true
 	}
 	for s.outcomes.n > 0 && expired(s.outcomes.front().takenAt, now, maxAge) {
-		s.outcomes.popFront()
+		x := s.outcomes.popFront()
+		s.faultSums.remove(x.fault.Weight(), x.takenAt)
 		dropped = true
 	}
 	return dropped
@@ -130,10 +136,45 @@ func (s *series) insertSample(x sample) {
 	evicted, didEvict, kept := s.ring.insert(x)
 	if didEvict {
 		s.sorted = removeSorted(s.sorted, evicted.ttfb)
+		s.logSums.remove(evicted.logTTFB, evicted.takenAt)
 	}
 	if kept {
 		s.sorted = insertSorted(s.sorted, x.ttfb)
+		s.logSums.add(x.logTTFB, x.takenAt)
 	}
+}
+
+// insertOutcome adds x, evicting the oldest outcome if the window is full.
+// Called with mu held.
+func (s *series) insertOutcome(x outcome) {
+	evicted, didEvict, kept := s.outcomes.insert(x)
+	if didEvict {
+		s.faultSums.remove(evicted.fault.Weight(), evicted.takenAt)
+	}
+	if kept {
+		s.faultSums.add(x.fault.Weight(), x.takenAt)
+	}
+}
+
+// rebuildSums recomputes the recency-weighted sums from the rings, so the
+// rounding of many incremental changes cannot accumulate. Called with mu
+// held, every rebuildEvery changes.
+func (s *series) rebuildSums() {
+	s.logSums.reset()
+	a, b := s.ring.segments()
+	for _, seg := range [2][]sample{a, b} {
+		for _, x := range seg {
+			s.logSums.add(x.logTTFB, x.takenAt)
+		}
+	}
+	s.faultSums.reset()
+	oa, ob := s.outcomes.segments()
+	for _, seg := range [2][]outcome{oa, ob} {
+		for _, x := range seg {
+			s.faultSums.add(x.fault.Weight(), x.takenAt)
+		}
+	}
+	s.logSums.changes, s.faultSums.changes = 0, 0
 }
 
 // publish replaces the readers' stats with the current figures. Called with
@@ -144,20 +185,21 @@ func (s *series) publish(maxAge int64) {
 		s.stats.Store(emptyStats)
 		return
 	}
+	if s.logSums.changes >= rebuildEvery || s.faultSums.changes >= rebuildEvery {
+		s.rebuildSums()
+	}
 	st := &seriesStats{samples: n, staleAt: math.MaxInt64}
 	if n > 0 {
 		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
 		st.staleAt = st.oldest + maxAge
 		st.p50 = s.sorted[medianIndex(n)]
-		var m weightedMoments
 		a, b := s.ring.segments()
 		for _, seg := range [2][]sample{a, b} {
 			for _, x := range seg {
-				m.add(x.logTTFB, recencyWeight(st.newest-x.takenAt))
 				st.byOrigin[x.origin]++
 			}
 		}
-		st.logMean, st.logStd, st.logWeight = m.mean(), m.std(), m.v1
+		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
 	}
 	st.ewma = s.ewma()
 	if s.outcomes.n > 0 {
@@ -167,17 +209,14 @@ func (s *series) publish(maxAge int64) {
 		a, b := s.outcomes.segments()
 		for _, seg := range [2][]outcome{a, b} {
 			for _, x := range seg {
-				w := x.fault.Weight()
-				r := recencyWeight(st.lastOutcome - x.takenAt)
-				st.faults += w
-				st.weightedOutcomes += r
-				st.weightedFaults += r * w
+				st.faults += x.fault.Weight()
 				if x.fault != telemetry.FaultNone {
 					faultCost += x.cost.Seconds()
 					faultN++
 				}
 			}
 		}
+		st.weightedOutcomes, st.weightedFaults = s.faultSums.weight(), max(0, s.faultSums.weightedSum())
 		st.outcomes = s.outcomes.n
 		st.faultRate = faultRate(st.faults, st.outcomes)
 		if faultN > 0 {

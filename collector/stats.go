@@ -121,3 +121,85 @@ func faultRate(faults float64, outcomes int) float64 {
 	}
 	return min(1, max(0, faults/float64(outcomes)))
 }
+
+// decayingSums keeps the recency-weighted sums of a set of entries, each
+// weighing 2^(-(ref - taken)/RecencyHalfLife) where ref is when the newest
+// was taken: Σw, Σw², and Σw·d, Σw·d² of its values (d = value - shift, a
+// value near the others, for accuracy). Adding or removing an entry costs
+// O(1), not a pass over the window: a new newest entry rescales the sums
+// once. Every rebuildEvery changes the owner recomputes them from scratch
+// (rebuild), so rounding cannot accumulate.
+type decayingSums struct {
+	ref            int64 // unix ns the weights are relative to
+	shift          float64
+	v1, v2, s1, s2 float64
+	n              int
+	changes        int // since the last rebuild
+}
+
+// rebuildEvery bounds how many incremental changes decayingSums takes
+// before its owner recomputes it.
+const rebuildEvery = 1024
+
+func (d *decayingSums) reset() { *d = decayingSums{} }
+
+// add puts a value taken at t in the sums.
+func (d *decayingSums) add(x float64, t int64) {
+	if d.n == 0 {
+		d.reset()
+		d.ref, d.shift = t, x
+	}
+	if t > d.ref {
+		f := recencyWeight(t - d.ref)
+		d.v1, d.v2, d.s1, d.s2 = d.v1*f, d.v2*f*f, d.s1*f, d.s2*f
+		d.ref = t
+	}
+	w := recencyWeight(d.ref - t)
+	dx := x - d.shift
+	d.v1 += w
+	d.v2 += w * w
+	d.s1 += w * dx
+	d.s2 += w * dx * dx
+	d.n++
+	d.changes++
+}
+
+// remove takes a value taken at t out of the sums.
+func (d *decayingSums) remove(x float64, t int64) {
+	if d.n <= 1 {
+		d.reset()
+		return
+	}
+	w := recencyWeight(d.ref - t)
+	dx := x - d.shift
+	d.v1 = max(0, d.v1-w)
+	d.v2 = max(0, d.v2-w*w)
+	d.s1 -= w * dx
+	d.s2 = max(0, d.s2-w*dx*dx)
+	d.n--
+	d.changes++
+}
+
+// weight is Σw.
+func (d *decayingSums) weight() float64 { return d.v1 }
+
+// weightedSum is Σw·value.
+func (d *decayingSums) weightedSum() float64 { return d.s1 + d.shift*d.v1 }
+
+// mean is the weighted mean; 0 with no weight.
+func (d *decayingSums) mean() float64 {
+	if d.v1 <= 0 {
+		return 0
+	}
+	return d.shift + d.s1/d.v1
+}
+
+// std is the weighted standard deviation with the reliability-weights
+// correction (V1 - V2/V1 in the denominator), as weightedMoments.std.
+func (d *decayingSums) std() float64 {
+	den := d.v1 - d.v2/d.v1
+	if d.v1 <= 0 || den <= 1e-12 {
+		return 0
+	}
+	return math.Sqrt(max(0, (d.s2-d.s1*d.s1/d.v1)/den))
+}

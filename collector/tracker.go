@@ -128,7 +128,7 @@ func (t *Tracker) RecordSample(target, model string, ttfb time.Duration, takenAt
 	s.mu.Lock()
 	s.expire(now, t.maxAge)
 	s.insertSample(sample{ttfb: ttfb, logTTFB: logSeconds(ttfb), takenAt: at, origin: origin})
-	s.outcomes.insert(outcome{takenAt: at})
+	s.insertOutcome(outcome{takenAt: at})
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }
@@ -152,7 +152,7 @@ func (t *Tracker) RecordFault(target, model string, fault telemetry.Fault, cost 
 	}
 	s.mu.Lock()
 	s.expire(now, t.maxAge)
-	s.outcomes.insert(outcome{fault: fault, timeout: timeout, cost: max(0, cost), takenAt: at})
+	s.insertOutcome(outcome{fault: fault, timeout: timeout, cost: max(0, cost), takenAt: at})
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }

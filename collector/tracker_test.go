@@ -800,3 +800,35 @@ func TestTrackerStatsAtDoesNotAllocate(t *testing.T) {
 		t.Errorf("StatsAt: %v allocs per call, want 0", allocs)
 	}
 }
+
+// TestDecayingSumsMatchARecount: after thousands of samples through a small
+// window (adds, evictions, expiries, late arrivals), the incremental sums
+// equal a recount from the live samples.
+func TestDecayingSumsMatchARecount(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := NewTracker(TrackerOptions{Now: clock.Now, Window: 20, MaxAge: 3 * time.Second})
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 3000 {
+		clock.Advance(time.Duration(r.IntN(20)) * time.Millisecond)
+		at := clock.Now().Add(-time.Duration(r.IntN(50)) * time.Millisecond) // some arrive late
+		if i%7 == 0 {
+			tr.RecordFault("a", "m", telemetry.FaultFull, ms(5), false, at)
+			continue
+		}
+		tr.Record("a", "m", time.Duration(10+r.IntN(90))*time.Millisecond, at)
+	}
+	s := tr.lookup("a", "m")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var m weightedMoments
+	newest := s.ring.back().takenAt
+	a, b := s.ring.segments()
+	for _, seg := range [2][]sample{a, b} {
+		for _, x := range seg {
+			m.add(x.logTTFB, recencyWeight(newest-x.takenAt))
+		}
+	}
+	if d := s.logSums; math.Abs(d.mean()-m.mean()) > 1e-9 || math.Abs(d.std()-m.std()) > 1e-9 || math.Abs(d.weight()-m.v1) > 1e-9 {
+		t.Errorf("incremental mean %v std %v weight %v; recount %v %v %v", d.mean(), d.std(), d.weight(), m.mean(), m.std(), m.v1)
+	}
+}
