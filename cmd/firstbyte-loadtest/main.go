@@ -49,6 +49,7 @@ import (
 type plan struct {
 	quick bool
 	otlp  bool // the gateway exports spans to the sink
+	logRequests bool // the gateway writes a log line per request (log.requests)
 
 	warmup int // unary requests per arm before measuring
 
@@ -88,6 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	markdown := fs.String("markdown", "", "write the figures section of this markdown file (docs/benchmarks.md)")
 	quick := fs.Bool("quick", false, "a short run, to smoke-test the load test itself")
 	otlp := fs.Bool("otlp", true, "the gateway exports its spans over OTLP (false: to see what export costs)")
+	logRequests := fs.Bool("log-requests", false, "the gateway writes a log line per request, as log.requests does by default (the baseline logs nothing)")
 	routing := fs.Bool("routing", false, "measure routing quality instead: every scenario through every mode and the oracle (about 7 min a round; -markdown docs/routing-e2e.md)")
 	rounds := fs.Int("rounds", 1, "with -routing: how many times each scenario runs through each arm (the order rotated each round)")
 	scenarios := fs.String("scenarios", "", "with -routing: only these scenarios, comma-separated (a, b, c, c2, d, d-breaker)")
@@ -126,6 +128,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		p = quickPlan
 	}
 	p.otlp = *otlp
+	p.logRequests = *logRequests
 	res, err := measure(ctx, p, *gateway, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
@@ -304,7 +307,7 @@ func measure(ctx context.Context, p plan, gatewayPath string, logw io.Writer) (*
 	if !p.otlp {
 		exportTo = ""
 	}
-	cfgPath, removeCfg, err := writeConfig(gatewayConfig(apiAddr, adminAddr, upURL, exportTo))
+	cfgPath, removeCfg, err := writeConfig(gatewayConfig(apiAddr, adminAddr, upURL, exportTo, p.logRequests))
 	if err != nil {
 		return nil, err
 	}

@@ -160,10 +160,11 @@ func freeAddr() (string, error) {
 // gatewayConfig is the gateway's config: one provider and one
 // least-latency target per scenario, each at its own upstream path, and
 // telemetry fully on (spans, aggregator, metrics, OTLP export to the sink;
-// sinkURL "" turns export off).
-func gatewayConfig(listen, admin, upstreamURL, sinkURL string) []byte {
+// sinkURL "" turns export off), and a log line per request only when
+// logRequests (the baseline logs nothing either).
+func gatewayConfig(listen, admin, upstreamURL, sinkURL string, logRequests bool) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %s\nadmin: {listen: %s}\nproviders:\n", listen, admin)
+	fmt.Fprintf(&b, "listen: %s\nadmin: {listen: %s}\nlog: {requests: %t}\nproviders:\n", listen, admin, logRequests)
 	models := []string{modelZero, modelSlow, modelStream, modelHold}
 	for _, m := range models {
 		fmt.Fprintf(&b, "  %s: {kind: openai, base_url: %q, models: [%s]}\n", m, upstreamURL+"/"+m+"/v1", m)

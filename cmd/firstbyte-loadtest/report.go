@@ -59,6 +59,11 @@ func buildReport(res *results) *report {
 	if !p.otlp {
 		r.header[3] = "gateway telemetry: spans, aggregator, metrics; OTLP export OFF (-otlp=false): not the configuration the goals are for"
 	}
+	if p.logRequests {
+		r.header = append(r.header, "gateway request log: one line per request to stderr (-log-requests), as log.requests does by default")
+	} else {
+		r.header = append(r.header, "gateway request log: off (log.requests: false; -log-requests turns it on), as the baseline logs nothing")
+	}
 
 	// Scenario 1.
 	d1 := res.s1[armDirect]
