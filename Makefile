@@ -42,7 +42,8 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 # Fuzz targets, each for FUZZTIME (make test: a few seconds each; make fuzz:
 # minutes). A failing input is written under the package's testdata/fuzz.
 FUZZTIME ?= 4s
-FUZZ_TARGETS := ./router/:FuzzScanRequest ./router/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest
+FUZZ_TARGETS := ./router/:FuzzScanRequest ./router/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest \
+	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream
 test-fuzz: ## every fuzz target for FUZZTIME
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \
@@ -58,7 +59,7 @@ soak: build ## the chaos soak through the real binary for SOAK_DURATION (figures
 		$(GO) test -count=1 -tags integration -timeout 30m -run '^TestChaosSoak$$' -v ./cmd/firstbyte/ | grep -v 'level='
 
 bench: build ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./collector/ ./telemetry/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./router/translate/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
 
 study: ## the routing-quality study: every mode through failure scenarios on a virtual clock (results: docs/routing-study.md)
