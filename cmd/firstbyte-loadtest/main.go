@@ -66,7 +66,7 @@ type plan struct {
 var fullPlan = plan{
 	warmup:   1000,
 	s1Rounds: 8, s1Requests: 4000,
-	s2Rounds: 3, s2Conc: 64, s2Dur: 3 * time.Second,
+	s2Rounds: 3, s2Conc: 32, s2Dur: 3 * time.Second,
 	s3Rounds: 3, s3Conc: 16, s3PerWorker: 3,
 	s4Streams: 1000,
 }
@@ -75,7 +75,7 @@ var quickPlan = plan{
 	quick:    true,
 	warmup:   200,
 	s1Rounds: 2, s1Requests: 500,
-	s2Rounds: 1, s2Conc: 64, s2Dur: time.Second,
+	s2Rounds: 1, s2Conc: 32, s2Dur: time.Second,
 	s3Rounds: 1, s3Conc: 8, s3PerWorker: 1,
 	s4Streams: 100,
 }
