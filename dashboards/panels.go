@@ -181,10 +181,14 @@ func rows() []row {
 					"fanned out by an OpenTelemetry Collector to telemetry.ingest). peer stays at 0 on a single instance.",
 				q(sumBy("source", rate("firstbyte_spans_consumed_total", instanceSel)), "{{source}}"),
 			),
-			timeSeries("Span export failures", "ops",
-				"Spans dropped because the OTLP export failed (collector down or refusing). Routing is unaffected: the aggregator "+
-					"gets every span before export. What is lost are the traces behind the exemplars.",
-				q(sumBy("instance", rate("firstbyte_export_failures_total", instanceSel)), "{{instance}}"),
+			timeSeries("Span export failures and drops", "ops",
+				"export failed: spans lost because the OTLP export failed (collector down or refusing). dropped: spans the "+
+					"metrics and export side let go because its queue was full (it runs off the request path and is never "+
+					"waited for; above 0 means the process is short of CPU). Routing is unaffected by either: the tracker "+
+					"learns from every span before they happen. What is lost are the traces behind the exemplars, and for "+
+					"drops these panels' counts.",
+				q(sumBy("instance", rate("firstbyte_export_failures_total", instanceSel)), "export failed {{instance}}"),
+				q(sumBy("instance", rate("firstbyte_spans_dropped_total", instanceSel)), "dropped {{instance}}"),
 			),
 			timeSeries("Ingest rejections", "ops",
 				"What this instance's trace ingest (admin POST /v1/traces) refused, by reason: unknown_target counts spans "+
