@@ -47,8 +47,8 @@ import (
 
 // plan is how much each scenario runs; -quick shrinks it to a smoke test.
 type plan struct {
-	quick bool
-	otlp  bool // the gateway exports spans to the sink
+	quick       bool
+	otlp        bool // the gateway exports spans to the sink
 	logRequests bool // the gateway writes a log line per request (log.requests)
 
 	warmup int // unary requests per arm before measuring
