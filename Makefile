@@ -43,7 +43,7 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 # minutes). A failing input is written under the package's testdata/fuzz.
 FUZZTIME ?= 4s
 FUZZ_TARGETS := ./router/:FuzzScanRequest ./router/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest \
-	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream
+	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/internal/jsonscan/:FuzzValid
 test-fuzz: ## every fuzz target for FUZZTIME
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \

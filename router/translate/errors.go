@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
 // Format names one of the two client APIs.
@@ -174,7 +176,7 @@ type errorFields struct {
 // message, at most maxErrorText bytes of it; an empty one, its status.
 func parseError(status int, body []byte) errorFields {
 	var f errorFields
-	v, ok := validJSON(body)
+	v, ok := jsonscan.Valid(body)
 	if ok && isObject(v) {
 		top := objectMembers(v)
 		for k, val, ok := top.next(); ok; k, val, ok = top.next() {

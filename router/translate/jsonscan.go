@@ -2,215 +2,17 @@ package translate
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
-// A body is validated once, by validJSON; afterwards it is navigated with the
+// A body is validated once, by jsonscan.Valid; afterwards it is navigated with the
 // non-validating skips below, which cross strings with bytes.IndexByte. A
 // "value" in this file is the raw bytes of one JSON value, without the
 // whitespace around it.
-
-// maxDepth bounds nesting, as encoding/json does, so a body of ten million
-// '[' cannot exhaust the stack.
-const maxDepth = 10000
-
-// validJSON returns b's one JSON value without surrounding whitespace, or false
-// when b is not exactly one valid JSON value. Strings may hold invalid UTF-8,
-// as encoding/json allows; it is copied as it is or replaced when re-encoded.
-func validJSON(b []byte) ([]byte, bool) {
-	i := skipSpace(b, 0)
-	end, ok := validValue(b, i, 0)
-	if !ok || skipSpace(b, end) != len(b) {
-		return nil, false
-	}
-	return b[i:end], true
-}
-
-func validValue(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch c := b[i]; {
-	case c == '"':
-		return validString(b, i)
-	case c == '{' || c == '[':
-		return validContainer(b, i, depth+1)
-	case c == '-' || (c >= '0' && c <= '9'):
-		return validNumber(b, i)
-	case c == 't':
-		return validLiteral(b, i, "true")
-	case c == 'f':
-		return validLiteral(b, i, "false")
-	case c == 'n':
-		return validLiteral(b, i, "null")
-	}
-	return i, false
-}
-
-func validContainer(b []byte, i, depth int) (int, bool) {
-	if depth > maxDepth {
-		return i, false
-	}
-	object := b[i] == '{'
-	closer := byte(']')
-	if object {
-		closer = '}'
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == closer {
-		return i + 1, true
-	}
-	for {
-		var ok bool
-		if object {
-			if i >= len(b) || b[i] != '"' {
-				return i, false
-			}
-			if i, ok = validString(b, i); !ok {
-				return i, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			i = skipSpace(b, i+1)
-		}
-		if i, ok = validValue(b, i, depth); !ok {
-			return i, false
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case closer:
-			return i + 1, true
-		default:
-			return i, false
-		}
-	}
-}
-
-// validString checks a string token at b[i] == '"'. Its loop is the hot one:
-// prompts are mostly string bytes, so it crosses them eight at a time and
-// lands on the next quote, backslash or control character directly.
-func validString(b []byte, i int) (int, bool) {
-	for i++; ; i++ {
-		for i+8 <= len(b) {
-			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
-			}
-			i += 8
-		}
-		if i >= len(b) {
-			return i, false
-		}
-		c := b[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue // among the last few bytes, checked one by one
-		}
-		switch {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return i, false
-		}
-		i++ // an escape
-		if i >= len(b) {
-			return i, false
-		}
-		switch b[i] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		case 'u':
-			if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
-				return i, false
-			}
-			i += 4
-		default:
-			return i, false
-		}
-	}
-}
-
-// specialBytes marks, with its high bit, each byte of the little-endian word
-// w that is a quote, a backslash or below 0x20 (the classic "has a zero
-// byte" test on w^'"' and w^'\\', and "has a byte less than 0x20" on w).
-// A byte above a marked one may be marked wrongly (a borrow); the lowest
-// mark is always right, and that is the only one read.
-func specialBytes(w uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	quote, backslash := w^(ones*'"'), w^(ones*'\\')
-	m := (w - ones*0x20) &^ w
-	m |= (quote - ones) &^ quote
-	m |= (backslash - ones) &^ backslash
-	return m & highs
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-// validNumber checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(b []byte, i int) (int, bool) {
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return i, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return i, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return i, false
-		}
-	}
-	return i, true
-}
-
-func validLiteral(b []byte, i int, lit string) (int, bool) {
-	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return i, false
-	}
-	return i + len(lit), true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
 
 // skipValue returns the end of the valid value starting at b[i].
 func skipValue(b []byte, i int) int {
@@ -286,9 +88,9 @@ func objectMembers(v []byte) members {
 // next returns the next member's key (unescaped; valid until the next call)
 // and value.
 func (m *members) next() (key, val []byte, ok bool) {
-	i := skipSpace(m.b, m.i)
+	i := jsonscan.SkipSpace(m.b, m.i)
 	if i < len(m.b) && m.b[i] == ',' {
-		i = skipSpace(m.b, i+1)
+		i = jsonscan.SkipSpace(m.b, i+1)
 	}
 	if i >= len(m.b) || m.b[i] != '"' {
 		return nil, nil, false
@@ -300,7 +102,7 @@ func (m *members) next() (key, val []byte, ok bool) {
 		m.key = appendUnquoted(m.key[:0], m.b[ks:i])
 		key = m.key
 	}
-	i = skipSpace(m.b, skipSpace(m.b, i)+1) // past ':'
+	i = jsonscan.SkipSpace(m.b, jsonscan.SkipSpace(m.b, i)+1) // past ':'
 	vs := i
 	i = skipValue(m.b, i)
 	m.i = i
@@ -322,9 +124,9 @@ func arrayElements(v []byte) elements {
 }
 
 func (e *elements) next() ([]byte, bool) {
-	i := skipSpace(e.b, e.i)
+	i := jsonscan.SkipSpace(e.b, e.i)
 	if i < len(e.b) && e.b[i] == ',' {
-		i = skipSpace(e.b, i+1)
+		i = jsonscan.SkipSpace(e.b, i+1)
 	}
 	if i >= len(e.b) || e.b[i] == ']' {
 		return nil, false

@@ -2,37 +2,24 @@ package translate
 
 import (
 	"encoding/json"
-	"math/bits"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
+// scannerCases are JSON values and near misses; those that are strings
+// exercise unquoting and quoting.
 var scannerCases = []string{
-	`{}`, `[]`, `""`, `0`, `-0.5e+3`, `true`, `null`, ` {"a" : [1, "x", {"b": null}] } `,
-	`"\u00e9\ud83d\ude00\n\"\\\/"`, `"\ud83d"`, `"\udc00x"`, "\"\xff\xfe\"", `{"a":1,}`, `[1,]`, `01`, `1.`, `-`, `"\x"`,
-	`"a` + "\x01" + `"`, `{"a"}`, `{"a":}`, `tru`, `nul`, `[` + strings.Repeat(`[`, 20) + strings.Repeat(`]`, 21), `{"a":1}x`, ``,
-}
-
-// The scanner accepts exactly what encoding/json accepts.
-func TestValidJSONAgreesWithEncodingJSON(t *testing.T) {
-	for _, c := range scannerCases {
-		_, got := validJSON([]byte(c))
-		if want := json.Valid([]byte(c)); got != want {
-			t.Errorf("validJSON(%q) = %v, json.Valid = %v", c, got, want)
-		}
-	}
-	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
-	if _, ok := validJSON([]byte(deep)); ok {
-		t.Error("nesting beyond maxDepth accepted")
-	}
+	`{}`, `""`, `0`, ` {"a" : [1, "x", {"b": null}] } `, `"\u00e9\ud83d\ude00\n\"\\\/"`, `"\ud83d"`, `"\udc00x"`,
+	"\"\xff\xfe\"", `"\x"`, `{"a":1,}`,
 }
 
 // Strings decode as encoding/json decodes them and encode back to themselves.
 func TestStringsRoundTrip(t *testing.T) {
 	for _, c := range scannerCases {
-		v, ok := validJSON([]byte(c))
+		v, ok := jsonscan.Valid([]byte(c))
 		if !ok || !isString(v) {
 			continue
 		}
@@ -58,7 +45,7 @@ func TestStringsRoundTrip(t *testing.T) {
 }
 
 func TestMembersAndElements(t *testing.T) {
-	v, _ := validJSON([]byte(` {"a" : 1 , "b\u0063":"x\"}" ,"d":[1,{"e":"]"}], "a":2 } `))
+	v, _ := jsonscan.Valid([]byte(` {"a" : 1 , "b\u0063":"x\"}" ,"d":[1,{"e":"]"}], "a":2 } `))
 	m := objectMembers(v)
 	var keys, vals []string
 	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
@@ -102,51 +89,13 @@ func TestIteratorsOnOtherKinds(t *testing.T) {
 	}
 }
 
-// specialBytes finds the first quote, backslash or control byte of a word
-// exactly, and reports a word without one as such.
-func TestSpecialBytes(t *testing.T) {
-	first := func(w uint64) int { // 8: none
-		for k := 0; k < 8; k++ {
-			if c := byte(w >> (8 * k)); c < 0x20 || c == '"' || c == '\\' {
-				return k
-			}
-		}
-		return 8
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	specials := []byte{0, 0x1f, '"', '\\', 0x20, 0x21, 0x7f, 0x80, 0xff, '#', '[', ']'}
-	for n := 0; n < 300000; n++ {
-		w := rng.Uint64()
-		if n%2 == 0 { // mostly printable bytes, with one or two specials placed
-			w = 0
-			for k := 0; k < 8; k++ {
-				w |= uint64(0x20+rng.IntN(0x5f)) << (8 * k)
-			}
-			for range rng.IntN(3) {
-				k := rng.IntN(8)
-				w = w&^(0xff<<(8*k)) | uint64(specials[rng.IntN(len(specials))])<<(8*k)
-			}
-		}
-		got := 8
-		if m := specialBytes(w); m != 0 {
-			got = bits.TrailingZeros64(m) / 8
-		}
-		if want := first(w); got != want {
-			t.Fatalf("specialBytes(%#016x) points at byte %d, want %d", w, got, want)
-		}
-	}
-}
-
-func FuzzValidJSON(f *testing.F) {
+func FuzzSkipValue(f *testing.F) {
 	for _, c := range scannerCases {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		v, got := validJSON(b)
-		if want := json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
-		}
-		if got && skipValue(v, 0) != len(v) {
+		// Navigation agrees with validation: a valid value is skipped whole.
+		if v, ok := jsonscan.Valid(b); ok && skipValue(v, 0) != len(v) {
 			t.Fatalf("skipValue(%q) = %d, want %d", v, skipValue(v, 0), len(v))
 		}
 	})

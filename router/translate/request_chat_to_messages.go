@@ -3,6 +3,8 @@ package translate
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
 // DefaultMaxTokens is the max_tokens sent to an Anthropic upstream when an
@@ -29,7 +31,7 @@ type chatRequest struct {
 // stream translator needs to know. A request the Messages API cannot express
 // is a *RequestError.
 func ChatToMessages(body []byte, upstreamModel string) (out []byte, includeUsage bool, err error) {
-	v, ok := validJSON(body)
+	v, ok := jsonscan.Valid(body)
 	if !ok {
 		return nil, false, errNotJSON
 	}
@@ -660,10 +662,10 @@ func appendArguments(out, args []byte) ([]byte, error) {
 	}
 	start := len(out)
 	out = appendUnquoted(out, args)
-	if skipSpace(out, start) == len(out) {
+	if jsonscan.SkipSpace(out, start) == len(out) {
 		return append(out[:start], "{}"...), nil
 	}
-	if v, ok := validJSON(out[start:]); !ok || !isObject(v) {
+	if v, ok := jsonscan.Valid(out[start:]); !ok || !isObject(v) {
 		return out[:start], errNotObjectArgs
 	}
 	return out, nil

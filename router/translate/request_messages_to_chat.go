@@ -1,6 +1,10 @@
 package translate
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
 
 // messagesRequest holds the raw values of the Anthropic request members that
 // are translated.
@@ -15,7 +19,7 @@ type messagesRequest struct {
 // translator needs for Anthropic's message_delta. A request Chat Completions
 // cannot express is a *RequestError.
 func MessagesToChat(body []byte, upstreamModel string) ([]byte, error) {
-	v, ok := validJSON(body)
+	v, ok := jsonscan.Valid(body)
 	if !ok {
 		return nil, errNotJSON
 	}

@@ -1,12 +1,14 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // WithStreamUsage sets stream_options.include_usage to true in an OpenAI chat
 // request, so that a streamed answer ends with its usage, and reports whether
 // the client had asked for it itself (then the body comes back unchanged, and
 // the usage chunk is the client's to see). Every other byte of the body is
 // kept as it came. The body must be a JSON object.
 func WithStreamUsage(body []byte) (out []byte, clientAsked bool, err error) {
-	v, ok := validJSON(body)
+	v, ok := jsonscan.Valid(body)
 	if !ok {
 		return nil, false, errNotJSON
 	}
@@ -29,7 +31,7 @@ func WithStreamUsage(body []byte) (out []byte, clientAsked bool, err error) {
 		out = make([]byte, 0, len(body)+40)
 		out = append(out, body[:start+1]...)
 		out = append(out, `"stream_options":{"include_usage":true}`...)
-		if body[skipSpace(body, start+1)] != '}' {
+		if body[jsonscan.SkipSpace(body, start+1)] != '}' {
 			out = append(out, ',')
 		}
 		return append(out, body[start+1:]...), false, nil

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // ChatResponseToMessages turns an OpenAI chat completion (a 2xx unary body)
 // into an Anthropic message for a client that asked for clientModel. The first
 // choice's content becomes a text block (a refusal too), its tool_calls become
@@ -8,7 +10,7 @@ package translate
 // arguments that are not a JSON object, unless the answer was cut by its
 // length limit (then they are {}, and stop_reason says max_tokens).
 func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, error) {
-	v, ok := validJSON(body)
+	v, ok := jsonscan.Valid(body)
 	if !ok || !isObject(v) {
 		return nil, Usage{}, invalidUpstream("chat completion body is not a JSON object")
 	}

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // MessagesResponseToChat turns an Anthropic message (a 2xx unary body) into an
 // OpenAI chat completion for a client that asked for clientModel. created is
 // the completion's `created` (Unix seconds; Anthropic's answer has no time).
@@ -8,7 +10,7 @@ package translate
 // reported. An answer that is not an Anthropic message wraps
 // ErrInvalidUpstream.
 func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]byte, Usage, error) {
-	v, ok := validJSON(body)
+	v, ok := jsonscan.Valid(body)
 	if !ok || !isObject(v) {
 		return nil, Usage{}, invalidUpstream("message body is not a JSON object")
 	}

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // chatToMessages turns OpenAI chunks into an Anthropic event stream:
 //
 //	the first chunk            -> message_start (usage 0 until the end)
@@ -99,7 +101,7 @@ func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 		}
 		return s.end(dst), nil
 	}
-	v, ok := validJSON(data)
+	v, ok := jsonscan.Valid(data)
 	if !ok || !isObject(v) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}

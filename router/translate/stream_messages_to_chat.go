@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // messagesToChat turns an Anthropic event stream into OpenAI chunks:
 //
 //	message_start                  -> the first chunk: delta {"role":"assistant","content":""}
@@ -89,7 +91,7 @@ func (s *messagesToChat) Finish(dst []byte) ([]byte, error) {
 
 // event translates one upstream event.
 func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
-	v, ok := validJSON(data)
+	v, ok := jsonscan.Valid(data)
 	if !ok || !isObject(v) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}

@@ -1,6 +1,10 @@
 package translate
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
 
 // chatUsageFilter relays an OpenAI stream byte for byte, reading its usage;
 // with strip it leaves out the usage-only chunk (choices [] with usage) that
@@ -64,7 +68,7 @@ func (f *chatUsageFilter) usageOnly(ev sseEvent) bool {
 	if !ev.hasData || !hasObjectMember(ev.data, `"usage"`) {
 		return false
 	}
-	v, ok := validJSON(ev.data)
+	v, ok := jsonscan.Valid(ev.data)
 	if !ok || !isObject(v) {
 		return false
 	}
@@ -101,9 +105,9 @@ func hasObjectMember(data []byte, key string) bool {
 			return false
 		}
 		i += j + len(key)
-		k := skipSpace(data, i)
+		k := jsonscan.SkipSpace(data, i)
 		if k < len(data) && data[k] == ':' {
-			if k = skipSpace(data, k+1); k < len(data) && data[k] == '{' {
+			if k = jsonscan.SkipSpace(data, k+1); k < len(data) && data[k] == '{' {
 				return true
 			}
 		}
@@ -163,7 +167,7 @@ func (s *messagesUsageScanner) scan(ev sseEvent) {
 	default:
 		return
 	}
-	v, ok := validJSON(ev.data)
+	v, ok := jsonscan.Valid(ev.data)
 	if !ok || !isObject(v) {
 		return
 	}

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // Usage is the token usage an upstream reported for one answer.
 type Usage struct {
 	// InputTokens counts every prompt token, those read from or written to a
@@ -135,11 +137,11 @@ func UsageFromMessagesResponse(body []byte) Usage {
 // topLevel finds a member of a body's top-level object; nil when the body is
 // not a valid JSON object (the gateway relays it anyway; it has no usage).
 func topLevel(body []byte, key string) []byte {
-	i := skipSpace(body, 0)
+	i := jsonscan.SkipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return nil
 	}
-	end, ok := validValue(body, i, 0)
+	end, ok := jsonscan.Value(body, i, 0)
 	if !ok {
 		return nil
 	}

@@ -1,0 +1,213 @@
+// Package jsonscan validates JSON without decoding it: the gateway checks
+// every request body and unary answer, and the translator every body it
+// reads, at several times encoding/json's speed. It accepts exactly what
+// encoding/json accepts (strings may hold invalid UTF-8), and bounds nesting
+// as encoding/json does.
+package jsonscan
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// MaxDepth bounds nesting, as encoding/json does, so a body of ten million
+// '[' cannot exhaust the stack.
+const MaxDepth = 10000
+
+// Valid returns b's one JSON value without the whitespace around it, or
+// false when b is not exactly one valid JSON value.
+func Valid(b []byte) ([]byte, bool) {
+	i := SkipSpace(b, 0)
+	end, ok := Value(b, i, 0)
+	if !ok || SkipSpace(b, end) != len(b) {
+		return nil, false
+	}
+	return b[i:end], true
+}
+
+// Value validates the JSON value starting at b[i], depth containers deep,
+// and returns the index just past it.
+func Value(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return String(b, i)
+	case c == '{' || c == '[':
+		return container(b, i, depth+1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return number(b, i)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	}
+	return i, false
+}
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func container(b []byte, i, depth int) (int, bool) {
+	if depth > MaxDepth {
+		return i, false
+	}
+	object := b[i] == '{'
+	closer := byte(']')
+	if object {
+		closer = '}'
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if object {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			if i, ok = String(b, i); !ok {
+				return i, false
+			}
+			i = SkipSpace(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			i = SkipSpace(b, i+1)
+		}
+		if i, ok = Value(b, i, depth); !ok {
+			return i, false
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case closer:
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
+}
+
+// String validates a string token at b[i] == '"' and returns the index just
+// past its closing quote. Its loop is the hot one: prompts are mostly string
+// bytes, so it crosses them eight at a time and lands on the next quote,
+// backslash or control character directly.
+func String(b []byte, i int) (int, bool) {
+	for i++; ; i++ {
+		for i+8 <= len(b) {
+			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		c := b[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue // among the last few bytes, checked one by one
+		}
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return i, false
+		}
+		i++ // an escape
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if i+4 >= len(b) || !isHex(b[i+1]) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) {
+				return i, false
+			}
+			i += 4
+		default:
+			return i, false
+		}
+	}
+}
+
+// specialBytes marks, with its high bit, each byte of the little-endian word
+// w that is a quote, a backslash or below 0x20 (the classic "has a zero
+// byte" test on w^'"' and w^'\\', and "has a byte less than 0x20" on w).
+// A byte above a marked one may be marked wrongly (a borrow); the lowest
+// mark is always right, and that is the only one read.
+func specialBytes(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	m := (w - ones*0x20) &^ w
+	m |= (quote - ones) &^ quote
+	m |= (backslash - ones) &^ backslash
+	return m & highs
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// number checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func number(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+func literal(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
