@@ -185,3 +185,60 @@ func appendNamedEvent(dst []byte, name string) []byte {
 	dst = append(dst, name...)
 	return append(dst, "\ndata: "...)
 }
+
+// eventStream is what the two format translators share: decoding the
+// upstream's events out of the bytes as they arrive, a sticky error, and the
+// end of the client's stream.
+type eventStream struct {
+	dec  sseDecoder
+	done bool  // the client's stream has ended (its end or an error event is out): nothing more is written
+	err  error // sticky: the upstream broke its format
+}
+
+// eventTranslator translates one upstream event's data onto dst.
+type eventTranslator interface {
+	event(dst, data []byte) ([]byte, error)
+}
+
+// feed hands t every whole event in p (with what earlier calls left
+// incomplete), until the client's stream ends.
+func (e *eventStream) feed(t eventTranslator, dst, p []byte) ([]byte, error) {
+	if e.err != nil {
+		return dst, e.err
+	}
+	if e.done {
+		return dst, nil // whatever follows the stream's end is not the client's
+	}
+	e.dec.begin(p)
+	for !e.done {
+		ev, ok := e.dec.next()
+		if !ok {
+			break
+		}
+		if ev.hasData {
+			if dst, e.err = t.event(dst, ev.data); e.err != nil {
+				return dst, e.err
+			}
+		}
+	}
+	if !e.dec.end() {
+		e.err = invalidUpstream("an event larger than any provider sends")
+	}
+	if e.done {
+		e.dec = sseDecoder{}
+	}
+	return dst, e.err
+}
+
+// finishLast hands t the last event when the upstream ended without the
+// blank line after it. The caller then ends the client's stream, or reports
+// it truncated.
+func (e *eventStream) finishLast(t eventTranslator, dst []byte) ([]byte, error) {
+	if e.err != nil {
+		return dst, e.err
+	}
+	if ev, ok := e.dec.finishEvent(); ok && ev.hasData && !e.done {
+		dst, e.err = t.event(dst, ev.data)
+	}
+	return dst, e.err
+}

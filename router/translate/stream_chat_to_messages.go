@@ -20,17 +20,15 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 type chatToMessages struct {
 	model string // immutable after NewChatToMessagesStream
 
-	dec      sseDecoder
+	eventStream
 	started  bool // message_start is out
 	finished bool // finish_reason seen
-	done     bool // message_stop or an error event is out
 	stop     string
 	open     int   // kind of the open content block: noBlock, textBlock, toolBlock
 	openIdx  int   // its index
 	blocks   int   // content blocks started
 	tools    []int // by OpenAI tool call index: its content block index, or -1
 	usage    Usage
-	err      error
 }
 
 const (
@@ -48,46 +46,13 @@ func NewChatToMessagesStream(clientModel string) Stream {
 
 func (s *chatToMessages) Usage() Usage { return s.usage }
 
-func (s *chatToMessages) Feed(dst, p []byte) ([]byte, error) {
-	if s.err != nil {
-		return dst, s.err
-	}
-	if s.done {
-		return dst, nil // whatever follows the stream's end is not the client's
-	}
-	s.dec.begin(p)
-	for !s.done {
-		ev, ok := s.dec.next()
-		if !ok {
-			break
-		}
-		if ev.hasData {
-			if dst, s.err = s.event(dst, ev.data); s.err != nil {
-				return dst, s.err
-			}
-		}
-	}
-	if !s.dec.end() {
-		s.err = invalidUpstream("an event larger than any provider sends")
-	}
-	if s.done {
-		s.dec = sseDecoder{}
-	}
-	return dst, s.err
-}
+func (s *chatToMessages) Feed(dst, p []byte) ([]byte, error) { return s.feed(s, dst, p) }
 
 func (s *chatToMessages) Finish(dst []byte) ([]byte, error) {
-	if s.err != nil {
-		return dst, s.err
-	}
-	if ev, ok := s.dec.finishEvent(); ok && ev.hasData && !s.done {
-		if dst, s.err = s.event(dst, ev.data); s.err != nil {
-			return dst, s.err
-		}
-	}
+	dst, err := s.finishLast(s, dst)
 	switch {
-	case s.done:
-		return dst, nil
+	case err != nil || s.done:
+		return dst, err
 	case !s.finished:
 		return dst, ErrTruncated
 	}

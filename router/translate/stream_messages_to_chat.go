@@ -22,15 +22,13 @@ type messagesToChat struct {
 	created   int64
 	wantUsage bool
 
-	dec     sseDecoder
+	eventStream
 	head    []byte // `data: {"id":…,…,"choices":[` : every chunk starts so
 	started bool   // the role chunk is out
 	stopped bool   // message_delta gave the stop reason; the finish chunk is out
-	done    bool   // [DONE] or an error event is out: nothing more is written
 	tools   []int  // by content block index: its tool_calls index, or -1
 	nTools  int
 	usage   Usage
-	err     error // sticky: the upstream broke the format
 }
 
 // NewMessagesToChatStream translates an Anthropic upstream's event stream for
@@ -43,46 +41,13 @@ func NewMessagesToChatStream(clientModel string, created int64, clientWantsUsage
 
 func (s *messagesToChat) Usage() Usage { return s.usage }
 
-func (s *messagesToChat) Feed(dst, p []byte) ([]byte, error) {
-	if s.err != nil {
-		return dst, s.err
-	}
-	if s.done {
-		return dst, nil // whatever follows the stream's end is not the client's
-	}
-	s.dec.begin(p)
-	for !s.done {
-		ev, ok := s.dec.next()
-		if !ok {
-			break
-		}
-		if ev.hasData {
-			if dst, s.err = s.event(dst, ev.data); s.err != nil {
-				return dst, s.err
-			}
-		}
-	}
-	if !s.dec.end() {
-		s.err = invalidUpstream("an event larger than any provider sends")
-	}
-	if s.done {
-		s.dec = sseDecoder{}
-	}
-	return dst, s.err
-}
+func (s *messagesToChat) Feed(dst, p []byte) ([]byte, error) { return s.feed(s, dst, p) }
 
 func (s *messagesToChat) Finish(dst []byte) ([]byte, error) {
-	if s.err != nil {
-		return dst, s.err
-	}
-	if ev, ok := s.dec.finishEvent(); ok && ev.hasData && !s.done {
-		if dst, s.err = s.event(dst, ev.data); s.err != nil {
-			return dst, s.err
-		}
-	}
+	dst, err := s.finishLast(s, dst)
 	switch {
-	case s.done:
-		return dst, nil
+	case err != nil || s.done:
+		return dst, err
 	case !s.stopped:
 		return dst, ErrTruncated
 	}
