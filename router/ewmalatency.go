@@ -59,14 +59,8 @@ func (e *EWMALatency) Order(dst []*Candidate, _ string, eligible []*Candidate) (
 	if n == 0 {
 		return dst, telemetry.SelectionCold
 	}
-	var scoreBuf, sortBuf [rankedCap]float64
-	var seenBuf, orderedSeen [rankedCap]time.Time
-	var everyBuf [rankedCap]time.Duration
-	scores, scratch, seen, oseen, every := scoreBuf[:0], sortBuf[:0], seenBuf[:0], orderedSeen[:0], everyBuf[:0]
-	if n > rankedCap {
-		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
-		seen, oseen, every = make([]time.Time, 0, n), make([]time.Time, 0, n), make([]time.Duration, 0, n)
-	}
+	var buf probeScratch
+	scores, scratch, seen, oseen, every := buf.slices(n)
 	now := e.now()
 	scores, seen = e.scores(scores, seen, eligible, now)
 	base := len(dst)

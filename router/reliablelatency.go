@@ -167,14 +167,8 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 	if n == 0 {
 		return dst, telemetry.SelectionCold
 	}
-	var scoreBuf, sortBuf [rankedCap]float64
-	var seenBuf, orderedSeen [rankedCap]time.Time
-	var everyBuf [rankedCap]time.Duration
-	scores, scratch, seen, oseen, every := scoreBuf[:0], sortBuf[:0], seenBuf[:0], orderedSeen[:0], everyBuf[:0]
-	if n > rankedCap {
-		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
-		seen, oseen, every = make([]time.Time, 0, n), make([]time.Time, 0, n), make([]time.Duration, 0, n)
-	}
+	var buf probeScratch
+	scores, scratch, seen, oseen, every := buf.slices(n)
 	now := s.now()
 	scores, seen, best := s.scores(scores, seen, eligible, now, true)
 	base := len(dst)

@@ -152,6 +152,24 @@ func NewStrategy(mode string, deps StrategyDeps) (Strategy, error) {
 // rankedCap is how many candidates a strategy ranks without allocating.
 const rankedCap = 16
 
+// probeScratch is the working memory of a mode that ranks by score and
+// probes stale targets, on the caller's stack for up to rankedCap
+// candidates: declare one in Order and take its slices.
+type probeScratch struct {
+	score, sort [rankedCap]float64
+	seen, oseen [rankedCap]time.Time
+	every       [rankedCap]time.Duration
+}
+
+// slices returns empty slices with room for n candidates: b's arrays, or
+// fresh ones past rankedCap.
+func (b *probeScratch) slices(n int) (scores, scratch []float64, seen, oseen []time.Time, every []time.Duration) {
+	if n > rankedCap {
+		return make([]float64, 0, n), make([]float64, 0, n), make([]time.Time, 0, n), make([]time.Time, 0, n), make([]time.Duration, 0, n)
+	}
+	return b.score[:0], b.sort[:0], b.seen[:0], b.oseen[:0], b.every[:0]
+}
+
 // Scores below 0 mean "no score" to rankByScore; unscoredLast ranks after
 // every real score.
 const (
