@@ -58,14 +58,21 @@ func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate, adm adm
 	if c.attempts > 1 {
 		selection = telemetry.SelectionFailover
 	}
-	ctx, span := g.tracer.Start(ctx, cand.spanName(c.ep.operation), trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
+	a := attemptRun{g: g, c: c, cand: cand, x: x}
+	ended := false
+	defer func() {
+		if !ended { // a panic: it goes on to recovered, which answers 500
+			a.abandon(adm)
+		}
+	}()
+	ctx, a.span = g.tracer.Start(ctx, cand.spanName(c.ep.operation), trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
 		trace.WithAttributes(cand.attemptAttributes(c.ep.operation, c.fields.Model, c.attempts, selection)...))
-	a := attemptRun{g: g, c: c, cand: cand, span: span, x: x}
 	v := a.run(ctx)
 	// The attempt span ends first: the tracker learns from it at once, so
 	// the next request is ordered knowing this one. Only then does the
 	// answer leave, ahead of the request's own span and everything else
 	// telemetry does.
+	ended = true
 	a.finish(adm)
 	if v == verdictDone {
 		c.flush()
@@ -99,6 +106,21 @@ func (a *attemptRun) finish(adm admission) {
 	}
 	adm.resolve(end.breakerResult())
 	end.endSpan(a.span, a.g.timestamp())
+}
+
+// abandon ends an attempt a panic cut short (a bug in the gateway: its
+// transport, a translator), on the panic's way to recovered. The breaker
+// hears neutral, as for the shutdown's cut (canceled): the gateway's own bug
+// says nothing of the provider, so it must neither open nor close the
+// circuit, yet the admission must be resolved, or a half-open probe would
+// stay in flight for good and the provider be skipped for ever after.
+func (a *attemptRun) abandon(adm admission) {
+	if a.span == nil { // the panic came before the span began
+		adm.resolve(resultNeutral)
+		return
+	}
+	a.reason, a.outcome = telemetry.ErrorCanceled, telemetry.OutcomeCanceled
+	a.finish(adm)
 }
 
 // failover records a failover-safe failure.

@@ -17,6 +17,10 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
 )
@@ -214,6 +218,117 @@ func TestPanicBecomes500InTheCallersShape(t *testing.T) {
 	}
 	if strings.Contains(out, prompt) {
 		t.Errorf("log carries the prompt:\n%s", out)
+	}
+}
+
+// panicOnceTransport panics on the first RoundTrip after arm, as a bug in
+// the gateway's transport would, and otherwise sends the request on.
+type panicOnceTransport struct {
+	armed atomic.Bool
+	next  *http.Transport
+}
+
+func newPanicOnceTransport(t *testing.T) *panicOnceTransport {
+	p := &panicOnceTransport{next: &http.Transport{}}
+	t.Cleanup(p.next.CloseIdleConnections)
+	return p
+}
+
+func (p *panicOnceTransport) arm() { p.armed.Store(true) }
+
+func (p *panicOnceTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if p.armed.CompareAndSwap(true, false) {
+		panic("transport bug")
+	}
+	return p.next.RoundTrip(r)
+}
+
+// TestPanicReleasesTheConcurrencySlot: an attempt that panics gives its
+// max_concurrency slot back, so the provider serves the next request
+// instead of being queue_full for good.
+func TestPanicReleasesTheConcurrencySlot(t *testing.T) {
+	a := newUpstream(t, jsonAnswer(200, `{"from":"a"}`))
+	cfg := configYAML("fallback", "", target{name: "a", url: a.URL})
+	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, max_concurrency: 1, queue: 0}", 1)
+	tr := newPanicOnceTransport(t)
+	var panics atomic.Int64
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	gw := newGatewayFromYAML(t, cfg, router.Options{Transport: tr, OnPanic: func() { panics.Add(1) }, TracerProvider: tp})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	tr.arm()
+	if resp := post(t, srv.URL, "/v1/chat/completions", chatBody); resp.StatusCode != 500 {
+		t.Fatalf("the panicking attempt: %d, want 500", resp.StatusCode)
+	}
+	// Its attempt span ended too, saying nothing against the provider.
+	for _, sp := range waitForSpans(t, exp, 2) {
+		if sp.SpanKind != trace.SpanKindClient {
+			continue
+		}
+		attrs := attrMap(sp.Attributes)
+		if attrs["firstbyte.outcome"].AsString() != "canceled" || attrs["firstbyte.fault"].AsString() != "none" {
+			t.Errorf("the panicked attempt's span: outcome %q fault %q, want canceled and none",
+				attrs["firstbyte.outcome"].AsString(), attrs["firstbyte.fault"].AsString())
+		}
+	}
+	for i := range 3 {
+		resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
+		if got := readAll(t, resp.Body); resp.StatusCode != 200 || got != `{"from":"a"}` {
+			t.Fatalf("request %d after the panic: %d %s, want a's answer (skipped: %q)", i+1, resp.StatusCode, got, resp.Header.Get(router.HeaderSkipped))
+		}
+	}
+	if n := panics.Load(); n != 1 {
+		t.Errorf("OnPanic told %d times, want 1", n)
+	}
+}
+
+// TestPanickingProbeDoesNotStickTheCircuit: a half-open probe that panics
+// resolves its admission (neutral: the gateway's bug says nothing of the
+// provider), so the circuit stays half-open and the next request probes,
+// and its success closes the circuit.
+func TestPanickingProbeDoesNotStickTheCircuit(t *testing.T) {
+	var fail atomic.Bool
+	fail.Store(true)
+	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			jsonAnswer(503, `{}`)(w, r)
+			return
+		}
+		jsonAnswer(200, `{"from":"a"}`)(w, r)
+	})
+	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
+	clock := newFakeClock()
+	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
+	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
+	tr := newPanicOnceTransport(t)
+	gw := newGatewayFromYAML(t, cfg, router.Options{Transport: tr, Now: clock.Now, Stats: newTrackerFor(clock.Now)})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	for range 2 {
+		readAll(t, post(t, srv.URL, "/v1/chat/completions", chatBody).Body)
+	}
+	if s := routingOf(gw, "a").Circuit; s != "open" {
+		t.Fatalf("circuit %s after 2 faults, want open", s)
+	}
+	clock.Advance(11 * time.Second)
+	fail.Store(false)
+
+	tr.arm()
+	if resp := post(t, srv.URL, "/v1/chat/completions", chatBody, router.HeaderProviderOrder, "a"); resp.StatusCode != 500 {
+		t.Fatalf("the panicking probe: %d, want 500", resp.StatusCode)
+	}
+	if s := routingOf(gw, "a").Circuit; s != "half_open" {
+		t.Fatalf("after the panicking probe: circuit %s, want half_open (neither opened nor closed by the gateway's bug)", s)
+	}
+	resp := post(t, srv.URL, "/v1/chat/completions", chatBody, router.HeaderProviderOrder, "a")
+	if got := readAll(t, resp.Body); got != `{"from":"a"}` {
+		t.Fatalf("the next probe got %d %s (skipped: %q), want a's answer", resp.StatusCode, got, resp.Header.Get(router.HeaderSkipped))
+	}
+	if s := routingOf(gw, "a").Circuit; s != "closed" {
+		t.Errorf("after a successful probe: circuit %s, want closed", s)
 	}
 }
 

@@ -94,16 +94,23 @@ func (g *Gateway) runPipeline(ctx context.Context, c *call, order []*Candidate) 
 				}
 				break
 			}
-			v := g.attempt(ctx, c, cand, adm, x)
-			if lim != nil {
-				lim.release()
-			}
+			v := g.limitedAttempt(ctx, c, cand, adm, lim, x)
 			if v == verdictDone || ctx.Err() != nil {
 				return
 			}
 		}
 	}
 	g.allFailed(c)
+}
+
+// limitedAttempt runs the attempt holding its limiter slot (lim nil: no
+// limit), released however the attempt ends: a panic in it must not cost
+// the provider a slot for good.
+func (g *Gateway) limitedAttempt(ctx context.Context, c *call, cand *Candidate, adm admission, lim *limiter, x exchange) verdict {
+	if lim != nil {
+		defer lim.release()
+	}
+	return g.attempt(ctx, c, cand, adm, x)
 }
 
 // skip records a candidate passed over, once per target, on the request's
