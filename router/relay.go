@@ -32,13 +32,7 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 		a.c.upstreamWait += a.g.since(sent)
 		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
 	}
-	if resp.ContentLength > 0 && int64(cap(*bufp)) < resp.ContentLength {
-		*bufp = make([]byte, 0, resp.ContentLength)
-	}
-	body, over, err := readAtMost((*bufp)[:0], resp.Body, limit+1)
-	if cap(body) <= maxReadBlock {
-		*bufp = body[:0]
-	}
+	body, over, err := readAnswer(bufp, resp.Body, resp.ContentLength, limit)
 	a.c.upstreamWait += a.g.since(sent)
 	if err != nil {
 		a.setStatus(resp.StatusCode)
@@ -119,6 +113,22 @@ func (d *writeDeadline) extend() {
 // not inherit it.
 func (d *writeDeadline) clear() { _ = d.rc.SetWriteDeadline(time.Time{}) }
 
+// readAnswer reads a unary answer of contentLength bytes (-1: unknown) from
+// r, up to limit bytes (over: more came), into *bufp, a pooled buffer it
+// may replace with a larger one.
+func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64) (body []byte, over bool, err error) {
+	if contentLength > 0 && int64(cap(*bufp)) <= contentLength {
+		// One byte past the answer: the read that finds the end has room,
+		// else readAtMost would take a block only to be told EOF.
+		*bufp = make([]byte, 0, contentLength+1)
+	}
+	body, over, err = readAtMost((*bufp)[:0], r, limit+1)
+	if cap(body) <= maxReadBlock {
+		*bufp = body[:0]
+	}
+	return body, over, err
+}
+
 // readAtMost appends r to dst until EOF, or until n bytes have come (then
 // over is true and the bytes are dropped). Past dst's capacity it reads into
 // blocks of growing size, joined once at the end when the whole is within n:
@@ -126,7 +136,8 @@ func (d *writeDeadline) clear() { _ = d.rc.SetWriteDeadline(time.Time{}) }
 // one slice by doubling would hold one and a half times it while it copies,
 // and leave the rest as garbage).
 func readAtMost(dst []byte, r io.Reader, n int64) (body []byte, over bool, err error) {
-	var blocks [][]byte // after dst, in order
+	var spare [8][]byte
+	blocks := spare[:0] // after dst, in order
 	total := int64(len(dst))
 	cur := &dst
 	size := max(int64(cap(dst)), 32<<10)
@@ -156,12 +167,15 @@ func readAtMost(dst []byte, r io.Reader, n int64) (body []byte, over bool, err e
 // maxReadBlock bounds one block of a large answer.
 const maxReadBlock = 4 << 20
 
-// join puts dst and blocks into one slice of total bytes.
+// join puts dst and blocks into one slice of total bytes. Empty blocks
+// (the last one may have been taken only to be told EOF) are no reason to
+// copy; the slice has a byte to spare, so an answer of the same size read
+// into it again (it goes back to answerPool) sees its end without a block.
 func join(dst []byte, blocks [][]byte, total int64) []byte {
-	if len(blocks) == 0 {
+	if int64(len(dst)) == total {
 		return dst
 	}
-	out := make([]byte, 0, total)
+	out := make([]byte, 0, total+1)
 	out = append(out, dst...)
 	for _, b := range blocks {
 		out = append(out, b...)
