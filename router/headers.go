@@ -2,7 +2,6 @@ package router
 
 import (
 	"net/http"
-	"net/textproto"
 	"strconv"
 	"strings"
 )
@@ -63,11 +62,14 @@ func copyResponseHeaders(dst, src http.Header, dropLength bool, secret string) {
 }
 
 // listedIn reports whether the canonical header name k is among the
-// comma-separated tokens of a Connection header's values.
+// comma-separated tokens of a Connection header's values. Header names are
+// case-insensitive, so a case-insensitive comparison says what
+// canonicalizing each token would, without allocating a canonical copy per
+// token and header.
 func listedIn(connection []string, k string) bool {
 	for _, v := range connection {
 		for tok := range strings.SplitSeq(v, ",") {
-			if textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(tok)) == k {
+			if strings.EqualFold(strings.TrimSpace(tok), k) {
 				return true
 			}
 		}
