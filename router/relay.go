@@ -33,7 +33,11 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
 	}
 	body, over, err := readAnswer(bufp, resp.Body, resp.ContentLength, limit)
-	a.c.upstreamWait += a.g.since(sent)
+	// The one reading of the moment the whole answer was in: the wait on
+	// the upstream, the TTFB sample (not the checks below) and created.
+	arrived := a.g.now()
+	wait := arrived.Sub(sent)
+	a.c.upstreamWait += wait
 	if err != nil {
 		a.setStatus(resp.StatusCode)
 		return a.transportFailure(ctx, actx)
@@ -41,16 +45,22 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 	if over {
 		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
 	}
-	if !encoded(resp.Header) && !validJSON(body) {
+	enc := encoded(resp.Header)
+	if enc && a.x.conv != convNone {
+		// The gateway cannot translate what it cannot read, and it never
+		// asked for an encoding: as unusable as garbage.
+		return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
+	}
+	if !enc && !validJSON(body) {
 		// Cut short or garbage: a fast wrong answer must neither reach the
 		// client as a success nor teach the tracker a latency.
 		return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
 	}
 	firstByte.Stop()
-	a.ttfb, a.hasTTFB = a.g.since(sent), true
+	a.ttfb, a.hasTTFB = wait, true
 	answer := body
-	if !encoded(resp.Header) {
-		out, usage, err := a.x.unary(a.c, a.cand, answer, a.g.now().Unix())
+	if !enc {
+		out, usage, err := a.x.unary(a.c, a.cand, answer, arrived.Unix())
 		if err != nil {
 			// Valid JSON, but not the API's answer: as unusable as garbage.
 			a.hasTTFB = false
@@ -222,7 +232,8 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	}
 
 	n, err := readSome(resp.Body, buf)
-	c.upstreamWait += a.g.since(sent)
+	wait := a.g.since(sent) // one reading: the upstream wait and the TTFB sample
+	c.upstreamWait += wait
 	if n == 0 {
 		a.setStatus(resp.StatusCode)
 		if err == io.EOF && ctx.Err() == nil && context.Cause(actx) == nil {
@@ -231,7 +242,7 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 		return a.transportFailure(ctx, actx)
 	}
 	firstByte.Stop()
-	a.ttfb, a.hasTTFB = a.g.since(sent), true
+	a.ttfb, a.hasTTFB = wait, true
 	a.status = resp.StatusCode
 	total := time.AfterFunc(a.cand.upstream.total-a.ttfb, func() { cancel(errTotalTimeout) })
 	defer total.Stop()

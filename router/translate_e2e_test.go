@@ -6,6 +6,8 @@ package router_test
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -426,5 +428,54 @@ func TestMixedPoolLeastLatency(t *testing.T) {
 	}
 	if leads["claude-fast"] < 25 || leads["gpt-slow"] != 0 || leads["groq-mid"] != 0 {
 		t.Errorf("leader picks %v, want the Anthropic-format fastest for both APIs", leads)
+	}
+}
+
+// gzipAnswer answers a chat completion gzip-encoded, as a provider that
+// compresses unasked does.
+func gzipAnswer(t *testing.T) http.HandlerFunc {
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	_, _ = zw.Write([]byte(`{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"zipped"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(zipped.Bytes())
+	}
+}
+
+// TestEncodedAnswerToATranslatedRequestFailsOver: a content-encoded unary
+// answer cannot be translated (the gateway does not decode it), so for a
+// client of the other format it is an unusable answer: fail over, or 502
+// in the client's shape; never the encoded bytes passed off as the
+// client's format. A client of the provider's own format still gets the
+// answer as it came.
+func TestEncodedAnswerToATranslatedRequestFailsOver(t *testing.T) {
+	const messages = `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+	a := newUpstream(t, gzipAnswer(t))
+	b := newUpstream(t, apiAnswer)
+
+	srv := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
+	resp := post(t, srv.URL, "/v1/messages", messages)
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"type":"message"`) || !strings.Contains(body, `"text":"ok"`) {
+		t.Errorf("translated request: %d %s, want b's answer as an Anthropic message", resp.StatusCode, body)
+	}
+	wantHeaders(t, resp, "b", "2", "order")
+
+	srv = newGateway(t, "fallback", "", target{name: "a", url: a.URL})
+	resp = post(t, srv.URL, "/v1/messages", messages)
+	body = readAll(t, resp.Body)
+	if resp.StatusCode != 502 || !strings.HasPrefix(body, `{"type":"error","error":{"type":"api_error"`) || !strings.Contains(body, `"error":"invalid_response"`) {
+		t.Errorf("translated request, one target: %d %s, want a 502 api_error naming invalid_response", resp.StatusCode, body)
+	}
+
+	resp = post(t, srv.URL, "/v1/chat/completions", chatBody)
+	body = readAll(t, resp.Body)
+	if resp.StatusCode != 200 || !resp.Uncompressed || !strings.Contains(body, `"content":"zipped"`) {
+		t.Errorf("same format: %d (decompressed by the client: %v) %s, want a's answer as it came", resp.StatusCode, resp.Uncompressed, body)
 	}
 }
