@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -15,6 +16,14 @@ const (
 	shapeOpenAI apiShape = iota
 	shapeAnthropic
 )
+
+// format is the shape's wire format, as the translator names it.
+func (s apiShape) format() translate.Format {
+	if s == shapeAnthropic {
+		return translate.Messages
+	}
+	return translate.Chat
+}
 
 // endpoint is one client-facing API path and how it maps upstream.
 type endpoint struct {
@@ -102,8 +111,10 @@ const (
 
 // writeError answers in the caller's API shape: OpenAI
 // {"error":{"message","type","code"}} or Anthropic
-// {"type":"error","error":{"type","message"}}. msg must never carry
-// prompt text or credentials.
+// {"type":"error","error":{"type","message"}}. typ is the OpenAI type; an
+// Anthropic answer takes the one Anthropic's API gives the status (an
+// Anthropic SDK knows only its own types), and has no code. msg must never
+// carry prompt text or credentials.
 func writeError(w http.ResponseWriter, shape apiShape, status int, typ, code, msg string) {
 	writeErrorExtra(w, shape, status, typ, code, msg, nil)
 }
@@ -114,7 +125,7 @@ func writeErrorExtra(w http.ResponseWriter, shape apiShape, status int, typ, cod
 	b := make([]byte, 0, 128+len(msg)+len(extra))
 	if shape == shapeAnthropic {
 		b = append(b, `{"type":"error","error":{"type":`...)
-		b = appendJSONString(b, typ)
+		b = appendJSONString(b, translate.AnthropicErrorType(status))
 		b = append(b, `,"message":`...)
 		b = appendJSONString(b, msg)
 	} else {
@@ -132,21 +143,4 @@ func writeErrorExtra(w http.ResponseWriter, shape apiShape, status int, typ, cod
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-}
-
-// streamErrorEvent is the SSE event that ends a stream broken after its
-// first byte reached the client (no failover is possible then).
-func streamErrorEvent(shape apiShape, msg string) []byte {
-	var b []byte
-	if shape == shapeAnthropic {
-		b = append(b, "event: error\ndata: "...)
-		b = append(b, `{"type":"error","error":{"type":"api_error","message":`...)
-		b = appendJSONString(b, msg)
-		b = append(b, "}}\n\n"...)
-		return b
-	}
-	b = append(b, `data: {"error":{"message":`...)
-	b = appendJSONString(b, msg)
-	b = append(b, `,"type":"upstream_error","param":null,"code":"stream_interrupted"}}`+"\n\n"...)
-	return b
 }

@@ -231,11 +231,7 @@ func (a *attemptRun) transportFailure(ctx, actx context.Context) verdict {
 		a.reason, a.outcome = telemetry.ErrorCanceled, telemetry.OutcomeCanceled
 		c := a.c
 		setGatewayHeaders(c.w.Header(), c)
-		typ := errTypeUpstream
-		if c.ep.shape == shapeAnthropic {
-			typ = anthropicErrorType(http.StatusServiceUnavailable)
-		}
-		a.g.fail(c, http.StatusServiceUnavailable, typ, "shutting_down", "the gateway is shutting down; retry the request")
+		a.g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 		return verdictDone
 	}
 	if errors.Is(context.Cause(actx), errFirstByteTimeout) || errors.Is(context.Cause(actx), errTotalTimeout) {

@@ -188,33 +188,7 @@ func (g *Gateway) allFailed(c *call) {
 	}
 	setGatewayHeaders(c.w.Header(), c)
 	c.status = status
-	typ := errTypeUpstream
-	if c.ep.shape == shapeAnthropic {
-		typ = anthropicErrorType(status)
-	}
-	writeErrorExtra(c.w, c.ep.shape, status, typ, "all_targets_failed", msg, extra)
-}
-
-// anthropicErrorType is the Anthropic API's error type for a status the
-// gateway answers with: an Anthropic SDK knows only its own types.
-func anthropicErrorType(status int) string {
-	switch {
-	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case status == http.StatusServiceUnavailable || status == 529:
-		return "overloaded_error"
-	case status == http.StatusRequestEntityTooLarge:
-		return errTypeTooLarge
-	case status == http.StatusNotFound:
-		return errTypeNotFound
-	case status == http.StatusUnauthorized:
-		return errTypeAuth
-	case status == http.StatusForbidden:
-		return "permission_error"
-	case status >= 400 && status < 500:
-		return errTypeInvalidRequest
-	}
-	return "api_error"
+	writeErrorExtra(c.w, c.ep.shape, status, errTypeUpstream, "all_targets_failed", msg, extra)
 }
 
 // onlySkipped reports whether every candidate passed over was for reason.

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"go.opentelemetry.io/otel/codes"
+
+	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
 // A panic while serving a request is a bug in the gateway; it must cost
@@ -42,17 +44,12 @@ func (g *Gateway) recovered(rw *responseWriter, r *http.Request, v any) {
 	}
 	switch {
 	case !rw.wrote():
-		shape := shapeForPath(r.URL.Path)
-		typ := "server_error"
-		if shape == shapeAnthropic {
-			typ = "api_error"
-		}
 		if c != nil {
 			c.status = http.StatusInternalServerError
 		}
-		writeError(rw, shape, http.StatusInternalServerError, typ, "internal_error", "internal error in the gateway")
+		writeError(rw, shapeForPath(r.URL.Path), http.StatusInternalServerError, "server_error", "internal_error", "internal error in the gateway")
 	case c != nil && c.fields.Stream && rw.status < 300:
-		_, _ = rw.Write(append([]byte("\n\n"), streamErrorEvent(c.ep.shape, "internal error in the gateway")...))
+		_, _ = rw.Write(append([]byte("\n\n"), translate.StreamErrorEvent(c.ep.shape.format(), "internal error in the gateway")...))
 		_ = rw.FlushError()
 	default:
 		panic(http.ErrAbortHandler) // half a unary answer: cut it, the server logs nothing

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -356,7 +357,7 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	if tail != [2]byte{'\n', '\n'} {
 		ev = append(ev, "\n\n"...)
 	}
-	ev = append(ev, streamErrorEvent(c.ep.shape, msg)...)
+	ev = append(ev, translate.StreamErrorEvent(c.ep.shape.format(), msg)...)
 	write(ev)
 	return verdictDone
 }

@@ -84,10 +84,12 @@ func isAnthropicErrorType(t []byte) bool {
 	return false
 }
 
-// anthropicTypeForStatus is the Anthropic error type of an HTTP status, as its
-// API documents them; 503 is an overload too, which is what OpenAI-compatible
-// servers mean by it.
-func anthropicTypeForStatus(status int) string {
+// AnthropicErrorType is the Anthropic error type of an HTTP status, as its
+// API documents them (one of the eight an Anthropic client knows); 503 is an
+// overload too, which is what OpenAI-compatible servers mean by it. A 4xx
+// Anthropic's table does not list (408 among them: the request did not
+// arrive in time) is invalid_request_error, as Anthropic uses it for those.
+func AnthropicErrorType(status int) string {
 	switch {
 	case status == http.StatusBadRequest:
 		return "invalid_request_error"
@@ -103,7 +105,7 @@ func anthropicTypeForStatus(status int) string {
 		return "rate_limit_error"
 	case status == 529 || status == http.StatusServiceUnavailable:
 		return "overloaded_error"
-	case status >= 500 || status == http.StatusRequestTimeout:
+	case status >= 500:
 		return "api_error"
 	}
 	return "invalid_request_error"
@@ -282,7 +284,7 @@ func ErrorToChat(status int, anthropicBody []byte) []byte {
 // so the overflow stays recognisable.
 func ErrorToMessages(status int, openAIBody []byte) []byte {
 	f := parseError(status, openAIBody)
-	typ := anthropicTypeForStatus(status)
+	typ := AnthropicErrorType(status)
 	// The status decides (OpenAI says invalid_request_error for a bad key);
 	// where it only gives the generic type, an upstream that already speaks
 	// Anthropic's vocabulary keeps its own word.

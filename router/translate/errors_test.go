@@ -16,7 +16,8 @@ func TestErrorToMessagesTypes(t *testing.T) {
 		{401, `{"error":{"message":"m","type":"invalid_request_error","code":"invalid_api_key"}}`, "authentication_error"},
 		{403, `{"error":{"message":"m","type":"invalid_request_error"}}`, "permission_error"},
 		{404, `{"error":{"message":"m","type":"invalid_request_error"}}`, "not_found_error"},
-		{408, `{"error":{"message":"m","type":"timeout"}}`, "api_error"},
+		{408, `{"error":{"message":"m","type":"timeout"}}`, "invalid_request_error"},
+		{408, `{"error":{"message":"m","type":"api_error"}}`, "api_error"},
 		{409, `{"error":{"message":"m","type":"conflict"}}`, "invalid_request_error"},
 		{413, `{"error":{"message":"m"}}`, "request_too_large"},
 		{422, `{"error":{"message":"m","type":"invalid_request_error"}}`, "invalid_request_error"},
@@ -31,6 +32,23 @@ func TestErrorToMessagesTypes(t *testing.T) {
 		want := `{"type":"error","error":{"type":"` + tt.wantType + `","message":"m"}}`
 		if string(out) != want {
 			t.Errorf("ErrorToMessages(%d, %s) = %s, want %s", tt.status, tt.body, out, want)
+		}
+	}
+}
+
+// TestAnthropicErrorType: Anthropic's documented table, and the statuses it
+// does not list: another 4xx (408 among them) is invalid_request_error,
+// another 5xx api_error.
+func TestAnthropicErrorType(t *testing.T) {
+	for status, want := range map[int]string{
+		400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+		404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+		500: "api_error", 529: "overloaded_error", 503: "overloaded_error",
+		405: "invalid_request_error", 408: "invalid_request_error", 415: "invalid_request_error",
+		502: "api_error", 504: "api_error",
+	} {
+		if got := AnthropicErrorType(status); got != want {
+			t.Errorf("AnthropicErrorType(%d) = %q, want %q", status, got, want)
 		}
 	}
 }
