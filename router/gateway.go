@@ -196,7 +196,7 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		}
 		sort.Strings(clientModels)
 		for _, m := range clientModels {
-			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, clientModel: m, spanNames: map[string]string{}}
+			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
 			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
 				c.Price, c.Priced = p.Input+p.Output, true
 			}

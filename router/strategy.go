@@ -25,9 +25,8 @@ type Candidate struct {
 	Price  float64
 	Priced bool
 
-	upstream    *upstream         // runtime state of the provider (breaker, limiter)
-	clientModel string            // the client-facing model this candidate serves
-	spanNames   map[string]string // attempt span name by operation: "{operation} {upstream model}"
+	upstream  *upstream         // runtime state of the provider (breaker, limiter)
+	spanNames map[string]string // attempt span name by operation: "{operation} {upstream model}"
 
 	// lastProbe is when a mode last sent this candidate a re-measuring
 	// probe (unix ns): shared by every request, so probes stay bounded.

@@ -14,9 +14,7 @@ import (
 // target that uses it.
 type upstream struct {
 	// immutable after newUpstream
-	name      string
 	kind      string
-	baseURL   string // without trailing slash
 	apiKey    string
 	host      string // server.address
 	port      int    // server.port
@@ -33,10 +31,9 @@ func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.upstrea
 // newUpstream builds a provider's run-time state; onCircuit (nil: none) is
 // told of its breaker's transitions.
 func newUpstream(name string, p *ProviderConfig, now func() time.Time, onCircuit func(provider string, from, to CircuitState)) *upstream {
+	base := strings.TrimRight(p.BaseURL, "/")
 	u := &upstream{
-		name:      name,
 		kind:      p.Kind,
-		baseURL:   strings.TrimRight(p.BaseURL, "/"),
 		apiKey:    p.APIKey,
 		firstByte: p.Timeout.FirstByte,
 		total:     p.Timeout.Total,
@@ -48,11 +45,11 @@ func newUpstream(name string, p *ProviderConfig, now func() time.Time, onCircuit
 	u.breaker = newBreaker(p.CircuitBreaker.Failures, p.CircuitBreaker.Cooldown, now, onChange)
 	u.urls = map[string]*url.URL{}
 	for _, suffix := range upstreamSuffixes {
-		if parsed, err := url.Parse(u.baseURL + suffix); err == nil {
+		if parsed, err := url.Parse(base + suffix); err == nil {
 			u.urls[suffix] = parsed
 		}
 	}
-	if parsed, err := url.Parse(u.baseURL); err == nil {
+	if parsed, err := url.Parse(base); err == nil {
 		u.host = parsed.Hostname()
 		if port, err := strconv.Atoi(parsed.Port()); err == nil {
 			u.port = port
