@@ -70,13 +70,11 @@ func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate, adm adm
 	v := a.run(ctx)
 	// The attempt span ends first: the tracker learns from it at once, so
 	// the next request is ordered knowing this one. Only then does the
-	// answer leave, ahead of the request's own span and everything else
-	// telemetry does.
+	// answer leave (apiHandler flushes it the moment the pipeline returns),
+	// ahead of the request's own span and everything else telemetry does.
+	// A stream's chunks went out as they came.
 	ended = true
 	a.finish(adm)
-	if v == verdictDone {
-		c.flush()
-	}
 	return v
 }
 

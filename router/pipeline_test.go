@@ -289,6 +289,34 @@ func TestFailoverSafeFailures(t *testing.T) {
 	}
 }
 
+// TestEmptyStreamAnswerFailsOver: a 2xx stream that ends before a byte is
+// a transport failure: the next target serves it, and alone the target's
+// failure is a 502 naming transport.
+func TestEmptyStreamAnswerFailsOver(t *testing.T) {
+	const stream = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	empty := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+	}
+	a := newUpstream(t, empty)
+	b := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"from\":\"b\"}\n\ndata: [DONE]\n\n")
+	})
+	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
+	resp := post(t, gw.URL, "/v1/chat/completions", stream)
+	if body := readAll(t, resp.Body); resp.StatusCode != 200 || !strings.HasPrefix(body, `data: {"from":"b"}`) {
+		t.Errorf("%d %q, want b's stream", resp.StatusCode, body)
+	}
+	wantHeaders(t, resp, "b", "2", "order")
+
+	gw = newGateway(t, "fallback", "", target{name: "a", url: a.URL})
+	resp = post(t, gw.URL, "/v1/chat/completions", stream)
+	if body := readAll(t, resp.Body); resp.StatusCode != 502 || !strings.Contains(body, `"error":"transport"`) {
+		t.Errorf("alone: %d %s, want a 502 naming transport", resp.StatusCode, body)
+	}
+}
+
 func TestClientErrorReturnedUnchanged(t *testing.T) {
 	errBody := `{"error":{"message":"bad temperature","type":"invalid_request_error","code":"invalid_value"}}`
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {

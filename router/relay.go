@@ -236,10 +236,8 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	wait := a.g.since(sent) // one reading: the upstream wait and the TTFB sample
 	c.upstreamWait += wait
 	if n == 0 {
+		// A 2xx with no body at all is a transport failure too.
 		a.setStatus(resp.StatusCode)
-		if err == io.EOF && ctx.Err() == nil && context.Cause(actx) == nil {
-			return a.failover(resp.StatusCode, telemetry.ErrorTransport) // a 2xx with no body at all
-		}
 		return a.transportFailure(ctx, actx)
 	}
 	firstByte.Stop()
