@@ -39,32 +39,32 @@ type skip struct{ target, reason string }
 // declaration order), so an open circuit costs a request nothing unless
 // every other target has failed.
 func (g *Gateway) order(dst []*Candidate, model string, eligible []*Candidate) ([]*Candidate, string) {
-	blocked := 0
-	for _, c := range eligible {
-		if c.upstream.breaker.blocked() {
-			blocked++
-		}
-	}
-	if blocked == 0 || blocked == len(eligible) {
+	// On the stack: neither reaches the strategy (an interface call, which
+	// would move them to the heap).
+	var admittedBuf, blockedBuf [rankedCap]*Candidate
+	admitted, blocked := splitByCircuit(admittedBuf[:0], blockedBuf[:0], eligible)
+	if len(blocked) == 0 || len(admitted) == 0 {
 		return g.strategy.Order(dst, model, eligible)
 	}
-	var buf [rankedCap]*Candidate
-	open := buf[:0]
-	if len(eligible) > rankedCap {
-		open = make([]*Candidate, 0, len(eligible))
-	}
+	// Some circuits open: the strategy orders a copy of the others (the one
+	// allocation, as rare as an open circuit).
+	dst, selection := g.strategy.Order(dst, model, append([]*Candidate(nil), admitted...))
+	return append(dst, blocked...), selection
+}
+
+// splitByCircuit appends the eligible candidates whose circuit would let an
+// attempt through now to admitted and the others (open within the
+// cooldown, or half-open with its probe in flight) to blocked, each in
+// eligible's order, asking each breaker once.
+func splitByCircuit(admitted, blocked, eligible []*Candidate) ([]*Candidate, []*Candidate) {
 	for _, c := range eligible {
-		if !c.upstream.breaker.blocked() {
-			open = append(open, c)
+		if c.upstream.breaker.blocked() {
+			blocked = append(blocked, c)
+		} else {
+			admitted = append(admitted, c)
 		}
 	}
-	dst, selection := g.strategy.Order(dst, model, open)
-	for _, c := range eligible {
-		if !containsCandidate(open, c) {
-			dst = append(dst, c)
-		}
-	}
-	return dst, selection
+	return admitted, blocked
 }
 
 func (g *Gateway) runPipeline(ctx context.Context, c *call, order []*Candidate) {

@@ -74,14 +74,7 @@ func (g *Gateway) Routing() []ModelRouting {
 
 func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRouting {
 	mr := ModelRouting{Model: model, Mode: g.mode, API: kind}
-	var open, blocked []*Candidate
-	for _, c := range cands {
-		if c.upstream.breaker.blocked() {
-			blocked = append(blocked, c)
-		} else {
-			open = append(open, c)
-		}
-	}
+	open, blocked := splitByCircuit(nil, nil, cands)
 	ranked, leader := g.strategy.Rank(nil, model, open)
 	if len(open) == 0 {
 		ranked, _ = g.strategy.Rank(nil, model, blocked)

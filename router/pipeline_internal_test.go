@@ -1,0 +1,62 @@
+package router
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestOrderPutsBlockedCircuitsLast: the strategy orders the targets whose
+// circuit lets an attempt through, the others follow in declaration order;
+// ordering allocates nothing unless some but not all circuits are open
+// (then once).
+func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	cands := make([]*Candidate, 5)
+	for i, name := range []string{"a", "b", "c", "d", "e"} {
+		cands[i] = &Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1,
+			upstream: &upstream{breaker: newBreaker(1, time.Minute, clock, nil)}}
+	}
+	g := &Gateway{strategy: Fallback{}}
+	names := func(cs []*Candidate) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Target)
+		}
+		return out
+	}
+	var buf [rankedCap]*Candidate
+	order := func() []*Candidate { o, _ := g.order(buf[:0], "m", cands); return o }
+	trip := func(c *Candidate) {
+		adm, ok := c.upstream.breaker.admit()
+		if !ok {
+			t.Fatalf("%s not admitted", c.Target)
+		}
+		adm.resolve(resultFault)
+	}
+
+	if got := names(order()); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("all closed: %v", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { order() }); allocs != 0 {
+		t.Errorf("all closed: %v allocations, want 0", allocs)
+	}
+	trip(cands[1])
+	trip(cands[3])
+	if got := names(order()); !slices.Equal(got, []string{"a", "c", "e", "b", "d"}) {
+		t.Errorf("b and d open: %v, want a c e b d", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { order() }); allocs > 1 {
+		t.Errorf("b and d open: %v allocations, want at most 1", allocs)
+	}
+	for _, c := range []*Candidate{cands[0], cands[2], cands[4]} {
+		trip(c)
+	}
+	if got := names(order()); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("all open: %v, want declaration order", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { order() }); allocs != 0 {
+		t.Errorf("all open: %v allocations, want 0", allocs)
+	}
+}
