@@ -180,18 +180,6 @@ func stringIs(v []byte, s string) bool {
 	return string(appendUnquoted(buf[:0], v)) == s
 }
 
-// unquote decodes the string token v; "" for anything else.
-func unquote(v []byte) string {
-	if !isString(v) {
-		return ""
-	}
-	inner := v[1 : len(v)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner)
-	}
-	return string(appendUnquoted(nil, v))
-}
-
 // intValue reads an integer token (1, 12, 3e2 is not one); false otherwise.
 func intValue(v []byte) (int64, bool) {
 	if !isNumber(v) || bytes.ContainsAny(v, ".eE") {

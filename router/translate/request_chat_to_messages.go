@@ -600,45 +600,23 @@ func (t *turns) toolUse(c []byte, i, j int) error {
 	if !isObject(c) {
 		return refuse(path(), "must be an object")
 	}
-	var typ, id, fn, name, args []byte
-	m := objectMembers(c)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
-		switch string(k) {
-		case "type":
-			typ = v
-		case "id":
-			id = v
-		case "function":
-			fn = v
-		}
-	}
-	if present(typ) && !stringIs(typ, "function") {
+	tc := readToolCall(c)
+	if present(tc.typ) && !stringIs(tc.typ, "function") {
 		return refuse(path()+".type", "only function tool calls translate")
 	}
-	if isObject(fn) {
-		fm := objectMembers(fn)
-		for k, v, ok := fm.next(); ok; k, v, ok = fm.next() {
-			switch string(k) {
-			case "name":
-				name = v
-			case "arguments":
-				args = v
-			}
-		}
-	}
-	if !isString(name) {
+	if !isString(tc.name) {
 		return refuse(path()+".function.name", "must be a string")
 	}
 	t.block()
 	t.out = append(t.out, `{"type":"tool_use","id":`...)
 	var err error
-	if t.out, err = appendToolID(t.out, id, path()+".id"); err != nil {
+	if t.out, err = appendToolID(t.out, tc.id, path()+".id"); err != nil {
 		return err
 	}
 	t.out = append(t.out, `,"name":`...)
-	t.out = append(t.out, name...)
+	t.out = append(t.out, tc.name...)
 	t.out = append(t.out, `,"input":`...)
-	if t.out, err = appendArguments(t.out, args); err != nil {
+	if t.out, err = appendArguments(t.out, tc.args); err != nil {
 		return refuse(path()+".function.arguments", "must hold a JSON object for an Anthropic upstream")
 	}
 	t.out = append(t.out, '}')
