@@ -265,15 +265,7 @@ func (s *messagesToChat) errorChunk(dst, errObj []byte) []byte {
 	if f.typ == nil {
 		f.typ = []byte("api_error")
 	}
-	dst = append(dst, `data: {"error":{"message":`...)
-	dst = append(dst, f.message...)
-	dst = append(dst, `,"type":"`...)
-	dst = append(dst, f.typ...)
-	dst = append(dst, `","param":null,"code":`...)
-	if IsContextOverflow(0, f.message) {
-		dst = append(dst, `"context_length_exceeded"`...)
-	} else {
-		dst = append(dst, "null"...)
-	}
-	return append(dst, "}}\n\n"...)
+	dst = append(dst, "data: "...)
+	dst = appendChatError(dst, f.message, f.typ, nil, nil)
+	return append(dst, "}\n\n"...)
 }
