@@ -31,12 +31,9 @@ type chatRequest struct {
 // stream translator needs to know. A request the Messages API cannot express
 // is a *RequestError.
 func ChatToMessages(body []byte, upstreamModel string) (out []byte, includeUsage bool, err error) {
-	v, ok := jsonscan.Valid(body)
-	if !ok {
-		return nil, false, errNotJSON
-	}
-	if !isObject(v) {
-		return nil, false, errNotObject
+	v, err := requestObject(body)
+	if err != nil {
+		return nil, false, err
 	}
 	var r chatRequest
 	m := objectMembers(v)

@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"strconv"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
+import "strconv"
 
 // messagesRequest holds the raw values of the Anthropic request members that
 // are translated.
@@ -19,12 +15,9 @@ type messagesRequest struct {
 // translator needs for Anthropic's message_delta. A request Chat Completions
 // cannot express is a *RequestError.
 func MessagesToChat(body []byte, upstreamModel string) ([]byte, error) {
-	v, ok := jsonscan.Valid(body)
-	if !ok {
-		return nil, errNotJSON
-	}
-	if !isObject(v) {
-		return nil, errNotObject
+	v, err := requestObject(body)
+	if err != nil {
+		return nil, err
 	}
 	var r messagesRequest
 	m := objectMembers(v)
