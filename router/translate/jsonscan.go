@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"iter"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -135,6 +136,20 @@ func (e *elements) next() ([]byte, bool) {
 	i = skipValue(e.b, i)
 	e.i = i
 	return e.b[vs:i], true
+}
+
+// elementsOf ranges over the elements of the array v with their indexes;
+// over nothing for a value of another kind.
+func elementsOf(v []byte) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		e := arrayElements(v)
+		for j := 0; ; j++ {
+			el, ok := e.next()
+			if !ok || !yield(j, el) {
+				return
+			}
+		}
+	}
 }
 
 // field returns the value of key in the valid object obj, or nil.

@@ -372,12 +372,7 @@ func (t *turns) systemContent(i int, content []byte) error {
 	if !isArray(content) {
 		return refuse(msgPath(i)+".content", "must be a string or an array of text parts")
 	}
-	parts := arrayElements(content)
-	for j := 0; ; j++ {
-		p, ok := parts.next()
-		if !ok {
-			return nil
-		}
+	for j, p := range elementsOf(content) {
 		text, err := textPart(p, func() string { return contentPath(i, j) })
 		if err != nil {
 			return err
@@ -386,6 +381,7 @@ func (t *turns) systemContent(i int, content []byte) error {
 			t.system = append(t.system, text)
 		}
 	}
+	return nil
 }
 
 func appendTextBlock(out, text []byte) []byte {
@@ -412,12 +408,7 @@ func (t *turns) userContent(i int, content []byte) error {
 	case !isArray(content):
 		return refuse(msgPath(i)+".content", "must be a string or an array of content parts")
 	}
-	parts := arrayElements(content)
-	for j := 0; ; j++ {
-		p, ok := parts.next()
-		if !ok {
-			return nil
-		}
+	for j, p := range elementsOf(content) {
 		pt, ok := readPart(p)
 		if !ok {
 			return refuse(contentPath(i, j), "must be an object")
@@ -443,6 +434,7 @@ func (t *turns) userContent(i int, content []byte) error {
 			return refuse(contentPath(i, j)+".type", "must be text, image_url or file")
 		}
 	}
+	return nil
 }
 
 // stringContents returns what the string token v holds, decoded only when it
@@ -546,12 +538,7 @@ func (t *turns) assistant(i int, content, refusalText, toolCalls []byte) error {
 	case isString(content):
 		t.text(content)
 	case isArray(content):
-		parts := arrayElements(content)
-		for j := 0; ; j++ {
-			p, ok := parts.next()
-			if !ok {
-				break
-			}
+		for j, p := range elementsOf(content) {
 			pt, _ := readPart(p)
 			switch typ := pt.typ; {
 			case stringIs(typ, "text"):
@@ -580,16 +567,12 @@ func (t *turns) assistant(i int, content, refusalText, toolCalls []byte) error {
 	if !isArray(toolCalls) {
 		return refuse(msgPath(i)+".tool_calls", "must be an array")
 	}
-	calls := arrayElements(toolCalls)
-	for j := 0; ; j++ {
-		c, ok := calls.next()
-		if !ok {
-			return nil
-		}
+	for j, c := range elementsOf(toolCalls) {
 		if err := t.toolUse(c, i, j); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 func (t *turns) toolUse(c []byte, i, j int) error {
@@ -694,12 +677,7 @@ func (t *turns) toolResult(i int, id, content []byte) error {
 		t.out = append(t.out, `""`...)
 	case isArray(content):
 		t.out = append(t.out, '[')
-		parts := arrayElements(content)
-		for j := 0; ; j++ {
-			p, ok := parts.next()
-			if !ok {
-				break
-			}
+		for j, p := range elementsOf(content) {
 			text, err := textPart(p, func() string { return contentPath(i, j) })
 			if err != nil {
 				return err
@@ -720,12 +698,7 @@ func (t *turns) toolResult(i int, id, content []byte) error {
 // appendAnthropicTools writes OpenAI function tools as Anthropic tools.
 func appendAnthropicTools(out, tools []byte) ([]byte, error) {
 	out = append(out, `,"tools":[`...)
-	e := arrayElements(tools)
-	for j := 0; ; j++ {
-		tool, ok := e.next()
-		if !ok {
-			break
-		}
+	for j, tool := range elementsOf(tools) {
 		path := "tools[" + strconv.Itoa(j) + "]"
 		if !isObject(tool) {
 			return out, refuse(path, "must be an object")

@@ -83,12 +83,7 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 		out = appendTextBlock(out, refusalText)
 	}
 	if isArray(toolCalls) {
-		calls := arrayElements(toolCalls)
-		for j := 0; ; j++ {
-			c, ok := calls.next()
-			if !ok {
-				break
-			}
+		for j, c := range elementsOf(toolCalls) {
 			block()
 			var err error
 			if out, err = appendToolUse(out, c, j, truncated); err != nil {

@@ -146,17 +146,13 @@ func (s *chatToMessages) delta(dst, delta []byte) ([]byte, error) {
 	if !isArray(toolCalls) {
 		return dst, nil
 	}
-	calls := arrayElements(toolCalls)
-	for j := 0; ; j++ {
-		c, ok := calls.next()
-		if !ok {
-			return dst, nil
-		}
+	for j, c := range elementsOf(toolCalls) {
 		var err error
 		if dst, err = s.toolCall(dst, c, j); err != nil {
 			return dst, err
 		}
 	}
+	return dst, nil
 }
 
 func (s *chatToMessages) text(dst, text []byte) []byte {
