@@ -245,31 +245,43 @@ const maxErrorText = 1024
 // else null.
 func ErrorToChat(status int, anthropicBody []byte) []byte {
 	f := parseError(status, anthropicBody)
-	typ := string(f.typ)
-	if typ == "" {
-		typ = openAITypeForStatus(status)
+	typ := f.typ
+	if typ == nil {
+		typ = []byte(openAITypeForStatus(status))
 	}
 	out := make([]byte, 0, len(f.message)+128)
+	return append(appendChatError(out, f.message, typ, f.param, f.code), '}')
+}
+
+// appendChatError writes OpenAI's error object up to its last brace,
+// {"error":{"message","type","param","code"} (the caller closes it):
+// message is a JSON string token, typ and code are the contents of string
+// tokens as they came (so never escaped twice), param is a JSON value or nil
+// for null. A nil code is "context_length_exceeded" when the message says the
+// prompt is too long, else null.
+func appendChatError(out, message, typ, param, code []byte) []byte {
 	out = append(out, `{"error":{"message":`...)
-	out = append(out, f.message...)
-	out = append(out, `,"type":`...)
-	out = appendQuoted(out, typ)
-	out = append(out, `,"param":`...)
-	if f.param != nil {
-		out = append(out, f.param...)
+	out = append(out, message...)
+	out = append(out, `,"type":"`...)
+	out = append(out, typ...)
+	out = append(out, `","param":`...)
+	if param != nil {
+		out = append(out, param...)
 	} else {
 		out = append(out, "null"...)
 	}
 	out = append(out, `,"code":`...)
 	switch {
-	case f.code != nil:
-		out = appendQuoted(out, f.code)
-	case IsContextOverflow(0, f.message):
+	case code != nil:
+		out = append(out, '"')
+		out = append(out, code...)
+		out = append(out, '"')
+	case IsContextOverflow(0, message):
 		out = append(out, `"context_length_exceeded"`...)
 	default:
 		out = append(out, "null"...)
 	}
-	return append(out, "}}"...)
+	return append(out, '}')
 }
 
 // ErrorToMessages turns an OpenAI error body (any non-2xx answer) into an

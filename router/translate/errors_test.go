@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,24 @@ func TestIsContextOverflow(t *testing.T) {
 		if got := IsContextOverflow(tt.status, []byte(tt.body)); got != tt.want {
 			t.Errorf("IsContextOverflow(%d, %s) = %v, want %v", tt.status, tt.body, got, tt.want)
 		}
+	}
+}
+
+// An upstream error type or code holding an escape crosses as the same
+// string: the token's contents are copied, never escaped a second time.
+func TestErrorToChatKeepsEscapedTypeAndCode(t *testing.T) {
+	body := []byte(`{"type":"error","error":{"type":"odd\"type\\x","code":"c\u00e9\"d","message":"m"}}`)
+	var got struct {
+		Error struct {
+			Type string  `json:"type"`
+			Code *string `json:"code"`
+		} `json:"error"`
+	}
+	out := ErrorToChat(400, body)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("ErrorToChat gave invalid JSON %s: %v", out, err)
+	}
+	if got.Error.Type != `odd"type\x` || got.Error.Code == nil || *got.Error.Code != `cé"d` {
+		t.Errorf("ErrorToChat = %s: type %q code %v, want the upstream's own strings", out, got.Error.Type, got.Error.Code)
 	}
 }

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"iter"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -137,6 +138,20 @@ func (e *elements) next() ([]byte, bool) {
 	return e.b[vs:i], true
 }
 
+// elementsOf ranges over the elements of the array v with their indexes;
+// over nothing for a value of another kind.
+func elementsOf(v []byte) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		e := arrayElements(v)
+		for j := 0; ; j++ {
+			el, ok := e.next()
+			if !ok || !yield(j, el) {
+				return
+			}
+		}
+	}
+}
+
 // field returns the value of key in the valid object obj, or nil.
 func field(obj []byte, key string) []byte {
 	if len(obj) == 0 || obj[0] != '{' {
@@ -178,18 +193,6 @@ func stringIs(v []byte, s string) bool {
 	}
 	var buf [64]byte
 	return string(appendUnquoted(buf[:0], v)) == s
-}
-
-// unquote decodes the string token v; "" for anything else.
-func unquote(v []byte) string {
-	if !isString(v) {
-		return ""
-	}
-	inner := v[1 : len(v)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner)
-	}
-	return string(appendUnquoted(nil, v))
 }
 
 // intValue reads an integer token (1, 12, 3e2 is not one); false otherwise.

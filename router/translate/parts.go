@@ -74,3 +74,39 @@ func textPart(v []byte, path func() string) ([]byte, error) {
 func contentPath(i, j int) string {
 	return msgPath(i) + ".content[" + strconv.Itoa(j) + "]"
 }
+
+// toolCall is an OpenAI tool call's members, raw (nil when absent), as a
+// request message, a unary answer and a stream delta all spell it.
+type toolCall struct{ typ, index, id, name, args []byte }
+
+// readToolCall reads an OpenAI tool call and its function object in one
+// pass; a repeated member keeps its last value.
+func readToolCall(c []byte) toolCall {
+	var t toolCall
+	var fn []byte
+	m := objectMembers(c)
+	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		switch string(k) {
+		case "type":
+			t.typ = v
+		case "index":
+			t.index = v
+		case "id":
+			t.id = v
+		case "function":
+			fn = v
+		}
+	}
+	if isObject(fn) {
+		fm := objectMembers(fn)
+		for k, v, ok := fm.next(); ok; k, v, ok = fm.next() {
+			switch string(k) {
+			case "name":
+				t.name = v
+			case "arguments":
+				t.args = v
+			}
+		}
+	}
+	return t
+}

@@ -31,12 +31,9 @@ type chatRequest struct {
 // stream translator needs to know. A request the Messages API cannot express
 // is a *RequestError.
 func ChatToMessages(body []byte, upstreamModel string) (out []byte, includeUsage bool, err error) {
-	v, ok := jsonscan.Valid(body)
-	if !ok {
-		return nil, false, errNotJSON
-	}
-	if !isObject(v) {
-		return nil, false, errNotObject
+	v, err := requestObject(body)
+	if err != nil {
+		return nil, false, err
 	}
 	var r chatRequest
 	m := objectMembers(v)
@@ -375,12 +372,7 @@ func (t *turns) systemContent(i int, content []byte) error {
 	if !isArray(content) {
 		return refuse(msgPath(i)+".content", "must be a string or an array of text parts")
 	}
-	parts := arrayElements(content)
-	for j := 0; ; j++ {
-		p, ok := parts.next()
-		if !ok {
-			return nil
-		}
+	for j, p := range elementsOf(content) {
 		text, err := textPart(p, func() string { return contentPath(i, j) })
 		if err != nil {
 			return err
@@ -389,6 +381,7 @@ func (t *turns) systemContent(i int, content []byte) error {
 			t.system = append(t.system, text)
 		}
 	}
+	return nil
 }
 
 func appendTextBlock(out, text []byte) []byte {
@@ -415,12 +408,7 @@ func (t *turns) userContent(i int, content []byte) error {
 	case !isArray(content):
 		return refuse(msgPath(i)+".content", "must be a string or an array of content parts")
 	}
-	parts := arrayElements(content)
-	for j := 0; ; j++ {
-		p, ok := parts.next()
-		if !ok {
-			return nil
-		}
+	for j, p := range elementsOf(content) {
 		pt, ok := readPart(p)
 		if !ok {
 			return refuse(contentPath(i, j), "must be an object")
@@ -446,6 +434,7 @@ func (t *turns) userContent(i int, content []byte) error {
 			return refuse(contentPath(i, j)+".type", "must be text, image_url or file")
 		}
 	}
+	return nil
 }
 
 // stringContents returns what the string token v holds, decoded only when it
@@ -549,12 +538,7 @@ func (t *turns) assistant(i int, content, refusalText, toolCalls []byte) error {
 	case isString(content):
 		t.text(content)
 	case isArray(content):
-		parts := arrayElements(content)
-		for j := 0; ; j++ {
-			p, ok := parts.next()
-			if !ok {
-				break
-			}
+		for j, p := range elementsOf(content) {
 			pt, _ := readPart(p)
 			switch typ := pt.typ; {
 			case stringIs(typ, "text"):
@@ -583,16 +567,12 @@ func (t *turns) assistant(i int, content, refusalText, toolCalls []byte) error {
 	if !isArray(toolCalls) {
 		return refuse(msgPath(i)+".tool_calls", "must be an array")
 	}
-	calls := arrayElements(toolCalls)
-	for j := 0; ; j++ {
-		c, ok := calls.next()
-		if !ok {
-			return nil
-		}
+	for j, c := range elementsOf(toolCalls) {
 		if err := t.toolUse(c, i, j); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 func (t *turns) toolUse(c []byte, i, j int) error {
@@ -600,45 +580,23 @@ func (t *turns) toolUse(c []byte, i, j int) error {
 	if !isObject(c) {
 		return refuse(path(), "must be an object")
 	}
-	var typ, id, fn, name, args []byte
-	m := objectMembers(c)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
-		switch string(k) {
-		case "type":
-			typ = v
-		case "id":
-			id = v
-		case "function":
-			fn = v
-		}
-	}
-	if present(typ) && !stringIs(typ, "function") {
+	tc := readToolCall(c)
+	if present(tc.typ) && !stringIs(tc.typ, "function") {
 		return refuse(path()+".type", "only function tool calls translate")
 	}
-	if isObject(fn) {
-		fm := objectMembers(fn)
-		for k, v, ok := fm.next(); ok; k, v, ok = fm.next() {
-			switch string(k) {
-			case "name":
-				name = v
-			case "arguments":
-				args = v
-			}
-		}
-	}
-	if !isString(name) {
+	if !isString(tc.name) {
 		return refuse(path()+".function.name", "must be a string")
 	}
 	t.block()
 	t.out = append(t.out, `{"type":"tool_use","id":`...)
 	var err error
-	if t.out, err = appendToolID(t.out, id, path()+".id"); err != nil {
+	if t.out, err = appendToolID(t.out, tc.id, path()+".id"); err != nil {
 		return err
 	}
 	t.out = append(t.out, `,"name":`...)
-	t.out = append(t.out, name...)
+	t.out = append(t.out, tc.name...)
 	t.out = append(t.out, `,"input":`...)
-	if t.out, err = appendArguments(t.out, args); err != nil {
+	if t.out, err = appendArguments(t.out, tc.args); err != nil {
 		return refuse(path()+".function.arguments", "must hold a JSON object for an Anthropic upstream")
 	}
 	t.out = append(t.out, '}')
@@ -719,12 +677,7 @@ func (t *turns) toolResult(i int, id, content []byte) error {
 		t.out = append(t.out, `""`...)
 	case isArray(content):
 		t.out = append(t.out, '[')
-		parts := arrayElements(content)
-		for j := 0; ; j++ {
-			p, ok := parts.next()
-			if !ok {
-				break
-			}
+		for j, p := range elementsOf(content) {
 			text, err := textPart(p, func() string { return contentPath(i, j) })
 			if err != nil {
 				return err
@@ -745,12 +698,7 @@ func (t *turns) toolResult(i int, id, content []byte) error {
 // appendAnthropicTools writes OpenAI function tools as Anthropic tools.
 func appendAnthropicTools(out, tools []byte) ([]byte, error) {
 	out = append(out, `,"tools":[`...)
-	e := arrayElements(tools)
-	for j := 0; ; j++ {
-		tool, ok := e.next()
-		if !ok {
-			break
-		}
+	for j, tool := range elementsOf(tools) {
 		path := "tools[" + strconv.Itoa(j) + "]"
 		if !isObject(tool) {
 			return out, refuse(path, "must be an object")

@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"strconv"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
+import "strconv"
 
 // messagesRequest holds the raw values of the Anthropic request members that
 // are translated.
@@ -19,12 +15,9 @@ type messagesRequest struct {
 // translator needs for Anthropic's message_delta. A request Chat Completions
 // cannot express is a *RequestError.
 func MessagesToChat(body []byte, upstreamModel string) ([]byte, error) {
-	v, ok := jsonscan.Valid(body)
-	if !ok {
-		return nil, errNotJSON
-	}
-	if !isObject(v) {
-		return nil, errNotObject
+	v, err := requestObject(body)
+	if err != nil {
+		return nil, err
 	}
 	var r messagesRequest
 	m := objectMembers(v)
@@ -203,12 +196,7 @@ func (c *chatMessages) system(sys []byte) error {
 		return nil
 	}
 	c.texts = c.texts[:0]
-	blocks := arrayElements(sys)
-	for j := 0; ; j++ {
-		b, ok := blocks.next()
-		if !ok {
-			break
-		}
+	for j, b := range elementsOf(sys) {
 		text, err := textPart(b, func() string { return "system[" + strconv.Itoa(j) + "]" })
 		if err != nil {
 			return err
@@ -285,12 +273,7 @@ func (c *chatMessages) message(i int, msg []byte) error {
 func (c *chatMessages) user(i int, content []byte) error {
 	c.parts, c.toolImages = c.parts[:0], c.toolImages[:0]
 	results := 0
-	blocks := arrayElements(content)
-	for j := 0; ; j++ {
-		b, ok := blocks.next()
-		if !ok {
-			break
-		}
+	for j, b := range elementsOf(content) {
 		p, _ := readPart(b)
 		switch typ := p.typ; {
 		case stringIs(typ, "tool_result"):
@@ -412,12 +395,7 @@ func (c *chatMessages) toolResult(b part, i, outer int) error {
 		c.out = append(c.out, `""`...)
 	case isArray(content):
 		c.texts = c.texts[:0]
-		blocks := arrayElements(content)
-		for j := 0; ; j++ {
-			cb, ok := blocks.next()
-			if !ok {
-				break
-			}
+		for j, cb := range elementsOf(content) {
 			p, _ := readPart(cb)
 			switch typ := p.typ; {
 			case stringIs(typ, "text"):
@@ -451,12 +429,7 @@ func (c *chatMessages) toolResult(b part, i, outer int) error {
 // has no place for them in a request.
 func (c *chatMessages) assistant(i int, content []byte) error {
 	c.texts, c.calls = c.texts[:0], c.calls[:0]
-	blocks := arrayElements(content)
-	for j := 0; ; j++ {
-		b, ok := blocks.next()
-		if !ok {
-			break
-		}
+	for j, b := range elementsOf(content) {
 		p, _ := readPart(b)
 		switch typ := p.typ; {
 		case stringIs(typ, "text"):
@@ -511,12 +484,7 @@ func (c *chatMessages) assistant(i int, content []byte) error {
 // and cannot cross over.
 func appendChatTools(out, tools []byte) ([]byte, error) {
 	out = append(out, `,"tools":[`...)
-	e := arrayElements(tools)
-	for j := 0; ; j++ {
-		tool, ok := e.next()
-		if !ok {
-			break
-		}
+	for j, tool := range elementsOf(tools) {
 		path := "tools[" + strconv.Itoa(j) + "]"
 		if !isObject(tool) {
 			return out, refuse(path, "must be an object")

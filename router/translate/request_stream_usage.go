@@ -8,12 +8,9 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // the usage chunk is the client's to see). Every other byte of the body is
 // kept as it came. The body must be a JSON object.
 func WithStreamUsage(body []byte) (out []byte, clientAsked bool, err error) {
-	v, ok := jsonscan.Valid(body)
-	if !ok {
-		return nil, false, errNotJSON
-	}
-	if !isObject(v) {
-		return nil, false, errNotObject
+	v, err := requestObject(body)
+	if err != nil {
+		return nil, false, err
 	}
 	// Find the last stream_options (the one a JSON decoder keeps).
 	var opts []byte
@@ -67,4 +64,17 @@ func splice(body, old, repl []byte) []byte {
 	out = append(out, body[:at]...)
 	out = append(out, repl...)
 	return append(out, body[at+len(old):]...)
+}
+
+// requestObject is a client request body's JSON object, without the
+// whitespace around it, or the error for a body that is not one.
+func requestObject(body []byte) ([]byte, error) {
+	v, ok := jsonscan.Valid(body)
+	switch {
+	case !ok:
+		return nil, errNotJSON
+	case !isObject(v):
+		return nil, errNotObject
+	}
+	return v, nil
 }

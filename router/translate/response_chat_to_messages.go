@@ -83,12 +83,7 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 		out = appendTextBlock(out, refusalText)
 	}
 	if isArray(toolCalls) {
-		calls := arrayElements(toolCalls)
-		for j := 0; ; j++ {
-			c, ok := calls.next()
-			if !ok {
-				break
-			}
+		for j, c := range elementsOf(toolCalls) {
 			block()
 			var err error
 			if out, err = appendToolUse(out, c, j, truncated); err != nil {
@@ -135,33 +130,16 @@ func firstChoice(choices []byte) (msg, finish []byte, ok bool) {
 
 // appendToolUse writes an OpenAI tool call as an Anthropic tool_use block.
 func appendToolUse(out, c []byte, j int, truncated bool) ([]byte, error) {
-	var id, name, args []byte
-	m := objectMembers(c)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
-		switch string(k) {
-		case "id":
-			id = v
-		case "function":
-			fm := objectMembers(v)
-			for k, v, ok := fm.next(); ok; k, v, ok = fm.next() {
-				switch string(k) {
-				case "name":
-					name = v
-				case "arguments":
-					args = v
-				}
-			}
-		}
-	}
-	if !isString(name) {
+	tc := readToolCall(c)
+	if !isString(tc.name) {
 		return out, invalidUpstream("tool call without a function name")
 	}
 	out = append(out, `{"type":"tool_use","id":`...)
-	out = appendID(out, id, "toolu_", j)
+	out = appendID(out, tc.id, "toolu_", j)
 	out = append(out, `,"name":`...)
-	out = append(out, name...)
+	out = append(out, tc.name...)
 	out = append(out, `,"input":`...)
-	out, err := appendArguments(out, args)
+	out, err := appendArguments(out, tc.args)
 	if err != nil {
 		if !truncated {
 			return out, err

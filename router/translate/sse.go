@@ -75,18 +75,21 @@ func (d *sseDecoder) next() (sseEvent, bool) {
 	return ev, true
 }
 
-// end keeps what is left for the next call. It reports false when that is
-// more than any event can be.
-func (d *sseDecoder) end() bool {
+// errEventTooLarge: an incomplete event past maxPending.
+var errEventTooLarge = invalidUpstream("an event larger than any provider sends")
+
+// end keeps what is left for the next call. It fails when that is more than
+// any event can be.
+func (d *sseDecoder) end() error {
 	rest := d.in[d.off:]
 	d.in = nil
 	if len(rest) > maxPending {
 		d.pending = nil
-		return false
+		return errEventTooLarge
 	}
 	// rest may lie inside pending: append moves overlapping bytes correctly.
 	d.pending = append(d.pending[:0], rest...)
-	return true
+	return nil
 }
 
 // finishEvent decodes what the stream's end left incomplete as if a blank line
@@ -221,8 +224,8 @@ func (e *eventStream) feed(t eventTranslator, dst, p []byte) ([]byte, error) {
 			}
 		}
 	}
-	if !e.dec.end() {
-		e.err = invalidUpstream("an event larger than any provider sends")
+	if err := e.dec.end(); err != nil {
+		e.err = err
 	}
 	if e.done {
 		e.dec = sseDecoder{}

@@ -21,14 +21,13 @@ type chatToMessages struct {
 	model string // immutable after NewChatToMessagesStream
 
 	eventStream
-	started  bool // message_start is out
-	finished bool // finish_reason seen
-	stop     string
-	open     int   // kind of the open content block: noBlock, textBlock, toolBlock
-	openIdx  int   // its index
-	blocks   int   // content blocks started
-	tools    []int // by OpenAI tool call index: its content block index, or -1
-	usage    Usage
+	started bool   // message_start is out
+	stop    string // the stop reason, once finish_reason is seen (end() defaults it)
+	open    int    // kind of the open content block: noBlock, textBlock, toolBlock
+	openIdx int    // its index
+	blocks  int    // content blocks started
+	tools   []int  // by OpenAI tool call index: its content block index, or -1
+	usage   Usage
 }
 
 const (
@@ -53,7 +52,7 @@ func (s *chatToMessages) Finish(dst []byte) ([]byte, error) {
 	switch {
 	case err != nil || s.done:
 		return dst, err
-	case !s.finished:
+	case s.stop == "": // no finish_reason
 		return dst, ErrTruncated
 	}
 	return s.end(dst), nil
@@ -107,8 +106,7 @@ func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 			return dst, err
 		}
 	}
-	if isString(finish) && !s.finished {
-		s.finished = true
+	if isString(finish) && s.stop == "" {
 		s.stop = stopReason(stringToken(finish))
 		dst = s.closeBlock(dst)
 	}
@@ -148,17 +146,13 @@ func (s *chatToMessages) delta(dst, delta []byte) ([]byte, error) {
 	if !isArray(toolCalls) {
 		return dst, nil
 	}
-	calls := arrayElements(toolCalls)
-	for j := 0; ; j++ {
-		c, ok := calls.next()
-		if !ok {
-			return dst, nil
-		}
+	for j, c := range elementsOf(toolCalls) {
 		var err error
 		if dst, err = s.toolCall(dst, c, j); err != nil {
 			return dst, err
 		}
 	}
+	return dst, nil
 }
 
 func (s *chatToMessages) text(dst, text []byte) []byte {
@@ -187,22 +181,11 @@ func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
 	if !isObject(c) {
 		return dst, invalidUpstream("tool call delta is not an object")
 	}
-	var index, id, fn []byte
-	m := objectMembers(c)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
-		switch string(k) {
-		case "index":
-			index = val
-		case "id":
-			id = val
-		case "function":
-			fn = val
-		}
-	}
+	tc := readToolCall(c)
 	k := int64(position) // servers that leave index out list calls in order
-	if present(index) {
+	if present(tc.index) {
 		var ok bool
-		if k, ok = intValue(index); !ok || k < 0 || k > maxBlocks {
+		if k, ok = intValue(tc.index); !ok || k < 0 || k > maxBlocks {
 			return dst, invalidUpstream("tool call delta with an invalid index")
 		}
 	}
@@ -220,16 +203,16 @@ func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
 		dst = append(dst, `{"type":"content_block_start","index":`...)
 		dst = appendInt(dst, int64(b))
 		dst = append(dst, `,"content_block":{"type":"tool_use","id":`...)
-		dst = appendID(dst, id, "toolu_", int(k))
+		dst = appendID(dst, tc.id, "toolu_", int(k))
 		dst = append(dst, `,"name":`...)
-		if name := field(fn, "name"); isString(name) {
-			dst = append(dst, name...)
+		if isString(tc.name) {
+			dst = append(dst, tc.name...)
 		} else {
 			dst = append(dst, `""`...)
 		}
 		dst = append(dst, `,"input":{}}}`+"\n\n"...)
 	}
-	if args := field(fn, "arguments"); isString(args) && !isEmptyString(args) {
+	if args := tc.args; isString(args) && !isEmptyString(args) {
 		dst = appendNamedEvent(dst, "content_block_delta")
 		dst = append(dst, `{"type":"content_block_delta","index":`...)
 		dst = appendInt(dst, int64(b))

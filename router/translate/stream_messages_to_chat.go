@@ -23,8 +23,7 @@ type messagesToChat struct {
 	wantUsage bool
 
 	eventStream
-	head    []byte // `data: {"id":…,…,"choices":[` : every chunk starts so
-	started bool   // the role chunk is out
+	head    []byte // `data: {"id":…,…,"choices":[` : every chunk starts so; empty until the role chunk is out
 	stopped bool   // message_delta gave the stop reason; the finish chunk is out
 	tools   []int  // by content block index: its tool_calls index, or -1
 	nTools  int
@@ -84,7 +83,7 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 		s.done = true
 		return s.errorChunk(dst, errObj), nil
 	}
-	if !s.started {
+	if len(s.head) == 0 { // the role chunk is not out yet
 		var id []byte
 		if stringIs(typ, "message_start") {
 			id = field(message, "id")
@@ -116,7 +115,6 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 
 // start writes the first chunk, which every OpenAI stream opens with.
 func (s *messagesToChat) start(dst, id []byte) []byte {
-	s.started = true
 	s.head = append(s.head[:0], `data: {"id":`...)
 	s.head = appendID(s.head, id, "chatcmpl-translated", -1)
 	s.head = append(s.head, `,"object":"chat.completion.chunk","created":`...)
@@ -267,15 +265,7 @@ func (s *messagesToChat) errorChunk(dst, errObj []byte) []byte {
 	if f.typ == nil {
 		f.typ = []byte("api_error")
 	}
-	dst = append(dst, `data: {"error":{"message":`...)
-	dst = append(dst, f.message...)
-	dst = append(dst, `,"type":"`...)
-	dst = append(dst, f.typ...)
-	dst = append(dst, `","param":null,"code":`...)
-	if IsContextOverflow(0, f.message) {
-		dst = append(dst, `"context_length_exceeded"`...)
-	} else {
-		dst = append(dst, "null"...)
-	}
-	return append(dst, "}}\n\n"...)
+	dst = append(dst, "data: "...)
+	dst = appendChatError(dst, f.message, f.typ, nil, nil)
+	return append(dst, "}\n\n"...)
 }

@@ -45,8 +45,8 @@ func (f *chatUsageFilter) Feed(dst, p []byte) ([]byte, error) {
 			dst = append(dst, ev.raw...)
 		}
 	}
-	if !f.dec.end() {
-		f.err = invalidUpstream("an event larger than any provider sends")
+	if err := f.dec.end(); err != nil {
+		f.err = err
 	}
 	return dst, f.err
 }
@@ -143,8 +143,8 @@ func (s *messagesUsageScanner) Feed(dst, p []byte) ([]byte, error) {
 		}
 		s.scan(ev)
 	}
-	if !s.dec.end() {
-		s.err = invalidUpstream("an event larger than any provider sends")
+	if err := s.dec.end(); err != nil {
+		s.err = err
 	}
 	return dst, nil
 }
