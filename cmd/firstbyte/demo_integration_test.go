@@ -1,0 +1,65 @@
+//go:build integration
+
+package main
+
+import (
+	"net"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// demoMetricsURL is the line of the demo's frame that says where its
+// metrics are.
+var demoMetricsURL = regexp.MustCompile(`metrics http://(\S+)/metrics`)
+
+// TestDemoServesMetricsAndStopsOnSIGINT: while `firstbyte demo` runs, the
+// admin address it prints answers /metrics with the gateway's metrics,
+// counting the demo's own traffic; SIGINT stops it cleanly (exit 0, its
+// closing line, the admin listener closed) long before -duration.
+func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
+	p := startChildProc(t, "demo", requireBinary(t, "FIRSTBYTE_BIN"), childEnv(),
+		"demo", "-duration", "60s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0", "-workers", "2")
+	start := time.Now()
+	var admin string
+	pollUntil(t, 5*time.Second, "the demo's first frame naming its metrics address", func() bool {
+		if p.exited() {
+			t.Fatalf("the demo exited with %d:\n%s", p.exitCode, p.output())
+		}
+		if m := demoMetricsURL.FindStringSubmatch(p.stdout.String()); m != nil {
+			admin = m[1]
+			return true
+		}
+		return false
+	})
+	// The demo's clients' requests are counted as they are answered.
+	pollUntil(t, 5*time.Second, "firstbyte_requests_total > 0 on the demo's /metrics", func() bool {
+		return scrapeMetric(t, admin, "firstbyte_requests_total", `model="llama-3.3-70b"`, `code="200"`) > 0
+	})
+	text := httpGetText(t, "http://"+admin+"/metrics", "text/plain")
+	for _, want := range []string{
+		`firstbyte_circuit_open{target="groq-sim"}`,
+		`firstbyte_circuit_open{target="claude-sim"}`,
+		"firstbyte_attempts_total{",
+		"firstbyte_selections_total{",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the demo's /metrics has no %s", want)
+		}
+	}
+
+	sigint := time.Now()
+	if code := p.stop(t, syscall.SIGINT, 5*time.Second); code != 0 {
+		t.Errorf("demo exit code after SIGINT = %d, want 0", code)
+	}
+	t.Logf("stopped %v after SIGINT, %v after start", time.Since(sigint).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(p.stdout.String(), "demo stopped after") {
+		t.Errorf("the demo did not print its closing line:\n%s", tailOf(p.stdout.String(), 2000))
+	}
+	if c, err := net.DialTimeout("tcp", admin, 500*time.Millisecond); err == nil {
+		c.Close()
+		t.Errorf("the demo's admin address %s still accepts connections after it stopped", admin)
+	}
+}
