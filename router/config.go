@@ -406,15 +406,18 @@ func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, erro
 	}
 	if body != nil {
 		d.collectAnchors(body)
-		if looksLikeSimConfig(d, body) {
+		// The top-level entries are read once: reading them records their
+		// alias and merge errors and spends the merge budget.
+		es, ok := d.mappingEntries(d.resolve(body, ""), "")
+		if ok && looksLikeSimConfig(d.anchors, es) {
 			return nil, FieldErrors{{Msg: "this looks like a simulator config (firstbyte sim -config FILE), not a gateway config: " +
 				"its providers are a list of simulated servers; a gateway config names providers in a mapping and routes to them with targets"}}
 		}
-		if _, ok := d.mappingEntries(d.resolve(body, ""), ""); !ok {
+		if !ok {
 			return nil, FieldErrors{{Msg: fmt.Sprintf("the config must be a mapping of keys (%s), not %s",
 				strings.Join(fieldNames(yamlFields(reflect.TypeFor[Config]())), ", "), describe(body))}}
 		}
-		d.fill(body, reflect.ValueOf(&c).Elem(), "")
+		d.fillEntries(es, reflect.ValueOf(&c).Elem(), "")
 	}
 	c.decodeErrs, c.positions, c.undecoded = d.errs, d.seen, d.undecoded
 	c.unsetVars = expandStrings(reflect.ValueOf(&c).Elem(), "", lookup)
@@ -436,12 +439,13 @@ func syntaxError(err error) FieldError {
 
 // looksLikeSimConfig recognises a `firstbyte sim` config (top-level seed,
 // providers as a list of servers with name, listen, ttfb), which would
-// otherwise decode into a cascade of unrelated errors.
-func looksLikeSimConfig(d *decoder, body ast.Node) bool {
-	es, ok := d.mappingEntries(d.resolve(body, ""), "")
-	if !ok {
-		return false
-	}
+// otherwise decode into a cascade of unrelated errors. es are the file's
+// top-level entries. What it looks into below them it reads with a
+// scratch decoder: the real one reports those nodes' problems, with their
+// field paths, when it decodes them.
+func looksLikeSimConfig(anchors map[string]ast.Node, es []entry) bool {
+	d := newDecoder()
+	d.anchors = anchors
 	var seed, targets bool
 	var providers ast.Node
 	for _, e := range es {

@@ -459,6 +459,13 @@ func (d *decoder) fillStruct(node ast.Node, v reflect.Value, path string, pos to
 		d.fail(path, pos, "must be a mapping with keys such as %s, not %s", strings.Join(fieldNames(fields), ", "), d.describe(node))
 		return
 	}
+	d.fillEntries(es, v, path)
+}
+
+// fillEntries decodes a mapping's entries (from mappingEntries) into v, a
+// struct, the value at path.
+func (d *decoder) fillEntries(es []entry, v reflect.Value, path string) {
+	fields := yamlFields(v.Type())
 	es = d.uniqueEntries(es, path)
 	present := map[string]bool{}
 	for _, e := range es {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml/parser"
 )
 
 func env(vars map[string]string) func(string) (string, bool) {
@@ -321,6 +323,14 @@ var configErrorTests = []struct {
 	{name: "a mapping merging itself", file: "merge_self.yaml", want: []string{
 		`providers.a: << merges nest too deeply (does a mapping merge itself?)`,
 	}},
+	{name: "a top-level merge of nothing, each error once", file: "merge_no_anchor.yaml", want: []string{
+		`<< must merge a mapping, not empty`,
+		`<< must merge a mapping, not 42`,
+		`alias *nope names no anchor`,
+	}},
+	{name: "an alias of nothing, once and at its field", file: "alias_no_anchor.yaml", want: []string{
+		`providers: alias *nope names no anchor`,
+	}},
 	{name: "simulator config", file: "sim_config.yaml", want: []string{simConfigMsg}},
 }
 
@@ -374,6 +384,37 @@ func TestConfigTestdataAllTested(t *testing.T) {
 // TestValidateOrderIsStable: the same file gives the same errors in the
 // same order every time (maps of several keys included), sorted by where
 // they are in the file.
+// TestTopLevelMergeBudgetSpentOnce: a top-level merge that expands to more
+// than a third of the merge budget decodes; the budget is spent once for
+// the file, not once for every look at its top level.
+func TestTopLevelMergeBudgetSpentOnce(t *testing.T) {
+	const fan = 50 // each level merges its source fan times
+	inner := "&m1 {listen: 127.0.0.1:8080}" + strings.Repeat(", *m1", fan-1)
+	outer := "&m2 {<<: [" + inner + "]}" + strings.Repeat(", *m2", fan-1)
+	text := "<<: [" + outer + "]\n" +
+		"providers:\n  local: {base_url: \"http://127.0.0.1:9000/v1\", models: [m]}\n" +
+		"targets:\n  - virtual_key: local\n"
+	d := newDecoder()
+	file, err := parser.ParseBytes([]byte(text), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.collectAnchors(file.Docs[0].Body)
+	if _, ok := d.mappingEntries(file.Docs[0].Body, ""); !ok || d.mergedEntries*3 < maxMergeEntries || d.mergedEntries >= maxMergeEntries {
+		t.Fatalf("the merge expands to %d entries, want between a third of %d and %d", d.mergedEntries, maxMergeEntries, maxMergeEntries)
+	}
+	cfg, err := ParseConfig([]byte(text), env(nil))
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		t.Fatalf("errors:\n%v\nwant none", err)
+	}
+	if cfg.Listen != "127.0.0.1:8080" {
+		t.Errorf("listen = %q, want the merged 127.0.0.1:8080", cfg.Listen)
+	}
+}
+
 func TestValidateOrderIsStable(t *testing.T) {
 	for _, file := range []string{"many_errors.yaml", "typos.yaml", "wrong_types.yaml", "pricing.yaml", "duplicate_target.yaml"} {
 		first := configErrors(t, file, nil)
