@@ -201,12 +201,12 @@ func (v *validation) limits() {
 	}
 	switch {
 	case l.ReadTimeout < 0:
-		v.add("limits.read_timeout", "must be positive, got %s (leave it out for the default, %s)", formatDuration(l.ReadTimeout), formatDuration(DefaultReadTimeout))
+		v.add("limits.read_timeout", "must be positive, got %s (leave it out for the default, %s)", FormatDuration(l.ReadTimeout), FormatDuration(DefaultReadTimeout))
 	case l.ReadTimeout < minReadTimeout:
-		v.add("limits.read_timeout", "%s is too short to read a request: use at least %s (the default is %s)", formatDuration(l.ReadTimeout), formatDuration(minReadTimeout), formatDuration(DefaultReadTimeout))
+		v.add("limits.read_timeout", "%s is too short to read a request: use at least %s (the default is %s)", FormatDuration(l.ReadTimeout), FormatDuration(minReadTimeout), FormatDuration(DefaultReadTimeout))
 	}
 	if l.IdleTimeout < 0 {
-		v.add("limits.idle_timeout", "must be positive, got %s (leave it out for the default, %s)", formatDuration(l.IdleTimeout), formatDuration(DefaultIdleTimeout))
+		v.add("limits.idle_timeout", "must be positive, got %s (leave it out for the default, %s)", FormatDuration(l.IdleTimeout), FormatDuration(DefaultIdleTimeout))
 	}
 }
 
@@ -218,10 +218,10 @@ const minReadTimeout = time.Second
 func (v *validation) shutdownAndLog() {
 	c := v.c
 	if c.Shutdown.Delay < 0 {
-		v.add("shutdown.delay", "must be 0 or positive, got %s", formatDuration(c.Shutdown.Delay))
+		v.add("shutdown.delay", "must be 0 or positive, got %s", FormatDuration(c.Shutdown.Delay))
 	}
 	if c.Shutdown.Grace < 0 {
-		v.add("shutdown.grace", "must be positive, got %s (leave it out for the default, %s)", formatDuration(c.Shutdown.Grace), formatDuration(DefaultShutdownGrace))
+		v.add("shutdown.grace", "must be positive, got %s (leave it out for the default, %s)", FormatDuration(c.Shutdown.Grace), FormatDuration(DefaultShutdownGrace))
 	}
 	if !slices.Contains(logLevels, c.Log.Level) {
 		v.add("log.level", "%s", unknownValue("level", c.Log.Level, logLevels))
@@ -274,7 +274,7 @@ func (v *validation) providers() {
 			v.add(path+".timeout.total", "must be positive")
 		}
 		if p.Timeout.FirstByte > 0 && p.Timeout.Total > 0 && p.Timeout.FirstByte > p.Timeout.Total {
-			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", formatDuration(p.Timeout.FirstByte), formatDuration(p.Timeout.Total))
+			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", FormatDuration(p.Timeout.FirstByte), FormatDuration(p.Timeout.Total))
 		}
 		if p.MaxConcurrency < 0 {
 			v.add(path+".max_concurrency", "must be 0 (unlimited) or positive")
@@ -456,9 +456,9 @@ func (v *validation) telemetry() {
 	}
 }
 
-// formatDuration writes a duration as a config would: 30s, 2m, 10m, 1h30m
+// FormatDuration writes a duration as a config would: 30s, 2m, 10m, 1h30m
 // (time.Duration.String says 10m0s).
-func formatDuration(d time.Duration) string {
+func FormatDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")
