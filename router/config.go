@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -592,6 +593,21 @@ func ParseByteSize(s string) (ByteSize, error) {
 		return 0, fmt.Errorf("invalid size %q (want e.g. 10MiB, 512KiB or a byte count)", s)
 	}
 	return ByteSize(n * mult), nil
+}
+
+// Routes are the client models t serves through its provider p, each
+// with the upstream model it is sent as: p's models under their own name,
+// and t's model_map, which wins for a model in both. p is
+// Providers[t.VirtualKey]; nil serves the model_map only.
+func (t TargetConfig) Routes(p *ProviderConfig) map[string]string {
+	routes := make(map[string]string, len(t.ModelMap))
+	if p != nil {
+		for _, m := range p.Models {
+			routes[m] = m
+		}
+	}
+	maps.Copy(routes, t.ModelMap)
+	return routes
 }
 
 // Weight returns the target's weight with its default applied.

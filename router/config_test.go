@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -598,6 +599,24 @@ func TestByteSizeString(t *testing.T) {
 		if back, err := ParseByteSize(want); err != nil || back != size {
 			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", want, back, err, size)
 		}
+	}
+}
+
+func TestTargetRoutes(t *testing.T) {
+	target := TargetConfig{VirtualKey: "groq", ModelMap: map[string]string{"big": "llama-70b", "small": "llama-8b-instant"}}
+	p := &ProviderConfig{Models: []string{"small", "mixtral"}}
+	want := map[string]string{"big": "llama-70b", "small": "llama-8b-instant", "mixtral": "mixtral"}
+	if got := target.Routes(p); !maps.Equal(got, want) {
+		t.Errorf("Routes = %v, want %v (the provider's models as themselves, model_map winning)", got, want)
+	}
+	if got := (TargetConfig{}).Routes(p); !maps.Equal(got, map[string]string{"small": "small", "mixtral": "mixtral"}) {
+		t.Errorf("Routes without model_map = %v, want the provider's models", got)
+	}
+	if got := target.Routes(nil); !maps.Equal(got, target.ModelMap) {
+		t.Errorf("Routes(nil) = %v, want the model_map", got)
+	}
+	if got := (TargetConfig{}).Routes(&ProviderConfig{}); len(got) != 0 {
+		t.Errorf("Routes of nothing = %v, want none", got)
 	}
 }
 

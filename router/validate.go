@@ -325,17 +325,11 @@ func (c *Config) upstreamModels() map[string]map[string]bool {
 			set = map[string]bool{}
 			out[t.VirtualKey] = set
 		}
-		for client, up := range t.ModelMap {
-			if up != "" {
-				set[up] = true
-			} else {
-				set[client] = true
+		for client, up := range t.Routes(p) {
+			if up == "" { // "empty upstream model", reported apart: count the client name
+				up = client
 			}
-		}
-		for _, m := range p.Models {
-			if _, mapped := t.ModelMap[m]; !mapped {
-				set[m] = true
-			}
+			set[up] = true
 		}
 	}
 	return out
@@ -395,7 +389,7 @@ func (v *validation) targets() {
 			v.add(path, "serves no model: give it a model_map or list models on provider %q", t.VirtualKey)
 		}
 		dups := map[int][]string{} // earlier target → the models both serve
-		for _, m := range t.clientModels(p) {
+		for _, m := range slices.Sorted(maps.Keys(t.Routes(p))) {
 			k := [2]string{t.VirtualKey, m}
 			if j, seen := servedBy[k]; seen {
 				dups[j] = append(dups[j], m)
@@ -408,19 +402,6 @@ func (v *validation) targets() {
 				j, strings.Join(dups[j], ", "), t.VirtualKey)
 		}
 	}
-}
-
-// clientModels are the client models a target serves, sorted: its
-// model_map keys and its provider's models.
-func (t TargetConfig) clientModels(p *ProviderConfig) []string {
-	set := map[string]bool{}
-	for m := range t.ModelMap {
-		set[m] = true
-	}
-	for _, m := range p.Models {
-		set[m] = true
-	}
-	return slices.Sorted(maps.Keys(set))
 }
 
 func (v *validation) telemetry() {

@@ -81,13 +81,8 @@ func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(stri
 func modelRoutes(cfg *router.Config) ([]string, map[string][]string) {
 	models := map[string][]string{}
 	for _, t := range cfg.Targets {
-		for _, m := range cfg.Providers[t.VirtualKey].Models {
-			if _, mapped := t.ModelMap[m]; !mapped {
-				models[m] = append(models[m], t.VirtualKey+"→"+m)
-			}
-		}
-		for _, m := range slices.Sorted(maps.Keys(t.ModelMap)) {
-			models[m] = append(models[m], t.VirtualKey+"→"+t.ModelMap[m])
+		for m, up := range t.Routes(cfg.Providers[t.VirtualKey]) {
+			models[m] = append(models[m], t.VirtualKey+"→"+up)
 		}
 	}
 	return slices.Sorted(maps.Keys(models)), models
