@@ -544,19 +544,6 @@ func joinPath(path, name string) string {
 // plain number.
 type ByteSize int64
 
-// UnmarshalYAML implements yaml.BytesUnmarshaler, for code that decodes a
-// ByteSize with the yaml package directly (ParseConfig has its own
-// decoder, which names the field).
-func (b *ByteSize) UnmarshalYAML(data []byte) error {
-	s := strings.Trim(strings.TrimSpace(string(data)), `"'`)
-	n, err := ParseByteSize(s)
-	if err != nil {
-		return err
-	}
-	*b = n
-	return nil
-}
-
 // String writes the size the way a config would: the largest binary unit
 // that divides it exactly ("10MiB", "512KiB", "1000").
 func (b ByteSize) String() string {

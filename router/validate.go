@@ -12,11 +12,6 @@ import (
 	"time"
 )
 
-// unbuilt are modes the project names that this version does not have
-// yet: Validate says so instead of calling them unknown. A mode leaves this
-// list when its strategy file registers it.
-var unbuilt = map[string]bool{}
-
 // FieldError is one configuration problem, named by its field path
 // (targets[2].virtual_key) so a user can find it in the file.
 type FieldError struct {
@@ -338,14 +333,6 @@ func (c *Config) upstreamModels() map[string]map[string]bool {
 func (v *validation) strategy() {
 	mode := v.c.Strategy.Mode
 	if _, ok := strategies[mode]; ok {
-		return
-	}
-	if unbuilt[mode] {
-		v.add("strategy.mode", "mode %q is not in this build yet (available: %s)", mode, strings.Join(StrategyNames(), ", "))
-		return
-	}
-	if s := suggest(mode, append(StrategyNames(), slices.Sorted(maps.Keys(unbuilt))...)); s != "" {
-		v.add("strategy.mode", "unknown mode %q (did you mean %q?)", mode, s)
 		return
 	}
 	v.add("strategy.mode", "%s", unknownValue("mode", mode, StrategyNames()))

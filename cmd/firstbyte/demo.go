@@ -139,7 +139,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	// learns), the last one when the demo stops.
 	draw := func() {
 		now := time.Now()
-		f := view.frame(now.Sub(start), s.Gateway.Routing(), gatherDemoCounts(s.Registry), d)
+		f := view.frame(now.Sub(start), s.current().Routing(), gatherDemoCounts(s.Registry), d)
 		f.Elapsed, f.Total, f.API, f.Admin = now.Sub(start), *duration, s.APIAddr, s.AdminAddr
 		_, _ = io.WriteString(stdout, renderDemoFrame(f, tty))
 	}

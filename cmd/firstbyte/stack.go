@@ -26,7 +26,6 @@ var _ router.StatsSource = (*collector.Tracker)(nil)
 // across reloads), the SDK feeding it, and the metrics.
 type stack struct {
 	// Immutable after startStack.
-	Gateway    *router.Gateway // the gateway it started with; current() is the one serving now
 	Tracker    *collector.Tracker
 	SDK        *telemetry.SDK
 	Registry   *prometheus.Registry
@@ -121,7 +120,6 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		_ = sdkShutdown(ctx)
 		return nil, err
 	}
-	s.Gateway = gw
 	s.gw.Store(gw)
 	s.cfg.Store(cfg)
 	s.teachAggregator(cfg, gw)
