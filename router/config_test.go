@@ -3,12 +3,17 @@ package router
 import (
 	"errors"
 	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,6 +336,19 @@ var configErrorTests = []struct {
 	{name: "an alias of nothing, once and at its field", file: "alias_no_anchor.yaml", want: []string{
 		`providers: alias *nope names no anchor`,
 	}},
+	{name: "a target without virtual_key, model_map entries without a name", file: "target_names.yaml", want: []string{
+		`targets[0].virtual_key: required: the name of a provider (not a client key; those are auth.keys)`,
+		`targets[1].model_map: empty client model name`,
+		`targets[1].model_map.m: empty upstream model`,
+		`targets[1].model_map.n: empty upstream model`,
+	}},
+	{name: "no providers, no targets", file: "no_providers.yaml", want: []string{
+		`providers: at least one provider is required`,
+		`targets: at least one target is required`,
+	}},
+	{name: "a provider without a value", file: "provider_empty.yaml", want: []string{
+		`providers.groq: must be a mapping with kind and base_url`,
+	}},
 	{name: "simulator config", file: "sim_config.yaml", want: []string{simConfigMsg}},
 }
 
@@ -384,6 +402,55 @@ func TestConfigTestdataAllTested(t *testing.T) {
 // TestValidateOrderIsStable: the same file gives the same errors in the
 // same order every time (maps of several keys included), sorted by where
 // they are in the file.
+// TestEveryValidateMessageHasARow: every message Validate writes (each
+// v.add format in validate.go, its verbs matching anything) is some line
+// of configErrorTests, so none goes untested. "%s" alone is an
+// unknownValue, whose wording the rows of typos.yaml and many_errors.yaml
+// cover.
+func TestEveryValidateMessageHasARow(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := goparser.ParseFile(fset, "validate.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verb := regexp.MustCompile(`%[sdgqv]`)
+	found := 0
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "add" || len(call.Args) < 2 {
+			return true
+		}
+		found++
+		lit, ok := call.Args[1].(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			t.Errorf("%s: the message is not a string literal; this test cannot check it", fset.Position(call.Pos()))
+			return true
+		}
+		format, _ := strconv.Unquote(lit.Value)
+		if format == "%s" {
+			return true
+		}
+		parts := verb.Split(format, -1)
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		re := regexp.MustCompile(`: ` + strings.Join(parts, ".*") + `$`)
+		for _, tt := range configErrorTests {
+			if slices.ContainsFunc(tt.want, re.MatchString) {
+				return true
+			}
+		}
+		t.Errorf("%s: %q is in no row of configErrorTests: add a testdata file that makes it", fset.Position(call.Pos()), format)
+		return true
+	})
+	if found < 40 {
+		t.Fatalf("found %d v.add calls in validate.go; has it been restructured?", found)
+	}
+}
+
 // TestTopLevelMergeBudgetSpentOnce: a top-level merge that expands to more
 // than a third of the merge budget decodes; the budget is spent once for
 // the file, not once for every look at its top level.
