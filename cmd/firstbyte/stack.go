@@ -195,7 +195,8 @@ func (s *stack) gatewayOptions(cfg *router.Config, prev *router.Gateway) router.
 
 // teachAggregator tells the aggregator what gw routes to: peers' and
 // applications' spans may teach nothing else, and foreign spans follow the
-// config's rules. Called at start and on every reload.
+// config's rules. Called at start and on every reload, which may change
+// telemetry.ingest.foreign.
 func (s *stack) teachAggregator(cfg *router.Config, gw *router.Gateway) {
 	ts := aggregatorTargets(cfg, gw)
 	s.agg.SetTargets(ts)
