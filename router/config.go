@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -406,15 +407,18 @@ func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, erro
 	}
 	if body != nil {
 		d.collectAnchors(body)
-		if looksLikeSimConfig(d, body) {
+		// The top-level entries are read once: reading them records their
+		// alias and merge errors and spends the merge budget.
+		es, ok := d.mappingEntries(d.resolve(body, ""), "")
+		if ok && looksLikeSimConfig(d.anchors, es) {
 			return nil, FieldErrors{{Msg: "this looks like a simulator config (firstbyte sim -config FILE), not a gateway config: " +
 				"its providers are a list of simulated servers; a gateway config names providers in a mapping and routes to them with targets"}}
 		}
-		if _, ok := d.mappingEntries(d.resolve(body, ""), ""); !ok {
+		if !ok {
 			return nil, FieldErrors{{Msg: fmt.Sprintf("the config must be a mapping of keys (%s), not %s",
 				strings.Join(fieldNames(yamlFields(reflect.TypeFor[Config]())), ", "), describe(body))}}
 		}
-		d.fill(body, reflect.ValueOf(&c).Elem(), "")
+		d.fillEntries(es, reflect.ValueOf(&c).Elem(), "")
 	}
 	c.decodeErrs, c.positions, c.undecoded = d.errs, d.seen, d.undecoded
 	c.unsetVars = expandStrings(reflect.ValueOf(&c).Elem(), "", lookup)
@@ -436,12 +440,13 @@ func syntaxError(err error) FieldError {
 
 // looksLikeSimConfig recognises a `firstbyte sim` config (top-level seed,
 // providers as a list of servers with name, listen, ttfb), which would
-// otherwise decode into a cascade of unrelated errors.
-func looksLikeSimConfig(d *decoder, body ast.Node) bool {
-	es, ok := d.mappingEntries(d.resolve(body, ""), "")
-	if !ok {
-		return false
-	}
+// otherwise decode into a cascade of unrelated errors. es are the file's
+// top-level entries. What it looks into below them it reads with a
+// scratch decoder: the real one reports those nodes' problems, with their
+// field paths, when it decodes them.
+func looksLikeSimConfig(anchors map[string]ast.Node, es []entry) bool {
+	d := newDecoder()
+	d.anchors = anchors
 	var seed, targets bool
 	var providers ast.Node
 	for _, e := range es {
@@ -539,19 +544,6 @@ func joinPath(path, name string) string {
 // plain number.
 type ByteSize int64
 
-// UnmarshalYAML implements yaml.BytesUnmarshaler, for code that decodes a
-// ByteSize with the yaml package directly (ParseConfig has its own
-// decoder, which names the field).
-func (b *ByteSize) UnmarshalYAML(data []byte) error {
-	s := strings.Trim(strings.TrimSpace(string(data)), `"'`)
-	n, err := ParseByteSize(s)
-	if err != nil {
-		return err
-	}
-	*b = n
-	return nil
-}
-
 // String writes the size the way a config would: the largest binary unit
 // that divides it exactly ("10MiB", "512KiB", "1000").
 func (b ByteSize) String() string {
@@ -588,6 +580,21 @@ func ParseByteSize(s string) (ByteSize, error) {
 		return 0, fmt.Errorf("invalid size %q (want e.g. 10MiB, 512KiB or a byte count)", s)
 	}
 	return ByteSize(n * mult), nil
+}
+
+// Routes are the client models t serves through its provider p, each
+// with the upstream model it is sent as: p's models under their own name,
+// and t's model_map, which wins for a model in both. p is
+// Providers[t.VirtualKey]; nil serves the model_map only.
+func (t TargetConfig) Routes(p *ProviderConfig) map[string]string {
+	routes := make(map[string]string, len(t.ModelMap))
+	if p != nil {
+		for _, m := range p.Models {
+			routes[m] = m
+		}
+	}
+	maps.Copy(routes, t.ModelMap)
+	return routes
 }
 
 // Weight returns the target's weight with its default applied.

@@ -407,13 +407,23 @@ func (d *decoder) mappingEntries(node ast.Node, path string) (es []entry, ok boo
 	return es, true
 }
 
-// mergeSources is what a << key merges: one mapping or a list of them.
+// mergeSources is what a << key merges: one mapping or a list of them. A
+// source that does not resolve (an alias naming no anchor) is left out:
+// resolve said why, and "must merge a mapping, not empty" would say it
+// again.
 func (d *decoder) mergeSources(n ast.Node, path string) []ast.Node {
+	reported := len(d.errs)
 	n = d.resolve(n, path)
+	if len(d.errs) > reported {
+		return nil
+	}
 	if seq, ok := n.(*ast.SequenceNode); ok {
 		out := make([]ast.Node, 0, len(seq.Values))
 		for _, v := range seq.Values {
-			out = append(out, d.resolve(v, path))
+			reported := len(d.errs)
+			if src := d.resolve(v, path); len(d.errs) == reported {
+				out = append(out, src)
+			}
 		}
 		return out
 	}
@@ -459,6 +469,13 @@ func (d *decoder) fillStruct(node ast.Node, v reflect.Value, path string, pos to
 		d.fail(path, pos, "must be a mapping with keys such as %s, not %s", strings.Join(fieldNames(fields), ", "), d.describe(node))
 		return
 	}
+	d.fillEntries(es, v, path)
+}
+
+// fillEntries decodes a mapping's entries (from mappingEntries) into v, a
+// struct, the value at path.
+func (d *decoder) fillEntries(es []entry, v reflect.Value, path string) {
+	fields := yamlFields(v.Type())
 	es = d.uniqueEntries(es, path)
 	present := map[string]bool{}
 	for _, e := range es {

@@ -137,7 +137,7 @@ func docDefault(v reflect.Value) string {
 	}
 	switch x := v.Interface().(type) {
 	case time.Duration:
-		return "`" + formatDuration(x) + "`"
+		return "`" + FormatDuration(x) + "`"
 	case ByteSize:
 		return "`" + x.String() + "`"
 	case string:

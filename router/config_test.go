@@ -3,14 +3,22 @@ package router
 import (
 	"errors"
 	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml/parser"
 )
 
 func env(vars map[string]string) func(string) (string, bool) {
@@ -321,6 +329,26 @@ var configErrorTests = []struct {
 	{name: "a mapping merging itself", file: "merge_self.yaml", want: []string{
 		`providers.a: << merges nest too deeply (does a mapping merge itself?)`,
 	}},
+	{name: "a top-level merge of nothing, each error once", file: "merge_no_anchor.yaml", want: []string{
+		`<< must merge a mapping, not 42`,
+		`alias *nope names no anchor`,
+	}},
+	{name: "an alias of nothing, once and at its field", file: "alias_no_anchor.yaml", want: []string{
+		`providers: alias *nope names no anchor`,
+	}},
+	{name: "a target without virtual_key, model_map entries without a name", file: "target_names.yaml", want: []string{
+		`targets[0].virtual_key: required: the name of a provider (not a client key; those are auth.keys)`,
+		`targets[1].model_map: empty client model name`,
+		`targets[1].model_map.m: empty upstream model`,
+		`targets[1].model_map.n: empty upstream model`,
+	}},
+	{name: "no providers, no targets", file: "no_providers.yaml", want: []string{
+		`providers: at least one provider is required`,
+		`targets: at least one target is required`,
+	}},
+	{name: "a provider without a value", file: "provider_empty.yaml", want: []string{
+		`providers.groq: must be a mapping with kind and base_url`,
+	}},
 	{name: "simulator config", file: "sim_config.yaml", want: []string{simConfigMsg}},
 }
 
@@ -374,6 +402,86 @@ func TestConfigTestdataAllTested(t *testing.T) {
 // TestValidateOrderIsStable: the same file gives the same errors in the
 // same order every time (maps of several keys included), sorted by where
 // they are in the file.
+// TestEveryValidateMessageHasARow: every message Validate writes (each
+// v.add format in validate.go, its verbs matching anything) is some line
+// of configErrorTests, so none goes untested. "%s" alone is an
+// unknownValue, whose wording the rows of typos.yaml and many_errors.yaml
+// cover.
+func TestEveryValidateMessageHasARow(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := goparser.ParseFile(fset, "validate.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verb := regexp.MustCompile(`%[sdgqv]`)
+	found := 0
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "add" || len(call.Args) < 2 {
+			return true
+		}
+		found++
+		lit, ok := call.Args[1].(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			t.Errorf("%s: the message is not a string literal; this test cannot check it", fset.Position(call.Pos()))
+			return true
+		}
+		format, _ := strconv.Unquote(lit.Value)
+		if format == "%s" {
+			return true
+		}
+		parts := verb.Split(format, -1)
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		re := regexp.MustCompile(`: ` + strings.Join(parts, ".*") + `$`)
+		for _, tt := range configErrorTests {
+			if slices.ContainsFunc(tt.want, re.MatchString) {
+				return true
+			}
+		}
+		t.Errorf("%s: %q is in no row of configErrorTests: add a testdata file that makes it", fset.Position(call.Pos()), format)
+		return true
+	})
+	if found < 40 {
+		t.Fatalf("found %d v.add calls in validate.go; has it been restructured?", found)
+	}
+}
+
+// TestTopLevelMergeBudgetSpentOnce: a top-level merge that expands to more
+// than a third of the merge budget decodes; the budget is spent once for
+// the file, not once for every look at its top level.
+func TestTopLevelMergeBudgetSpentOnce(t *testing.T) {
+	const fan = 50 // each level merges its source fan times
+	inner := "&m1 {listen: 127.0.0.1:8080}" + strings.Repeat(", *m1", fan-1)
+	outer := "&m2 {<<: [" + inner + "]}" + strings.Repeat(", *m2", fan-1)
+	text := "<<: [" + outer + "]\n" +
+		"providers:\n  local: {base_url: \"http://127.0.0.1:9000/v1\", models: [m]}\n" +
+		"targets:\n  - virtual_key: local\n"
+	d := newDecoder()
+	file, err := parser.ParseBytes([]byte(text), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.collectAnchors(file.Docs[0].Body)
+	if _, ok := d.mappingEntries(file.Docs[0].Body, ""); !ok || d.mergedEntries*3 < maxMergeEntries || d.mergedEntries >= maxMergeEntries {
+		t.Fatalf("the merge expands to %d entries, want between a third of %d and %d", d.mergedEntries, maxMergeEntries, maxMergeEntries)
+	}
+	cfg, err := ParseConfig([]byte(text), env(nil))
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		t.Fatalf("errors:\n%v\nwant none", err)
+	}
+	if cfg.Listen != "127.0.0.1:8080" {
+		t.Errorf("listen = %q, want the merged 127.0.0.1:8080", cfg.Listen)
+	}
+}
+
 func TestValidateOrderIsStable(t *testing.T) {
 	for _, file := range []string{"many_errors.yaml", "typos.yaml", "wrong_types.yaml", "pricing.yaml", "duplicate_target.yaml"} {
 		first := configErrors(t, file, nil)
@@ -561,10 +669,28 @@ func TestByteSizeString(t *testing.T) {
 	}
 }
 
+func TestTargetRoutes(t *testing.T) {
+	target := TargetConfig{VirtualKey: "groq", ModelMap: map[string]string{"big": "llama-70b", "small": "llama-8b-instant"}}
+	p := &ProviderConfig{Models: []string{"small", "mixtral"}}
+	want := map[string]string{"big": "llama-70b", "small": "llama-8b-instant", "mixtral": "mixtral"}
+	if got := target.Routes(p); !maps.Equal(got, want) {
+		t.Errorf("Routes = %v, want %v (the provider's models as themselves, model_map winning)", got, want)
+	}
+	if got := (TargetConfig{}).Routes(p); !maps.Equal(got, map[string]string{"small": "small", "mixtral": "mixtral"}) {
+		t.Errorf("Routes without model_map = %v, want the provider's models", got)
+	}
+	if got := target.Routes(nil); !maps.Equal(got, target.ModelMap) {
+		t.Errorf("Routes(nil) = %v, want the model_map", got)
+	}
+	if got := (TargetConfig{}).Routes(&ProviderConfig{}); len(got) != 0 {
+		t.Errorf("Routes of nothing = %v, want none", got)
+	}
+}
+
 func TestFormatDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{0: "0s", 30 * time.Second: "30s", 10 * time.Minute: "10m", time.Hour: "1h", 90 * time.Minute: "1h30m", 1500 * time.Millisecond: "1.5s"} {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
 	"slices"
@@ -183,19 +184,8 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 	seen := map[string]bool{}
 	for i, t := range cfg.Targets {
 		u := g.upstreams[t.VirtualKey]
-		served := map[string]string{}
-		for _, m := range cfg.Providers[t.VirtualKey].Models {
-			served[m] = m
-		}
-		for m, up := range t.ModelMap {
-			served[m] = up
-		}
-		clientModels := make([]string, 0, len(served))
-		for m := range served {
-			clientModels = append(clientModels, m)
-		}
-		sort.Strings(clientModels)
-		for _, m := range clientModels {
+		served := t.Routes(cfg.Providers[t.VirtualKey])
+		for _, m := range slices.Sorted(maps.Keys(served)) {
 			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
 			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
 				c.Price, c.Priced = p.Input+p.Output, true

@@ -12,11 +12,6 @@ import (
 	"time"
 )
 
-// unbuilt are modes the project names that this version does not have
-// yet: Validate says so instead of calling them unknown. A mode leaves this
-// list when its strategy file registers it.
-var unbuilt = map[string]bool{}
-
 // FieldError is one configuration problem, named by its field path
 // (targets[2].virtual_key) so a user can find it in the file.
 type FieldError struct {
@@ -201,12 +196,12 @@ func (v *validation) limits() {
 	}
 	switch {
 	case l.ReadTimeout < 0:
-		v.add("limits.read_timeout", "must be positive, got %s (leave it out for the default, %s)", formatDuration(l.ReadTimeout), formatDuration(DefaultReadTimeout))
+		v.add("limits.read_timeout", "must be positive, got %s (leave it out for the default, %s)", FormatDuration(l.ReadTimeout), FormatDuration(DefaultReadTimeout))
 	case l.ReadTimeout < minReadTimeout:
-		v.add("limits.read_timeout", "%s is too short to read a request: use at least %s (the default is %s)", formatDuration(l.ReadTimeout), formatDuration(minReadTimeout), formatDuration(DefaultReadTimeout))
+		v.add("limits.read_timeout", "%s is too short to read a request: use at least %s (the default is %s)", FormatDuration(l.ReadTimeout), FormatDuration(minReadTimeout), FormatDuration(DefaultReadTimeout))
 	}
 	if l.IdleTimeout < 0 {
-		v.add("limits.idle_timeout", "must be positive, got %s (leave it out for the default, %s)", formatDuration(l.IdleTimeout), formatDuration(DefaultIdleTimeout))
+		v.add("limits.idle_timeout", "must be positive, got %s (leave it out for the default, %s)", FormatDuration(l.IdleTimeout), FormatDuration(DefaultIdleTimeout))
 	}
 }
 
@@ -218,10 +213,10 @@ const minReadTimeout = time.Second
 func (v *validation) shutdownAndLog() {
 	c := v.c
 	if c.Shutdown.Delay < 0 {
-		v.add("shutdown.delay", "must be 0 or positive, got %s", formatDuration(c.Shutdown.Delay))
+		v.add("shutdown.delay", "must be 0 or positive, got %s", FormatDuration(c.Shutdown.Delay))
 	}
 	if c.Shutdown.Grace < 0 {
-		v.add("shutdown.grace", "must be positive, got %s (leave it out for the default, %s)", formatDuration(c.Shutdown.Grace), formatDuration(DefaultShutdownGrace))
+		v.add("shutdown.grace", "must be positive, got %s (leave it out for the default, %s)", FormatDuration(c.Shutdown.Grace), FormatDuration(DefaultShutdownGrace))
 	}
 	if !slices.Contains(logLevels, c.Log.Level) {
 		v.add("log.level", "%s", unknownValue("level", c.Log.Level, logLevels))
@@ -274,7 +269,7 @@ func (v *validation) providers() {
 			v.add(path+".timeout.total", "must be positive")
 		}
 		if p.Timeout.FirstByte > 0 && p.Timeout.Total > 0 && p.Timeout.FirstByte > p.Timeout.Total {
-			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", formatDuration(p.Timeout.FirstByte), formatDuration(p.Timeout.Total))
+			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", FormatDuration(p.Timeout.FirstByte), FormatDuration(p.Timeout.Total))
 		}
 		if p.MaxConcurrency < 0 {
 			v.add(path+".max_concurrency", "must be 0 (unlimited) or positive")
@@ -325,17 +320,11 @@ func (c *Config) upstreamModels() map[string]map[string]bool {
 			set = map[string]bool{}
 			out[t.VirtualKey] = set
 		}
-		for client, up := range t.ModelMap {
-			if up != "" {
-				set[up] = true
-			} else {
-				set[client] = true
+		for client, up := range t.Routes(p) {
+			if up == "" { // "empty upstream model", reported apart: count the client name
+				up = client
 			}
-		}
-		for _, m := range p.Models {
-			if _, mapped := t.ModelMap[m]; !mapped {
-				set[m] = true
-			}
+			set[up] = true
 		}
 	}
 	return out
@@ -344,14 +333,6 @@ func (c *Config) upstreamModels() map[string]map[string]bool {
 func (v *validation) strategy() {
 	mode := v.c.Strategy.Mode
 	if _, ok := strategies[mode]; ok {
-		return
-	}
-	if unbuilt[mode] {
-		v.add("strategy.mode", "mode %q is not in this build yet (available: %s)", mode, strings.Join(StrategyNames(), ", "))
-		return
-	}
-	if s := suggest(mode, append(StrategyNames(), slices.Sorted(maps.Keys(unbuilt))...)); s != "" {
-		v.add("strategy.mode", "unknown mode %q (did you mean %q?)", mode, s)
 		return
 	}
 	v.add("strategy.mode", "%s", unknownValue("mode", mode, StrategyNames()))
@@ -395,7 +376,7 @@ func (v *validation) targets() {
 			v.add(path, "serves no model: give it a model_map or list models on provider %q", t.VirtualKey)
 		}
 		dups := map[int][]string{} // earlier target → the models both serve
-		for _, m := range t.clientModels(p) {
+		for _, m := range slices.Sorted(maps.Keys(t.Routes(p))) {
 			k := [2]string{t.VirtualKey, m}
 			if j, seen := servedBy[k]; seen {
 				dups[j] = append(dups[j], m)
@@ -408,19 +389,6 @@ func (v *validation) targets() {
 				j, strings.Join(dups[j], ", "), t.VirtualKey)
 		}
 	}
-}
-
-// clientModels are the client models a target serves, sorted: its
-// model_map keys and its provider's models.
-func (t TargetConfig) clientModels(p *ProviderConfig) []string {
-	set := map[string]bool{}
-	for m := range t.ModelMap {
-		set[m] = true
-	}
-	for _, m := range p.Models {
-		set[m] = true
-	}
-	return slices.Sorted(maps.Keys(set))
 }
 
 func (v *validation) telemetry() {
@@ -456,9 +424,9 @@ func (v *validation) telemetry() {
 	}
 }
 
-// formatDuration writes a duration as a config would: 30s, 2m, 10m, 1h30m
+// FormatDuration writes a duration as a config would: 30s, 2m, 10m, 1h30m
 // (time.Duration.String says 10m0s).
-func formatDuration(d time.Duration) string {
+func FormatDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

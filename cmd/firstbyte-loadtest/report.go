@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/mdsection"
 )
 
 // report is the measured figures laid out once and rendered twice: as text
@@ -252,22 +251,7 @@ func updateMarkdown(path, body string) error {
 // body, appending the section if the file has none and creating the file
 // (under title) if need be.
 func updateSection(path string, mk markers, title, body string) error {
-	section := mk.begin + "\n\n" + body + "\n" + mk.end
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	var out []byte
-	i, j := bytes.Index(old, []byte(mk.begin)), bytes.Index(old, []byte(mk.end))
-	switch {
-	case i >= 0 && j > i:
-		out = slices.Concat(old[:i], []byte(section), old[j+len(mk.end):])
-	case len(old) == 0:
-		out = []byte(title + "\n\n" + section + "\n")
-	default:
-		out = slices.Concat(bytes.TrimRight(old, "\n"), []byte("\n\n"+section+"\n"))
-	}
-	return os.WriteFile(path, out, 0o644)
+	return mdsection.Replace(path, title, mk.begin, mk.end, body+"\n")
 }
 
 func ttfcOf(s streamSample) time.Duration  { return s.ttfc }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/cmd/internal/routinge2e"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The goals routing quality is measured against.
@@ -256,7 +257,7 @@ func routingGoals(v routingView) []goal {
 	if _, ok := v.scenario("a"); ok {
 		var warm []routinge2e.Outcome
 		for _, o := range v.pooled("a", "least-latency") {
-			if o.Selection != "cold" {
+			if o.Selection != telemetry.SelectionCold {
 				warm = append(warm, o)
 			}
 		}
@@ -264,7 +265,7 @@ func routingGoals(v routingView) []goal {
 		share := f.FirstPicks[routinge2e.Fast]
 		goals = append(goals, goal{
 			fmt.Sprintf("(a) least-latency leader share %.2f ± %.2f", goalLeaderShare, goalLeaderTolerance),
-			fmt.Sprintf("fast %.3f of first picks (selection leader %.3f, explore %.3f; cold requests left out)", share, f.Selections["leader"], f.Selections["explore"]),
+			fmt.Sprintf("fast %.3f of first picks (selection leader %.3f, explore %.3f; cold requests left out)", share, f.Selections[telemetry.SelectionLeader], f.Selections[telemetry.SelectionExplore]),
 			share >= goalLeaderShare-goalLeaderTolerance && share <= goalLeaderShare+goalLeaderTolerance,
 		})
 		for _, arm := range []string{"ewma-latency", "reliable-latency"} {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router"
 )
@@ -48,8 +47,8 @@ func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(stri
 	fmt.Fprintf(w, "  mode       %s\n", cfg.Strategy.Mode)
 	l := cfg.Limits
 	fmt.Fprintf(w, "  limits     max_body %s, max_response %s, max_connections %d, read_timeout %s, idle_timeout %s\n",
-		l.MaxBody, l.MaxResponse, l.MaxConnections, shortDuration(l.ReadTimeout), shortDuration(l.IdleTimeout))
-	fmt.Fprintf(w, "  shutdown   delay %s, grace %s\n", shortDuration(cfg.Shutdown.Delay), shortDuration(cfg.Shutdown.Grace))
+		l.MaxBody, l.MaxResponse, l.MaxConnections, router.FormatDuration(l.ReadTimeout), router.FormatDuration(l.IdleTimeout))
+	fmt.Fprintf(w, "  shutdown   delay %s, grace %s\n", router.FormatDuration(cfg.Shutdown.Delay), router.FormatDuration(cfg.Shutdown.Grace))
 	fmt.Fprintf(w, "  log        level %s, format %s, requests %s\n", cfg.Log.Level, cfg.Log.Format, onOff(cfg.Log.LogRequests()))
 	fmt.Fprintf(w, "  telemetry  service %s; export %s; %s\n", cfg.Telemetry.ServiceName, exportSummary(cfg, getenv), ingestSummary(cfg))
 
@@ -82,13 +81,8 @@ func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(stri
 func modelRoutes(cfg *router.Config) ([]string, map[string][]string) {
 	models := map[string][]string{}
 	for _, t := range cfg.Targets {
-		for _, m := range cfg.Providers[t.VirtualKey].Models {
-			if _, mapped := t.ModelMap[m]; !mapped {
-				models[m] = append(models[m], t.VirtualKey+"→"+m)
-			}
-		}
-		for _, m := range slices.Sorted(maps.Keys(t.ModelMap)) {
-			models[m] = append(models[m], t.VirtualKey+"→"+t.ModelMap[m])
+		for m, up := range t.Routes(cfg.Providers[t.VirtualKey]) {
+			models[m] = append(models[m], t.VirtualKey+"→"+up)
 		}
 	}
 	return slices.Sorted(maps.Keys(models)), models
@@ -148,18 +142,6 @@ func redactURL(s string) string {
 	return u.String()
 }
 
-// shortDuration writes a duration as a config would: 30s, 2m, 1h30m.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 func onOff(b bool) string {
 	if b {
 		return "on"
@@ -208,10 +190,8 @@ func printConfigError(w io.Writer, path string, err error) {
 	var fes router.FieldErrors
 	if errors.As(err, &fes) {
 		fmt.Fprintf(w, "%s: %d error(s)\n", path, len(fes))
-		for _, fe := range fes {
-			fmt.Fprintf(w, "%s\n", fe.Error())
-		}
-		return
 	}
-	fmt.Fprintf(w, "%s: %v\n", path, err)
+	for _, line := range errorLines(path, err) {
+		fmt.Fprintln(w, line)
+	}
 }

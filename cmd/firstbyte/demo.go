@@ -104,14 +104,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		urls[p.Name] = cluster.URL(p.Name)
 	}
 	cfg, err := router.ParseConfig([]byte(demoGatewayConfig(freeOr(*listen), freeOr(*admin), urls)), os.LookupEnv)
-	if err == nil {
-		err = cfg.Validate()
-	}
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
 		return 1
 	}
-	s, err := startStack(ctx, cfg, stackOptions{})
+	s, err := startStack(ctx, cfg, stackOptions{}) // router.New validates cfg
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
 		return 1
@@ -142,7 +139,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	// learns), the last one when the demo stops.
 	draw := func() {
 		now := time.Now()
-		f := view.frame(now.Sub(start), s.Gateway.Routing(), gatherDemoCounts(s.Registry), d)
+		f := view.frame(now.Sub(start), s.current().Routing(), gatherDemoCounts(s.Registry), d)
 		f.Elapsed, f.Total, f.API, f.Admin = now.Sub(start), *duration, s.APIAddr, s.AdminAddr
 		_, _ = io.WriteString(stdout, renderDemoFrame(f, tty))
 	}

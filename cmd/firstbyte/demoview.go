@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The demo's live table: what the gateway knows (its routing state) next to
@@ -99,7 +100,7 @@ func (v *demoView) frame(elapsed time.Duration, routing []router.ModelRouting, c
 		return fmt.Sprintf("%.0f%%", 100*n/of)
 	}
 	f := demoFrame{Window: min(v.window, elapsed-base.at), Requests: d.ok.Load() + d.failed.Load(), Failed: d.failed.Load(),
-		Leader: share(c.reasons["leader"], all), Explore: share(c.reasons["explore"], all), Cold: share(c.reasons["cold"], all)}
+		Leader: share(c.reasons[telemetry.SelectionLeader], all), Explore: share(c.reasons[telemetry.SelectionExplore], all), Cold: share(c.reasons[telemetry.SelectionCold], all)}
 	leader, leaderP50 := "", ""
 	p50s := map[string]string{}
 	for _, m := range routing {

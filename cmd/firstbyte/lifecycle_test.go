@@ -12,10 +12,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/firstbyte-dev/firstbyte/router"
 )
@@ -328,6 +333,80 @@ targets:
 	}
 	if n := len(logs.lines(`msg="config reloaded"`)); n != 1 {
 		t.Errorf("%d reload lines logged, want 1", n)
+	}
+}
+
+// TestStackReloadsForeignIngest: a reload turns foreign learning on and off
+// again (telemetry.ingest.foreign needs no restart): an application's span
+// teaches the tracker only while the running config takes it.
+func TestStackReloadsForeignIngest(t *testing.T) {
+	cfgText := func(foreign string) string {
+		return `
+listen: 127.0.0.1:0
+admin: {listen: 127.0.0.1:0}
+providers:
+  a: {base_url: "http://127.0.0.1:9/v1"}
+targets:
+  - {virtual_key: a, model_map: {m: up}}
+telemetry: {ingest: {enabled: true, foreign: ` + foreign + `}}
+`
+	}
+	s, path, _ := testStack(t, cfgText("{enabled: false}"), nil)
+	postAppSpan := func() {
+		t.Helper()
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "app")
+		span := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		span.SetName("chat up")
+		span.SetKind(ptrace.SpanKindClient)
+		span.SetTraceID(pcommon.TraceID{1})
+		span.SetSpanID(pcommon.SpanID{1})
+		end := time.Now()
+		span.SetStartTimestamp(pcommon.NewTimestampFromTime(end.Add(-50 * time.Millisecond)))
+		span.SetEndTimestamp(pcommon.NewTimestampFromTime(end))
+		a := span.Attributes()
+		a.PutStr("gen_ai.operation.name", "chat")
+		a.PutStr("gen_ai.system", "openai")
+		a.PutStr("gen_ai.request.model", "up")
+		a.PutBool("gen_ai.request.stream", false)
+		a.PutStr("server.address", "127.0.0.1")
+		a.PutInt("server.port", 9)
+		body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, answer := doRequest(t, http.MethodPost, "http://"+s.AdminAddr+"/v1/traces", string(body), "Content-Type", "application/x-protobuf"); code != 200 {
+			t.Fatalf("POST /v1/traces = %d %s", code, answer)
+		}
+	}
+	samples := func() int {
+		_, n, _ := s.Tracker.P50("a", "up")
+		return n
+	}
+	reload := func(foreign string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(cfgText(foreign)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if changed, refused := s.reload("test"); refused != nil || !slices.Equal(changed, []string{"telemetry"}) {
+			t.Fatalf("reload to foreign %s: changed %v, refused %v; want telemetry changed", foreign, changed, refused)
+		}
+	}
+
+	postAppSpan()
+	if n := samples(); n != 0 {
+		t.Fatalf("foreign off: the application's span gave %d samples, want 0", n)
+	}
+	reload("{enabled: true, services: [app]}")
+	postAppSpan()
+	if n := samples(); n != 1 {
+		t.Errorf("foreign turned on by a reload: %d samples, want 1", n)
+	}
+	reload("{enabled: false}")
+	postAppSpan()
+	if n := samples(); n != 1 {
+		t.Errorf("foreign turned off again by a reload: %d samples, want still 1", n)
 	}
 }
 

@@ -179,7 +179,7 @@ func logStartup(logger *slog.Logger, s *stack, cfg *router.Config, getenv func(s
 		}
 	}
 	logger.Info("firstbyte serving", "api", s.APIAddr, "admin", s.AdminAddr, "mode", cfg.Strategy.Mode,
-		"models", len(s.Gateway.Models()), "export", export, "ingest", ingest, "foreign", foreign,
+		"models", len(s.current().Models()), "export", export, "ingest", ingest, "foreign", foreign,
 		"version", version, "instance", s.SDK.InstanceID)
 
 	auth := "none"

@@ -20,8 +20,9 @@ import (
 // while requests in flight finish on the old one; the tracker is the same
 // one, forgetting only the (target, upstream model) pairs no longer
 // configured; providers whose config did not change keep their circuit
-// breaker and concurrency slots; admin.token, shutdown.* and log.level
-// apply at once.
+// breaker and concurrency slots; admin.token, shutdown.*, log.level and
+// telemetry.ingest.foreign (the aggregator's rules, teachAggregator) apply
+// at once.
 
 // reload runs one reload from source ("SIGHUP", "admin"). It returns the
 // top-level keys that changed, or, when refused, every reason as
@@ -87,8 +88,8 @@ func (s *stack) applyReload() (changed, refused []string) {
 // restartOnly lists what the file changes that a running process cannot:
 // the listeners' addresses and limits (the sockets and servers are the
 // ones it started with), the log format, and the telemetry set-up (the
-// SDK, exporter and ingest endpoint are built once). Values are named only
-// where they cannot be secrets.
+// SDK, exporter and ingest endpoint are built once; the foreign-span rules
+// are not part of it). Values are named only where they cannot be secrets.
 func restartOnly(old, cfg *router.Config) router.FieldErrors {
 	var fes router.FieldErrors
 	valued := func(path string, was, now any) {
@@ -112,7 +113,6 @@ func restartOnly(old, cfg *router.Config) router.FieldErrors {
 	}
 	hidden("telemetry.otlp_endpoint", old.Telemetry.OTLPEndpoint, cfg.Telemetry.OTLPEndpoint) // may carry credentials
 	hidden("telemetry.ingest.token", old.Telemetry.Ingest.Token, cfg.Telemetry.Ingest.Token)
-	hidden("telemetry.ingest.foreign", old.Telemetry.Ingest.Foreign, cfg.Telemetry.Ingest.Foreign)
 	return fes
 }
 

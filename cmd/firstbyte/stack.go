@@ -26,7 +26,6 @@ var _ router.StatsSource = (*collector.Tracker)(nil)
 // across reloads), the SDK feeding it, and the metrics.
 type stack struct {
 	// Immutable after startStack.
-	Gateway    *router.Gateway // the gateway it started with; current() is the one serving now
 	Tracker    *collector.Tracker
 	SDK        *telemetry.SDK
 	Registry   *prometheus.Registry
@@ -121,7 +120,6 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 		_ = sdkShutdown(ctx)
 		return nil, err
 	}
-	s.Gateway = gw
 	s.gw.Store(gw)
 	s.cfg.Store(cfg)
 	s.teachAggregator(cfg, gw)
@@ -197,7 +195,8 @@ func (s *stack) gatewayOptions(cfg *router.Config, prev *router.Gateway) router.
 
 // teachAggregator tells the aggregator what gw routes to: peers' and
 // applications' spans may teach nothing else, and foreign spans follow the
-// config's rules. Called at start and on every reload.
+// config's rules. Called at start and on every reload, which may change
+// telemetry.ingest.foreign.
 func (s *stack) teachAggregator(cfg *router.Config, gw *router.Gateway) {
 	ts := aggregatorTargets(cfg, gw)
 	s.agg.SetTargets(ts)

@@ -3,6 +3,7 @@ package study
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -103,7 +104,7 @@ func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration
 			}
 			g, err := router.New(cfg, router.Options{Stats: stats, Rand: rnd, Now: r.clock.Now, TracerProvider: sdk.TracerProvider})
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("scenario %s, mode %s: %w", s.Name, mode, err)
 			}
 			p.gateways = append(p.gateways, g)
 		}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router"
 )
 
 // Outcome is one request as a client saw it, and as the upstreams saw it.
@@ -141,7 +143,7 @@ func send(ctx context.Context, client *http.Client, url, order string, rnd *rand
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["Traceparent"] = []string{"00-" + o.traceID + "-00f067aa0ba902b7-01"}
 	if order != "" {
-		req.Header["X-Firstbyte-Provider-Order"] = []string{order}
+		req.Header[router.HeaderProviderOrder] = []string{order}
 	}
 	t0 := time.Now()
 	resp, err := client.Do(req)
@@ -156,9 +158,9 @@ func send(ctx context.Context, client *http.Client, url, order string, rnd *rand
 		o.Status = resp.StatusCode
 	}
 	h := resp.Header
-	o.Target, o.Selection = h.Get("X-Firstbyte-Target"), h.Get("X-Firstbyte-Selection")
-	o.Attempts, _ = strconv.Atoi(h.Get("X-Firstbyte-Attempts"))
-	if s := h.Get("X-Firstbyte-Skipped"); s != "" {
+	o.Target, o.Selection = h.Get(router.HeaderTarget), h.Get(router.HeaderSelection)
+	o.Attempts, _ = strconv.Atoi(h.Get(router.HeaderAttempts))
+	if s := h.Get(router.HeaderSkipped); s != "" {
 		o.Skipped = len(strings.Split(s, ","))
 	}
 	return o
