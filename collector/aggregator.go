@@ -348,32 +348,36 @@ func readAttempt(span ptrace.Span) attemptFacts {
 	return f
 }
 
-// sample returns the latency sample the span teaches, if it teaches one
-// it names a target and an upstream model, carries a
-// believable time to first chunk, succeeded (status not Error, HTTP status 2xx
-// when there is one) and is not a count_tokens call. The span kind does not
-// matter, so spans from any GenAI-instrumented client count.
+// sample returns the latency sample the span teaches, if it teaches one:
+// it names a target and an upstream model, carries a believable time to
+// first chunk, succeeded (see succeeded) and is not a count_tokens call.
+// The span kind does not matter, so spans from any GenAI-instrumented
+// client count.
 func (f *attemptFacts) sample() (time.Duration, bool) {
-	if f.spanError || f.countTokens || f.badStatus || f.target == "" || f.model == "" || !f.haveTTFB {
-		return 0, false
-	}
-	if f.haveStatus && !(f.status >= 200 && f.status <= 299) {
+	if f.countTokens || f.target == "" || f.model == "" || !f.haveTTFB || !f.succeeded() {
 		return 0, false
 	}
 	return secondsToTTFB(f.seconds)
 }
 
+// succeeded reports whether the span says its attempt got a usable answer:
+// status not Error, and an HTTP status, when there is one, that is a
+// readable 2xx.
+func (f *attemptFacts) succeeded() bool {
+	if f.spanError || f.badStatus {
+		return false
+	}
+	return !f.haveStatus || f.status >= 200 && f.status <= 299
+}
+
 // fault is the failure model's verdict on the attempt: the one its span
 // carries (firstbyte.fault, set where the attempt ended), or, for a span
 // from a client that does not set it, telemetry.Classify of its HTTP status
-// and error.type. A span without status Error and without either is not a
-// fault.
+// and error.type. Nothing else is decided here: a 1xx or 3xx is a fault
+// because Classify says so, whether or not the span's status is Error.
 func (f *attemptFacts) fault() telemetry.Fault {
 	if f.haveFault {
 		return f.faultAttr
-	}
-	if !f.spanError && f.errorType == "" && (!f.haveStatus || f.status < 400) {
-		return telemetry.FaultNone
 	}
 	status := 0
 	if f.haveStatus && f.status >= 0 && f.status < 1000 {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -150,8 +151,11 @@ type ForeignSource struct {
 }
 
 // learnForeign maps an application's span onto a target and teaches the
-// tracker from it; false when it maps to nothing (the common case for an
-// application that also calls other things, kept cheap).
+// tracker from it as from a gateway's attempt (sample, else fault, the same
+// two decisions); false when it maps to nothing (the common case for an
+// application that also calls other things, kept cheap) or teaches
+// nothing. Only the unary fallback is foreign: a successful unary call
+// without a time to first chunk gives its duration.
 func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *targetTable, from *foreignSource) bool {
 	if !at.client || at.address == "" || at.model == "" || at.countTokens || table == nil {
 		return false
@@ -160,32 +164,37 @@ func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *tar
 	if !ok || !providerAgrees(at.provider, at.system, kind) {
 		return false
 	}
+	at.target = target
 	end := endTime(span)
-	switch {
-	case at.spanError || at.haveStatus && at.status >= 400:
-		f := at.fault()
-		if f == telemetry.FaultNone {
-			return false // the request's own fault: nothing learned of the provider
-		}
-		a.tracker.RecordFault(target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), end)
-	case at.haveTTFB:
-		ttfb, ok := secondsToTTFB(at.seconds)
-		if !ok {
-			return false
-		}
+	if ttfb, ok := at.sample(); ok {
 		a.tracker.RecordSample(target, at.model, ttfb, end, OriginForeign)
-	case at.streamFalse || from.unary && !at.stream:
-		// A unary call's first byte is its whole answer: its duration.
-		d := spanDuration(span)
-		if d <= 0 || d > maxTTFB {
-			return false
-		}
+	} else if f := at.fault(); f != telemetry.FaultNone {
+		a.tracker.RecordFault(target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), end)
+	} else if d, ok := at.unaryDuration(span, from.unary); ok {
 		a.tracker.RecordSample(target, at.model, d, end, OriginForeign)
-	default:
-		return false // a stream without a time to first chunk: its duration is the whole stream
+	} else {
+		// The request's own fault, a chunk time that is no latency, or a
+		// stream without a time to first chunk (its duration is the whole
+		// stream): nothing learned of the provider.
+		return false
 	}
 	from.count.Add(1)
 	return true
+}
+
+// unaryDuration is the sample a successful unary call without a time to
+// first chunk gives: its first byte is its whole answer, so its duration.
+// A call is unary when it says so (gen_ai.request.stream false), or when
+// its service never streams (unary) and it does not say it streamed.
+func (f *attemptFacts) unaryDuration(span ptrace.Span, unary bool) (time.Duration, bool) {
+	if f.haveTTFB || !f.succeeded() || !(f.streamFalse || unary && !f.stream) {
+		return 0, false
+	}
+	d := spanDuration(span)
+	if d <= 0 || d > maxTTFB {
+		return 0, false
+	}
+	return d, true
 }
 
 // mapForeign finds the target whose provider is at host:port and whose

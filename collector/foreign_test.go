@@ -91,6 +91,17 @@ func TestForeignSpanMapping(t *testing.T) {
 			f.status = ptrace.StatusCodeError
 			return f
 		}(), "openai", 0, 1},
+		// The failure model decides, not the span's status alone: a redirect
+		// is nothing a client could use (telemetry.Classify: full), whatever
+		// else the span carries, and the request's own 4xx teaches nothing.
+		{"a 302 with a chunk time is a fault, not a sample", on, appSpan("app", map[string]any{
+			"http.response.status_code": int64(302), "gen_ai.response.time_to_first_chunk": 0.05, "gen_ai.request.stream": true}), "openai", 0, 1},
+		{"a unary 302 is a fault, not its duration", on, appSpan("app", map[string]any{"http.response.status_code": int64(302)}), "openai", 0, 1},
+		{"a 101 is a fault", on, appSpan("app", map[string]any{"http.response.status_code": int64(101)}), "openai", 0, 1},
+		{"a 401 with a chunk time teaches nothing", on, appSpan("app", map[string]any{
+			"http.response.status_code": int64(401), "gen_ai.response.time_to_first_chunk": 0.05}), "", 0, 0},
+		{"an unreadable status teaches nothing", on, appSpan("app", map[string]any{
+			"http.response.status_code": "ok", "gen_ai.response.time_to_first_chunk": 0.05}), "", 0, 0},
 		{"the request's own fault teaches nothing", on, func() spanFixture {
 			f := appSpan("app", map[string]any{"http.response.status_code": nil, "error.type": "BadRequestError"})
 			f.status = ptrace.StatusCodeError
