@@ -69,9 +69,11 @@ type AggregatorOptions struct {
 	// spans when they ended. Empty: no peer span is taken
 	// for our own. SetInstanceID changes it later.
 	InstanceID string
-	// OnSpan is called once per span consumed (not per span skipped as our
-	// own) with its source, SourceLocal or SourcePeer, to count
-	// firstbyte_spans_consumed_total. Nil: not called.
+	// OnSpan is called once per span consumed from a peer (not per span
+	// skipped as our own) with its source, SourcePeer or SourceForeign, to
+	// count firstbyte_spans_consumed_total. This process's own spans
+	// (SourceLocal) are counted by Metrics.ConsumeTraces, off the request
+	// path. Nil: not called.
 	OnSpan func(source string)
 	// Observers see every span from ConsumeTraces (this process's own), in
 	// order, after the tracker. Nil: none. Metrics derived from spans belong
@@ -200,7 +202,7 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 				if src == "" {
 					continue // an application's span that taught nothing: neither a peer's nor foreign
 				}
-				if a.onSpan != nil {
+				if a.onSpan != nil && origin != OriginSelf {
 					a.onSpan(src)
 				}
 				for _, o := range observers {

@@ -271,48 +271,6 @@ func learnedTargets(tr *Tracker) []string {
 	return out
 }
 
-// The counters and observers see every span, in one walk, after the tracker
-// has learned from it; local and peer spans go to their own observers.
-func TestAggregatorCountsAndObservers(t *testing.T) {
-	tr := newTestTracker(newFakeClock(t0))
-	counts := map[string]int{}
-	type seen struct {
-		instance, span string
-		trackerHad     bool // the tracker already held the span's sample
-	}
-	var local, peer []seen
-	observe := func(dst *[]seen) SpanObserverFunc {
-		return func(res pcommon.Resource, span ptrace.Span) {
-			_, _, ok := tr.P50("groq", "llama")
-			*dst = append(*dst, seen{instanceID(res), span.Name(), ok})
-		}
-	}
-	agg := NewAggregator(tr, AggregatorOptions{
-		InstanceID:    "inst-a",
-		OnSpan:        func(source string) { counts[source]++ },
-		Observers:     []SpanObserver{observe(&local)},
-		PeerObservers: []SpanObserver{observe(&peer)},
-	})
-	server := spanFixture{instance: "inst-a", name: "POST /v1/chat/completions", kind: ptrace.SpanKindServer, end: t0}
-
-	_ = agg.ConsumeTraces(context.Background(), buildTraces(t,
-		attemptFixture("inst-a", "groq", "llama", time.Second, t0), server))
-	_ = agg.ConsumePeerTraces(context.Background(), buildTraces(t,
-		attemptFixture("inst-a", "groq", "llama", time.Second, t0), // our own: skipped
-		attemptFixture("inst-b", "groq", "llama", time.Second, t0)))
-
-	if want := map[string]int{SourceLocal: 2, SourcePeer: 1}; counts[SourceLocal] != 2 || counts[SourcePeer] != 1 || len(counts) != 2 {
-		t.Errorf("OnSpan counts = %v, want %v", counts, want)
-	}
-	wantLocal := []seen{{"inst-a", "chat llama", true}, {"inst-a", "POST /v1/chat/completions", true}}
-	if !slices.Equal(local, wantLocal) {
-		t.Errorf("local observer saw %v, want %v", local, wantLocal)
-	}
-	if wantPeer := []seen{{"inst-b", "chat llama", true}}; !slices.Equal(peer, wantPeer) {
-		t.Errorf("peer observer saw %v, want %v", peer, wantPeer)
-	}
-}
-
 // TestRedirectIsAFaultOnEveryPath: a span with HTTP status 302 and a time
 // to first chunk, with span status Unset and no error.type or
 // firstbyte.fault (as an instrumentation that only marks >= 400 sends it),

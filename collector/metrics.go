@@ -58,12 +58,13 @@ type Metrics struct {
 	// Children by label values: WithLabelValues validates and hashes its
 	// labels on every call, and these are on the span-end path.
 	// (A sync.Map would box the array keys: an allocation per lookup.)
-	requestsBy   children[[2]string, prometheus.Counter] // model, code
-	durationBy   children[string, prometheus.Observer]   // model
-	overheadBy   children[string, prometheus.Observer]   // model
-	attemptsBy   children[[3]string, prometheus.Counter] // target, model, outcome
-	selectionsBy children[[3]string, prometheus.Counter] // model, target, reason
-	ttfbBy       children[[2]string, *ttfbSeries]        // target, model
+	requestsBy                                   children[[2]string, prometheus.Counter] // model, code
+	durationBy                                   children[string, prometheus.Observer]   // model
+	overheadBy                                   children[string, prometheus.Observer]   // model
+	attemptsBy                                   children[[3]string, prometheus.Counter] // target, model, outcome
+	selectionsBy                                 children[[3]string, prometheus.Counter] // model, target, reason
+	ttfbBy                                       children[[2]string, *ttfbSeries]        // target, model
+	consumedLocal, consumedPeer, consumedForeign prometheus.Counter
 
 	statusLb [600]string // status code label strings, built once
 }
@@ -132,16 +133,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []string{RejectUnknownTarget, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
 		m.rejected.WithLabelValues(r)
 	}
-	m.consumed.WithLabelValues(SourceLocal)
-	m.consumed.WithLabelValues(SourcePeer)
-	m.consumed.WithLabelValues(SourceForeign)
+	m.consumedLocal = m.consumed.WithLabelValues(SourceLocal)
+	m.consumedPeer = m.consumed.WithLabelValues(SourcePeer)
+	m.consumedForeign = m.consumed.WithLabelValues(SourceForeign)
 	return m
 }
 
 var _ telemetry.TracesConsumer = (*Metrics)(nil)
 
-// ConsumeTraces derives the metrics from this instance's own spans. It is
-// the asynchronous consumer of the span processor: nothing here is on a
+// ConsumeTraces derives the metrics from this instance's own spans, and
+// counts each as firstbyte_spans_consumed_total{source="local"}. It is the
+// asynchronous consumer of the span processor: nothing here is on a
 // request's path, and nothing here teaches routing.
 func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	rss := td.ResourceSpans()
@@ -150,6 +152,7 @@ func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 		sss := rs.ScopeSpans()
 		for j := range sss.Len() {
 			spans := sss.At(j).Spans()
+			m.consumedLocal.Add(float64(spans.Len()))
 			for k := range spans.Len() {
 				m.ObserveSpan(rs.Resource(), spans.At(k))
 			}
@@ -164,14 +167,32 @@ func (m *Metrics) IngestRejected(reason string, spans int) {
 	m.rejected.WithLabelValues(reason).Add(float64(max(spans, 1)))
 }
 
-// SpansDropped counts spans the asynchronous side dropped.
-func (m *Metrics) SpansDropped(spans int) { m.dropped.Add(float64(spans)) }
+// SpansDropped counts spans the asynchronous side dropped (telemetry's
+// OnDrop). They ended in this process all the same, and the tracker had
+// them first, so they count as consumed locally too: the local count is
+// every span that ended here, whether or not its metrics were derived.
+func (m *Metrics) SpansDropped(spans int) {
+	m.dropped.Add(float64(spans))
+	m.consumedLocal.Add(float64(spans))
+}
 
 // ExportFailed counts spans lost to a failed OTLP export.
 func (m *Metrics) ExportFailed(spans int) { m.exportFailed.Add(float64(spans)) }
 
-// SpanConsumed counts one span from source (AggregatorOptions.OnSpan).
-func (m *Metrics) SpanConsumed(source string) { m.consumed.WithLabelValues(source).Inc() }
+// SpanConsumed counts one span from source (AggregatorOptions.OnSpan:
+// peers' and applications' spans; ConsumeTraces counts the local ones).
+func (m *Metrics) SpanConsumed(source string) {
+	switch source {
+	case SourcePeer:
+		m.consumedPeer.Inc()
+	case SourceForeign:
+		m.consumedForeign.Inc()
+	case SourceLocal:
+		m.consumedLocal.Inc()
+	default:
+		m.consumed.WithLabelValues(source).Inc()
+	}
+}
 
 // ObserveSpan derives the metrics from one local span: SERVER spans give
 // the request series, CLIENT attempt spans the attempt, TTFB and selection

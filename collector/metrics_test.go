@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -126,5 +127,32 @@ func TestTokensAndCost(t *testing.T) {
 	}
 	if cost := counterValue(t, reg, "firstbyte_cost_usd_total", map[string]string{"target": "local"}); cost != 0 {
 		t.Errorf("unpriced target cost %v, want none", cost)
+	}
+}
+
+// TestLocalSpansCountEveryEndedSpan: firstbyte_spans_consumed_total
+// {source="local"} counts every span that ended here once: those whose
+// metrics were derived, and those the asynchronous side had to drop (the
+// tracker had them all the same).
+func TestLocalSpansCountEveryEndedSpan(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	attemptSpan(time.Unix(1_800_000_000, 0), 0.05, false).CopyTo(spans.AppendEmpty())
+	spans.AppendEmpty().SetKind(ptrace.SpanKindServer)
+	if err := m.ConsumeTraces(context.Background(), td); err != nil {
+		t.Fatal(err)
+	}
+	m.SpansDropped(3)
+	m.SpanConsumed(SourcePeer)
+	m.SpanConsumed(SourceForeign)
+	for source, want := range map[string]float64{SourceLocal: 5, SourcePeer: 1, SourceForeign: 1} {
+		if got := counterValue(t, reg, "firstbyte_spans_consumed_total", map[string]string{"source": source}); got != want {
+			t.Errorf("consumed{source=%q} = %v, want %v", source, got, want)
+		}
+	}
+	if got := counterValue(t, reg, "firstbyte_spans_dropped_total", nil); got != 3 {
+		t.Errorf("dropped = %v, want 3", got)
 	}
 }

@@ -435,6 +435,10 @@ type AggregatingProcessor struct {
 	// goroutine that ended the span, so it must be quick, and must not keep
 	// the ptrace.Traces (see TracesConsumer). Nil: none.
 	Consumer TracesConsumer
+	// ConsumerTakes says which ended spans Consumer gets; nil: every span.
+	// A span it refuses is not converted on the goroutine that ended it
+	// (the asynchronous consumer still gets every span).
+	ConsumerTakes func(sdktrace.ReadOnlySpan) bool
 	// OnError is told about every error a consumer returns (for example to
 	// count it). Nil: errors are dropped; a span processor has no one to
 	// return them to.
@@ -480,16 +484,22 @@ func NewSplitProcessor(sync, async TracesConsumer, queue int, onDrop func(spans 
 	return p
 }
 
+// AttemptSpan reports whether s is a CLIENT span: an attempt (or another
+// client's call), the only kind the tracker learns from on this process's
+// own path. The router's SERVER spans carry nothing routing needs (the
+// metrics read them, asynchronously).
+func AttemptSpan(s sdktrace.ReadOnlySpan) bool { return s.SpanKind() == trace.SpanKindClient }
+
 // OnStart does nothing: only ended spans carry the attempt's outcome.
 func (p *AggregatingProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd converts s and passes it to the synchronous consumer before
-// returning, and queues it for the asynchronous one.
+// OnEnd converts s and passes it to the synchronous consumer (if it takes
+// it) before returning, and queues it for the asynchronous one.
 func (p *AggregatingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	if s == nil {
 		return
 	}
-	if p.Consumer != nil {
+	if p.Consumer != nil && (p.ConsumerTakes == nil || p.ConsumerTakes(s)) {
 		p.consume(p.Consumer, s)
 	}
 	if p.async != nil {
