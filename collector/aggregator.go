@@ -3,7 +3,6 @@ package collector
 import (
 	"context"
 	"math"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -46,22 +45,6 @@ var (
 	attrServiceName   = string(semconv.ServiceNameKey)
 )
 
-// SpanObserver sees spans the Aggregator consumes, after the tracker has
-// learned from each, in the same walk over the data. It is the seam for the
-// other consumers of spans (the metrics derived from spans) so that nothing
-// walks the data twice. ObserveSpan runs on the goroutine that ended the span
-// (or that serves the ingest request), so it must be quick, and it must not
-// keep res or span after it returns (see telemetry.TracesConsumer).
-type SpanObserver interface {
-	ObserveSpan(res pcommon.Resource, span ptrace.Span)
-}
-
-// SpanObserverFunc adapts a function to SpanObserver.
-type SpanObserverFunc func(res pcommon.Resource, span ptrace.Span)
-
-// ObserveSpan calls f.
-func (f SpanObserverFunc) ObserveSpan(res pcommon.Resource, span ptrace.Span) { f(res, span) }
-
 // AggregatorOptions configures an Aggregator.
 type AggregatorOptions struct {
 	// InstanceID is this process's service.instance.id. ConsumePeerTraces
@@ -75,14 +58,6 @@ type AggregatorOptions struct {
 	// (SourceLocal) are counted by Metrics.ConsumeTraces, off the request
 	// path. Nil: not called.
 	OnSpan func(source string)
-	// Observers see every span from ConsumeTraces (this process's own), in
-	// order, after the tracker. Nil: none. Metrics derived from spans belong
-	// here: peers count their own spans, so counting theirs too would count
-	// every attempt once per instance.
-	Observers []SpanObserver
-	// PeerObservers see every span from ConsumePeerTraces that is not our
-	// own, after the tracker. Nil: none.
-	PeerObservers []SpanObserver
 	// OnReject is told how many spans from peers were dropped and why
 	// (RejectUnknownTarget), for firstbyte_ingest_rejected_total and the
 	// logs. Nil: not told.
@@ -94,10 +69,8 @@ type AggregatorOptions struct {
 // It is safe for concurrent use.
 type Aggregator struct {
 	// Immutable after NewAggregator.
-	tracker       *Tracker
-	onSpan        func(string)
-	observers     []SpanObserver
-	peerObservers []SpanObserver
+	tracker *Tracker
+	onSpan  func(string)
 
 	// instanceID is read on every peer request and set by SetInstanceID once
 	// the SDK's resource, which may override it from the environment, is
@@ -135,14 +108,7 @@ var _ telemetry.TracesConsumer = (*Aggregator)(nil)
 
 // NewAggregator returns an aggregator feeding t.
 func NewAggregator(t *Tracker, o AggregatorOptions) *Aggregator {
-	a := &Aggregator{
-		tracker: t,
-		onSpan:  o.OnSpan,
-		// The caller's slices may change later.
-		observers:     slices.Clone(o.Observers),
-		peerObservers: slices.Clone(o.PeerObservers),
-		onReject:      o.OnReject,
-	}
+	a := &Aggregator{tracker: t, onSpan: o.OnSpan, onReject: o.OnReject}
 	a.SetInstanceID(o.InstanceID)
 	return a
 }
@@ -156,21 +122,23 @@ func (a *Aggregator) SetInstanceID(id string) {
 
 // ConsumeTraces takes spans that ended in this process. It never fails.
 func (a *Aggregator) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
-	a.consume(td, SourceLocal, "", OriginSelf, a.observers)
+	a.consume(td, "", OriginSelf)
 	return nil
 }
 
 // ConsumePeerTraces takes spans received from peers, skipping those of this
 // process (by service.instance.id). It never fails.
 func (a *Aggregator) ConsumePeerTraces(_ context.Context, td ptrace.Traces) error {
-	a.consume(td, SourcePeer, *a.instanceID.Load(), OriginPeer, a.peerObservers)
+	a.consume(td, *a.instanceID.Load(), OriginPeer)
 	return nil
 }
 
-// consume walks td once: each span teaches the tracker, is counted and is
-// shown to the observers. Resource spans of instance skip (if not empty) are
-// passed over.
-func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origin, observers []SpanObserver) {
+// consume walks td once: each span teaches the tracker and, if it came
+// from a peer, is counted (OnSpan). Resource spans of instance skip (if not
+// empty) are passed over. The metrics derived from spans are not here: they
+// take this process's spans on telemetry's asynchronous side (Metrics), and
+// peers count their own.
+func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 	table := a.targets.p.Load()
 	rejected := 0
 	defer func() {
@@ -204,9 +172,6 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 				}
 				if a.onSpan != nil && origin != OriginSelf {
 					a.onSpan(src)
-				}
-				for _, o := range observers {
-					o.ObserveSpan(res, span)
 				}
 			}
 		}

@@ -196,8 +196,8 @@ func (m *Metrics) SpanConsumed(source string) {
 
 // ObserveSpan derives the metrics from one local span: SERVER spans give
 // the request series, CLIENT attempt spans the attempt, TTFB and selection
-// series. It is registered as a local observer only: peers' spans are
-// counted by the peers' own metrics.
+// series. Only this process's spans come here (ConsumeTraces, telemetry's
+// asynchronous side): peers' spans are counted by the peers' own metrics.
 func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 	attrs := span.Attributes()
 	model := stringAttr(attrs, string(telemetry.KeyRequestedModel))

@@ -415,11 +415,12 @@ func setValue(dst pcommon.Value, v attribute.Value) {
 	}
 }
 
-// AggregatingProcessor is a span processor that hands every ended span, one
-// at a time, to two consumers: Consumer synchronously, before OnEnd returns
+// AggregatingProcessor is a span processor that hands ended spans, one at
+// a time, to two consumers: Consumer synchronously, before OnEnd returns
 // (the embedded aggregator: an attempt's sample must be in the tracker
 // before its answer leaves the gateway, so the next request is ordered
-// knowing it), and Async on a goroutine of its own (the metrics derived from
+// knowing it; only the spans ConsumerTakes), and the asynchronous consumer
+// of NewSplitProcessor on a goroutine of its own (the metrics derived from
 // spans and the export marshalling: nothing a client should wait for).
 //
 // It is not an export path. Spans reach it whether or not they are sampled for
@@ -453,12 +454,6 @@ type AggregatingProcessor struct {
 }
 
 var _ sdktrace.SpanProcessor = (*AggregatingProcessor)(nil)
-
-// NewAggregatingProcessor returns a processor that hands every ended span to
-// c, synchronously.
-func NewAggregatingProcessor(c TracesConsumer) *AggregatingProcessor {
-	return &AggregatingProcessor{Consumer: c}
-}
 
 // DefaultAsyncQueue is how many ended spans may wait for the asynchronous
 // consumer; past it they are dropped (and counted), never blocking a
