@@ -43,6 +43,15 @@ var (
 	attrSystem        = "gen_ai.system" // the older name some instrumentations still emit
 	attrStream        = "gen_ai.request.stream"
 	attrServiceName   = string(semconv.ServiceNameKey)
+
+	// Read by the metrics only.
+	attrRequestedModel = string(telemetry.KeyRequestedModel)
+	attrOutcome        = string(telemetry.KeyOutcome)
+	attrAttempt        = string(telemetry.KeyAttempt)
+	attrSelection      = string(telemetry.KeySelection)
+	attrUpstreamWait   = string(telemetry.KeyUpstreamWait)
+	attrInputTokens    = string(telemetry.KeyInputTokens)
+	attrOutputTokens   = string(telemetry.KeyOutputTokens)
 )
 
 // AggregatorOptions configures an Aggregator.
@@ -259,10 +268,22 @@ type attemptFacts struct {
 	stream      bool   // gen_ai.request.stream
 	streamFalse bool   // gen_ai.request.stream present and false
 	client      bool   // span kind CLIENT
+
+	// What the metrics derived from this process's spans read.
+	requestedModel string  // firstbyte.requested_model
+	outcome        string  // firstbyte.outcome
+	selection      string  // firstbyte.selection
+	attempt        int64   // firstbyte.attempt; 0 when absent
+	upstreamWait   float64 // firstbyte.upstream_wait, seconds
+	haveWait       bool
+	inputTokens    int64 // gen_ai.usage.input_tokens
+	outputTokens   int64 // gen_ai.usage.output_tokens
+	haveInput      bool
+	haveOutput     bool
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
-// scan) per key.
+// scan) per key: what the aggregator and the metrics need of it.
 func readAttempt(span ptrace.Span) attemptFacts {
 	f := attemptFacts{spanError: span.Status().Code() == ptrace.StatusCodeError, client: span.Kind() == ptrace.SpanKindClient}
 	for k, v := range span.Attributes().All() {
@@ -310,6 +331,28 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			if v.Type() == pcommon.ValueTypeBool {
 				f.stream, f.streamFalse = v.Bool(), !v.Bool()
 			}
+		case attrRequestedModel:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.requestedModel = v.Str()
+			}
+		case attrOutcome:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.outcome = v.Str()
+			}
+		case attrSelection:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.selection = v.Str()
+			}
+		case attrAttempt:
+			if v.Type() == pcommon.ValueTypeInt {
+				f.attempt = v.Int()
+			}
+		case attrUpstreamWait:
+			f.upstreamWait, f.haveWait = number(v)
+		case attrInputTokens:
+			f.inputTokens, f.haveInput = tokenCount(v)
+		case attrOutputTokens:
+			f.outputTokens, f.haveOutput = tokenCount(v)
 		}
 	}
 	return f
