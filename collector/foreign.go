@@ -160,7 +160,7 @@ func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *tar
 	if !at.client || at.address == "" || at.model == "" || at.countTokens || table == nil {
 		return false
 	}
-	target, kind, ok := table.mapForeign(canonicalHost(at.address), int(at.port), at.model)
+	target, kind, ok := table.mapForeign(telemetry.CanonicalHost(at.address), int(at.port), at.model)
 	if !ok || !providerAgrees(at.provider, at.system, kind) {
 		return false
 	}
