@@ -1,13 +1,18 @@
 package collector
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -202,5 +207,64 @@ func BenchmarkForeignSpan(b *testing.B) {
 				_ = agg.ConsumePeerTraces(ctx, td)
 			}
 		})
+	}
+}
+
+// BenchmarkIngestForeign: an application's spans through the real ingest
+// handler (no socket: the handler is called with a recorded response), as
+// an OpenTelemetry Collector sends them: OTLP/HTTP protobuf export requests
+// of 100 spans of one service, plain or gzipped, every span mapping to a
+// target or none of them (another host). ns/span is what one span costs,
+// request handling included; the goal is 10,000 spans a second in < 5 % of
+// a core (5 µs a span) and < 1 µs for a span that maps to nothing.
+func BenchmarkIngestForeign(b *testing.B) {
+	const spans = 100
+	for _, enc := range []string{"plain", "gzip"} {
+		for _, tc := range []struct {
+			name string
+			span spanFixture
+		}{
+			{"mapped", appSpan("app", nil)},
+			{"unmapped", appSpan("app", map[string]any{"server.address": "api.example.com"})},
+		} {
+			b.Run(enc+"/"+tc.name, func(b *testing.B) {
+				tr := NewTracker(TrackerOptions{})
+				agg := NewAggregator(tr, AggregatorOptions{InstanceID: "gw-self"})
+				agg.SetTargets(foreignTargets)
+				agg.SetForeign(ForeignOptions{Enabled: true})
+				h := NewIngestHandler(agg, IngestOptions{})
+				batch := make([]spanFixture, spans)
+				for i := range batch {
+					batch[i] = tc.span
+					batch[i].end = time.Now()
+				}
+				body, err := ptraceotlp.NewExportRequestFromTraces(buildTraces(b, batch...)).MarshalProto()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if enc == "gzip" {
+					body = gzipped(b, body)
+				}
+				req := httptest.NewRequest(http.MethodPost, "/v1/traces", nil)
+				req.Header.Set("Content-Type", contentProtobuf)
+				if enc == "gzip" {
+					req.Header.Set("Content-Encoding", "gzip")
+				}
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, req)
+					if w.Code != http.StatusOK {
+						b.Fatalf("status %d: %s", w.Code, w.Body)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/spans, "ns/span")
+				if n := agg.ForeignSources(); (tc.name == "mapped") != (len(n) == 1) {
+					b.Fatalf("foreign sources %v after the %s batches", n, tc.name)
+				}
+			})
+		}
 	}
 }
