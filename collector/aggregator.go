@@ -164,7 +164,9 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 		}
 		var from *foreignSource // the resource's service, when its spans may be taken as foreign
 		if origin == OriginPeer {
-			from = a.foreign.source(res)
+			if src, ok := a.foreign.source(res); ok {
+				from = &src
+			}
 		}
 		sss := rs.ScopeSpans()
 		for j := range sss.Len() {

@@ -53,11 +53,15 @@ type foreignConfig struct {
 	unary map[string]bool
 }
 
-// foreignSource is one resource's service as foreign learning sees it.
+// foreignSource is one resource's service as foreign learning sees it. It
+// lives on the stack of one ingest request; count is its counter once one
+// of its spans has taught something (a slot of maxForeignServices is taken
+// only then: a peer gateway's resource, or an application whose spans map
+// to nothing, takes none).
 type foreignSource struct {
 	name  string
 	unary bool
-	count *atomic.Int64
+	count *atomic.Int64 // nil until the service's first span that taught
 }
 
 // SetForeign replaces the foreign-span rules (on reload, too).
@@ -79,21 +83,29 @@ func (a *Aggregator) SetForeign(o ForeignOptions) {
 	a.foreign.p.Store(c)
 }
 
-// source returns the service of res when its spans may be taken as
-// foreign, else nil.
-func (f *foreignRules) source(res pcommon.Resource) *foreignSource {
+// source returns the service of res, and whether its spans may be taken as
+// foreign.
+func (f *foreignRules) source(res pcommon.Resource) (foreignSource, bool) {
 	c := f.p.Load()
 	if c == nil {
-		return nil
+		return foreignSource{}, false
 	}
 	name := ""
 	if v, ok := res.Attributes().Get(attrServiceName); ok && v.Type() == pcommon.ValueTypeStr {
 		name = v.Str()
 	}
 	if c.allow != nil && !c.allow[name] {
-		return nil
+		return foreignSource{}, false
 	}
-	return &foreignSource{name: name, unary: c.unary[name], count: f.counter(name)}
+	return foreignSource{name: name, unary: c.unary[name]}, true
+}
+
+// taught counts one span of from that taught the tracker.
+func (f *foreignRules) taught(from *foreignSource) {
+	if from.count == nil {
+		from.count = f.counter(from.name)
+	}
+	from.count.Add(1)
 }
 
 // counter returns the span counter of service name.
@@ -178,7 +190,7 @@ func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *tar
 		// stream): nothing learned of the provider.
 		return false
 	}
-	from.count.Add(1)
+	a.foreign.taught(from)
 	return true
 }
 

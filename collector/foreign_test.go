@@ -3,6 +3,7 @@ package collector
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -180,6 +181,36 @@ func TestForeignNeverDoubleCounts(t *testing.T) {
 	}
 	if k := tr.Keys(); k != 1 {
 		t.Errorf("tracker holds %d keys, want 1", k)
+	}
+}
+
+// TestForeignServiceSlotsOnlyForTeachers: the per-service counts are
+// bounded (maxForeignServices), so a slot goes only to a service that has
+// taught something. Peer gateways and applications whose spans map to
+// nothing, however many, leave every slot to the ones that do.
+func TestForeignServiceSlotsOnlyForTeachers(t *testing.T) {
+	agg, _, _ := newForeignAggregator(t, ForeignOptions{Enabled: true})
+	var noise []spanFixture
+	for i := range maxForeignServices + 10 {
+		svc := fmt.Sprintf("svc-%d", i)
+		noise = append(noise, appSpan(svc, map[string]any{"server.address": "api.example.com"}))
+		peer := attemptFixture("gw-"+svc, "openai", "gpt-4o-mini", 40*time.Millisecond, t0.Add(-time.Second))
+		peer.service = "firstbyte-" + svc
+		noise = append(noise, peer)
+	}
+	if err := agg.ConsumePeerTraces(context.Background(), buildTraces(t, noise...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := agg.ConsumePeerTraces(context.Background(), buildTraces(t, appSpan("app", nil))); err != nil {
+		t.Fatal(err)
+	}
+	if srcs := agg.ForeignSources(); len(srcs) != 1 || srcs[0] != (ForeignSource{Service: "app", Spans: 1}) {
+		t.Errorf("ForeignSources = %v, want app: 1", srcs)
+	}
+	agg.foreign.mu.Lock()
+	defer agg.foreign.mu.Unlock()
+	if n := len(agg.foreign.counts); n != 1 {
+		t.Errorf("%d service slots taken, want 1 (app's)", n)
 	}
 }
 
