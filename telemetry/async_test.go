@@ -151,3 +151,24 @@ func TestSetupHandsTheAggregatorOnlyAttempts(t *testing.T) {
 		t.Errorf("observers got %v, want %v", obs.seen, want)
 	}
 }
+
+// TestSplitProcessorDeliversWhenIdle: the asynchronous side, asleep on an
+// empty queue, takes a span that arrives (no ForceFlush) within a few ticks,
+// and again after it has gone idle once more.
+func TestSplitProcessorDeliversWhenIdle(t *testing.T) {
+	async := &counter{}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(NewSplitProcessor(nil, async, 0, nil)))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	for want := int32(1); want <= 2; want++ {
+		time.Sleep(5 * asyncTick) // idle
+		_, span := tp.Tracer("t").Start(context.Background(), "s")
+		span.End()
+		deadline := time.Now().Add(5 * time.Second)
+		for async.n.Load() < want && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := async.n.Load(); n != want {
+			t.Fatalf("asynchronous consumer saw %d spans, want %d, without a flush", n, want)
+		}
+	}
+}
