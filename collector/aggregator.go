@@ -3,7 +3,6 @@ package collector
 import (
 	"context"
 	"math"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -44,23 +43,16 @@ var (
 	attrSystem        = "gen_ai.system" // the older name some instrumentations still emit
 	attrStream        = "gen_ai.request.stream"
 	attrServiceName   = string(semconv.ServiceNameKey)
+
+	// Read by the metrics only.
+	attrRequestedModel = string(telemetry.KeyRequestedModel)
+	attrOutcome        = string(telemetry.KeyOutcome)
+	attrAttempt        = string(telemetry.KeyAttempt)
+	attrSelection      = string(telemetry.KeySelection)
+	attrUpstreamWait   = string(telemetry.KeyUpstreamWait)
+	attrInputTokens    = string(telemetry.KeyInputTokens)
+	attrOutputTokens   = string(telemetry.KeyOutputTokens)
 )
-
-// SpanObserver sees spans the Aggregator consumes, after the tracker has
-// learned from each, in the same walk over the data. It is the seam for the
-// other consumers of spans (the metrics derived from spans) so that nothing
-// walks the data twice. ObserveSpan runs on the goroutine that ended the span
-// (or that serves the ingest request), so it must be quick, and it must not
-// keep res or span after it returns (see telemetry.TracesConsumer).
-type SpanObserver interface {
-	ObserveSpan(res pcommon.Resource, span ptrace.Span)
-}
-
-// SpanObserverFunc adapts a function to SpanObserver.
-type SpanObserverFunc func(res pcommon.Resource, span ptrace.Span)
-
-// ObserveSpan calls f.
-func (f SpanObserverFunc) ObserveSpan(res pcommon.Resource, span ptrace.Span) { f(res, span) }
 
 // AggregatorOptions configures an Aggregator.
 type AggregatorOptions struct {
@@ -69,18 +61,12 @@ type AggregatorOptions struct {
 	// spans when they ended. Empty: no peer span is taken
 	// for our own. SetInstanceID changes it later.
 	InstanceID string
-	// OnSpan is called once per span consumed (not per span skipped as our
-	// own) with its source, SourceLocal or SourcePeer, to count
-	// firstbyte_spans_consumed_total. Nil: not called.
+	// OnSpan is called once per span consumed from a peer (not per span
+	// skipped as our own) with its source, SourcePeer or SourceForeign, to
+	// count firstbyte_spans_consumed_total. This process's own spans
+	// (SourceLocal) are counted by Metrics.ConsumeTraces, off the request
+	// path. Nil: not called.
 	OnSpan func(source string)
-	// Observers see every span from ConsumeTraces (this process's own), in
-	// order, after the tracker. Nil: none. Metrics derived from spans belong
-	// here: peers count their own spans, so counting theirs too would count
-	// every attempt once per instance.
-	Observers []SpanObserver
-	// PeerObservers see every span from ConsumePeerTraces that is not our
-	// own, after the tracker. Nil: none.
-	PeerObservers []SpanObserver
 	// OnReject is told how many spans from peers were dropped and why
 	// (RejectUnknownTarget), for firstbyte_ingest_rejected_total and the
 	// logs. Nil: not told.
@@ -92,10 +78,8 @@ type AggregatorOptions struct {
 // It is safe for concurrent use.
 type Aggregator struct {
 	// Immutable after NewAggregator.
-	tracker       *Tracker
-	onSpan        func(string)
-	observers     []SpanObserver
-	peerObservers []SpanObserver
+	tracker *Tracker
+	onSpan  func(string)
 
 	// instanceID is read on every peer request and set by SetInstanceID once
 	// the SDK's resource, which may override it from the environment, is
@@ -133,14 +117,7 @@ var _ telemetry.TracesConsumer = (*Aggregator)(nil)
 
 // NewAggregator returns an aggregator feeding t.
 func NewAggregator(t *Tracker, o AggregatorOptions) *Aggregator {
-	a := &Aggregator{
-		tracker: t,
-		onSpan:  o.OnSpan,
-		// The caller's slices may change later.
-		observers:     slices.Clone(o.Observers),
-		peerObservers: slices.Clone(o.PeerObservers),
-		onReject:      o.OnReject,
-	}
+	a := &Aggregator{tracker: t, onSpan: o.OnSpan, onReject: o.OnReject}
 	a.SetInstanceID(o.InstanceID)
 	return a
 }
@@ -154,21 +131,23 @@ func (a *Aggregator) SetInstanceID(id string) {
 
 // ConsumeTraces takes spans that ended in this process. It never fails.
 func (a *Aggregator) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
-	a.consume(td, SourceLocal, "", OriginSelf, a.observers)
+	a.consume(td, "", OriginSelf)
 	return nil
 }
 
 // ConsumePeerTraces takes spans received from peers, skipping those of this
 // process (by service.instance.id). It never fails.
 func (a *Aggregator) ConsumePeerTraces(_ context.Context, td ptrace.Traces) error {
-	a.consume(td, SourcePeer, *a.instanceID.Load(), OriginPeer, a.peerObservers)
+	a.consume(td, *a.instanceID.Load(), OriginPeer)
 	return nil
 }
 
-// consume walks td once: each span teaches the tracker, is counted and is
-// shown to the observers. Resource spans of instance skip (if not empty) are
-// passed over.
-func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origin, observers []SpanObserver) {
+// consume walks td once: each span teaches the tracker and, if it came
+// from a peer, is counted (OnSpan). Resource spans of instance skip (if not
+// empty) are passed over. The metrics derived from spans are not here: they
+// take this process's spans on telemetry's asynchronous side (Metrics), and
+// peers count their own.
+func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 	table := a.targets.p.Load()
 	rejected := 0
 	defer func() {
@@ -185,7 +164,9 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 		}
 		var from *foreignSource // the resource's service, when its spans may be taken as foreign
 		if origin == OriginPeer {
-			from = a.foreign.source(res)
+			if src, ok := a.foreign.source(res); ok {
+				from = &src
+			}
 		}
 		sss := rs.ScopeSpans()
 		for j := range sss.Len() {
@@ -200,11 +181,8 @@ func (a *Aggregator) consume(td ptrace.Traces, source, skip string, origin Origi
 				if src == "" {
 					continue // an application's span that taught nothing: neither a peer's nor foreign
 				}
-				if a.onSpan != nil {
+				if a.onSpan != nil && origin != OriginSelf {
 					a.onSpan(src)
-				}
-				for _, o := range observers {
-					o.ObserveSpan(res, span)
 				}
 			}
 		}
@@ -292,10 +270,22 @@ type attemptFacts struct {
 	stream      bool   // gen_ai.request.stream
 	streamFalse bool   // gen_ai.request.stream present and false
 	client      bool   // span kind CLIENT
+
+	// What the metrics derived from this process's spans read.
+	requestedModel string  // firstbyte.requested_model
+	outcome        string  // firstbyte.outcome
+	selection      string  // firstbyte.selection
+	attempt        int64   // firstbyte.attempt; 0 when absent
+	upstreamWait   float64 // firstbyte.upstream_wait, seconds
+	haveWait       bool
+	inputTokens    int64 // gen_ai.usage.input_tokens
+	outputTokens   int64 // gen_ai.usage.output_tokens
+	haveInput      bool
+	haveOutput     bool
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
-// scan) per key.
+// scan) per key: what the aggregator and the metrics need of it.
 func readAttempt(span ptrace.Span) attemptFacts {
 	f := attemptFacts{spanError: span.Status().Code() == ptrace.StatusCodeError, client: span.Kind() == ptrace.SpanKindClient}
 	for k, v := range span.Attributes().All() {
@@ -343,37 +333,63 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			if v.Type() == pcommon.ValueTypeBool {
 				f.stream, f.streamFalse = v.Bool(), !v.Bool()
 			}
+		case attrRequestedModel:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.requestedModel = v.Str()
+			}
+		case attrOutcome:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.outcome = v.Str()
+			}
+		case attrSelection:
+			if v.Type() == pcommon.ValueTypeStr {
+				f.selection = v.Str()
+			}
+		case attrAttempt:
+			if v.Type() == pcommon.ValueTypeInt {
+				f.attempt = v.Int()
+			}
+		case attrUpstreamWait:
+			f.upstreamWait, f.haveWait = number(v)
+		case attrInputTokens:
+			f.inputTokens, f.haveInput = tokenCount(v)
+		case attrOutputTokens:
+			f.outputTokens, f.haveOutput = tokenCount(v)
 		}
 	}
 	return f
 }
 
-// sample returns the latency sample the span teaches, if it teaches one
-// it names a target and an upstream model, carries a
-// believable time to first chunk, succeeded (status not Error, HTTP status 2xx
-// when there is one) and is not a count_tokens call. The span kind does not
-// matter, so spans from any GenAI-instrumented client count.
+// sample returns the latency sample the span teaches, if it teaches one:
+// it names a target and an upstream model, carries a believable time to
+// first chunk, succeeded (see succeeded) and is not a count_tokens call.
+// The span kind does not matter, so spans from any GenAI-instrumented
+// client count.
 func (f *attemptFacts) sample() (time.Duration, bool) {
-	if f.spanError || f.countTokens || f.badStatus || f.target == "" || f.model == "" || !f.haveTTFB {
-		return 0, false
-	}
-	if f.haveStatus && !(f.status >= 200 && f.status <= 299) {
+	if f.countTokens || f.target == "" || f.model == "" || !f.haveTTFB || !f.succeeded() {
 		return 0, false
 	}
 	return secondsToTTFB(f.seconds)
 }
 
+// succeeded reports whether the span says its attempt got a usable answer:
+// status not Error, and an HTTP status, when there is one, that is a
+// readable 2xx.
+func (f *attemptFacts) succeeded() bool {
+	if f.spanError || f.badStatus {
+		return false
+	}
+	return !f.haveStatus || f.status >= 200 && f.status <= 299
+}
+
 // fault is the failure model's verdict on the attempt: the one its span
 // carries (firstbyte.fault, set where the attempt ended), or, for a span
 // from a client that does not set it, telemetry.Classify of its HTTP status
-// and error.type. A span without status Error and without either is not a
-// fault.
+// and error.type. Nothing else is decided here: a 1xx or 3xx is a fault
+// because Classify says so, whether or not the span's status is Error.
 func (f *attemptFacts) fault() telemetry.Fault {
 	if f.haveFault {
 		return f.faultAttr
-	}
-	if !f.spanError && f.errorType == "" && (!f.haveStatus || f.status < 400) {
-		return telemetry.FaultNone
 	}
 	status := 0
 	if f.haveStatus && f.status >= 0 && f.status < 1000 {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -270,45 +271,40 @@ func learnedTargets(tr *Tracker) []string {
 	return out
 }
 
-// The counters and observers see every span, in one walk, after the tracker
-// has learned from it; local and peer spans go to their own observers.
-func TestAggregatorCountsAndObservers(t *testing.T) {
-	tr := newTestTracker(newFakeClock(t0))
-	counts := map[string]int{}
-	type seen struct {
-		instance, span string
-		trackerHad     bool // the tracker already held the span's sample
+// TestRedirectIsAFaultOnEveryPath: a span with HTTP status 302 and a time
+// to first chunk, with span status Unset and no error.type or
+// firstbyte.fault (as an instrumentation that only marks >= 400 sends it),
+// is the failure model's full fault and never a latency sample, whether it
+// is this instance's attempt, a peer's or an application's (foreign).
+func TestRedirectIsAFaultOnEveryPath(t *testing.T) {
+	if got := telemetry.Classify(302, ""); got != telemetry.FaultFull {
+		t.Fatalf("Classify(302, \"\") = %v, want full: the test's premise", got)
 	}
-	var local, peer []seen
-	observe := func(dst *[]seen) SpanObserverFunc {
-		return func(res pcommon.Resource, span ptrace.Span) {
-			_, _, ok := tr.P50("groq", "llama")
-			*dst = append(*dst, seen{instanceID(res), span.Name(), ok})
-		}
+	redirect := map[string]any{
+		string(telemetry.KeyHTTPStatus):      int64(302),
+		string(telemetry.KeyTimeToFirstByte): 0.05,
 	}
-	agg := NewAggregator(tr, AggregatorOptions{
-		InstanceID:    "inst-a",
-		OnSpan:        func(source string) { counts[source]++ },
-		Observers:     []SpanObserver{observe(&local)},
-		PeerObservers: []SpanObserver{observe(&peer)},
-	})
-	server := spanFixture{instance: "inst-a", name: "POST /v1/chat/completions", kind: ptrace.SpanKindServer, end: t0}
-
-	_ = agg.ConsumeTraces(context.Background(), buildTraces(t,
-		attemptFixture("inst-a", "groq", "llama", time.Second, t0), server))
-	_ = agg.ConsumePeerTraces(context.Background(), buildTraces(t,
-		attemptFixture("inst-a", "groq", "llama", time.Second, t0), // our own: skipped
-		attemptFixture("inst-b", "groq", "llama", time.Second, t0)))
-
-	if want := map[string]int{SourceLocal: 2, SourcePeer: 1}; counts[SourceLocal] != 2 || counts[SourcePeer] != 1 || len(counts) != 2 {
-		t.Errorf("OnSpan counts = %v, want %v", counts, want)
-	}
-	wantLocal := []seen{{"inst-a", "chat llama", true}, {"inst-a", "POST /v1/chat/completions", true}}
-	if !slices.Equal(local, wantLocal) {
-		t.Errorf("local observer saw %v, want %v", local, wantLocal)
-	}
-	if wantPeer := []seen{{"inst-b", "chat llama", true}}; !slices.Equal(peer, wantPeer) {
-		t.Errorf("peer observer saw %v, want %v", peer, wantPeer)
+	gateway := attemptFixture("inst-b", "openai", "gpt-4o-mini", 0, t0.Add(-time.Second)).with(redirect)
+	for _, tc := range []struct {
+		name    string
+		consume func(*Aggregator) func(context.Context, ptrace.Traces) error
+		span    spanFixture
+	}{
+		{"own span", func(a *Aggregator) func(context.Context, ptrace.Traces) error { return a.ConsumeTraces }, gateway},
+		{"peer span", func(a *Aggregator) func(context.Context, ptrace.Traces) error { return a.ConsumePeerTraces }, gateway},
+		{"foreign span", func(a *Aggregator) func(context.Context, ptrace.Traces) error { return a.ConsumePeerTraces },
+			appSpan("app", mergeAttrs(redirect, map[string]any{"gen_ai.request.stream": true}))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			agg, tr, _ := newForeignAggregator(t, ForeignOptions{Enabled: true})
+			if err := tc.consume(agg)(context.Background(), buildTraces(t, tc.span)); err != nil {
+				t.Fatal(err)
+			}
+			st := tr.StatsAt("openai", "gpt-4o-mini", t0)
+			if st.Samples != 0 || st.Outcomes != 1 || st.FaultRate != 1 {
+				t.Errorf("stats %+v, want no sample and one full fault", st)
+			}
+		})
 	}
 }
 
@@ -394,11 +390,24 @@ func TestAggregatorReadsTheFailureModel(t *testing.T) {
 			continue // the success row: a sample, tested elsewhere
 		}
 		want := map[string]float64{"none": 0, "half": 0.5, "full": 1}[tc.Fault]
-		for _, carried := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/verdict carried %v", tc.Name, carried), func(t *testing.T) {
+		for _, v := range []struct {
+			carried bool // firstbyte.fault on the span
+			unset   bool // span status Unset, as clients that only mark some failures send it
+			noType  bool // no error.type: it only repeated the HTTP status
+		}{{false, false, false}, {true, false, false}, {false, true, false}, {false, true, true}} {
+			if v.noType && tc.ErrorType != strconv.Itoa(tc.Status) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%+v", tc.Name, v), func(t *testing.T) {
 				f := failedAttemptFixture(int64(tc.Status), tc.ErrorType, end)
-				if carried {
+				if v.carried {
 					f = f.with(map[string]any{string(telemetry.KeyFault): tc.Fault})
+				}
+				if v.unset {
+					f.status = ptrace.StatusCodeUnset
+				}
+				if v.noType {
+					f = f.with(map[string]any{string(telemetry.KeyErrorType): nil})
 				}
 				tr := newTestTracker(newFakeClock(t0))
 				agg := NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a"})

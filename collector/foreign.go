@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -52,11 +53,15 @@ type foreignConfig struct {
 	unary map[string]bool
 }
 
-// foreignSource is one resource's service as foreign learning sees it.
+// foreignSource is one resource's service as foreign learning sees it. It
+// lives on the stack of one ingest request; count is its counter once one
+// of its spans has taught something (a slot of maxForeignServices is taken
+// only then: a peer gateway's resource, or an application whose spans map
+// to nothing, takes none).
 type foreignSource struct {
 	name  string
 	unary bool
-	count *atomic.Int64
+	count *atomic.Int64 // nil until the service's first span that taught
 }
 
 // SetForeign replaces the foreign-span rules (on reload, too).
@@ -78,21 +83,29 @@ func (a *Aggregator) SetForeign(o ForeignOptions) {
 	a.foreign.p.Store(c)
 }
 
-// source returns the service of res when its spans may be taken as
-// foreign, else nil.
-func (f *foreignRules) source(res pcommon.Resource) *foreignSource {
+// source returns the service of res, and whether its spans may be taken as
+// foreign.
+func (f *foreignRules) source(res pcommon.Resource) (foreignSource, bool) {
 	c := f.p.Load()
 	if c == nil {
-		return nil
+		return foreignSource{}, false
 	}
 	name := ""
 	if v, ok := res.Attributes().Get(attrServiceName); ok && v.Type() == pcommon.ValueTypeStr {
 		name = v.Str()
 	}
 	if c.allow != nil && !c.allow[name] {
-		return nil
+		return foreignSource{}, false
 	}
-	return &foreignSource{name: name, unary: c.unary[name], count: f.counter(name)}
+	return foreignSource{name: name, unary: c.unary[name]}, true
+}
+
+// taught counts one span of from that taught the tracker.
+func (f *foreignRules) taught(from *foreignSource) {
+	if from.count == nil {
+		from.count = f.counter(from.name)
+	}
+	from.count.Add(1)
 }
 
 // counter returns the span counter of service name.
@@ -150,42 +163,50 @@ type ForeignSource struct {
 }
 
 // learnForeign maps an application's span onto a target and teaches the
-// tracker from it; false when it maps to nothing (the common case for an
-// application that also calls other things, kept cheap).
+// tracker from it as from a gateway's attempt (sample, else fault, the same
+// two decisions); false when it maps to nothing (the common case for an
+// application that also calls other things, kept cheap) or teaches
+// nothing. Only the unary fallback is foreign: a successful unary call
+// without a time to first chunk gives its duration.
 func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *targetTable, from *foreignSource) bool {
 	if !at.client || at.address == "" || at.model == "" || at.countTokens || table == nil {
 		return false
 	}
-	target, kind, ok := table.mapForeign(canonicalHost(at.address), int(at.port), at.model)
+	target, kind, ok := table.mapForeign(telemetry.CanonicalHost(at.address), int(at.port), at.model)
 	if !ok || !providerAgrees(at.provider, at.system, kind) {
 		return false
 	}
+	at.target = target
 	end := endTime(span)
-	switch {
-	case at.spanError || at.haveStatus && at.status >= 400:
-		f := at.fault()
-		if f == telemetry.FaultNone {
-			return false // the request's own fault: nothing learned of the provider
-		}
-		a.tracker.RecordFault(target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), end)
-	case at.haveTTFB:
-		ttfb, ok := secondsToTTFB(at.seconds)
-		if !ok {
-			return false
-		}
+	if ttfb, ok := at.sample(); ok {
 		a.tracker.RecordSample(target, at.model, ttfb, end, OriginForeign)
-	case at.streamFalse || from.unary && !at.stream:
-		// A unary call's first byte is its whole answer: its duration.
-		d := spanDuration(span)
-		if d <= 0 || d > maxTTFB {
-			return false
-		}
+	} else if f := at.fault(); f != telemetry.FaultNone {
+		a.tracker.RecordFault(target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), end)
+	} else if d, ok := at.unaryDuration(span, from.unary); ok {
 		a.tracker.RecordSample(target, at.model, d, end, OriginForeign)
-	default:
-		return false // a stream without a time to first chunk: its duration is the whole stream
+	} else {
+		// The request's own fault, a chunk time that is no latency, or a
+		// stream without a time to first chunk (its duration is the whole
+		// stream): nothing learned of the provider.
+		return false
 	}
-	from.count.Add(1)
+	a.foreign.taught(from)
 	return true
+}
+
+// unaryDuration is the sample a successful unary call without a time to
+// first chunk gives: its first byte is its whole answer, so its duration.
+// A call is unary when it says so (gen_ai.request.stream false), or when
+// its service never streams (unary) and it does not say it streamed.
+func (f *attemptFacts) unaryDuration(span ptrace.Span, unary bool) (time.Duration, bool) {
+	if f.haveTTFB || !f.succeeded() || !(f.streamFalse || unary && !f.stream) {
+		return 0, false
+	}
+	d := spanDuration(span)
+	if d <= 0 || d > maxTTFB {
+		return 0, false
+	}
+	return d, true
 }
 
 // mapForeign finds the target whose provider is at host:port and whose

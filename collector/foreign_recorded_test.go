@@ -46,6 +46,11 @@ func TestForeignHostSpelling(t *testing.T) {
 		{"IPv6 literal, as semantic conventions spell it", "http://[::1]:8000/v1", "::1", 8000},
 		{"IPv6 literal, as the Node instrumentation spells it", "http://[::1]:8000/v1", "[::1]", 8000},
 		{"a host name in capitals in the config", "https://API.Example.com/v1", "api.example.com", 443},
+		// One IPv6 address, written in full in the config and compressed
+		// (and bracketed, in capitals) on the span.
+		{"one IPv6 address spelled two ways", "http://[2001:0db8:0:0:0:0:0:0001]:8000/v1", "[2001:DB8::1]", 8000},
+		{"one IPv6 address spelled two ways, the other way round", "http://[2001:db8::1]:8000/v1", "2001:db8:0000::0:1", 8000},
+		{"an IPv4-mapped IPv6 address on the span", "http://10.0.0.7:8000/v1", "::ffff:10.0.0.7", 8000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTestTracker(newFakeClock(t0))

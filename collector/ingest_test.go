@@ -58,7 +58,7 @@ func peerExport(t testing.TB, contentType string) []byte {
 	return b
 }
 
-func gzipped(t *testing.T, b []byte) []byte {
+func gzipped(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)

@@ -64,6 +64,12 @@ type Metrics struct {
 	attemptsBy   children[[3]string, prometheus.Counter] // target, model, outcome
 	selectionsBy children[[3]string, prometheus.Counter] // model, target, reason
 	ttfbBy       children[[2]string, *ttfbSeries]        // target, model
+	tokensBy     children[[3]string, prometheus.Counter] // target, model, type
+	costBy       children[[2]string, prometheus.Counter] // target, model
+	skipsBy      children[[2]string, prometheus.Counter] // target, reason
+
+	// firstbyte_spans_consumed_total by source, made in NewMetrics.
+	consumedLocal, consumedPeer, consumedForeign prometheus.Counter
 
 	statusLb [600]string // status code label strings, built once
 }
@@ -132,16 +138,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []string{RejectUnknownTarget, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
 		m.rejected.WithLabelValues(r)
 	}
-	m.consumed.WithLabelValues(SourceLocal)
-	m.consumed.WithLabelValues(SourcePeer)
-	m.consumed.WithLabelValues(SourceForeign)
+	m.consumedLocal = m.consumed.WithLabelValues(SourceLocal)
+	m.consumedPeer = m.consumed.WithLabelValues(SourcePeer)
+	m.consumedForeign = m.consumed.WithLabelValues(SourceForeign)
 	return m
 }
 
 var _ telemetry.TracesConsumer = (*Metrics)(nil)
 
-// ConsumeTraces derives the metrics from this instance's own spans. It is
-// the asynchronous consumer of the span processor: nothing here is on a
+// ConsumeTraces derives the metrics from this instance's own spans, and
+// counts each as firstbyte_spans_consumed_total{source="local"}. It is the
+// asynchronous consumer of the span processor: nothing here is on a
 // request's path, and nothing here teaches routing.
 func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 	rss := td.ResourceSpans()
@@ -150,6 +157,7 @@ func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 		sss := rs.ScopeSpans()
 		for j := range sss.Len() {
 			spans := sss.At(j).Spans()
+			m.consumedLocal.Add(float64(spans.Len()))
 			for k := range spans.Len() {
 				m.ObserveSpan(rs.Resource(), spans.At(k))
 			}
@@ -164,75 +172,75 @@ func (m *Metrics) IngestRejected(reason string, spans int) {
 	m.rejected.WithLabelValues(reason).Add(float64(max(spans, 1)))
 }
 
-// SpansDropped counts spans the asynchronous side dropped.
-func (m *Metrics) SpansDropped(spans int) { m.dropped.Add(float64(spans)) }
+// SpansDropped counts spans the asynchronous side dropped (telemetry's
+// OnDrop). They ended in this process all the same, and the tracker had
+// them first, so they count as consumed locally too: the local count is
+// every span that ended here, whether or not its metrics were derived.
+func (m *Metrics) SpansDropped(spans int) {
+	m.dropped.Add(float64(spans))
+	m.consumedLocal.Add(float64(spans))
+}
 
 // ExportFailed counts spans lost to a failed OTLP export.
 func (m *Metrics) ExportFailed(spans int) { m.exportFailed.Add(float64(spans)) }
 
-// SpanConsumed counts one span from source (AggregatorOptions.OnSpan).
-func (m *Metrics) SpanConsumed(source string) { m.consumed.WithLabelValues(source).Inc() }
+// SpanConsumed counts one span from source (AggregatorOptions.OnSpan:
+// peers' and applications' spans; ConsumeTraces counts the local ones).
+func (m *Metrics) SpanConsumed(source string) {
+	switch source {
+	case SourcePeer:
+		m.consumedPeer.Inc()
+	case SourceForeign:
+		m.consumedForeign.Inc()
+	case SourceLocal:
+		m.consumedLocal.Inc()
+	default:
+		m.consumed.WithLabelValues(source).Inc()
+	}
+}
 
 // ObserveSpan derives the metrics from one local span: SERVER spans give
 // the request series, CLIENT attempt spans the attempt, TTFB and selection
-// series. It is registered as a local observer only: peers' spans are
-// counted by the peers' own metrics.
+// series. Only this process's spans come here (ConsumeTraces, telemetry's
+// asynchronous side): peers' spans are counted by the peers' own metrics.
+// The span's attributes are read in one pass (readAttempt).
 func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
-	attrs := span.Attributes()
-	model := stringAttr(attrs, string(telemetry.KeyRequestedModel))
 	switch span.Kind() {
 	case ptrace.SpanKindServer:
-		status, ok := attrs.Get(string(telemetry.KeyHTTPStatus))
-		if !ok {
-			return
+		at := readAttempt(span)
+		if !at.haveStatus && !at.badStatus {
+			return // no http.response.status_code: not a request we answered
 		}
-		code := m.statusLabel(status.Int())
-		req, ok := m.requestsBy.load([2]string{model, code})
-		if !ok {
-			req = m.requestsBy.store([2]string{model, code}, m.requests.WithLabelValues(model, code))
-		}
-		req.Inc()
+		model := at.requestedModel
+		code := m.statusLabel(at.status)
+		m.requestsBy.get([2]string{model, code}, func() prometheus.Counter { return m.requests.WithLabelValues(model, code) }).Inc()
 		d := spanSeconds(span)
-		dur, ok := m.durationBy.load(model)
-		if !ok {
-			dur = m.durationBy.store(model, m.duration.WithLabelValues(model))
-		}
-		dur.Observe(d)
-		if wait, ok := attrs.Get(string(telemetry.KeyUpstreamWait)); ok && model != "" {
-			if over := d - wait.Double(); over >= 0 {
-				obs, ok := m.overheadBy.load(model)
-				if !ok {
-					obs = m.overheadBy.store(model, m.overhead.WithLabelValues(model))
-				}
-				obs.Observe(over)
+		m.durationBy.get(model, func() prometheus.Observer { return m.duration.WithLabelValues(model) }).Observe(d)
+		if at.haveWait && model != "" {
+			if over := d - at.upstreamWait; over >= 0 {
+				m.overheadBy.get(model, func() prometheus.Observer { return m.overhead.WithLabelValues(model) }).Observe(over)
 			}
 		}
 		m.observeSkips(span)
 	case ptrace.SpanKindClient:
-		target := stringAttr(attrs, string(telemetry.KeyTarget))
-		outcome := stringAttr(attrs, string(telemetry.KeyOutcome))
+		at := readAttempt(span)
+		target, model, outcome := at.target, at.requestedModel, at.outcome
 		if target == "" || outcome == "" {
 			return // not one of our attempt spans
 		}
-		att, ok := m.attemptsBy.load([3]string{target, model, outcome})
-		if !ok {
-			att = m.attemptsBy.store([3]string{target, model, outcome}, m.attempts.WithLabelValues(target, model, outcome))
+		m.attemptsBy.get([3]string{target, model, outcome}, func() prometheus.Counter {
+			return m.attempts.WithLabelValues(target, model, outcome)
+		}).Inc()
+		if at.attempt == 1 {
+			reason := at.selection
+			m.selectionsBy.get([3]string{model, target, reason}, func() prometheus.Counter {
+				return m.selections.WithLabelValues(model, target, reason)
+			}).Inc()
 		}
-		att.Inc()
-		if n, ok := attrs.Get(string(telemetry.KeyAttempt)); ok && n.Int() == 1 {
-			reason := stringAttr(attrs, string(telemetry.KeySelection))
-			sel, ok := m.selectionsBy.load([3]string{model, target, reason})
-			if !ok {
-				sel = m.selectionsBy.store([3]string{model, target, reason}, m.selections.WithLabelValues(model, target, reason))
-			}
-			sel.Inc()
-		}
-		m.observeUsage(attrs, target, model)
-		if v, ok := attrs.Get(string(telemetry.KeyTimeToFirstByte)); ok && outcome == telemetry.OutcomeSuccess {
-			if secs, isNum := number(v); isNum {
-				if ttfb, valid := secondsToTTFB(secs); valid {
-					m.observeTTFB(target, model, ttfb.Seconds(), span)
-				}
+		m.observeUsage(&at)
+		if at.haveTTFB && outcome == telemetry.OutcomeSuccess {
+			if ttfb, valid := secondsToTTFB(at.seconds); valid {
+				m.observeTTFB(target, model, ttfb.Seconds(), span)
 			}
 		}
 	}
@@ -250,36 +258,39 @@ func (m *Metrics) SetPrices(ts []Target) {
 	m.prices.Store(&prices)
 }
 
-// observeUsage counts the tokens an attempt reported, and what they cost.
-func (m *Metrics) observeUsage(attrs pcommon.Map, target, model string) {
-	in, hasIn := intAttr(attrs, string(telemetry.KeyInputTokens))
-	out, hasOut := intAttr(attrs, string(telemetry.KeyOutputTokens))
-	if !hasIn && !hasOut {
+// observeUsage counts the tokens an attempt reported, and what they cost
+// by the rate card of its target's upstream model.
+func (m *Metrics) observeUsage(at *attemptFacts) {
+	if !at.haveInput && !at.haveOutput {
 		return
 	}
-	if hasIn {
-		m.tokens.WithLabelValues(target, model, "input").Add(float64(in))
+	target, model := at.target, at.requestedModel
+	if at.haveInput {
+		m.tokensBy.get([3]string{target, model, "input"}, func() prometheus.Counter {
+			return m.tokens.WithLabelValues(target, model, "input")
+		}).Add(float64(at.inputTokens))
 	}
-	if hasOut {
-		m.tokens.WithLabelValues(target, model, "output").Add(float64(out))
+	if at.haveOutput {
+		m.tokensBy.get([3]string{target, model, "output"}, func() prometheus.Counter {
+			return m.tokens.WithLabelValues(target, model, "output")
+		}).Add(float64(at.outputTokens))
 	}
 	prices := m.prices.Load()
 	if prices == nil {
 		return
 	}
-	p, ok := (*prices)[seriesKey{target, stringAttr(attrs, string(telemetry.KeyRequestModel))}]
+	p, ok := (*prices)[seriesKey{target, at.model}]
 	if !ok {
 		return
 	}
-	m.cost.WithLabelValues(target, model).Add((float64(in)*p.Input + float64(out)*p.Output) / 1e6)
+	m.costBy.get([2]string{target, model}, func() prometheus.Counter {
+		return m.cost.WithLabelValues(target, model)
+	}).Add((float64(at.inputTokens)*p.Input + float64(at.outputTokens)*p.Output) / 1e6)
 }
 
-// intAttr reads a non-negative integer attribute.
-func intAttr(attrs pcommon.Map, key string) (int64, bool) {
-	v, ok := attrs.Get(key)
-	if !ok {
-		return 0, false
-	}
+// tokenCount reads a token count: a non-negative integer, or a double from
+// a client that sends one.
+func tokenCount(v pcommon.Value) (int64, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
 		return v.Int(), v.Int() >= 0
@@ -298,15 +309,15 @@ func (m *Metrics) observeSkips(span ptrace.Span) {
 			continue
 		}
 		attrs := e.Attributes()
-		m.skips.WithLabelValues(stringAttr(attrs, string(telemetry.KeyTarget)), stringAttr(attrs, string(telemetry.KeySkipReason))).Inc()
+		target, reason := stringAttr(attrs, string(telemetry.KeyTarget)), stringAttr(attrs, string(telemetry.KeySkipReason))
+		m.skipsBy.get([2]string{target, reason}, func() prometheus.Counter { return m.skips.WithLabelValues(target, reason) }).Inc()
 	}
 }
 
+// observeTTFB observes a successful attempt's time to first byte, with its
+// trace as an exemplar at most once a second per series.
 func (m *Metrics) observeTTFB(target, model string, seconds float64, span ptrace.Span) {
-	ts, ok := m.ttfbBy.load([2]string{target, model})
-	if !ok {
-		ts = m.ttfbBy.store([2]string{target, model}, &ttfbSeries{obs: m.ttfb.WithLabelValues(target, model)})
-	}
+	ts := m.ttfbBy.get([2]string{target, model}, func() *ttfbSeries { return &ttfbSeries{obs: m.ttfb.WithLabelValues(target, model)} })
 	traceID, end := span.TraceID(), int64(span.EndTimestamp())
 	sampled := span.Flags()&uint32(trace.FlagsSampled) != 0
 	if last := ts.lastExemplar.Load(); traceID.IsEmpty() || !sampled || end-last < exemplarEvery || !ts.lastExemplar.CompareAndSwap(last, end) {
@@ -322,24 +333,24 @@ type children[K comparable, V any] struct {
 	m  map[K]V
 }
 
-func (c *children[K, V]) load(k K) (V, bool) {
+// get returns k's child, making it with mk (once, whoever races) if there
+// is none yet.
+func (c *children[K, V]) get(k K, mk func() V) V {
 	c.mu.RLock()
 	v, ok := c.m[k]
 	c.mu.RUnlock()
-	return v, ok
-}
-
-// store keeps v for k unless another goroutine got there first, and returns
-// the one kept.
-func (c *children[K, V]) store(k K, v V) V {
+	if ok {
+		return v
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.m[k]; ok {
-		return old
+	if v, ok := c.m[k]; ok {
+		return v
 	}
 	if c.m == nil {
 		c.m = map[K]V{}
 	}
+	v = mk()
 	c.m[k] = v
 	return v
 }

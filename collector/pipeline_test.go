@@ -2,9 +2,13 @@ package collector
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -48,7 +52,7 @@ func newPipeline(tb testing.TB, tr *Tracker, sampler sdktrace.Sampler, extra ...
 		sdktrace.WithSampler(sampler),
 		sdktrace.WithResource(resource.NewWithAttributes(semconv.SchemaURL,
 			semconv.ServiceName("firstbyte"), semconv.ServiceInstanceID("inst-a"))),
-		sdktrace.WithSpanProcessor(telemetry.NewAggregatingProcessor(agg)),
+		sdktrace.WithSpanProcessor(syncProcessor(agg)),
 	}
 	for _, p := range extra {
 		opts = append(opts, sdktrace.WithSpanProcessor(p))
@@ -56,6 +60,15 @@ func newPipeline(tb testing.TB, tr *Tracker, sampler sdktrace.Sampler, extra ...
 	tp := sdktrace.NewTracerProvider(opts...)
 	tb.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	return tp
+}
+
+// syncProcessor is the synchronous half of the processor telemetry.Setup
+// builds: agg gets the attempt (CLIENT) spans on the goroutine that ends
+// them. (The asynchronous half, metrics and export, is left out.)
+func syncProcessor(agg *Aggregator) *telemetry.AggregatingProcessor {
+	p := telemetry.NewSplitProcessor(agg, nil, 0, nil)
+	p.ConsumerTakes = telemetry.AttemptSpan
+	return p
 }
 
 func endAttempt(tp *sdktrace.TracerProvider, target, model string, ttfb time.Duration) {
@@ -101,7 +114,7 @@ func BenchmarkAggregatingProcessorOnEnd(b *testing.B) {
 		tp := newPipeline(b, NewTracker(TrackerOptions{}), sdktrace.AlwaysSample(), rec)
 		endAttempt(tp, "groq", "llama-3.3-70b-versatile", 250*time.Millisecond)
 		ended := rec.Ended()[0]
-		proc := telemetry.NewAggregatingProcessor(NewAggregator(NewTracker(TrackerOptions{}), AggregatorOptions{}))
+		proc := syncProcessor(NewAggregator(NewTracker(TrackerOptions{}), AggregatorOptions{}))
 		b.ReportAllocs()
 		for b.Loop() {
 			proc.OnEnd(ended)
@@ -136,3 +149,99 @@ func (discardProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (discardProcessor) OnEnd(sdktrace.ReadOnlySpan)                     {}
 func (discardProcessor) Shutdown(context.Context) error                  { return nil }
 func (discardProcessor) ForceFlush(context.Context) error                { return nil }
+
+// observedSpan is what spanWitness saw of one span on the asynchronous side.
+type observedSpan struct {
+	name       string
+	trackerHad bool // the tracker already held groq/llama's sample
+}
+
+// spanWitness stands before the metrics on the asynchronous side and notes
+// each span, and whether the tracker had learned from it by then.
+type spanWitness struct {
+	mu   sync.Mutex
+	tr   *Tracker
+	seen []observedSpan
+	next telemetry.TracesConsumer
+}
+
+func (w *spanWitness) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	w.mu.Lock()
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				_, n, _ := w.tr.P50("groq", "llama")
+				w.seen = append(w.seen, observedSpan{spans.At(k).Name(), n == 1})
+			}
+		}
+	}
+	w.mu.Unlock()
+	return w.next.ConsumeTraces(ctx, td)
+}
+
+// TestSpansConsumedAndObserved, wired as the binary wires it: every span
+// that ends here is counted once as local and reaches the metrics after the
+// tracker has learned from it; a peer's span teaches the tracker and is
+// counted as peer, and never reaches the metrics (the peer counts its own);
+// our own spans coming back from a peer are neither.
+func TestSpansConsumedAndObserved(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	metrics := NewMetrics(reg)
+	tr := NewTracker(TrackerOptions{})
+	agg := NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a", OnSpan: metrics.SpanConsumed})
+	witness := &spanWitness{tr: tr, next: metrics}
+	sdk, shutdown, err := telemetry.Setup(context.Background(), telemetry.Options{
+		InstanceID: "inst-a", Aggregator: agg, Observers: witness, OnDrop: metrics.SpansDropped,
+		Getenv: func(string) string { return "" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(context.Background())
+	tracer := sdk.TracerProvider.Tracer(telemetry.TracerName)
+	ctx, server := tracer.Start(context.Background(), "POST /v1/chat/completions", trace.WithSpanKind(trace.SpanKindServer))
+	start, end := attemptSpanAttributes("groq", "llama", 250*time.Millisecond)
+	_, attempt := tracer.Start(ctx, "chat llama", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(start...))
+	attempt.SetAttributes(end...)
+	attempt.End()
+	server.SetAttributes(telemetry.KeyHTTPStatus.Int(200))
+	server.End()
+	if err := sdk.TracerProvider.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	consumed := func(source string) float64 {
+		return counterValue(t, reg, "firstbyte_spans_consumed_total", map[string]string{"source": source})
+	}
+	attempts := func() float64 {
+		return counterValue(t, reg, "firstbyte_attempts_total", map[string]string{"target": "groq"})
+	}
+	if l, p := consumed(SourceLocal), consumed(SourcePeer); l != 2 || p != 0 {
+		t.Errorf("consumed local %v, peer %v; want 2 (the attempt and the server span), 0", l, p)
+	}
+	witness.mu.Lock()
+	want := []observedSpan{{"chat llama", true}, {"POST /v1/chat/completions", true}}
+	if !slices.Equal(witness.seen, want) {
+		t.Errorf("metrics saw %v, want %v", witness.seen, want)
+	}
+	witness.mu.Unlock()
+	if a := attempts(); a != 1 {
+		t.Errorf("firstbyte_attempts_total{target=groq} = %v after our attempt, want 1", a)
+	}
+
+	_ = agg.ConsumePeerTraces(context.Background(), buildTraces(t,
+		attemptFixture("inst-a", "groq", "llama", time.Second, time.Now()), // our own: skipped
+		attemptFixture("inst-b", "groq", "llama", time.Second, time.Now())))
+	if l, p := consumed(SourceLocal), consumed(SourcePeer); l != 2 || p != 1 {
+		t.Errorf("after a peer's trace: consumed local %v, peer %v; want 2, 1", l, p)
+	}
+	if _, n, _ := tr.P50("groq", "llama"); n != 2 {
+		t.Errorf("tracker holds %d samples of groq/llama, want 2 (ours and the peer's)", n)
+	}
+	if a := attempts(); a != 1 {
+		t.Errorf("firstbyte_attempts_total{target=groq} = %v after a peer's attempt, want still 1", a)
+	}
+}

@@ -1,8 +1,9 @@
 package collector
 
 import (
-	"strings"
 	"sync/atomic"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // Target is one (target, upstream model) this instance routes to, with what
@@ -43,7 +44,7 @@ type foreignKey struct {
 func newTargetTable(ts []Target) *targetTable {
 	tt := &targetTable{keys: map[seriesKey]bool{}, foreign: map[foreignKey]foreignTarget{}, foreignNoPort: map[foreignKey]foreignTarget{}}
 	for _, t := range ts {
-		t.Host = canonicalHost(t.Host)
+		t.Host = telemetry.CanonicalHost(t.Host)
 		tt.keys[seriesKey{t.Name, t.Model}] = true
 		ft := foreignTarget{t.Name, t.Kind}
 		if _, dup := tt.foreign[foreignKey{t.Host, t.Port, t.Model}]; !dup {
@@ -66,18 +67,3 @@ func (tt *targetTable) knows(target, model string) bool {
 
 // targets holds the current table; nil until SetTargets.
 type targets struct{ p atomic.Pointer[targetTable] }
-
-// canonicalHost spells a host one way, whoever wrote it: lowercase, an IPv6
-// literal without brackets (Go's url.Hostname drops them; the WHATWG URL
-// parser that JavaScript instrumentations use keeps them).
-func canonicalHost(h string) string {
-	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
-		h = h[1 : len(h)-1]
-	}
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; c >= 'A' && c <= 'Z' {
-			return strings.ToLower(h)
-		}
-	}
-	return h
-}

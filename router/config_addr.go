@@ -2,7 +2,8 @@ package router
 
 import (
 	"net"
-	"strings"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The address rules Validate applies to the two listeners: which pairs
@@ -63,14 +64,14 @@ func hostClass(h string) hostKind {
 	return hostV6
 }
 
+// canonicalHost is the host a listener binds: telemetry.CanonicalHost's
+// spelling (the one foreign spans are matched by), and localhost as the
+// 127.0.0.1 Go binds it to, a rule of listeners, not of hosts in general.
 func canonicalHost(h string) string {
 	if h == "localhost" {
 		return "127.0.0.1"
 	}
-	if ip := net.ParseIP(h); ip != nil {
-		return ip.String()
-	}
-	return strings.ToLower(h)
+	return telemetry.CanonicalHost(h)
 }
 
 // isLoopback reports whether a listener on addr is reachable only from

@@ -54,22 +54,35 @@ func (a *asyncStage) enqueue(s sdktrace.ReadOnlySpan) {
 	}
 }
 
-// asyncTick is how often the stage wakes to consume what was queued. Waking
-// per span would cost a wake-up (and a context switch on a busy machine)
-// per span on the request path's critical resource, the CPU; metrics and
-// export are no worse for being a few milliseconds behind.
+// asyncTick is how long the stage lets spans gather once one has arrived
+// before it takes them all. Waking per span would cost a wake-up (and a
+// context switch on a busy machine) per span on the request path's critical
+// resource, the CPU; metrics and export are no worse for being a few
+// milliseconds behind. An idle stage does not wake at all: it waits on the
+// queue.
 const asyncTick = 5 * time.Millisecond
 
 func (a *asyncStage) run() {
 	defer close(a.done)
-	tick := time.NewTicker(asyncTick)
+	tick := time.NewTimer(asyncTick)
 	defer tick.Stop()
 	for {
+		// Idle: sleep until a span (or a flush marker) arrives.
+		select {
+		case it := <-a.queue:
+			a.handle(it)
+		case <-a.stop:
+			a.drain() // what was queued before the stop
+			return
+		}
+		// Busy: let the next spans gather for a tick, without a wake-up
+		// each, then take them all.
+		tick.Reset(asyncTick)
 		select {
 		case <-tick.C:
 			a.drain()
 		case <-a.stop:
-			a.drain() // what was queued before the stop
+			a.drain()
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // gate is a consumer that blocks until released, and counts.
@@ -95,5 +97,78 @@ func TestSplitProcessorShutdownDrains(t *testing.T) {
 	}
 	if n := async.n.Load(); n != 400 {
 		t.Errorf("asynchronous consumer saw %d spans by shutdown, want 400", n)
+	}
+}
+
+// kinds is a consumer that notes the kind of every span it is handed.
+type kinds struct {
+	mu   sync.Mutex
+	seen []ptrace.SpanKind
+}
+
+func (k *kinds) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for n := range spans.Len() {
+				k.seen = append(k.seen, spans.At(n).Kind())
+			}
+		}
+	}
+	return nil
+}
+
+// TestSetupHandsTheAggregatorOnlyAttempts: the synchronous side, on the
+// goroutine that ended the span, converts only CLIENT spans (the attempts
+// the tracker learns from); the observers get every span.
+func TestSetupHandsTheAggregatorOnlyAttempts(t *testing.T) {
+	agg, obs := &kinds{}, &kinds{}
+	sdk, shutdown, err := Setup(context.Background(), Options{Aggregator: agg, Observers: obs, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(context.Background())
+	tracer := sdk.TracerProvider.Tracer(TracerName)
+	for _, k := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindClient, trace.SpanKindInternal} {
+		_, span := tracer.Start(context.Background(), k.String(), trace.WithSpanKind(k))
+		span.End()
+	}
+	agg.mu.Lock()
+	if want := []ptrace.SpanKind{ptrace.SpanKindClient}; !slices.Equal(agg.seen, want) {
+		t.Errorf("aggregator got %v when End returned, want %v", agg.seen, want)
+	}
+	agg.mu.Unlock()
+	if err := sdk.TracerProvider.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if want := []ptrace.SpanKind{ptrace.SpanKindServer, ptrace.SpanKindClient, ptrace.SpanKindInternal}; !slices.Equal(obs.seen, want) {
+		t.Errorf("observers got %v, want %v", obs.seen, want)
+	}
+}
+
+// TestSplitProcessorDeliversWhenIdle: the asynchronous side, asleep on an
+// empty queue, takes a span that arrives (no ForceFlush) within a few ticks,
+// and again after it has gone idle once more.
+func TestSplitProcessorDeliversWhenIdle(t *testing.T) {
+	async := &counter{}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(NewSplitProcessor(nil, async, 0, nil)))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	for want := int32(1); want <= 2; want++ {
+		time.Sleep(5 * asyncTick) // idle
+		_, span := tp.Tracer("t").Start(context.Background(), "s")
+		span.End()
+		deadline := time.Now().Add(5 * time.Second)
+		for async.n.Load() < want && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := async.n.Load(); n != want {
+			t.Fatalf("asynchronous consumer saw %d spans, want %d, without a flush", n, want)
+		}
 	}
 }

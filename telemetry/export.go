@@ -301,8 +301,9 @@ func (e *pdataExporter) Shutdown(ctx context.Context) error {
 	return e.flush(ctx)
 }
 
-// teeConsumer hands each span to several consumers in order: the tracker
-// first (the next request must see the sample), then export.
+// teeConsumer hands each span to several consumers in order: on the
+// asynchronous side, the observers (the metrics), then the export. (The
+// tracker is not among them: it has had the span synchronously.)
 type teeConsumer []TracesConsumer
 
 func (t teeConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {

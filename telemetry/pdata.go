@@ -415,11 +415,12 @@ func setValue(dst pcommon.Value, v attribute.Value) {
 	}
 }
 
-// AggregatingProcessor is a span processor that hands every ended span, one
-// at a time, to two consumers: Consumer synchronously, before OnEnd returns
+// AggregatingProcessor is a span processor that hands ended spans, one at
+// a time, to two consumers: Consumer synchronously, before OnEnd returns
 // (the embedded aggregator: an attempt's sample must be in the tracker
 // before its answer leaves the gateway, so the next request is ordered
-// knowing it), and Async on a goroutine of its own (the metrics derived from
+// knowing it; only the spans ConsumerTakes), and the asynchronous consumer
+// of NewSplitProcessor on a goroutine of its own (the metrics derived from
 // spans and the export marshalling: nothing a client should wait for).
 //
 // It is not an export path. Spans reach it whether or not they are sampled for
@@ -435,6 +436,10 @@ type AggregatingProcessor struct {
 	// goroutine that ended the span, so it must be quick, and must not keep
 	// the ptrace.Traces (see TracesConsumer). Nil: none.
 	Consumer TracesConsumer
+	// ConsumerTakes says which ended spans Consumer gets; nil: every span.
+	// A span it refuses is not converted on the goroutine that ended it
+	// (the asynchronous consumer still gets every span).
+	ConsumerTakes func(sdktrace.ReadOnlySpan) bool
 	// OnError is told about every error a consumer returns (for example to
 	// count it). Nil: errors are dropped; a span processor has no one to
 	// return them to.
@@ -449,12 +454,6 @@ type AggregatingProcessor struct {
 }
 
 var _ sdktrace.SpanProcessor = (*AggregatingProcessor)(nil)
-
-// NewAggregatingProcessor returns a processor that hands every ended span to
-// c, synchronously.
-func NewAggregatingProcessor(c TracesConsumer) *AggregatingProcessor {
-	return &AggregatingProcessor{Consumer: c}
-}
 
 // DefaultAsyncQueue is how many ended spans may wait for the asynchronous
 // consumer; past it they are dropped (and counted), never blocking a
@@ -480,16 +479,22 @@ func NewSplitProcessor(sync, async TracesConsumer, queue int, onDrop func(spans 
 	return p
 }
 
+// AttemptSpan reports whether s is a CLIENT span: an attempt (or another
+// client's call), the only kind the tracker learns from on this process's
+// own path. The router's SERVER spans carry nothing routing needs (the
+// metrics read them, asynchronously).
+func AttemptSpan(s sdktrace.ReadOnlySpan) bool { return s.SpanKind() == trace.SpanKindClient }
+
 // OnStart does nothing: only ended spans carry the attempt's outcome.
 func (p *AggregatingProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 
-// OnEnd converts s and passes it to the synchronous consumer before
-// returning, and queues it for the asynchronous one.
+// OnEnd converts s and passes it to the synchronous consumer (if it takes
+// it) before returning, and queues it for the asynchronous one.
 func (p *AggregatingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
 	if s == nil {
 		return
 	}
-	if p.Consumer != nil {
+	if p.Consumer != nil && (p.ConsumerTakes == nil || p.ConsumerTakes(s)) {
 		p.consume(p.Consumer, s)
 	}
 	if p.async != nil {

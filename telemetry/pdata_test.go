@@ -361,7 +361,7 @@ func TestAggregatingProcessorSeesSpansNotSampledForExport(t *testing.T) {
 			exported := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(
 				sdktrace.WithSampler(tc.sampler),
-				sdktrace.WithSpanProcessor(NewAggregatingProcessor(agg)),
+				sdktrace.WithSpanProcessor(NewSplitProcessor(agg, nil, 0, nil)),
 				sdktrace.WithSyncer(exported),
 			)
 			defer func() { _ = tp.Shutdown(context.Background()) }()
@@ -420,7 +420,7 @@ func TestAggregatingProcessorReportsConsumerErrors(t *testing.T) {
 }
 
 func TestAggregatingProcessorNoOps(t *testing.T) {
-	p := NewAggregatingProcessor(nil)
+	p := NewSplitProcessor(nil, nil, 0, nil)
 	p.OnEnd(nil) // must not panic
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Errorf("ForceFlush() = %v, want nil", err)
@@ -496,10 +496,10 @@ func TestSpanBufferRefillMatchesFreshConversion(t *testing.T) {
 
 func TestAggregatingProcessorDropsBufferMarkedReadOnly(t *testing.T) {
 	var names []string
-	p := NewAggregatingProcessor(consumerFunc(func(td ptrace.Traces) {
+	p := NewSplitProcessor(consumerFunc(func(td ptrace.Traces) {
 		names = append(names, allSpans(td)[0].Name())
 		td.MarkReadOnly()
-	}))
+	}), nil, 0, nil)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 

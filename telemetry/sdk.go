@@ -31,11 +31,13 @@ type Options struct {
 	// unless present. Zero: OTEL_EXPORTER_OTLP_ENDPOINT /
 	// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; neither: no export.
 	OTLPEndpoint string
-	// Aggregator receives every ended span, sampled for export or not,
-	// synchronously: what routing learns must be learned before the
-	// attempt's answer leaves. Nil: none.
+	// Aggregator receives every ended CLIENT span (AttemptSpan: the
+	// attempts), sampled for export or not, synchronously: what routing
+	// learns must be learned before the attempt's answer leaves. Other
+	// spans (the SERVER span of each request) are not converted on the
+	// request's goroutine at all. Nil: none.
 	Aggregator TracesConsumer
-	// Observers receive every ended span too, off the request path, on a
+	// Observers receive every ended span, off the request path, on a
 	// goroutine of the processor's own (the metrics derived from spans).
 	// Nil: none.
 	Observers TracesConsumer
@@ -129,7 +131,9 @@ func Setup(ctx context.Context, o Options) (*SDK, func(context.Context) error, e
 		asyncConsumer = async
 	}
 	if o.Aggregator != nil || asyncConsumer != nil {
-		opts = append(opts, sdktrace.WithSpanProcessor(NewSplitProcessor(o.Aggregator, asyncConsumer, 0, o.OnDrop)))
+		p := NewSplitProcessor(o.Aggregator, asyncConsumer, 0, o.OnDrop)
+		p.ConsumerTakes = AttemptSpan
+		opts = append(opts, sdktrace.WithSpanProcessor(p))
 	}
 	if exporter != nil {
 		opts = append(opts, sdktrace.WithBatcher(exporter))

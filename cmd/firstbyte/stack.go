@@ -89,6 +89,8 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 
 	tracker := collector.NewTracker(collector.TrackerOptions{})
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{
+		// Peers' and applications' spans; this process's own are counted
+		// by metrics (Observers below), off the request path.
 		OnSpan:   metrics.SpanConsumed,
 		OnReject: s.ingestRejected(metrics),
 	})
