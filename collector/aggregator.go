@@ -213,7 +213,10 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 		}
 		return true, ""
 	}
-	if origin != OriginSelf && !table.knows(at.target, at.model) {
+	// A gateway span naming a target but no upstream model is a request's
+	// server span (the target that answered), not an attempt: it teaches
+	// nothing, and names no unknown target either.
+	if origin != OriginSelf && at.model != "" && !table.knows(at.target, at.model) {
 		return false, ""
 	}
 	if at.countTokens || at.badStatus || at.model == "" || !table.knows(at.target, at.model) {

@@ -3,6 +3,7 @@ package collector
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,11 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 const (
@@ -361,5 +365,38 @@ func TestIngestDefaultMaxBody(t *testing.T) {
 	h := NewIngestHandler(nil, IngestOptions{}).(*ingestHandler)
 	if h.maxBody != 16<<20 {
 		t.Errorf("maxBody with zero MaxBody = %d, want %d", h.maxBody, 16<<20)
+	}
+}
+
+// TestPeerServerSpansAreNotRejected: a peer's export carries its request
+// (SERVER) spans too, which name the target that answered but no upstream
+// model. They are not attempts: nothing is learned from them, and they are
+// not counted as spans naming an unknown target.
+func TestPeerServerSpansAreNotRejected(t *testing.T) {
+	tr := newTestTracker(newFakeClock(t0))
+	rejected := map[string]int{}
+	agg := NewAggregator(tr, AggregatorOptions{InstanceID: "inst-a", OnReject: func(reason string, n int) { rejected[reason] += n }})
+	agg.SetTargets([]Target{{Name: "groq", Model: "llama", Host: "api.groq.com", Port: 443, Kind: "openai"}})
+	server := spanFixture{
+		instance: "inst-b",
+		name:     "POST /v1/chat/completions",
+		kind:     ptrace.SpanKindServer,
+		end:      t0.Add(-time.Second),
+		attrs: map[string]any{
+			string(telemetry.KeyTarget):         "groq",
+			string(telemetry.KeyRequestedModel): "llama-3.3-70b",
+			string(telemetry.KeySelection):      telemetry.SelectionLeader,
+			string(telemetry.KeyHTTPStatus):     int64(200),
+		},
+	}
+	attempt := attemptFixture("inst-b", "groq", "llama", 20*time.Millisecond, t0.Add(-time.Second))
+	if err := agg.ConsumePeerTraces(context.Background(), buildTraces(t, attempt, server)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rejected) != 0 {
+		t.Errorf("rejections %v, want none: a server span is not an attempt naming an unknown target", rejected)
+	}
+	if _, n, ok := tr.P50("groq", "llama"); !ok || n != 1 {
+		t.Errorf("groq/llama learned %d samples (ok %v), want the attempt's 1", n, ok)
 	}
 }
