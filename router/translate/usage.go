@@ -1,6 +1,10 @@
 package translate
 
-import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+import (
+	"bytes"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
 
 // Usage is the token usage an upstream reported for one answer.
 type Usage struct {
@@ -134,16 +138,24 @@ func UsageFromMessagesResponse(body []byte) Usage {
 	return messagesUsage(Usage{}, topLevel(body, "usage"))
 }
 
-// topLevel finds a member of a body's top-level object; nil when the body is
-// not a valid JSON object (the gateway relays it anyway; it has no usage).
+// topLevel finds a member of a body's top-level object (the last one of
+// that name, as encoding/json reads it); nil when the body is not a valid
+// JSON object (the gateway relays it anyway; it has no usage). One pass
+// checks the body and finds the member.
 func topLevel(body []byte, key string) []byte {
-	i := jsonscan.SkipSpace(body, 0)
-	if i >= len(body) || body[i] != '{' {
-		return nil
-	}
-	end, ok := jsonscan.Value(body, i, 0)
+	var found, scratch []byte
+	ok := jsonscan.Object(body, func(k, v []byte) {
+		name := k[1 : len(k)-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			scratch = appendUnquoted(scratch[:0], k)
+			name = scratch
+		}
+		if string(name) == key {
+			found = v
+		}
+	})
 	if !ok {
 		return nil
 	}
-	return field(body[i:end], key)
+	return found
 }

@@ -25,6 +25,55 @@ func Valid(b []byte) ([]byte, bool) {
 	return b[i:end], true
 }
 
+// Object validates b as exactly one JSON object, whitespace around it
+// allowed, and calls each with every top-level member in order: its key
+// token (quotes included, escapes as written) and its value. It is Valid
+// and a walk over the members in one pass, for the callers that want one
+// member of an answer they must check anyway. False when b is not exactly
+// one valid JSON object (each may have seen members before the fault).
+func Object(b []byte, each func(key, val []byte)) bool {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return SkipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		ks := i
+		ke, ok := String(b, i)
+		if !ok {
+			return false
+		}
+		i = SkipSpace(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		vs := SkipSpace(b, i+1)
+		ve, ok := Value(b, vs, 1)
+		if !ok {
+			return false
+		}
+		each(b[ks:ke], b[vs:ve])
+		i = SkipSpace(b, ve)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case '}':
+			return SkipSpace(b, i+1) == len(b)
+		default:
+			return false
+		}
+	}
+}
+
 // Value validates the JSON value starting at b[i], depth containers deep,
 // and returns the index just past it.
 func Value(b []byte, i, depth int) (int, bool) {

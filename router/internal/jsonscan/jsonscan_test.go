@@ -88,8 +88,54 @@ func FuzzValid(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if _, got := Valid(b); got != json.Valid(b) {
+		v, got := Valid(b)
+		if got != json.Valid(b) {
 			t.Fatalf("Valid(%q) = %v, json.Valid = %v", b, got, !got)
 		}
+		checkObject(t, b, got && v[0] == '{')
 	})
+}
+
+// checkObject holds Object to Valid (an object iff Valid and it starts with
+// '{') and to encoding/json's reading of the top-level members: the same
+// keys, each with its last value.
+func checkObject(t *testing.T, b []byte, isObject bool) {
+	t.Helper()
+	got := map[string]json.RawMessage{}
+	ok := Object(b, func(key, val []byte) {
+		var k string
+		if err := json.Unmarshal(key, &k); err != nil {
+			t.Fatalf("Object(%q) gave key %q: %v", b, key, err)
+		}
+		got[k] = append(json.RawMessage(nil), val...)
+	})
+	if ok != isObject {
+		t.Fatalf("Object(%q) = %v, want %v", b, ok, isObject)
+	}
+	if !ok {
+		return
+	}
+	var want map[string]json.RawMessage
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("json.Unmarshal(%q): %v", b, err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Object(%q) gave %d members, encoding/json %d", b, len(got), len(want))
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || string(g) != string(w) {
+			t.Fatalf("Object(%q)[%q] = %q, encoding/json %q", b, k, g, w)
+		}
+	}
+}
+
+func TestObject(t *testing.T) {
+	for _, c := range cases {
+		v, ok := Valid([]byte(c))
+		checkObject(t, []byte(c), ok && v[0] == '{')
+	}
+	for _, c := range []string{` {"a":1,"b":[2,{"c":3}],"a":"x"} `, `{}`, `{"\u0061":true}`, `{"a":1,}`, `{"a":1}x`, `[{"a":1}]`, `{"a" 1}`} {
+		v, ok := Valid([]byte(c))
+		checkObject(t, []byte(c), ok && v[0] == '{')
+	}
 }
