@@ -382,7 +382,11 @@ func (a *attemptRun) passThrough(resp *http.Response, prefix []byte) verdict {
 	copyResponseHeaders(h, resp.Header, prefix == nil, a.cand.upstream.apiKey)
 	if a.x.conv != convNone {
 		// The other API's error, in the client's shape: status, type and
-		// message kept.
+		// message kept. A compressed body cannot be read (the gateway never
+		// asked for one): its bytes must not become the message.
+		if encoded(resp.Header) {
+			prefix = []byte("upstream answered " + strconv.Itoa(resp.StatusCode) + " with a compressed body (Content-Encoding) the gateway cannot translate")
+		}
 		prefix = a.x.errorBody(resp.StatusCode, prefix)
 		h.Del("Content-Encoding")
 		h["Content-Type"] = jsonContentType

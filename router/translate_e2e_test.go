@@ -479,3 +479,32 @@ func TestEncodedAnswerToATranslatedRequestFailsOver(t *testing.T) {
 		t.Errorf("same format: %d (decompressed by the client: %v) %s, want a's answer as it came", resp.StatusCode, resp.Uncompressed, body)
 	}
 }
+
+// TestEncodedErrorToATranslatedRequest: a provider's compressed 4xx cannot
+// be read, so the client of the other format gets the status in its own
+// error shape with a message saying why, never the compressed bytes as the
+// message.
+func TestEncodedErrorToATranslatedRequest(t *testing.T) {
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	_, _ = zw.Write([]byte(`{"error":{"message":"bad temperature","type":"invalid_request_error"}}`))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = w.Write(zipped.Bytes())
+	})
+	srv := newGateway(t, "fallback", "", target{name: "a", url: a.URL})
+	resp := post(t, srv.URL, "/v1/messages", `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != 422 || resp.Header.Get("Content-Encoding") != "" || resp.Uncompressed ||
+		!strings.HasPrefix(body, `{"type":"error","error":{"type":"invalid_request_error","message":"upstream answered 422 with a compressed body`) {
+		t.Errorf("compressed 422 to a translated request: %d %q %s, want a 422 invalid_request_error saying the body was compressed", resp.StatusCode, resp.Header.Get("Content-Encoding"), body)
+	}
+	if !json.Valid([]byte(body)) {
+		t.Errorf("body %q is not JSON", body)
+	}
+}
