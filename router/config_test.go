@@ -346,6 +346,10 @@ var configErrorTests = []struct {
 		`providers: at least one provider is required`,
 		`targets: at least one target is required`,
 	}},
+	{name: "a target but no providers", file: "no_providers_target.yaml", want: []string{
+		`providers: at least one provider is required`,
+		`targets[0].virtual_key: unknown provider "groq" (none is configured)`,
+	}},
 	{name: "a provider without a value", file: "provider_empty.yaml", want: []string{
 		`providers.groq: must be a mapping with kind and base_url`,
 	}},

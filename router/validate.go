@@ -154,6 +154,9 @@ func unknownValue(what, got string, valid []string) string {
 	if s := suggest(got, valid); s != "" {
 		return fmt.Sprintf("unknown %s %q (did you mean %q?)", what, got, s)
 	}
+	if len(valid) == 0 {
+		return fmt.Sprintf("unknown %s %q (none is configured)", what, got)
+	}
 	return fmt.Sprintf("unknown %s %q (want one of %s)", what, got, strings.Join(valid, ", "))
 }
 
