@@ -26,11 +26,15 @@ import (
 // step.
 //
 // Fields tagged secret:"true" hold credentials: their values never appear
-// in an error, and check's summary only says whether they are set.
+// in an error, and check's summary only says whether they are set. Fields
+// tagged reload:"restart" belong to what a process builds once (listeners,
+// servers, the log encoder, the telemetry SDK): a reload that changes one
+// is refused; ",hidden" keeps its values out of that refusal (a URL may
+// carry credentials).
 type Config struct {
 	// Listen is the client API address. Zero: 127.0.0.1:8080. A reload
 	// cannot change it.
-	Listen string `yaml:"listen"`
+	Listen string `yaml:"listen" reload:"restart"`
 	Admin  Admin  `yaml:"admin"`
 	Auth   Auth   `yaml:"auth"`
 	Limits Limits `yaml:"limits"`
@@ -63,7 +67,7 @@ type Config struct {
 type Admin struct {
 	// Listen is the admin address. Zero: 127.0.0.1:9464. A reload cannot
 	// change it.
-	Listen string `yaml:"listen"`
+	Listen string `yaml:"listen" reload:"restart"`
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on
 	// /debug/routing and /admin/reload; /metrics, /health and /readyz stay
 	// open. Empty: those two are open to whoever reaches the admin address.
@@ -90,14 +94,14 @@ type Limits struct {
 	// MaxConnections caps open connections per listener (client and admin
 	// each); beyond it new connections wait in the kernel's backlog. Zero:
 	// 4096. There is no "unlimited"; write a large number.
-	MaxConnections int `yaml:"max_connections"`
+	MaxConnections int `yaml:"max_connections" reload:"restart"`
 	// ReadTimeout bounds reading a whole request, headers and body; the
 	// headers get at most HeaderTimeout of it. Zero: 60s. Under 1s is
 	// refused by Validate: no real client body arrives that fast.
-	ReadTimeout time.Duration `yaml:"read_timeout"`
+	ReadTimeout time.Duration `yaml:"read_timeout" reload:"restart"`
 	// IdleTimeout is how long a keep-alive connection may wait for its
 	// next request, on both listeners. Zero: 120s.
-	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	IdleTimeout time.Duration `yaml:"idle_timeout" reload:"restart"`
 }
 
 // MaxHeaderTimeout is the most of ReadTimeout that reading the request
@@ -129,7 +133,7 @@ type Log struct {
 	// error. Zero: info.
 	Level string `yaml:"level"`
 	// Format is text or json. Zero: text.
-	Format string `yaml:"format"`
+	Format string `yaml:"format" reload:"restart"`
 	// Requests writes one line per client request (never a prompt,
 	// completion or key). Nil: true; an explicit false is kept. Read it
 	// through LogRequests.
@@ -244,10 +248,10 @@ type Retry struct {
 type Telemetry struct {
 	// ServiceName is the resource's service.name (OTEL_SERVICE_NAME wins).
 	// Zero: firstbyte.
-	ServiceName string `yaml:"service_name"`
+	ServiceName string `yaml:"service_name" reload:"restart"`
 	// OTLPEndpoint is the OTLP/HTTP base URL spans are exported to. Empty:
 	// OTEL_EXPORTER_OTLP_ENDPOINT; neither: no export.
-	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	OTLPEndpoint string `yaml:"otlp_endpoint" reload:"restart,hidden"`
 	Ingest       Ingest `yaml:"ingest"`
 }
 
@@ -256,10 +260,10 @@ type Telemetry struct {
 type Ingest struct {
 	// Enabled turns the endpoint on. Zero: off. Enabled with no Token is
 	// refused unless admin.listen is a loopback address.
-	Enabled bool `yaml:"enabled"`
+	Enabled bool `yaml:"enabled" reload:"restart"`
 	// Token, when set, must come as "Authorization: Bearer TOKEN". Empty:
 	// no token is asked for.
-	Token string `yaml:"token" secret:"true"`
+	Token string `yaml:"token" secret:"true" reload:"restart"`
 	// Foreign lets spans from services that are not firstbyte instances
 	// teach the tracker too.
 	Foreign ForeignIngest `yaml:"foreign"`

@@ -239,3 +239,41 @@ func TestDocsConfigExampleIsValid(t *testing.T) {
 		t.Errorf("the example in docs/config.md has no client auth")
 	}
 }
+
+// TestDocsNameTheRestartOnlyKeys: the two places the docs list what a
+// reload cannot change (docs/operations.md's "Needs a restart" table and
+// docs/config.md's paragraph) name exactly the fields tagged
+// reload:"restart".
+func TestDocsNameTheRestartOnlyKeys(t *testing.T) {
+	want := RestartOnlyPaths()
+	if len(want) == 0 {
+		t.Fatal("no field is tagged reload:\"restart\"")
+	}
+	slices.Sort(want)
+	key := regexp.MustCompile("`([a-z_.]+)`")
+	for _, doc := range []struct{ file, from, to string }{
+		{"../docs/operations.md", "**Needs a restart**", "\n\n`POST /admin/reload`"},
+		{"../docs/config.md", "**Some keys cannot change by reload**", "Restart the process"},
+	} {
+		data, err := os.ReadFile(doc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		i := strings.Index(text, doc.from)
+		j := strings.Index(text[max(i, 0):], doc.to)
+		if i < 0 || j < 0 {
+			t.Fatalf("%s: no section from %q to %q", doc.file, doc.from, doc.to)
+		}
+		var got []string
+		for _, m := range key.FindAllStringSubmatch(text[i:i+j], -1) {
+			if !slices.Contains(got, m[1]) {
+				got = append(got, m[1])
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s names %v as restart-only, the config tags %v", doc.file, got, want)
+		}
+	}
+}

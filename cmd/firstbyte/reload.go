@@ -86,33 +86,20 @@ func (s *stack) applyReload() (changed, refused []string) {
 }
 
 // restartOnly lists what the file changes that a running process cannot:
-// the listeners' addresses and limits (the sockets and servers are the
-// ones it started with), the log format, and the telemetry set-up (the
-// SDK, exporter and ingest endpoint are built once; the foreign-span rules
-// are not part of it). Values are named only where they cannot be secrets.
+// the fields tagged reload:"restart" in router.Config (the listeners'
+// addresses and limits, whose sockets and servers are the ones it started
+// with; the log format; the telemetry set-up, whose SDK, exporter and
+// ingest endpoint are built once). Values are named only where they cannot
+// be secrets.
 func restartOnly(old, cfg *router.Config) router.FieldErrors {
 	var fes router.FieldErrors
-	valued := func(path string, was, now any) {
-		if !reflect.DeepEqual(was, now) {
-			fes = append(fes, router.FieldError{Path: path,
-				Msg: fmt.Sprintf("a reload cannot change it (running with %v, the file says %v); restart to apply it", was, now)})
+	for _, ch := range router.RestartChanges(old, cfg) {
+		msg := "a reload cannot change it; restart to apply it"
+		if !ch.Hidden {
+			msg = fmt.Sprintf("a reload cannot change it (running with %v, the file says %v); restart to apply it", ch.Was, ch.Now)
 		}
+		fes = append(fes, router.FieldError{Path: ch.Path, Msg: msg})
 	}
-	valued("listen", old.Listen, cfg.Listen)
-	valued("admin.listen", old.Admin.Listen, cfg.Admin.Listen)
-	valued("limits.max_connections", old.Limits.MaxConnections, cfg.Limits.MaxConnections)
-	valued("limits.read_timeout", old.Limits.ReadTimeout, cfg.Limits.ReadTimeout)
-	valued("limits.idle_timeout", old.Limits.IdleTimeout, cfg.Limits.IdleTimeout)
-	valued("log.format", old.Log.Format, cfg.Log.Format)
-	valued("telemetry.service_name", old.Telemetry.ServiceName, cfg.Telemetry.ServiceName)
-	valued("telemetry.ingest.enabled", old.Telemetry.Ingest.Enabled, cfg.Telemetry.Ingest.Enabled)
-	hidden := func(path string, was, now any) {
-		if !reflect.DeepEqual(was, now) {
-			fes = append(fes, router.FieldError{Path: path, Msg: "a reload cannot change it; restart to apply it"})
-		}
-	}
-	hidden("telemetry.otlp_endpoint", old.Telemetry.OTLPEndpoint, cfg.Telemetry.OTLPEndpoint) // may carry credentials
-	hidden("telemetry.ingest.token", old.Telemetry.Ingest.Token, cfg.Telemetry.Ingest.Token)
 	return fes
 }
 
