@@ -26,6 +26,12 @@ type series struct {
 	// guarded by mu: the recency-weighted sums of ring's log TTFBs and of
 	// outcomes' fault weights, kept up to date entry by entry.
 	logSums, faultSums decayingSums
+	// guarded by mu: exact counts and sums over the rings, kept up to date
+	// entry by entry so publish needs no pass over them.
+	byOrigin               [originCount]int // samples in ring, by origin
+	halfFaults, fullFaults int              // outcomes with FaultHalf, FaultFull
+	faulted                int              // outcomes with a fault (not FaultNone)
+	faultCost              costSum          // of the faulted outcomes
 }
 
 // seriesStats is an immutable summary of a series.
@@ -117,14 +123,11 @@ func (s *series) current(now, maxAge int64) *seriesStats {
 func (s *series) expire(now, maxAge int64) bool {
 	dropped := false
 	for s.ring.n > 0 && expired(s.ring.front().takenAt, now, maxAge) {
-		x := s.ring.popFront()
-		s.sorted = removeSorted(s.sorted, x.ttfb)
-		s.logSums.remove(x.logTTFB, x.takenAt)
+		s.sampleLeft(s.ring.popFront())
 		dropped = true
 	}
 	for s.outcomes.n > 0 && expired(s.outcomes.front().takenAt, now, maxAge) {
-		x := s.outcomes.popFront()
-		s.faultSums.remove(x.fault.Weight(), x.takenAt)
+		s.outcomeLeft(s.outcomes.popFront())
 		dropped = true
 	}
 	return dropped
@@ -135,13 +138,21 @@ func (s *series) expire(now, maxAge int64) bool {
 func (s *series) insertSample(x sample) {
 	evicted, didEvict, kept := s.ring.insert(x)
 	if didEvict {
-		s.sorted = removeSorted(s.sorted, evicted.ttfb)
-		s.logSums.remove(evicted.logTTFB, evicted.takenAt)
+		s.sampleLeft(evicted)
 	}
 	if kept {
 		s.sorted = insertSorted(s.sorted, x.ttfb)
 		s.logSums.add(x.logTTFB, x.takenAt)
+		s.byOrigin[x.origin]++
 	}
+}
+
+// sampleLeft takes x, just evicted or expired from ring, out of everything
+// kept over the samples. Called with mu held.
+func (s *series) sampleLeft(x sample) {
+	s.sorted = removeSorted(s.sorted, x.ttfb)
+	s.logSums.remove(x.logTTFB, x.takenAt)
+	s.byOrigin[x.origin]--
 }
 
 // insertOutcome adds x, evicting the oldest outcome if the window is full.
@@ -149,10 +160,37 @@ func (s *series) insertSample(x sample) {
 func (s *series) insertOutcome(x outcome) {
 	evicted, didEvict, kept := s.outcomes.insert(x)
 	if didEvict {
-		s.faultSums.remove(evicted.fault.Weight(), evicted.takenAt)
+		s.outcomeLeft(evicted)
 	}
 	if kept {
 		s.faultSums.add(x.fault.Weight(), x.takenAt)
+		s.countFault(x, 1)
+	}
+}
+
+// outcomeLeft takes x, just evicted or expired from outcomes, out of
+// everything kept over the outcomes. Called with mu held.
+func (s *series) outcomeLeft(x outcome) {
+	s.faultSums.remove(x.fault.Weight(), x.takenAt)
+	s.countFault(x, -1)
+}
+
+// countFault adds (by +1) or removes (by -1) x's fault to the exact counts
+// and cost sum. Called with mu held.
+func (s *series) countFault(x outcome, by int) {
+	switch x.fault {
+	case telemetry.FaultNone:
+		return
+	case telemetry.FaultHalf:
+		s.halfFaults += by
+	case telemetry.FaultFull:
+		s.fullFaults += by
+	}
+	s.faulted += by
+	if by > 0 {
+		s.faultCost.add(x.cost)
+	} else {
+		s.faultCost.sub(x.cost)
 	}
 }
 
@@ -193,35 +231,19 @@ func (s *series) publish(maxAge int64) {
 		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
 		st.staleAt = st.oldest + maxAge
 		st.p50 = s.sorted[medianIndex(n)]
-		a, b := s.ring.segments()
-		for _, seg := range [2][]sample{a, b} {
-			for _, x := range seg {
-				st.byOrigin[x.origin]++
-			}
-		}
+		st.byOrigin = s.byOrigin
 		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
 	}
 	st.ewma = s.ewma()
 	if s.outcomes.n > 0 {
 		st.staleAt = min(st.staleAt, s.outcomes.front().takenAt+maxAge)
 		st.lastOutcome = s.outcomes.back().takenAt
-		faultCost, faultN := 0.0, 0
-		a, b := s.outcomes.segments()
-		for _, seg := range [2][]outcome{a, b} {
-			for _, x := range seg {
-				st.faults += x.fault.Weight()
-				if x.fault != telemetry.FaultNone {
-					faultCost += x.cost.Seconds()
-					faultN++
-				}
-			}
-		}
+		// Σ weight, exactly: the weights are 1 and 1/2.
+		st.faults = float64(s.fullFaults)*telemetry.FaultFull.Weight() + float64(s.halfFaults)*telemetry.FaultHalf.Weight()
 		st.weightedOutcomes, st.weightedFaults = s.faultSums.weight(), max(0, s.faultSums.weightedSum())
 		st.outcomes = s.outcomes.n
 		st.faultRate = faultRate(st.faults, st.outcomes)
-		if faultN > 0 {
-			st.faultSeconds = faultCost / float64(faultN)
-		}
+		st.faultSeconds = s.faultCost.meanSeconds(s.faulted)
 	}
 	s.stats.Store(st)
 }

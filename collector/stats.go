@@ -2,6 +2,7 @@ package collector
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"time"
@@ -162,4 +163,33 @@ func (d *decayingSums) std() float64 {
 		return 0
 	}
 	return math.Sqrt(max(0, (d.s2-d.s1*d.s1/d.v1)/den))
+}
+
+// costSum is an exact sum of non-negative durations in nanoseconds. It is
+// 128 bits wide: a window of costs from spans with absurd timestamps (an
+// end centuries after the start) must not wrap around.
+type costSum struct{ hi, lo uint64 }
+
+// add puts d (clamped to 0 if negative) in the sum.
+func (c *costSum) add(d time.Duration) {
+	var carry uint64
+	c.lo, carry = bits.Add64(c.lo, uint64(max(0, d)), 0)
+	c.hi += carry
+}
+
+// sub takes out a d that add put in.
+func (c *costSum) sub(d time.Duration) {
+	var borrow uint64
+	c.lo, borrow = bits.Sub64(c.lo, uint64(max(0, d)), 0)
+	c.hi -= borrow
+}
+
+// meanSeconds is the sum over n, in seconds; 0 for n <= 0. Its only
+// rounding is the sum's conversion to float64 (exact below 2^53 ns, 104
+// days) and the one division.
+func (c costSum) meanSeconds(n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return (float64(c.hi)*0x1p64 + float64(c.lo)) / (float64(n) * float64(time.Second))
 }

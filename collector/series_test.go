@@ -1,0 +1,232 @@
+package collector
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// referenceEWMA is the EWMA as series.ewma computed it before the running
+// one replaced it: a fold over every sample and timeout, oldest first, from
+// scratch. The published EWMA must equal it to the nanosecond.
+func referenceEWMA(s *series) time.Duration {
+	var (
+		avg     float64
+		started bool
+	)
+	fold := func(x time.Duration) {
+		if !started {
+			avg, started = float64(x), true
+			return
+		}
+		avg = ewmaStep(avg, float64(x))
+	}
+	// Merge the two rings by takenAt; on a tie the sample goes first.
+	i, j := 0, 0
+	for i < s.ring.n || j < s.outcomes.n {
+		if j < s.outcomes.n && !s.outcomes.at(j).timeout {
+			j++
+			continue
+		}
+		if j == s.outcomes.n || (i < s.ring.n && s.ring.at(i).takenAt <= s.outcomes.at(j).takenAt) {
+			fold(s.ring.at(i).ttfb)
+			i++
+			continue
+		}
+		fold(s.outcomes.at(j).cost)
+		j++
+	}
+	return time.Duration(math.Round(avg))
+}
+
+// recount is what publish would give for s's rings, computed afresh from
+// them in passes over the windows, as publish did before it kept running
+// counts. Called with s.mu held.
+func recount(s *series, maxAge int64) seriesStats {
+	n := s.ring.n
+	if n == 0 && s.outcomes.n == 0 {
+		return *emptyStats
+	}
+	st := seriesStats{samples: n, staleAt: math.MaxInt64, ewma: referenceEWMA(s)}
+	if n > 0 {
+		var ttfbs []time.Duration
+		var m weightedMoments
+		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
+		st.staleAt = st.oldest + maxAge
+		for i := range n {
+			x := *s.ring.at(i)
+			ttfbs = append(ttfbs, x.ttfb)
+			st.byOrigin[x.origin]++
+			m.add(x.logTTFB, recencyWeight(st.newest-x.takenAt))
+		}
+		slices.Sort(ttfbs)
+		st.p50 = ttfbs[medianIndex(n)]
+		st.logMean, st.logStd, st.logWeight = m.mean(), m.std(), m.v1
+	}
+	if s.outcomes.n > 0 {
+		st.staleAt = min(st.staleAt, s.outcomes.front().takenAt+maxAge)
+		st.lastOutcome = s.outcomes.back().takenAt
+		costNs := new(big.Int) // exact: the costs here can sum past MaxInt64
+		faultN := 0
+		for i := range s.outcomes.n {
+			x := *s.outcomes.at(i)
+			w := recencyWeight(st.lastOutcome - x.takenAt)
+			st.weightedOutcomes += w
+			st.weightedFaults += w * x.fault.Weight()
+			st.faults += x.fault.Weight()
+			if x.fault != telemetry.FaultNone {
+				costNs.Add(costNs, big.NewInt(int64(x.cost)))
+				faultN++
+			}
+		}
+		st.outcomes = s.outcomes.n
+		st.faultRate = faultRate(st.faults, st.outcomes)
+		if faultN > 0 {
+			sum, _ := new(big.Float).SetInt(costNs).Float64() // rounded once
+			st.faultSeconds = sum / (float64(faultN) * 1e9)
+		}
+	}
+	return st
+}
+
+// oldFaultSeconds is FaultSeconds as publish summed it before: the mean of
+// the costs converted to seconds one by one. The exact mean may differ from
+// it in the last bits, never in meaning.
+func oldFaultSeconds(s *series) float64 {
+	sum, n := 0.0, 0
+	for i := range s.outcomes.n {
+		if x := s.outcomes.at(i); x.fault != telemetry.FaultNone {
+			sum += x.cost.Seconds()
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// checkAgainstRecount fails t unless the stats s published equal a recount
+// of its rings: exactly, but for the recency-weighted figures, which
+// decayingSums keeps to within rounding (TestDecayingSumsMatchARecount holds
+// them to 1e-9 on realistic samples; the mix of nanosecond and century-long
+// TTFBs here leaves up to ~1e-7 of cancellation in the log std until the
+// next rebuild). Called with s.mu held.
+func checkAgainstRecount(t *testing.T, step int, s *series, maxAge int64) {
+	t.Helper()
+	got, want := *s.stats.Load(), recount(s, maxAge)
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(1, math.Abs(b)) }
+	if !near(got.logMean, want.logMean) || !near(got.logStd, want.logStd) || !near(got.logWeight, want.logWeight) ||
+		!near(got.weightedOutcomes, want.weightedOutcomes) || !near(got.weightedFaults, want.weightedFaults) {
+		t.Fatalf("step %d: recency-weighted figures %+v, recount %+v", step, got, want)
+	}
+	got.logMean, got.logStd, got.logWeight = want.logMean, want.logStd, want.logWeight
+	got.weightedOutcomes, got.weightedFaults = want.weightedOutcomes, want.weightedFaults
+	if s.faultCost.hi != 0 && math.Abs(got.faultSeconds-want.faultSeconds) <= 1e-15*want.faultSeconds {
+		// Past 2^64 ns the 128-bit sum is converted in two roundings, not one.
+		got.faultSeconds = want.faultSeconds
+	}
+	if got != want {
+		t.Fatalf("step %d: published\n%+v\nrecount\n%+v", step, got, want)
+	}
+	if old := oldFaultSeconds(s); math.Abs(got.faultSeconds-old) > 1e-12*old {
+		t.Fatalf("step %d: faultSeconds %v, summed as before %v", step, got.faultSeconds, old)
+	}
+}
+
+// TestPublishedStatsMatchARecount drives thousands of samples and outcomes
+// through trackers of several windows, in order and late, by every origin,
+// with faults that time out and faults that do not, while the clock moves
+// on and entries expire, and checks after every step that what the series
+// published equals a recount from its rings.
+func TestPublishedStatsMatchARecount(t *testing.T) {
+	for _, window := range []int{1, 2, 3, 7, 20, 100} {
+		for seed := range uint64(3) {
+			clock := newFakeClock(t0)
+			const maxAge = 3 * time.Second
+			tr := NewTracker(TrackerOptions{Now: clock.Now, Window: window, MaxAge: maxAge})
+			r := rand.New(rand.NewPCG(seed, uint64(window)))
+			value := func() time.Duration {
+				switch r.IntN(10) {
+				case 0: // a few nanoseconds: the average is often near a half
+					return time.Duration(r.IntN(4))
+				case 1: // huge: the rounding of the fold itself is a nanosecond or more
+					return time.Duration(r.Int64N(1 << 62))
+				case 2:
+					return time.Duration(r.Int64N(int64(time.Hour)))
+				default:
+					return time.Duration(r.Int64N(int64(2 * time.Second)))
+				}
+			}
+			for step := range 4000 {
+				switch r.IntN(20) {
+				case 0: // a pause long enough that some or all expire
+					clock.Advance(time.Duration(r.Int64N(int64(2 * maxAge))))
+				case 1: // a read, which expires what is due
+					tr.StatsAt("a", "m", clock.Now())
+				default:
+					clock.Advance(time.Duration(r.IntN(30)) * time.Millisecond)
+				}
+				at := clock.Now()
+				switch r.IntN(10) {
+				case 0: // late: a peer's span batched, or one already expired
+					at = at.Add(-time.Duration(r.Int64N(int64(maxAge + time.Second))))
+				case 1: // same takenAt as the newest entries
+					if s := tr.lookup("a", "m"); s != nil && s.ring.n > 0 && r.IntN(2) == 0 {
+						at = time.Unix(0, s.ring.back().takenAt)
+					}
+				}
+				switch r.IntN(8) {
+				case 0:
+					tr.RecordFault("a", "m", telemetry.FaultFull, value(), true, at)
+				case 1:
+					tr.RecordFault("a", "m", telemetry.FaultHalf, value(), r.IntN(2) == 0, at)
+				case 2:
+					tr.RecordFault("a", "m", telemetry.FaultFull, value()-time.Second, false, at) // a negative cost counts as 0
+				default:
+					tr.RecordSample("a", "m", value(), at, Origin(r.IntN(int(originCount))))
+				}
+				if s := tr.lookup("a", "m"); s != nil {
+					s.mu.Lock()
+					checkAgainstRecount(t, step, s, int64(maxAge))
+					s.mu.Unlock()
+				}
+			}
+		}
+	}
+}
+
+func TestCostSum(t *testing.T) {
+	var c costSum
+	if got := c.meanSeconds(0); got != 0 {
+		t.Errorf("mean of none = %v, want 0", got)
+	}
+	c.add(300 * time.Millisecond)
+	if got := c.meanSeconds(1); got != 0.3 {
+		t.Errorf("mean of 300ms = %v s, want 0.3", got)
+	}
+	// Costs that overflow int64 when summed: the sum carries.
+	const big = time.Duration(math.MaxInt64)
+	for range 4 {
+		c.add(big)
+	}
+	c.sub(300 * time.Millisecond)
+	if got, want := c.meanSeconds(4), big.Seconds(); math.Abs(got-want) > 1e-15*want {
+		t.Errorf("mean of 4 x MaxInt64 ns = %v s, want %v", got, want)
+	}
+	for range 4 {
+		c.sub(big)
+	}
+	if c != (costSum{}) {
+		t.Errorf("after taking every cost out: %+v, want zero", c)
+	}
+	c.add(-time.Second) // counts as 0
+	if c != (costSum{}) {
+		t.Errorf("a negative cost: %+v, want zero", c)
+	}
+}
