@@ -32,6 +32,11 @@ type series struct {
 	halfFaults, fullFaults int              // outcomes with FaultHalf, FaultFull
 	faulted                int              // outcomes with a fault (not FaultNone)
 	faultCost              costSum          // of the faulted outcomes
+	timeouts               int              // timed-out outcomes
+	// guarded by mu: the EWMA of the samples and timeouts, folded as they
+	// arrive; refoldEWMA recomputes it when that might not be exact.
+	avg     runningEWMA
+	refolds int // guarded by mu: how many times, for tests
 }
 
 // seriesStats is an immutable summary of a series.
@@ -133,46 +138,103 @@ func (s *series) expire(now, maxAge int64) bool {
 	return dropped
 }
 
-// insertSample adds x, evicting the oldest sample if the window is full.
-// Called with mu held.
+// insertSample adds x, evicting the oldest sample if the window is full (or
+// dropping x, if it is older still). Called with mu held.
 func (s *series) insertSample(x sample) {
-	evicted, didEvict, kept := s.ring.insert(x)
+	evicted, didEvict, ok := s.ring.makeRoom(x)
 	if didEvict {
 		s.sampleLeft(evicted)
 	}
-	if kept {
-		s.sorted = insertSorted(s.sorted, x.ttfb)
-		s.logSums.add(x.logTTFB, x.takenAt)
-		s.byOrigin[x.origin]++
+	if !ok {
+		return
+	}
+	i := s.ring.insertByTime(x)
+	s.sorted = insertSorted(s.sorted, x.ttfb)
+	s.logSums.add(x.logTTFB, x.takenAt)
+	s.byOrigin[x.origin]++
+	if v := float64(x.ttfb); s.avg.follows(x.takenAt, false) {
+		s.avg.append(v, x.takenAt, false)
+	} else {
+		// Late: behind it, the samples taken after it and the timeouts
+		// taken no earlier.
+		s.avg.edit(v, s.ring.n-1-i+s.timeoutsFrom(x.takenAt))
 	}
 }
 
-// sampleLeft takes x, just evicted or expired from ring, out of everything
-// kept over the samples. Called with mu held.
+// sampleLeft takes x, just evicted or expired from the front of ring, out
+// of everything kept over the samples. Called with mu held.
 func (s *series) sampleLeft(x sample) {
 	s.sorted = removeSorted(s.sorted, x.ttfb)
 	s.logSums.remove(x.logTTFB, x.takenAt)
 	s.byOrigin[x.origin]--
+	// Behind it in the EWMA: every sample left, and the timeouts taken no
+	// earlier.
+	s.ewmaLeft(float64(x.ttfb), s.ring.n+s.timeoutsFrom(x.takenAt))
 }
 
-// insertOutcome adds x, evicting the oldest outcome if the window is full.
-// Called with mu held.
+// insertOutcome adds x, evicting the oldest outcome if the window is full
+// (or dropping x, if it is older still). Called with mu held.
 func (s *series) insertOutcome(x outcome) {
-	evicted, didEvict, kept := s.outcomes.insert(x)
+	evicted, didEvict, ok := s.outcomes.makeRoom(x)
 	if didEvict {
 		s.outcomeLeft(evicted)
 	}
-	if kept {
-		s.faultSums.add(x.fault.Weight(), x.takenAt)
-		s.countFault(x, 1)
+	if !ok {
+		return
+	}
+	i := s.outcomes.insertByTime(x)
+	s.faultSums.add(x.fault.Weight(), x.takenAt)
+	s.countFault(x, 1)
+	if !x.timeout {
+		return
+	}
+	s.timeouts++
+	if v := float64(x.cost); s.avg.follows(x.takenAt, true) {
+		s.avg.append(v, x.takenAt, true)
+	} else {
+		// Late: behind it, the samples taken after it and the timeouts
+		// inserted after it.
+		after := s.ring.countAfter(x.takenAt)
+		for j := i + 1; j < s.outcomes.n; j++ {
+			if s.outcomes.at(j).timeout {
+				after++
+			}
+		}
+		s.avg.edit(v, after)
 	}
 }
 
-// outcomeLeft takes x, just evicted or expired from outcomes, out of
-// everything kept over the outcomes. Called with mu held.
+// outcomeLeft takes x, just evicted or expired from the front of outcomes,
+// out of everything kept over the outcomes. Called with mu held.
 func (s *series) outcomeLeft(x outcome) {
 	s.faultSums.remove(x.fault.Weight(), x.takenAt)
 	s.countFault(x, -1)
+	if x.timeout {
+		s.timeouts--
+		// Behind it in the EWMA: every timeout left, and the samples taken
+		// after it.
+		s.ewmaLeft(float64(x.cost), s.timeouts+s.ring.countAfter(x.takenAt))
+	}
+}
+
+// ewmaLeft records that an entry of value v, with after entries behind it,
+// has left the EWMA's entries. Called with mu held.
+func (s *series) ewmaLeft(v float64, after int) {
+	if s.ring.n+s.timeouts == 0 {
+		s.avg.reset()
+		return
+	}
+	s.avg.edit(v, after)
+}
+
+// timeoutsFrom is a lower bound on how many timeouts were taken at t or
+// later, which a sample taken at t precedes in the EWMA: all of them if the
+// oldest outcome was, else none. Called with mu held.
+func (s *series) timeoutsFrom(t int64) int {
+	if s.outcomes.n > 0 && s.outcomes.front().takenAt >= t {
+		return s.timeouts
+	}
+	return 0
 }
 
 // countFault adds (by +1) or removes (by -1) x's fault to the exact counts
@@ -195,8 +257,9 @@ func (s *series) countFault(x outcome, by int) {
 }
 
 // rebuildSums recomputes the recency-weighted sums from the rings, so the
-// rounding of many incremental changes cannot accumulate. Called with mu
-// held, every rebuildEvery changes.
+// rounding of many incremental changes cannot accumulate, and refolds the
+// EWMA, so a long-gone outlier stops widening its error bound. Called with
+// mu held, every rebuildEvery changes.
 func (s *series) rebuildSums() {
 	s.logSums.reset()
 	a, b := s.ring.segments()
@@ -213,6 +276,7 @@ func (s *series) rebuildSums() {
 		}
 	}
 	s.logSums.changes, s.faultSums.changes = 0, 0
+	s.refoldEWMA()
 }
 
 // publish replaces the readers' stats with the current figures. Called with
@@ -248,22 +312,26 @@ func (s *series) publish(maxAge int64) {
 	s.stats.Store(st)
 }
 
-// ewma folds the samples and the timed-out attempts, in the order they were
-// taken, into the moving average ewma-latency ranks on: a timeout counts as
-// a sample of the time it cost. 0 with neither.
+// ewma is the moving average ewma-latency ranks on, to the nanosecond: the
+// fold of the samples and the timed-out attempts in the order they were
+// taken (a timeout counts as a sample of the time it cost); 0 with neither.
+// It is the running fold unless that might differ from a fold from scratch,
+// which it then does (see runningEWMA). Called with mu held.
 func (s *series) ewma() time.Duration {
-	var (
-		avg     float64
-		started bool
-	)
-	fold := func(x time.Duration) {
-		if !started {
-			avg, started = float64(x), true
-			return
-		}
-		avg = ewmaStep(avg, float64(x))
+	if v, exact := s.avg.rounded(); exact {
+		return v
 	}
-	// Merge the two rings by takenAt; on a tie the sample goes first.
+	s.refoldEWMA()
+	v, _ := s.avg.rounded() // the fold from scratch itself
+	return v
+}
+
+// refoldEWMA folds the samples and timeouts into the EWMA from scratch,
+// merging the two rings by takenAt; on a tie the sample goes first. Called
+// with mu held.
+func (s *series) refoldEWMA() {
+	s.refolds++
+	s.avg.reset()
 	i, j := 0, 0
 	for i < s.ring.n || j < s.outcomes.n {
 		if j < s.outcomes.n && !s.outcomes.at(j).timeout {
@@ -271,14 +339,15 @@ func (s *series) ewma() time.Duration {
 			continue
 		}
 		if j == s.outcomes.n || (i < s.ring.n && s.ring.at(i).takenAt <= s.outcomes.at(j).takenAt) {
-			fold(s.ring.at(i).ttfb)
+			x := s.ring.at(i)
+			s.avg.append(float64(x.ttfb), x.takenAt, false)
 			i++
 			continue
 		}
-		fold(s.outcomes.at(j).cost)
+		x := s.outcomes.at(j)
+		s.avg.append(float64(x.cost), x.takenAt, true)
 		j++
 	}
-	return time.Duration(math.Round(avg))
 }
 
 // targetStats is the published figures as the router reads them.

@@ -3,6 +3,7 @@ package collector
 import (
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -228,5 +229,139 @@ func TestCostSum(t *testing.T) {
 	c.add(-time.Second) // counts as 0
 	if c != (costSum{}) {
 		t.Errorf("a negative cost: %+v, want zero", c)
+	}
+}
+
+// TestRunningEWMAShortcutIsExact drives a series directly, as RecordSample
+// and RecordFault do, and before every publish compares the running fold
+// rounded with the fold from scratch. Where they differ, the shortcut would
+// have been wrong, and the published EWMA must still be the one from
+// scratch: the test fails unless such cases occur, so it shows the rule is
+// needed and holds, not just that the cases were easy.
+func TestRunningEWMAShortcutIsExact(t *testing.T) {
+	const maxAge = int64(3 * time.Second)
+	var steps, wouldBeWrong, refolds int
+	for _, window := range []int{2, 5, 30, 100} {
+		for seed := range uint64(4) {
+			s := newSeries("a", "m", window)
+			r := rand.New(rand.NewPCG(seed, 100+uint64(window)))
+			now := t0.UnixNano()
+			// One scale per run: nanoseconds make averages near half a
+			// nanosecond common; 2^40 ns makes the fold's own rounding and the
+			// influence of a dropped entry reach a sizeable fraction of one.
+			scale := []int64{4, 1 << 20, 1 << 30, 1 << 36, 1 << 40}[r.IntN(5)]
+			runRefolds, runWrong := s.refolds, 0
+			for range 5000 {
+				now += r.Int64N(maxAge / 100)
+				at := now
+				if r.IntN(8) == 0 {
+					at -= r.Int64N(maxAge)
+				}
+				v := time.Duration(r.Int64N(scale))
+				s.mu.Lock()
+				s.expire(now, maxAge)
+				if r.IntN(4) == 0 {
+					s.insertOutcome(outcome{fault: telemetry.FaultFull, timeout: r.IntN(3) > 0, cost: v, takenAt: at})
+				} else {
+					s.insertSample(sample{ttfb: v, logTTFB: logSeconds(v), takenAt: at, origin: OriginPeer})
+					s.insertOutcome(outcome{takenAt: at})
+				}
+				want := referenceEWMA(s)
+				if time.Duration(math.Round(s.avg.avg)) != want {
+					wouldBeWrong++
+					runWrong++
+				}
+				before := s.refolds
+				s.publish(maxAge)
+				if got := s.stats.Load().ewma; got != want {
+					t.Fatalf("window %d seed %d: published EWMA %d ns, from scratch %d ns", window, seed, got, want)
+				}
+				if s.avg.started != (s.ring.n+s.timeouts > 0) {
+					t.Fatalf("running EWMA started %v with %d samples and %d timeouts", s.avg.started, s.ring.n, s.timeouts)
+				}
+				refolds += s.refolds - before
+				steps++
+				s.mu.Unlock()
+			}
+			t.Logf("window %3d, values below 2^%2d ns: %4d refolds, %4d where the running fold rounded differently, in 5000 steps",
+				window, bits.Len64(uint64(scale-1)), s.refolds-runRefolds, runWrong)
+		}
+	}
+	t.Logf("%d steps: %d refolds, %d where the running fold rounded differently", steps, refolds, wouldBeWrong)
+	if wouldBeWrong == 0 {
+		t.Error("no step where the running fold alone would have been wrong: the test does not exercise the rule")
+	}
+}
+
+// TestRunningEWMARarelyRefolds: with a full window of realistic TTFBs
+// arriving in order, every record evicts the oldest sample, and the EWMA is
+// still folded in O(1) nearly always; the refolds are the periodic rebuilds
+// and the rare average within rounding of half a nanosecond.
+func TestRunningEWMARarelyRefolds(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	r := rand.New(rand.NewPCG(3, 4))
+	const records = 100_000
+	for range records {
+		clock.Advance(time.Millisecond)
+		tr.Record("a", "m", time.Duration(r.Int64N(int64(2*time.Second))), time.Time{})
+	}
+	s := tr.lookup("a", "m")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rebuilds := records / (rebuildEvery / 2) // a record is two changes to each sum
+	t.Logf("%d refolds in %d records, %d of them rebuilds", s.refolds, records, rebuilds)
+	if s.refolds > rebuilds+records/1000 {
+		t.Errorf("%d refolds in %d records (%d of them rebuilds); want nearly all folded in O(1)", s.refolds, records, rebuilds)
+	}
+	if got, want := s.stats.Load().ewma, referenceEWMA(s); got != want {
+		t.Errorf("EWMA %v, from scratch %v", got, want)
+	}
+}
+
+// TestEditBound: editBound(m, k) is at least m·c^(k−1) (c = 1−EWMAAlpha),
+// and 2m for k = 0.
+func TestEditBound(t *testing.T) {
+	const c = 1 - EWMAAlpha
+	for _, m := range []float64{0, 1, 3e9, 1 << 62} {
+		if got := editBound(m, 0); got < m/c {
+			t.Errorf("editBound(%v, 0) = %v, below m/c", m, got)
+		}
+		for k := 1; k < 3000; k++ {
+			want := m * math.Pow(c, float64(k-1)) * (1 + 1e-12)
+			if got := editBound(m, k); got < want {
+				t.Fatalf("editBound(%v, %d) = %v, below m·c^(k-1) = %v", m, k, got, want)
+			}
+			if got := editBound(m, k); m > 0 && k < 1000 && got > 2.003*m*math.Pow(c, float64(k-1)) {
+				t.Fatalf("editBound(%v, %d) = %v, more than twice m·c^(k-1)", m, k, got)
+			}
+		}
+	}
+}
+
+// TestRunningEWMAFollows: an entry is appended only when the fold from
+// scratch would take it last: after every entry taken earlier, and on a tie
+// after the samples (and earlier timeouts) but before no timeout.
+func TestRunningEWMAFollows(t *testing.T) {
+	var e runningEWMA
+	if !e.follows(5, false) {
+		t.Error("an empty EWMA does not take a first entry")
+	}
+	e.append(10, 5, false) // last: a sample at 5
+	for _, tc := range []struct {
+		at      int64
+		timeout bool
+		want    bool
+	}{{4, false, false}, {4, true, false}, {5, false, true}, {5, true, true}, {6, false, true}} {
+		if got := e.follows(tc.at, tc.timeout); got != tc.want {
+			t.Errorf("after a sample at 5: follows(%d, timeout %v) = %v, want %v", tc.at, tc.timeout, got, tc.want)
+		}
+	}
+	e.append(10, 5, true) // last: a timeout at 5
+	if e.follows(5, false) {
+		t.Error("a sample at 5 follows a timeout at 5; the fold takes it first")
+	}
+	if !e.follows(5, true) || !e.follows(6, false) {
+		t.Error("a later timeout at 5, or a sample at 6, does not follow a timeout at 5")
 	}
 }
