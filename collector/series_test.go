@@ -328,6 +328,9 @@ func TestEditBound(t *testing.T) {
 			t.Errorf("editBound(%v, 0) = %v, below m/c", m, got)
 		}
 		for k := 1; k < 3000; k++ {
+			if want := math.Ldexp(m*1.001, -min((k-1)*514573/1000000, 1000)); editBound(m, k) != want {
+				t.Fatalf("editBound(%v, %d) = %v, want %v", m, k, editBound(m, k), want)
+			}
 			want := m * math.Pow(c, float64(k-1)) * (1 + 1e-12)
 			if got := editBound(m, k); got < want {
 				t.Fatalf("editBound(%v, %d) = %v, below m·c^(k-1) = %v", m, k, got, want)

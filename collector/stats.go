@@ -284,12 +284,15 @@ func (e *runningEWMA) edit(v float64, after int) {
 
 // editBound is M·c^(after−1) rounded up: c < 2^-0.514573, so c^k ≤
 // 2^-⌊0.514573·k⌋; a thousandth more for the rounding of the sum. For after
-// = 0, 2M ≥ M/c.
+// = 0, 2M ≥ M/c. The power of two is built from its bits (math.Ldexp costs
+// more than the rest of a record's EWMA); past 2^-1000 it stays there,
+// still a bound.
 func editBound(m float64, after int) float64 {
 	if after <= 0 {
 		return 2 * m
 	}
-	return math.Ldexp(m*1.001, -(after-1)*514573/1000000)
+	e := min((after-1)*514573/1000000, 1000)
+	return m * 1.001 * math.Float64frombits(uint64(1023-e)<<52)
 }
 
 // rounded is the EWMA to the nanosecond, and whether it is the fold of Q
