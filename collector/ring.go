@@ -13,18 +13,18 @@ type timeRing[T timed] struct {
 	n    int // entries held
 }
 
-// insert adds x, evicting the oldest entry if the ring is full (or dropping
-// x, if it is older still: it is not among the last len(buf)). It reports
-// the entry evicted, if any.
-func (r *timeRing[T]) insert(x T) (evicted T, didEvict, kept bool) {
-	if r.n == len(r.buf) {
-		if x.when() < r.front().when() {
-			return evicted, false, false
-		}
-		evicted, didEvict = r.popFront(), true
+// makeRoom readies the ring for x: when it is full it evicts the oldest
+// entry and reports it, or, if x is older still (it is not among the last
+// len(buf)), reports that x is to be dropped (ok false). Then insertByTime
+// adds x. The two are apart so an owner can account for the eviction first.
+func (r *timeRing[T]) makeRoom(x T) (evicted T, didEvict, ok bool) {
+	if r.n < len(r.buf) {
+		return evicted, false, true
 	}
-	r.insertByTime(x)
-	return evicted, didEvict, true
+	if x.when() < r.front().when() {
+		return evicted, false, false
+	}
+	return r.popFront(), true, true
 }
 
 func (r *timeRing[T]) at(i int) *T {
@@ -60,13 +60,35 @@ func (r *timeRing[T]) popFront() T {
 	return x
 }
 
-// insertByTime adds x after every entry taken no later than it. The ring
-// must not be full.
-func (r *timeRing[T]) insertByTime(x T) {
+// insertByTime adds x after every entry taken no later than it and returns
+// its index from the front. The ring must not be full.
+func (r *timeRing[T]) insertByTime(x T) int {
 	i := r.n
 	for ; i > 0 && (*r.at(i - 1)).when() > x.when(); i-- {
 		*r.at(i) = *r.at(i - 1)
 	}
 	*r.at(i) = x
 	r.n++
+	return i
+}
+
+// countAfter is how many entries were taken after t (strictly), by binary
+// search.
+func (r *timeRing[T]) countAfter(t int64) int {
+	if r.n == 0 || (*r.at(r.n - 1)).when() <= t {
+		return 0
+	}
+	if r.front().when() > t {
+		return r.n
+	}
+	lo, hi := 0, r.n // the first entry after t is in [lo, hi)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if (*r.at(mid)).when() > t {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return r.n - lo
 }

@@ -26,6 +26,17 @@ type series struct {
 	// guarded by mu: the recency-weighted sums of ring's log TTFBs and of
 	// outcomes' fault weights, kept up to date entry by entry.
 	logSums, faultSums decayingSums
+	// guarded by mu: exact counts and sums over the rings, kept up to date
+	// entry by entry so publish needs no pass over them.
+	byOrigin               [originCount]int // samples in ring, by origin
+	halfFaults, fullFaults int              // outcomes with FaultHalf, FaultFull
+	faulted                int              // outcomes with a fault (not FaultNone)
+	faultCost              costSum          // of the faulted outcomes
+	timeouts               int              // timed-out outcomes
+	// guarded by mu: the EWMA of the samples and timeouts, folded as they
+	// arrive; refoldEWMA recomputes it when that might not be exact.
+	avg     runningEWMA
+	refolds int // guarded by mu: how many times, for tests
 }
 
 // seriesStats is an immutable summary of a series.
@@ -117,48 +128,138 @@ func (s *series) current(now, maxAge int64) *seriesStats {
 func (s *series) expire(now, maxAge int64) bool {
 	dropped := false
 	for s.ring.n > 0 && expired(s.ring.front().takenAt, now, maxAge) {
-		x := s.ring.popFront()
-		s.sorted = removeSorted(s.sorted, x.ttfb)
-		s.logSums.remove(x.logTTFB, x.takenAt)
+		s.sampleLeft(s.ring.popFront())
 		dropped = true
 	}
 	for s.outcomes.n > 0 && expired(s.outcomes.front().takenAt, now, maxAge) {
-		x := s.outcomes.popFront()
-		s.faultSums.remove(x.fault.Weight(), x.takenAt)
+		s.outcomeLeft(s.outcomes.popFront())
 		dropped = true
 	}
 	return dropped
 }
 
-// insertSample adds x, evicting the oldest sample if the window is full.
-// Called with mu held.
+// insertSample adds x, evicting the oldest sample if the window is full (or
+// dropping x, if it is older still). Called with mu held.
 func (s *series) insertSample(x sample) {
-	evicted, didEvict, kept := s.ring.insert(x)
+	evicted, didEvict, ok := s.ring.makeRoom(x)
 	if didEvict {
-		s.sorted = removeSorted(s.sorted, evicted.ttfb)
-		s.logSums.remove(evicted.logTTFB, evicted.takenAt)
+		s.sampleLeft(evicted)
 	}
-	if kept {
-		s.sorted = insertSorted(s.sorted, x.ttfb)
-		s.logSums.add(x.logTTFB, x.takenAt)
+	if !ok {
+		return
+	}
+	i := s.ring.insertByTime(x)
+	s.sorted = insertSorted(s.sorted, x.ttfb)
+	s.logSums.add(x.logTTFB, x.takenAt)
+	s.byOrigin[x.origin]++
+	if v := float64(x.ttfb); s.avg.follows(x.takenAt, false) {
+		s.avg.append(v, x.takenAt, false)
+	} else {
+		// Late: behind it, the samples taken after it and the timeouts
+		// taken no earlier.
+		s.avg.edit(v, s.ring.n-1-i+s.timeoutsFrom(x.takenAt))
 	}
 }
 
-// insertOutcome adds x, evicting the oldest outcome if the window is full.
-// Called with mu held.
+// sampleLeft takes x, just evicted or expired from the front of ring, out
+// of everything kept over the samples. Called with mu held.
+func (s *series) sampleLeft(x sample) {
+	s.sorted = removeSorted(s.sorted, x.ttfb)
+	s.logSums.remove(x.logTTFB, x.takenAt)
+	s.byOrigin[x.origin]--
+	// Behind it in the EWMA: every sample left, and the timeouts taken no
+	// earlier.
+	s.ewmaLeft(float64(x.ttfb), s.ring.n+s.timeoutsFrom(x.takenAt))
+}
+
+// insertOutcome adds x, evicting the oldest outcome if the window is full
+// (or dropping x, if it is older still). Called with mu held.
 func (s *series) insertOutcome(x outcome) {
-	evicted, didEvict, kept := s.outcomes.insert(x)
+	evicted, didEvict, ok := s.outcomes.makeRoom(x)
 	if didEvict {
-		s.faultSums.remove(evicted.fault.Weight(), evicted.takenAt)
+		s.outcomeLeft(evicted)
 	}
-	if kept {
-		s.faultSums.add(x.fault.Weight(), x.takenAt)
+	if !ok {
+		return
+	}
+	i := s.outcomes.insertByTime(x)
+	s.faultSums.add(x.fault.Weight(), x.takenAt)
+	s.countFault(x, 1)
+	if !x.timeout {
+		return
+	}
+	s.timeouts++
+	if v := float64(x.cost); s.avg.follows(x.takenAt, true) {
+		s.avg.append(v, x.takenAt, true)
+	} else {
+		// Late: behind it, the samples taken after it and the timeouts
+		// inserted after it.
+		after := s.ring.countAfter(x.takenAt)
+		for j := i + 1; j < s.outcomes.n; j++ {
+			if s.outcomes.at(j).timeout {
+				after++
+			}
+		}
+		s.avg.edit(v, after)
+	}
+}
+
+// outcomeLeft takes x, just evicted or expired from the front of outcomes,
+// out of everything kept over the outcomes. Called with mu held.
+func (s *series) outcomeLeft(x outcome) {
+	s.faultSums.remove(x.fault.Weight(), x.takenAt)
+	s.countFault(x, -1)
+	if x.timeout {
+		s.timeouts--
+		// Behind it in the EWMA: every timeout left, and the samples taken
+		// after it.
+		s.ewmaLeft(float64(x.cost), s.timeouts+s.ring.countAfter(x.takenAt))
+	}
+}
+
+// ewmaLeft records that an entry of value v, with after entries behind it,
+// has left the EWMA's entries. Called with mu held.
+func (s *series) ewmaLeft(v float64, after int) {
+	if s.ring.n+s.timeouts == 0 {
+		s.avg.reset()
+		return
+	}
+	s.avg.edit(v, after)
+}
+
+// timeoutsFrom is a lower bound on how many timeouts were taken at t or
+// later, which a sample taken at t precedes in the EWMA: all of them if the
+// oldest outcome was, else none. Called with mu held.
+func (s *series) timeoutsFrom(t int64) int {
+	if s.outcomes.n > 0 && s.outcomes.front().takenAt >= t {
+		return s.timeouts
+	}
+	return 0
+}
+
+// countFault adds (by +1) or removes (by -1) x's fault to the exact counts
+// and cost sum. Called with mu held.
+func (s *series) countFault(x outcome, by int) {
+	switch x.fault {
+	case telemetry.FaultNone:
+		return
+	case telemetry.FaultHalf:
+		s.halfFaults += by
+	case telemetry.FaultFull:
+		s.fullFaults += by
+	}
+	s.faulted += by
+	if by > 0 {
+		s.faultCost.add(x.cost)
+	} else {
+		s.faultCost.sub(x.cost)
 	}
 }
 
 // rebuildSums recomputes the recency-weighted sums from the rings, so the
-// rounding of many incremental changes cannot accumulate. Called with mu
-// held, every rebuildEvery changes.
+// rounding of many incremental changes cannot accumulate, and refolds the
+// EWMA, so a long-gone outlier stops widening its error bound. Called with
+// mu held, every rebuildEvery changes.
 func (s *series) rebuildSums() {
 	s.logSums.reset()
 	a, b := s.ring.segments()
@@ -175,6 +276,7 @@ func (s *series) rebuildSums() {
 		}
 	}
 	s.logSums.changes, s.faultSums.changes = 0, 0
+	s.refoldEWMA()
 }
 
 // publish replaces the readers' stats with the current figures. Called with
@@ -193,55 +295,43 @@ func (s *series) publish(maxAge int64) {
 		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
 		st.staleAt = st.oldest + maxAge
 		st.p50 = s.sorted[medianIndex(n)]
-		a, b := s.ring.segments()
-		for _, seg := range [2][]sample{a, b} {
-			for _, x := range seg {
-				st.byOrigin[x.origin]++
-			}
-		}
+		st.byOrigin = s.byOrigin
 		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
 	}
 	st.ewma = s.ewma()
 	if s.outcomes.n > 0 {
 		st.staleAt = min(st.staleAt, s.outcomes.front().takenAt+maxAge)
 		st.lastOutcome = s.outcomes.back().takenAt
-		faultCost, faultN := 0.0, 0
-		a, b := s.outcomes.segments()
-		for _, seg := range [2][]outcome{a, b} {
-			for _, x := range seg {
-				st.faults += x.fault.Weight()
-				if x.fault != telemetry.FaultNone {
-					faultCost += x.cost.Seconds()
-					faultN++
-				}
-			}
-		}
+		// Σ weight, exactly: the weights are 1 and 1/2.
+		st.faults = float64(s.fullFaults)*telemetry.FaultFull.Weight() + float64(s.halfFaults)*telemetry.FaultHalf.Weight()
 		st.weightedOutcomes, st.weightedFaults = s.faultSums.weight(), max(0, s.faultSums.weightedSum())
 		st.outcomes = s.outcomes.n
 		st.faultRate = faultRate(st.faults, st.outcomes)
-		if faultN > 0 {
-			st.faultSeconds = faultCost / float64(faultN)
-		}
+		st.faultSeconds = s.faultCost.meanSeconds(s.faulted)
 	}
 	s.stats.Store(st)
 }
 
-// ewma folds the samples and the timed-out attempts, in the order they were
-// taken, into the moving average ewma-latency ranks on: a timeout counts as
-// a sample of the time it cost. 0 with neither.
+// ewma is the moving average ewma-latency ranks on, to the nanosecond: the
+// fold of the samples and the timed-out attempts in the order they were
+// taken (a timeout counts as a sample of the time it cost); 0 with neither.
+// It is the running fold unless that might differ from a fold from scratch,
+// which it then does (see runningEWMA). Called with mu held.
 func (s *series) ewma() time.Duration {
-	var (
-		avg     float64
-		started bool
-	)
-	fold := func(x time.Duration) {
-		if !started {
-			avg, started = float64(x), true
-			return
-		}
-		avg = ewmaStep(avg, float64(x))
+	if v, exact := s.avg.rounded(); exact {
+		return v
 	}
-	// Merge the two rings by takenAt; on a tie the sample goes first.
+	s.refoldEWMA()
+	v, _ := s.avg.rounded() // the fold from scratch itself
+	return v
+}
+
+// refoldEWMA folds the samples and timeouts into the EWMA from scratch,
+// merging the two rings by takenAt; on a tie the sample goes first. Called
+// with mu held.
+func (s *series) refoldEWMA() {
+	s.refolds++
+	s.avg.reset()
 	i, j := 0, 0
 	for i < s.ring.n || j < s.outcomes.n {
 		if j < s.outcomes.n && !s.outcomes.at(j).timeout {
@@ -249,14 +339,15 @@ func (s *series) ewma() time.Duration {
 			continue
 		}
 		if j == s.outcomes.n || (i < s.ring.n && s.ring.at(i).takenAt <= s.outcomes.at(j).takenAt) {
-			fold(s.ring.at(i).ttfb)
+			x := s.ring.at(i)
+			s.avg.append(float64(x.ttfb), x.takenAt, false)
 			i++
 			continue
 		}
-		fold(s.outcomes.at(j).cost)
+		x := s.outcomes.at(j)
+		s.avg.append(float64(x.cost), x.takenAt, true)
 		j++
 	}
-	return time.Duration(math.Round(avg))
 }
 
 // targetStats is the published figures as the router reads them.

@@ -633,17 +633,24 @@ func TestFaultRate(t *testing.T) {
 
 func TestTimeRingSegments(t *testing.T) {
 	r := outcomeRing{buf: make([]outcome, 4)}
+	insert := func(x outcome) (kept bool) {
+		if _, _, ok := r.makeRoom(x); !ok {
+			return false
+		}
+		r.insertByTime(x)
+		return true
+	}
 	for _, at := range []int64{1, 2, 3} {
-		r.insert(outcome{takenAt: at})
+		insert(outcome{takenAt: at})
 	}
 	a, b := r.segments()
 	if len(a) != 3 || len(b) != 0 {
 		t.Fatalf("segments = %v, %v; want 3 entries in one run", a, b)
 	}
 	for _, at := range []int64{4, 5, 6} { // evicts 1 and 2, wraps around
-		r.insert(outcome{takenAt: at})
+		insert(outcome{takenAt: at})
 	}
-	if _, _, kept := r.insert(outcome{takenAt: 0}); kept { // older than all kept: dropped
+	if insert(outcome{takenAt: 0}) { // older than all kept: dropped
 		t.Error("an entry older than every one kept was kept")
 	}
 	a, b = r.segments()
