@@ -93,7 +93,7 @@ func TestHugeUnaryAnswersStayBounded(t *testing.T) {
 		// The budget bounds what answers hold at once, not what the heap
 		// keeps: the blocks of the three refused answers stay pooled (up
 		// to max_buffered in all) while the one that fits is copied into
-		// one contiguous slice (its size again). Measured 159-163 MiB.
+		// one contiguous slice (its size again). Measured 158-166 MiB.
 		{"40 MB chunked, within max_response", 40e6, true, "", false,
 			func(r apiResponse) bool { return r.status == 200 && len(r.body) == 40e6 || bufferFull(r) }, "the whole answer or 503 response_buffer_full", 192},
 	} {
