@@ -129,6 +129,10 @@ func (a *attemptRun) failover(status int, reason string) verdict {
 	switch {
 	case reason == telemetry.ErrorTimeout:
 		clientStatus = http.StatusGatewayTimeout
+	case reason == telemetry.ErrorResponseBufferFull:
+		// The gateway's own answer buffers are full for now: unavailable,
+		// worth a retry, and not the upstream's bad answer a 502 would say.
+		clientStatus = http.StatusServiceUnavailable
 	case status < 400:
 		clientStatus = http.StatusBadGateway // transport, or an unusable answer
 	}

@@ -91,6 +91,13 @@ type Limits struct {
 	// is a provider fault (failover-safe; 502 when it was the last
 	// candidate). Streams are not bounded by it. Zero: 64 MiB.
 	MaxResponse ByteSize `yaml:"max_response"`
+	// MaxBuffered bounds the bytes the process holds for unary answers at
+	// once, all requests together (beyond the 32 KiB each answer starts
+	// with): an answer whose next buffer would not fit fails over as
+	// response_buffer_full (503 when it was the last candidate), which is
+	// not the provider's fault. At least MaxResponse. Zero: 96 MiB, or
+	// MaxResponse when that is larger.
+	MaxBuffered ByteSize `yaml:"max_buffered"`
 	// MaxConnections caps open connections per listener (client and admin
 	// each); beyond it new connections wait in the kernel's backlog. Zero:
 	// 4096. There is no "unlimited"; write a large number.
@@ -291,6 +298,7 @@ const (
 	DefaultAdminListen    = "127.0.0.1:9464"
 	DefaultMaxBody        = 10 << 20
 	DefaultMaxResponse    = 64 << 20
+	DefaultMaxBuffered    = 96 << 20
 	DefaultMaxConnections = 4096
 	DefaultReadTimeout    = 60 * time.Second
 	DefaultIdleTimeout    = 120 * time.Second
@@ -330,6 +338,9 @@ func (c *Config) applyDefaults() {
 	}
 	setDefault(&c.Limits.MaxBody, DefaultMaxBody)
 	setDefault(&c.Limits.MaxResponse, DefaultMaxResponse)
+	// A config that raised max_response alone keeps working: one answer of
+	// that size still fits the budget.
+	setDefault(&c.Limits.MaxBuffered, max(DefaultMaxBuffered, c.Limits.MaxResponse))
 	setDefault(&c.Limits.MaxConnections, DefaultMaxConnections)
 	setDefault(&c.Limits.ReadTimeout, DefaultReadTimeout)
 	setDefault(&c.Limits.IdleTimeout, DefaultIdleTimeout)

@@ -77,6 +77,7 @@ func TestLoadConfigValid(t *testing.T) {
 		{"ingest token default", cfg.Telemetry.Ingest.Token, "t0ken"},
 		{"max_body", cfg.Limits.MaxBody, ByteSize(2 << 20)},
 		{"max_response", cfg.Limits.MaxResponse, ByteSize(32 << 20)},
+		{"max_buffered", cfg.Limits.MaxBuffered, ByteSize(48 << 20)},
 		{"max_connections", cfg.Limits.MaxConnections, 512},
 		{"read_timeout", cfg.Limits.ReadTimeout, 30 * time.Second},
 		{"header timeout", cfg.Limits.HeaderTimeout(), 10 * time.Second},
@@ -130,6 +131,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"admin.token", cfg.Admin.Token, ""},
 		{"max_body", cfg.Limits.MaxBody, ByteSize(10 << 20)},
 		{"max_response", cfg.Limits.MaxResponse, ByteSize(64 << 20)},
+		{"max_buffered", cfg.Limits.MaxBuffered, ByteSize(96 << 20)},
 		{"max_connections", cfg.Limits.MaxConnections, 4096},
 		{"read_timeout", cfg.Limits.ReadTimeout, 60 * time.Second},
 		{"header timeout", cfg.Limits.HeaderTimeout(), 10 * time.Second},
@@ -234,7 +236,7 @@ var configErrorTests = []struct {
 		`limits.max_body: "lots" is not a size: write a size such as 10MiB, 512KiB or a byte count`,
 	}},
 	{name: "wrong types of every kind", file: "wrong_types.yaml", want: []string{
-		`limits: must be a mapping with keys such as max_body, max_response, max_connections, read_timeout, idle_timeout, not "10MiB"`,
+		`limits: must be a mapping with keys such as max_body, max_response, max_buffered, max_connections, read_timeout, idle_timeout, not "10MiB"`,
 		`shutdown.delay: 5 is not a duration: write a duration with a unit, e.g. 10s`,
 		`shutdown.grace: "ten" is not a duration: write a duration with a unit, e.g. 10s`,
 		`log.requests: "yes" is not true or false: write true or false`,
@@ -285,6 +287,9 @@ var configErrorTests = []struct {
 		`shutdown.grace: must be positive, got -30s (leave it out for the default, 30s)`,
 		`log.level: unknown level "verbose" (want one of debug, info, warn, error)`,
 		`log.format: unknown format "logfmt" (want one of text, json)`,
+	}},
+	{name: "max_buffered under max_response", file: "max_buffered.yaml", want: []string{
+		`limits.max_buffered: 32MiB is less than limits.max_response (64MiB): an answer that size could never be held; write at least 64MiB, or leave it out`,
 	}},
 	{name: "pricing", file: "pricing.yaml", want: []string{
 		`providers.groq.pricing.llama-3.3-70b: no target sends model "llama-3.3-70b" to groq (did you mean "llama-3.3-70b-versatile"?); pricing is by upstream model (the model_map value), and groq's are: llama-3.1-8b, llama-3.3-70b-versatile`,

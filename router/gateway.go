@@ -63,7 +63,9 @@ type Options struct {
 	StreamWriteTimeout time.Duration
 	// Previous is the gateway this one replaces on a reload: providers
 	// whose config is unchanged keep their run-time state (circuit
-	// breaker, concurrency slots) instead of starting afresh. Nil: none.
+	// breaker, concurrency slots) instead of starting afresh, and the
+	// budget of bytes held for unary answers (limits.max_buffered) is the
+	// same one, with the new limit. Nil: none.
 	Previous *Gateway
 }
 
@@ -91,7 +93,8 @@ type Gateway struct {
 	log         *slog.Logger
 	debugExtra  func() map[string]any
 	maxBody     int64
-	maxResponse int64 // a unary answer larger than this is a provider fault
+	maxResponse int64           // a unary answer larger than this is a provider fault
+	budget      *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
 	keys        [][]byte
 	providers   map[string]*ProviderConfig // as configured, to hand state on to the next gateway
 	pairs       map[pair]bool              // every configured (target, upstream model)
@@ -142,6 +145,14 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One budget for the process: a reload's gateway takes the running
+	// one's and sets its limit, so the answers still held by the old
+	// gateway's requests count against the new limit.
+	budget := newResponseBudget(int64(cfg.Limits.MaxBuffered))
+	if o.Previous != nil {
+		budget = o.Previous.budget
+		budget.limit.Store(int64(cfg.Limits.MaxBuffered))
+	}
 	g := &Gateway{
 		routes:     map[string]map[string][]*Candidate{},
 		upstreams:  map[string]*upstream{},
@@ -159,6 +170,7 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		debugExtra:  o.DebugExtra,
 		maxBody:     int64(cfg.Limits.MaxBody),
 		maxResponse: int64(cfg.Limits.MaxResponse),
+		budget:      budget,
 		providers:   cfg.Providers,
 		pairs:       map[pair]bool{},
 

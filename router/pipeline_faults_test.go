@@ -59,6 +59,10 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 		return jsonAnswer(200, `{"choices":[{"message":`), true // cut short
 	case telemetry.ErrorResponseTooLarge:
 		return jsonAnswer(200, `{"pad":"`+strings.Repeat("x", 2048)+`"}`), true // the gateway caps answers at 1KiB here
+	case telemetry.ErrorResponseBufferFull:
+		// 40 KiB without a Content-Length: its block and the contiguous
+		// copy need more than the 64KiB of max_buffered in rowLimits.
+		return jsonAnswer(200, `{"pad":"`+strings.Repeat("x", 40<<10)+`"}`), true
 	case telemetry.ErrorTimeout:
 		return func(w http.ResponseWriter, r *http.Request) {
 			select {
@@ -85,6 +89,15 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 	return nil, false
 }
 
+// rowLimits is the gateway's limits for a row: answers capped at 1KiB,
+// except where the row needs the budget of held answers spent.
+func rowLimits(row failureRow) string {
+	if row.ErrorType == telemetry.ErrorResponseBufferFull {
+		return "limits: {max_response: 64KiB, max_buffered: 64KiB}"
+	}
+	return "limits: {max_response: 1KiB}"
+}
+
 // TestPipelineFollowsTheFailureModel: every row the pipeline can meet, end
 // to end: it fails over exactly when the table says, and the attempt span
 // carries the table's verdict.
@@ -102,7 +115,7 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 			defer tp.Shutdown(context.Background())
 			a := newUpstream(t, handle)
 			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
-			gw := newGatewayWith(t, "fallback", "limits: {max_response: 1KiB}", router.Options{TracerProvider: tp},
+			gw := newGatewayWith(t, "fallback", rowLimits(row), router.Options{TracerProvider: tp},
 				target{name: "a", url: a.URL, firstByte: "200ms"}, target{name: "b", url: b.URL})
 			srv := httptest.NewServer(gw.Handler())
 			defer srv.Close()

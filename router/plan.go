@@ -96,11 +96,13 @@ type AttemptEnd struct {
 func (e AttemptEnd) Fault() telemetry.Fault { return telemetry.Classify(e.Status, e.ErrorType) }
 
 // breakerResult is what the end tells the breaker: a fault, neutral when
-// the client left before anything was learned, else success (the provider
-// answered).
+// nothing was learned of the provider (the client left, or the gateway had
+// no room to hold its answer), else success (the provider answered).
 func (e AttemptEnd) breakerResult() result {
 	switch {
-	case e.Outcome == telemetry.OutcomeCanceled:
+	case e.Outcome == telemetry.OutcomeCanceled, e.ErrorType == telemetry.ErrorResponseBufferFull:
+		// Nothing learned of the provider: the client left, or the
+		// gateway could not hold the answer to judge it.
 		return resultNeutral
 	case e.Fault() == telemetry.FaultFull:
 		return resultFault

@@ -15,7 +15,8 @@ import (
 
 // Relaying an upstream answer to the client. A unary answer is checked
 // before a byte of it is sent (it must be valid JSON within
-// limits.max_response, or it is a provider fault and fails over); a stream
+// limits.max_response, or it is a provider fault and fails over), and held
+// within the process-wide budget of limits.max_buffered (budget.go); a stream
 // is sent as it comes, flushed chunk by chunk, and a failure after its first
 // byte ends it with an error event in the client's format.
 
@@ -23,8 +24,13 @@ import (
 // sample), checks it, then sends it.
 func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, sent time.Time, firstByte *time.Timer) verdict {
 	bufp := answerPool.Get().(*[]byte)
+	// What the answer holds of the budget, all of it given back however
+	// this returns (a panic included) and before the buffer goes back to
+	// the pool (where it is nobody's).
+	cl := claim{b: a.g.budget}
 	defer func() {
-		if cap(*bufp) <= 4<<20 { // do not keep the odd huge answer alive
+		cl.release()
+		if cap(*bufp) <= maxReadBlock { // do not keep the odd huge answer alive
 			answerPool.Put(bufp)
 		}
 	}()
@@ -33,12 +39,15 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 		a.c.upstreamWait += a.g.since(sent)
 		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
 	}
-	body, over, err := readAnswer(bufp, resp.Body, resp.ContentLength, limit)
+	body, over, err := readAnswer(bufp, resp.Body, resp.ContentLength, limit, &cl)
 	// The one reading of the moment the whole answer was in: the wait on
 	// the upstream, the TTFB sample (not the checks below) and created.
 	arrived := a.g.now()
 	wait := arrived.Sub(sent)
 	a.c.upstreamWait += wait
+	if err == errBufferFull {
+		return a.failover(resp.StatusCode, telemetry.ErrorResponseBufferFull)
+	}
 	if err != nil {
 		a.setStatus(resp.StatusCode)
 		return a.transportFailure(ctx, actx)
@@ -57,6 +66,13 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 		// client as a success nor teach the tracker a latency.
 		return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
 	}
+	// A translation is a second copy, about the size of the first: the
+	// budget holds that much for it (the answer's own allowance covers a
+	// small one).
+	translated := !enc && a.x.conv != convNone && len(body) > answerBase
+	if translated && !cl.take(int64(len(body))) {
+		return a.failover(resp.StatusCode, telemetry.ErrorResponseBufferFull)
+	}
 	firstByte.Stop()
 	a.ttfb, a.hasTTFB = wait, true
 	answer := body
@@ -66,6 +82,12 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 			// Valid JSON, but not the API's answer: as unusable as garbage.
 			a.hasTTFB = false
 			return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
+		}
+		if more := int64(cap(out) - len(body)); translated && more > 0 && !cl.take(more) {
+			// It came out larger than the budget held for it, and the rest
+			// does not fit: it is held already, but no longer than this.
+			a.hasTTFB = false
+			return a.failover(resp.StatusCode, telemetry.ErrorResponseBufferFull)
 		}
 		answer, a.usage = out, usage
 	}
@@ -126,14 +148,25 @@ func (d *writeDeadline) clear() { _ = d.rc.SetWriteDeadline(time.Time{}) }
 
 // readAnswer reads a unary answer of contentLength bytes (-1: unknown) from
 // r, up to limit bytes (over: more came), into *bufp, a pooled buffer it
-// may replace with a larger one.
-func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64) (body []byte, over bool, err error) {
-	if contentLength > 0 && int64(cap(*bufp)) <= contentLength {
+// may replace with a larger one. Every byte it holds beyond answerBase is
+// reserved from cl first; err is errBufferFull when that did not fit.
+func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *claim) (body []byte, over bool, err error) {
+	switch {
+	case contentLength > 0 && int64(cap(*bufp)) <= contentLength:
 		// One byte past the answer: the read that finds the end has room,
 		// else readAtMost would take a block only to be told EOF.
+		if !cl.take(contentLength + 1) {
+			return nil, false, errBufferFull
+		}
 		*bufp = make([]byte, 0, contentLength+1)
+	case cap(*bufp) > answerBase:
+		// A larger answer left this buffer in the pool: this answer holds
+		// it now, or, when the budget has no room for it, a small one.
+		if !cl.take(int64(cap(*bufp) - answerBase)) {
+			*bufp = make([]byte, 0, answerBase)
+		}
 	}
-	body, over, err = readAtMost((*bufp)[:0], r, limit+1)
+	body, over, err = readAtMost((*bufp)[:0], r, limit+1, cl)
 	if cap(body) <= maxReadBlock {
 		*bufp = body[:0]
 	}
@@ -142,21 +175,31 @@ func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64) (body []b
 
 // readAtMost appends r to dst until EOF, or until n bytes have come (then
 // over is true and the bytes are dropped). Past dst's capacity it reads into
-// blocks of growing size, joined once at the end when the whole is within n:
-// an answer over the limit costs the limit in memory and no copy (growing
-// one slice by doubling would hold one and a half times it while it copies,
-// and leave the rest as garbage).
-func readAtMost(dst []byte, r io.Reader, n int64) (body []byte, over bool, err error) {
-	var spare [8][]byte
-	blocks := spare[:0] // after dst, in order
+// pooled blocks of growing size, joined once at the end when the whole is
+// within n: an answer over the limit costs the limit in memory and no copy
+// (growing one slice by doubling would hold one and a half times it while it
+// copies, and leave the rest as garbage). Each block, and the joined copy,
+// is reserved from cl before it is taken; every block is back in its pool,
+// its bytes given back to cl, when readAtMost returns, so the caller's claim
+// holds the joined copy only (a panic skips that, and the caller's release
+// of the whole claim gives the bytes back). A reservation that does not fit
+// ends the read with errBufferFull; any error returns no body.
+func readAtMost(dst []byte, r io.Reader, n int64, cl *claim) (body []byte, over bool, err error) {
+	var spare [24]*[]byte // a 64 MiB answer takes 22
+	blocks := spare[:0]   // after dst, in order
 	total := int64(len(dst))
 	cur := &dst
-	size := max(int64(cap(dst)), 32<<10)
 	for total < n {
 		if len(*cur) == cap(*cur) {
-			size = min(2*size, maxReadBlock, n-total)
-			blocks = append(blocks, make([]byte, 0, size))
-			cur = &blocks[len(blocks)-1]
+			// Twice the last block (or dst, or answerBase), at most
+			// maxReadBlock, and no larger than what may still come.
+			c := blockClass(min(2*max(int64(cap(*cur)), answerBase), maxReadBlock, n-total))
+			if !cl.take(minReadBlock << c) {
+				dropBlocks(blocks, cl)
+				return dst[:0], false, errBufferFull
+			}
+			blocks = append(blocks, getBlock(c))
+			cur = blocks[len(blocks)-1]
 		}
 		room := (*cur)[len(*cur):min(int64(cap(*cur)), int64(len(*cur))+n-total)]
 		m, err := r.Read(room)
@@ -166,36 +209,50 @@ func readAtMost(dst []byte, r io.Reader, n int64) (body []byte, over bool, err e
 			break
 		}
 		if err != nil {
-			return join(dst, blocks, total), false, err
+			dropBlocks(blocks, cl)
+			return dst[:0], false, err
 		}
 	}
 	if total >= n {
+		dropBlocks(blocks, cl)
 		return dst[:0], true, nil
 	}
-	return join(dst, blocks, total), false, nil
-}
-
-// maxReadBlock bounds one block of a large answer.
-const maxReadBlock = 4 << 20
-
-// join puts dst and blocks into one slice of total bytes. Empty blocks
-// (the last one may have been taken only to be told EOF) are no reason to
-// copy; the slice has a byte to spare, so an answer of the same size read
-// into it again (it goes back to answerPool) sees its end without a block.
-func join(dst []byte, blocks [][]byte, total int64) []byte {
 	if int64(len(dst)) == total {
-		return dst
+		// Empty blocks (the last one may have been taken only to be told
+		// EOF) are no reason to copy.
+		dropBlocks(blocks, cl)
+		return dst, false, nil
+	}
+	// One slice of the whole, with a byte to spare, so an answer of the
+	// same size read into it again (it goes back to answerPool) sees its
+	// end without a block.
+	if !cl.take(total + 1) {
+		dropBlocks(blocks, cl)
+		return dst[:0], false, errBufferFull
 	}
 	out := make([]byte, 0, total+1)
 	out = append(out, dst...)
-	for _, b := range blocks {
-		out = append(out, b...)
+	for _, p := range blocks {
+		out = append(out, *p...)
 	}
-	return out
+	dropBlocks(blocks, cl)
+	return out, false, nil
 }
 
+// dropBlocks puts blocks back in their pools and gives their bytes back.
+func dropBlocks(blocks []*[]byte, cl *claim) {
+	for _, p := range blocks {
+		cl.give(int64(cap(*p)))
+		putBlock(blockClass(int64(cap(*p))), p)
+	}
+}
+
+// answerBase is the buffer each unary answer starts with (answerPool's
+// New): the answer's own, not taken from the budget.
+const answerBase = 32 << 10
+
 // answerPool holds unary answer buffers.
-var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, answerBase); return &b }}
 
 // encoded reports whether the body comes content-encoded (then it is
 // relayed as it is, unchecked: the gateway never asks for an encoding, so

@@ -23,9 +23,13 @@ func TestReadAtMost(t *testing.T) {
 		{"large, under the limit", 300_000, 1 << 20, 300_000, 600_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, over, err := readAtMost(nil, strings.NewReader(strings.Repeat("x", tc.in)), tc.limit)
+			cl := unlimitedClaim()
+			got, over, err := readAtMost(nil, strings.NewReader(strings.Repeat("x", tc.in)), tc.limit, cl)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if held := int64(cap(got)); cl.n != held { // dst is nil: what came is in the joined copy
+				t.Errorf("the claim holds %d bytes, want the joined copy's %d", cl.n, held)
 			}
 			if over != (int64(tc.in) >= tc.limit) {
 				t.Errorf("over = %v for %d bytes against %d", over, tc.in, tc.limit)
@@ -36,10 +40,14 @@ func TestReadAtMost(t *testing.T) {
 		})
 	}
 	boom := errors.New("reset")
-	if got, _, err := readAtMost(nil, io.MultiReader(strings.NewReader("abc"), errReader{boom}), 100); !errors.Is(err, boom) || string(got) != "abc" {
-		t.Errorf("a read error: %v with %q", err, got)
+	cl := unlimitedClaim()
+	if got, _, err := readAtMost(nil, io.MultiReader(strings.NewReader(strings.Repeat("x", 1<<20)), errReader{boom}), 2<<20, cl); !errors.Is(err, boom) || len(got) != 0 || cl.n != 0 {
+		t.Errorf("a read error: %v with %d bytes, the claim holding %d; want the error, no body and nothing held", err, len(got), cl.n)
 	}
 }
+
+// unlimitedClaim is a claim on a budget nothing exhausts.
+func unlimitedClaim() *claim { return &claim{b: newResponseBudget(1 << 40)} }
 
 // TestReadAnswerReusesItsBuffer: once the pool's buffer has held an answer,
 // an answer of that size again, with or without a Content-Length, costs no
@@ -50,12 +58,14 @@ func TestReadAnswerReusesItsBuffer(t *testing.T) {
 	for _, contentLength := range []int64{int64(len(answer)), -1} {
 		buf := make([]byte, 0, 32<<10)
 		r := bytes.NewReader(answer)
+		cl := unlimitedClaim()
 		read := func() {
 			r.Reset(answer)
-			body, over, err := readAnswer(&buf, r, contentLength, 1<<20)
+			body, over, err := readAnswer(&buf, r, contentLength, 1<<20, cl)
 			if err != nil || over || !bytes.Equal(body, answer) {
 				t.Fatalf("Content-Length %d: read %d bytes, over %v, err %v", contentLength, len(body), over, err)
 			}
+			cl.release()
 		}
 		read() // the buffer grows to the answer
 		if allocs := testing.AllocsPerRun(20, read); allocs != 0 {
@@ -90,6 +100,7 @@ func BenchmarkReadAtMost(b *testing.B) {
 			fresh := make([]byte, 0, 32<<10)
 			pooled := fresh
 			r := bytes.NewReader(answer)
+			cl := &claim{b: newResponseBudget(DefaultMaxBuffered)}
 			b.SetBytes(int64(len(answer)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -98,10 +109,11 @@ func BenchmarkReadAtMost(b *testing.B) {
 				if bc.pooled {
 					buf = pooled
 				}
-				body, over, err := readAnswer(&buf, r, bc.contentLength, limit)
+				body, over, err := readAnswer(&buf, r, bc.contentLength, limit, cl)
 				if err != nil || over || len(body) != len(answer) {
 					b.Fatalf("read %d bytes, over %v, err %v", len(body), over, err)
 				}
+				cl.release() // as relayUnary does
 				if bc.pooled {
 					pooled = buf
 				}

@@ -194,6 +194,13 @@ func (v *validation) limits() {
 	if l.MaxResponse < 0 {
 		v.add("limits.max_response", "must be positive, got %d (leave it out for the default, %s)", l.MaxResponse, ByteSize(DefaultMaxResponse))
 	}
+	switch {
+	case l.MaxBuffered < 0:
+		v.add("limits.max_buffered", "must be positive, got %d (leave it out for the default, %s)", l.MaxBuffered, ByteSize(DefaultMaxBuffered))
+	case l.MaxResponse > 0 && l.MaxBuffered < l.MaxResponse:
+		v.add("limits.max_buffered", "%s is less than limits.max_response (%s): an answer that size could never be held; write at least %s, or leave it out",
+			l.MaxBuffered, l.MaxResponse, l.MaxResponse)
+	}
 	if l.MaxConnections < 0 {
 		v.add("limits.max_connections", "must be positive, got %d (leave it out for the default, %d)", l.MaxConnections, DefaultMaxConnections)
 	}

@@ -21,7 +21,7 @@ type Fault uint8
 const (
 	// FaultNone: a success, or an end that says nothing against the
 	// provider (the client's own 4xx, a context-length overflow, a client
-	// that went away).
+	// that went away, the gateway's own answer buffers full).
 	FaultNone Fault = iota
 	// FaultHalf: the provider's own 400 or 422. It may be the request's
 	// fault as much as the provider's, so it weighs half in a fault rate
@@ -72,13 +72,14 @@ func ParseFault(s string) (Fault, bool) {
 // error.type values of attempts that did not end with a usable HTTP status
 // (an HTTP failure's error.type is its status code, e.g. "503").
 const (
-	ErrorTimeout          = "timeout"                 // first-byte or total timeout
-	ErrorTransport        = "transport"               // connection refused, reset, closed before an answer
-	ErrorInvalidResponse  = "invalid_response"        // a 2xx unary body that is not valid JSON, or a 1xx/3xx
-	ErrorResponseTooLarge = "response_too_large"      // a unary answer over limits.max_response
-	ErrorStreamBroken     = "stream_interrupted"      // a stream cut after its first byte
-	ErrorContextOverflow  = "context_length_exceeded" // the provider's own context window was too small
-	ErrorCanceled         = "canceled"                // the client went away first
+	ErrorTimeout            = "timeout"                 // first-byte or total timeout
+	ErrorTransport          = "transport"               // connection refused, reset, closed before an answer
+	ErrorInvalidResponse    = "invalid_response"        // a 2xx unary body that is not valid JSON, or a 1xx/3xx
+	ErrorResponseTooLarge   = "response_too_large"      // a unary answer over limits.max_response
+	ErrorResponseBufferFull = "response_buffer_full"    // limits.max_buffered, shared by every request, was spent: the gateway's own memory pressure
+	ErrorStreamBroken       = "stream_interrupted"      // a stream cut after its first byte
+	ErrorContextOverflow    = "context_length_exceeded" // the provider's own context window was too small
+	ErrorCanceled           = "canceled"                // the client went away first
 )
 
 // Exception class names the official OpenAI and Anthropic SDKs report as
@@ -105,7 +106,7 @@ func Classify(status int, errorType string) Fault {
 			return FaultFull
 		}
 		// An SDK class name with a status: the status is the better witness.
-	case ErrorContextOverflow, ErrorCanceled:
+	case ErrorContextOverflow, ErrorCanceled, ErrorResponseBufferFull:
 		return FaultNone
 	}
 	switch {

@@ -52,6 +52,16 @@ func NewLifecycle(reg prometheus.Registerer) *Lifecycle {
 	return l
 }
 
+// RegisterBufferedBytes registers firstbyte_response_buffered_bytes on
+// reg: the bytes unary answers hold of limits.max_buffered, read from held
+// at scrape time.
+func RegisterBufferedBytes(reg prometheus.Registerer, held func() int64) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "firstbyte_response_buffered_bytes",
+		Help: "Bytes held for unary answers now, all requests together, against limits.max_buffered; an answer that would pass it fails over as response_buffer_full.",
+	}, func() float64 { return float64(held()) }))
+}
+
 // RoutingRow is one (model, target) of the router's current state, as the
 // gauges export it. model is the client-facing (requested) model.
 type RoutingRow struct {

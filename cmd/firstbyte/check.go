@@ -46,8 +46,8 @@ func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(stri
 	fmt.Fprintf(w, "  admin      %s (%s)\n", cfg.Admin.Listen, token)
 	fmt.Fprintf(w, "  mode       %s\n", cfg.Strategy.Mode)
 	l := cfg.Limits
-	fmt.Fprintf(w, "  limits     max_body %s, max_response %s, max_connections %d, read_timeout %s, idle_timeout %s\n",
-		l.MaxBody, l.MaxResponse, l.MaxConnections, router.FormatDuration(l.ReadTimeout), router.FormatDuration(l.IdleTimeout))
+	fmt.Fprintf(w, "  limits     max_body %s, max_response %s, max_buffered %s, max_connections %d, read_timeout %s, idle_timeout %s\n",
+		l.MaxBody, l.MaxResponse, l.MaxBuffered, l.MaxConnections, router.FormatDuration(l.ReadTimeout), router.FormatDuration(l.IdleTimeout))
 	fmt.Fprintf(w, "  shutdown   delay %s, grace %s\n", router.FormatDuration(cfg.Shutdown.Delay), router.FormatDuration(cfg.Shutdown.Grace))
 	fmt.Fprintf(w, "  log        level %s, format %s, requests %s\n", cfg.Log.Level, cfg.Log.Format, onOff(cfg.Log.LogRequests()))
 	fmt.Fprintf(w, "  telemetry  service %s; export %s; %s\n", cfg.Telemetry.ServiceName, exportSummary(cfg, getenv), ingestSummary(cfg))

@@ -32,7 +32,7 @@ func TestCheckSummary(t *testing.T) {
   listen     127.0.0.1:8080 (auth: 1 client key)
   admin      127.0.0.1:9464 (admin token set)
   mode       least-latency
-  limits     max_body 2MiB, max_response 32MiB, max_connections 512, read_timeout 30s, idle_timeout 1m30s
+  limits     max_body 2MiB, max_response 32MiB, max_buffered 48MiB, max_connections 512, read_timeout 30s, idle_timeout 1m30s
   shutdown   delay 2s, grace 45s
   log        level debug, format json, requests off
   telemetry  service gw; export to http://127.0.0.1:4318; ingest on (token set), foreign on from checkout, search (unary: search)
@@ -55,7 +55,7 @@ func TestCheckSummaryDefaults(t *testing.T) {
 	for _, want := range []string{
 		"  listen     127.0.0.1:8080 (no client auth: anyone who reaches it may use it)\n",
 		"  admin      127.0.0.1:9464 (no admin token: /debug/routing and /admin/reload are open)\n",
-		"  limits     max_body 10MiB, max_response 64MiB, max_connections 4096, read_timeout 1m, idle_timeout 2m\n",
+		"  limits     max_body 10MiB, max_response 64MiB, max_buffered 96MiB, max_connections 4096, read_timeout 1m, idle_timeout 2m\n",
 		"  shutdown   delay 0s, grace 30s\n",
 		"  log        level info, format text, requests on\n",
 		"  telemetry  service firstbyte; export to https://redacted@otel.example:4318?redacted (OTEL_EXPORTER_OTLP_ENDPOINT); ingest off\n",

@@ -439,3 +439,75 @@ targets:
 		t.Errorf("panics not logged as errors:\n%s", strings.Join(logs.lines(""), "\n"))
 	}
 }
+
+// TestReloadKeepsCountingAnswersInFlight: limits.max_buffered is
+// reloadable, and the gateway a reload builds shares the running budget:
+// an answer still arriving on the old gateway stays counted in
+// firstbyte_response_buffered_bytes, and its bytes come back when it ends.
+func TestReloadKeepsCountingAnswersInFlight(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := `{"pad":"` + strings.Repeat("x", 300<<10) + `"}`
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, body[:len(body)-2])
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+			_, _ = io.WriteString(w, body[len(body)-2:])
+		case <-r.Context().Done():
+		}
+	}))
+	defer up.Close()
+	cfgText := func(maxBuffered string) string {
+		return fmt.Sprintf(`
+listen: 127.0.0.1:0
+admin: {listen: 127.0.0.1:0}
+limits: {max_buffered: %s}
+providers:
+  a: {base_url: %q}
+targets:
+  - {virtual_key: a, model_map: {m: m}}
+`, maxBuffered, up.URL+"/v1")
+	}
+	s, path, _ := testStack(t, cfgText("200MiB"), nil)
+	const series = "firstbyte_response_buffered_bytes"
+	if got := metricValue(t, s, series); got != "0" {
+		t.Fatalf("%s = %s before any request, want 0", series, got)
+	}
+	done := make(chan int, 1)
+	go func() {
+		code, _ := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/chat/completions", `{"model":"m","messages":[]}`)
+		done <- code
+	}()
+	held := func() int64 {
+		var n int64
+		_, _ = fmt.Sscan(metricValue(t, s, series), &n)
+		return n
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for held() < 256<<10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %s, waited 5s for the answer's blocks", series, metricValue(t, s, series))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	before := held()
+	if err := os.WriteFile(path, []byte(cfgText("100MiB")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, refused := s.reload("test"); refused != nil || !slices.Contains(changed, "limits") {
+		t.Fatalf("reload changing max_buffered: changed %v, refused %v", changed, refused)
+	}
+	if after := held(); after != before {
+		t.Errorf("after the reload %s = %d, want the old gateway's answer still counted (%d)", series, after, before)
+	}
+	close(release)
+	if code := <-done; code != 200 {
+		t.Errorf("the answer in flight across the reload: %d, want 200", code)
+	}
+	for deadline = time.Now().Add(5 * time.Second); held() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %d after the answer ended, want 0", series, held())
+		}
+	}
+}

@@ -192,7 +192,7 @@ func logStartup(logger *slog.Logger, s *stack, cfg *router.Config, getenv func(s
 	}
 	l := cfg.Limits
 	logger.Info("settings", "client_auth", auth, "admin_token", adminToken,
-		"max_body", l.MaxBody.String(), "max_response", l.MaxResponse.String(), "max_connections", l.MaxConnections,
+		"max_body", l.MaxBody.String(), "max_response", l.MaxResponse.String(), "max_buffered", l.MaxBuffered.String(), "max_connections", l.MaxConnections,
 		"read_timeout", l.ReadTimeout, "idle_timeout", l.IdleTimeout,
 		"shutdown_delay", cfg.Shutdown.Delay, "shutdown_grace", cfg.Shutdown.Grace,
 		"log_level", cfg.Log.Level, "log_format", cfg.Log.Format, "log_requests", cfg.Log.LogRequests())

@@ -16,13 +16,14 @@ import (
 // restart can change, is refused whole: its errors are logged and
 // returned, and the running config keeps serving. A good one is swapped in
 // whole: a new gateway (auth keys, providers, targets, strategy,
-// limits.max_body and max_response, log.requests) takes the next request
-// while requests in flight finish on the old one; the tracker is the same
-// one, forgetting only the (target, upstream model) pairs no longer
-// configured; providers whose config did not change keep their circuit
-// breaker and concurrency slots; admin.token, shutdown.*, log.level and
-// telemetry.ingest.foreign (the aggregator's rules, teachAggregator) apply
-// at once.
+// limits.max_body, max_response and max_buffered, log.requests) takes the
+// next request while requests in flight finish on the old one, sharing
+// the budget of held unary answers with it (the new limit applies to
+// both); the tracker is the same one, forgetting only the (target,
+// upstream model) pairs no longer configured; providers whose config did
+// not change keep their circuit breaker and concurrency slots;
+// admin.token, shutdown.*, log.level and telemetry.ingest.foreign (the
+// aggregator's rules, teachAggregator) apply at once.
 
 // reload runs one reload from source ("SIGHUP", "admin"). It returns the
 // top-level keys that changed, or, when refused, every reason as

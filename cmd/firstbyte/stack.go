@@ -126,6 +126,7 @@ func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack
 	s.cfg.Store(cfg)
 	s.teachAggregator(cfg, gw)
 	reg.MustRegister(telemetry.NewRoutingCollector(func() []telemetry.RoutingRow { return s.current().RoutingRows() }))
+	telemetry.RegisterBufferedBytes(reg, func() int64 { return s.current().BufferedBytes() })
 
 	adminMux := s.adminMux(reg)
 	if cfg.Telemetry.Ingest.Enabled {

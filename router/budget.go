@@ -1,0 +1,123 @@
+package router
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// The answer budget (limits.max_buffered): limits.max_response bounds one
+// unary answer, but the gateway holds every unary answer whole before it
+// sends it, so N answers at once could hold N times that. The budget
+// bounds them together. Each answer starts with a pooled buffer of
+// answerBase bytes of its own; every buffer beyond it (a block of a large
+// answer, the contiguous copy of the blocks, a buffer sized by the
+// Content-Length, a translation) is reserved from the budget before it is
+// allocated, and given back when the attempt's relay returns, on every
+// path. A reservation that does not fit ends the attempt as
+// response_buffer_full, which fails over: the gateway's memory pressure,
+// no fault of the provider's.
+
+// responseBudget is the process-wide count of bytes held for unary
+// answers against its limit. A reload hands it to the next gateway, which
+// only changes the limit: answers in flight on the old one stay counted.
+type responseBudget struct {
+	limit atomic.Int64
+	held  atomic.Int64
+}
+
+func newResponseBudget(limit int64) *responseBudget {
+	b := &responseBudget{}
+	b.limit.Store(limit)
+	return b
+}
+
+// reserve takes n bytes if they fit under the limit.
+func (b *responseBudget) reserve(n int64) bool {
+	limit := b.limit.Load()
+	for {
+		held := b.held.Load()
+		if held+n > limit {
+			return false
+		}
+		if b.held.CompareAndSwap(held, held+n) {
+			return true
+		}
+	}
+}
+
+func (b *responseBudget) release(n int64) { b.held.Add(-n) }
+
+// BufferedBytes is how many bytes unary answers hold of the budget
+// (limits.max_buffered) now: this gateway's and those of every gateway a
+// reload replaced, whose requests may still be in flight.
+func (g *Gateway) BufferedBytes() int64 { return g.budget.held.Load() }
+
+// errBufferFull ends a read whose next buffer the budget could not give.
+var errBufferFull = errors.New("the unary answer budget (limits.max_buffered) is spent")
+
+// claim is one answer's share of the budget: what it holds now.
+type claim struct {
+	b *responseBudget
+	n int64
+}
+
+// take reserves n more bytes for the answer, if they fit.
+func (c *claim) take(n int64) bool {
+	if !c.b.reserve(n) {
+		return false
+	}
+	c.n += n
+	return true
+}
+
+// give hands n bytes of the answer's back (a buffer it no longer holds).
+func (c *claim) give(n int64) {
+	c.n -= n
+	c.b.release(n)
+}
+
+// release hands back everything the answer holds.
+func (c *claim) release() {
+	if c.n != 0 {
+		c.b.release(c.n)
+		c.n = 0
+	}
+}
+
+// The blocks a large answer is read into, by size class: minReadBlock,
+// doubling up to maxReadBlock. Pooled, so the blocks of an answer that
+// ends (over the limit, failed, or copied out) are the next answer's
+// instead of garbage the collector lets grow to twice the live heap.
+const (
+	minReadBlock = 64 << 10
+	maxReadBlock = 4 << 20
+	blockClasses = 7 // 64 KiB ... 4 MiB
+)
+
+var blockPools [blockClasses]sync.Pool
+
+// blockClass is the class of the smallest block of at least n bytes (n at
+// most maxReadBlock).
+func blockClass(n int64) int {
+	c := 0
+	for int64(minReadBlock)<<c < n {
+		c++
+	}
+	return c
+}
+
+// getBlock returns an empty block of class c (minReadBlock<<c bytes).
+func getBlock(c int) *[]byte {
+	if p, ok := blockPools[c].Get().(*[]byte); ok {
+		return p
+	}
+	b := make([]byte, 0, minReadBlock<<c)
+	return &b
+}
+
+// putBlock returns a block of class c to its pool.
+func putBlock(c int, p *[]byte) {
+	*p = (*p)[:0]
+	blockPools[c].Put(p)
+}
