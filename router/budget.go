@@ -32,12 +32,18 @@ func newResponseBudget(limit int64) *responseBudget {
 	return b
 }
 
-// reserve takes n bytes if they fit under the limit.
-func (b *responseBudget) reserve(n int64) bool {
+// reserve takes n bytes for a claim that holds own bytes already, if they
+// fit under the limit, or if that claim is the only one holding any: an
+// answer alone is never refused by the budget, so every answer within
+// limits.max_response is served when nothing else is held (a chunked one
+// needs about twice its size for a moment, its blocks and the contiguous
+// copy it is checked in). Alone, an answer is bounded by max_response
+// itself; the budget bounds answers together.
+func (b *responseBudget) reserve(n, own int64) bool {
 	limit := b.limit.Load()
 	for {
 		held := b.held.Load()
-		if held+n > limit {
+		if held+n > limit && held != own {
 			return false
 		}
 		if b.held.CompareAndSwap(held, held+n) {
@@ -64,7 +70,7 @@ type claim struct {
 
 // take reserves n more bytes for the answer, if they fit.
 func (c *claim) take(n int64) bool {
-	if !c.b.reserve(n) {
+	if !c.b.reserve(n, c.n) {
 		return false
 	}
 	c.n += n

@@ -11,17 +11,43 @@ import (
 // limit is exact; given-back bytes can be taken again.
 func TestResponseBudgetReserve(t *testing.T) {
 	b := newResponseBudget(100)
-	if !b.reserve(60) || !b.reserve(40) {
+	if !b.reserve(60, 0) || !b.reserve(40, 0) {
 		t.Fatal("100 bytes in two reservations refused by a budget of 100")
 	}
-	if b.reserve(1) {
+	if b.reserve(1, 0) {
 		t.Error("a byte past the limit fitted")
 	}
 	b.release(40)
-	if b.reserve(41) || !b.reserve(40) {
+	if b.reserve(41, 0) || !b.reserve(40, 0) {
 		t.Error("after giving back 40: want 41 refused, 40 taken")
 	}
 	b.release(100)
+	if n := b.held.Load(); n != 0 {
+		t.Errorf("held %d after everything was given back", n)
+	}
+}
+
+// TestResponseBudgetLoneAnswer: the budget never refuses the only answer
+// holding bytes (alone, max_response bounds it), so an answer within
+// max_response is served when nothing else is held; while it holds more
+// than the limit, every other answer is refused, and the budget is exact
+// again once it lets go.
+func TestResponseBudgetLoneAnswer(t *testing.T) {
+	b := newResponseBudget(100)
+	lone := claim{b: b}
+	if !lone.take(80) || !lone.take(80) {
+		t.Fatal("the only answer held was refused")
+	}
+	other := claim{b: b}
+	if other.take(1) {
+		t.Error("a second answer fitted while the first holds 160 of 100")
+	}
+	lone.release()
+	if !other.take(60) || lone.take(41) || !lone.take(40) {
+		t.Errorf("after the first let go: held %d; want the limit exact again", b.held.Load())
+	}
+	lone.release()
+	other.release()
 	if n := b.held.Load(); n != 0 {
 		t.Errorf("held %d after everything was given back", n)
 	}
@@ -81,7 +107,12 @@ func TestReadAtMostWithinTheBudget(t *testing.T) {
 		{"no room at all", 1, errBufferFull, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newResponseBudget(tc.budget)
+			// Another answer holds a byte: alone, an answer is never
+			// refused.
+			b := newResponseBudget(tc.budget + 1)
+			other := claim{b: b}
+			other.take(1)
+			defer other.release()
 			cl := &claim{b: b}
 			body, over, err := readAtMost(nil, bytes.NewReader(answer), 1<<20, cl)
 			if !errors.Is(err, tc.want) || over {
@@ -90,11 +121,11 @@ func TestReadAtMostWithinTheBudget(t *testing.T) {
 			if tc.want == nil && !bytes.Equal(body, answer) || tc.want != nil && len(body) != 0 {
 				t.Errorf("read %d bytes", len(body))
 			}
-			if cl.n != tc.held || b.held.Load() != tc.held {
-				t.Errorf("the claim holds %d, the budget %d; want %d", cl.n, b.held.Load(), tc.held)
+			if cl.n != tc.held || b.held.Load() != tc.held+1 {
+				t.Errorf("the claim holds %d, the budget %d; want %d and the other answer's byte", cl.n, b.held.Load(), tc.held)
 			}
 			cl.release()
-			if b.held.Load() != 0 {
+			if b.held.Load() != 1 {
 				t.Errorf("held %d after the release", b.held.Load())
 			}
 		})
@@ -106,13 +137,15 @@ func TestReadAtMostWithinTheBudget(t *testing.T) {
 // reserve, or, without room for it, traded for a small one.
 func TestReadAnswerWithinTheBudget(t *testing.T) {
 	answer := bytes.Repeat([]byte("x"), 100<<10)
-	b := newResponseBudget(100 << 10)
+	b := newResponseBudget(100<<10 + 1)
+	other := claim{b: b} // another answer holds a byte: alone, an answer is never refused
+	other.take(1)
 	cl := &claim{b: b}
 	buf := make([]byte, 0, answerBase)
 	if _, _, err := readAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl); err != errBufferFull || cl.n != 0 || cap(buf) != answerBase {
 		t.Errorf("100 KiB with its Content-Length in a budget of 100 KiB: err %v, held %d, buffer %d; want errBufferFull before any buffer", err, cl.n, cap(buf))
 	}
-	b.limit.Store(200 << 10)
+	b.limit.Store(200<<10 + 1)
 	body, _, err := readAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl)
 	if err != nil || len(body) != len(answer) || cl.n != int64(len(answer))+1 {
 		t.Fatalf("with room: err %v, %d bytes, held %d; want the answer, %d held", err, len(body), cl.n, len(answer)+1)
@@ -125,7 +158,7 @@ func TestReadAnswerWithinTheBudget(t *testing.T) {
 		t.Errorf("a small answer in a grown buffer: err %v, held %d, want %d", err, cl.n, cap(buf)-answerBase)
 	}
 	cl.release()
-	b.limit.Store(1 << 10)
+	b.limit.Store(1<<10 + 1)
 	if _, _, err := readAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != 0 || cap(buf) != answerBase {
 		t.Errorf("the grown buffer without room for it: err %v, held %d, buffer %d; want a small buffer and nothing held", err, cl.n, cap(buf))
 	}

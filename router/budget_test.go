@@ -94,9 +94,59 @@ func emptyPools() {
 	runtime.GC()
 }
 
+// budgetHolder starts an answer that holds 448 KiB of a budget (300 KiB
+// arrived: blocks of 64, 128 and 256 KiB past the pooled 32 KiB) until
+// the returned func lets it finish. A gateway built with Options{Previous:
+// holder} shares that budget, as a reload's does, so its answers are not
+// alone: the budget never refuses an answer that is.
+func budgetHolder(t *testing.T, limits string) (holder *router.Gateway, finish func()) {
+	t.Helper()
+	release := make(chan struct{})
+	h := newUpstream(t, heldAnswer(300<<10, release))
+	holder = newGatewayWith(t, "fallback", limits, router.Options{}, target{name: "h", url: h.URL})
+	srv := httptest.NewServer(holder.Handler())
+	done := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(chatBody))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- fmt.Sprintf("%d %d", resp.StatusCode, len(b))
+	}()
+	waitBuffered(t, holder, "the holding answer's blocks", func(n int64) bool { return n == 448<<10 })
+	return holder, func() {
+		close(release)
+		if got := <-done; got != fmt.Sprintf("200 %d", 300<<10) {
+			t.Errorf("the holding answer: %s, want 200 with all of it", got)
+		}
+		srv.Close()
+	}
+}
+
+// TestLoneAnswerIsNeverRefused: alone, an answer within max_response is
+// served even when it needs more than max_buffered for a moment (600 KiB
+// without a Content-Length: its blocks and its contiguous copy need more
+// than 1MiB), so the budget never narrows what max_response promises.
+func TestLoneAnswerIsNeverRefused(t *testing.T) {
+	emptyPools()
+	a := newUpstream(t, chunkedAnswer(padJSON(600<<10)))
+	gw := newGatewayWith(t, "fallback", "limits: {max_response: 1MiB, max_buffered: 1MiB}", router.Options{}, target{name: "a", url: a.URL})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
+	if body := readAll(t, resp.Body); resp.StatusCode != 200 || len(body) != 600<<10 {
+		t.Errorf("a lone 600 KiB chunked answer: %d with %d bytes, want 200 with all of it", resp.StatusCode, len(body))
+	}
+	waitBuffered(t, gw, "every byte back", zero)
+}
+
 // TestSpentBudgetFailsOverWithoutBlame: an answer the budget cannot hold
-// (600 KiB without a Content-Length: its blocks and its contiguous copy
-// need more than 1MiB) fails over to the next target, which answers. The
+// beside another (600 KiB without a Content-Length: its blocks and its
+// contiguous copy need more than what 448 KiB held elsewhere leaves of
+// 1MiB) fails over to the next target, which answers. The
 // attempt says response_buffer_full and no fault; the provider's circuit
 // hears nothing (six such attempts, more than its five failures, and it is
 // still tried every time), and no byte stays held.
@@ -105,9 +155,11 @@ func TestSpentBudgetFailsOverWithoutBlame(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
+	const limits = "limits: {max_response: 1MiB, max_buffered: 1MiB}"
+	holder, finish := budgetHolder(t, limits)
 	a := newUpstream(t, chunkedAnswer(padJSON(600<<10)))
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
-	gw := newGatewayWith(t, "fallback", "limits: {max_response: 1MiB, max_buffered: 1MiB}", router.Options{TracerProvider: tp},
+	gw := newGatewayWith(t, "fallback", limits, router.Options{TracerProvider: tp, Previous: holder},
 		target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
@@ -120,8 +172,10 @@ func TestSpentBudgetFailsOverWithoutBlame(t *testing.T) {
 			t.Fatalf("request %d: %d %.200s, want b's answer", i, resp.StatusCode, body)
 		}
 		wantHeaders(t, resp, "b", "2", "order")
-		waitBuffered(t, gw, "every byte back", zero)
+		waitBuffered(t, gw, "every byte back but the holder's", func(n int64) bool { return n == 448<<10 })
 	}
+	finish()
+	waitBuffered(t, gw, "every byte back", zero)
 	if a.hits.Load() != requests {
 		t.Errorf("a was tried %d times, want %d: its circuit must not open for the gateway's own memory", a.hits.Load(), requests)
 	}
@@ -149,8 +203,13 @@ func TestSpentBudgetFailsOverWithoutBlame(t *testing.T) {
 // short of room for now, which a retry may find (a 502 would blame the
 // upstream's answer).
 func TestSpentBudgetOnTheLastCandidate(t *testing.T) {
+	const limits = "limits: {max_response: 1MiB, max_buffered: 1MiB}"
+	holder, finish := budgetHolder(t, limits)
+	defer finish()
 	a := newUpstream(t, chunkedAnswer(padJSON(600<<10)))
-	srv := newGateway(t, "fallback", "limits: {max_response: 1MiB, max_buffered: 1MiB}", target{name: "a", url: a.URL})
+	gw := newGatewayWith(t, "fallback", limits, router.Options{Previous: holder}, target{name: "a", url: a.URL})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
 	for _, tc := range []struct{ path, body, shape string }{
 		{"/v1/chat/completions", chatBody, `{"error":{"message":"all 1 attempts failed: attempt 1 a: response_buffer_full"`},
 		{"/v1/messages", messagesBody, `{"type":"error","error":{"type":`},
