@@ -60,9 +60,10 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 	case telemetry.ErrorResponseTooLarge:
 		return jsonAnswer(200, `{"pad":"`+strings.Repeat("x", 2048)+`"}`), true // the gateway caps answers at 1KiB here
 	case telemetry.ErrorResponseBufferFull:
-		// 40 KiB without a Content-Length: its block and the contiguous
-		// copy need more than the 64KiB of max_buffered in rowLimits.
-		return jsonAnswer(200, `{"pad":"`+strings.Repeat("x", 40<<10)+`"}`), true
+		// 600 KiB without a Content-Length, beside the 448 KiB another
+		// answer holds (budgetHolder): its blocks and contiguous copy need
+		// more than the 1MiB of max_buffered in rowLimits leaves.
+		return chunkedAnswer(padJSON(600 << 10)), true
 	case telemetry.ErrorTimeout:
 		return func(w http.ResponseWriter, r *http.Request) {
 			select {
@@ -93,7 +94,7 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 // except where the row needs the budget of held answers spent.
 func rowLimits(row failureRow) string {
 	if row.ErrorType == telemetry.ErrorResponseBufferFull {
-		return "limits: {max_response: 64KiB, max_buffered: 64KiB}"
+		return "limits: {max_response: 1MiB, max_buffered: 1MiB}"
 	}
 	return "limits: {max_response: 1KiB}"
 }
@@ -115,7 +116,14 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 			defer tp.Shutdown(context.Background())
 			a := newUpstream(t, handle)
 			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
-			gw := newGatewayWith(t, "fallback", rowLimits(row), router.Options{TracerProvider: tp},
+			o := router.Options{TracerProvider: tp}
+			if row.ErrorType == telemetry.ErrorResponseBufferFull {
+				// Alone, an answer is never refused: another holds some.
+				holder, finish := budgetHolder(t, rowLimits(row))
+				defer finish()
+				o.Previous = holder
+			}
+			gw := newGatewayWith(t, "fallback", rowLimits(row), o,
 				target{name: "a", url: a.URL, firstByte: "200ms"}, target{name: "b", url: b.URL})
 			srv := httptest.NewServer(gw.Handler())
 			defer srv.Close()
