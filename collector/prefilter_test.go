@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
@@ -141,6 +143,168 @@ func appendFixed64(b []byte, v uint64) []byte {
 		v >>= 8
 	}
 	return b
+}
+
+// TestIngestPrefilter: what the prefilter lets through is decoded and
+// consumed as before, what it skips would have changed nothing, and either
+// way the answer and everything learned and counted are those of the full
+// path (decoding into pdata and consuming, on a second aggregator).
+func TestIngestPrefilter(t *testing.T) {
+	on := ForeignOptions{Enabled: true}
+	unmapped := appSpan("app", map[string]any{"server.address": "api.example.com"})
+	unmappedBatch := make([]spanFixture, 100)
+	for i := range unmappedBatch {
+		unmappedBatch[i] = unmapped
+	}
+	oneMapped := slices.Clone(unmappedBatch[:99])
+	oneMapped = append(oneMapped[:40], append([]spanFixture{appSpan("app", nil)}, oneMapped[40:]...)...)
+	httpSpan := spanFixture{instance: "app-app", service: "app", name: "GET", kind: ptrace.SpanKindClient,
+		end: t0.Add(-time.Second), attrs: map[string]any{"server.address": "db.internal", "server.port": int64(5432)}}
+	serverSpan := appSpan("app", nil)
+	serverSpan.kind = ptrace.SpanKindServer
+	gateway := attemptFixture("gw-peer", "groq", "llama-3.3-70b-versatile", 40*time.Millisecond, t0.Add(-time.Second))
+	valid := encode(t, unmapped)
+	withUnknown := append(appendVarint(slices.Clone(valid), 99<<3|wireVarint), 1) // a field pdata skips
+
+	for _, tc := range []struct {
+		name     string
+		targets  []Target // nil: foreignTargets
+		opts     ForeignOptions
+		body     []byte
+		json     bool // encode as JSON (spans only)
+		gzip     bool
+		spans    []spanFixture // when body is nil
+		decoded  bool          // the handler decoded the body into pdata
+		status   int
+		learns   bool // something was learned or counted
+		foreign  int  // spans ForeignSources counts
+		rejected int  // gateway spans rejected for naming an unknown target
+	}{
+		{name: "only unmapped spans", opts: on, spans: unmappedBatch, status: 200},
+		{name: "only unmapped spans, gzipped", opts: on, spans: unmappedBatch, gzip: true, status: 200},
+		{name: "one mapped span among 99 unmapped", opts: on, spans: oneMapped, decoded: true, status: 200, learns: true, foreign: 1},
+		{name: "a gateway's span", opts: on, spans: []spanFixture{unmapped, gateway}, decoded: true, status: 200, learns: true},
+		{name: "a gateway's span, foreign off", spans: []spanFixture{gateway}, decoded: true, status: 200, learns: true},
+		{name: "a gateway's span naming an unknown target", opts: on, decoded: true, status: 200, learns: true, rejected: 1,
+			spans: []spanFixture{attemptFixture("gw-peer", "nope", "llama", 40*time.Millisecond, t0.Add(-time.Second))}},
+		{name: "a gateway's server span", opts: on, decoded: true, status: 200, learns: true,
+			spans: []spanFixture{gateway.with(map[string]any{"gen_ai.request.model": nil})}},
+		{name: "foreign off, spans that would map", spans: []spanFixture{appSpan("app", nil), appSpan("app", nil)}, status: 200},
+		{name: "foreign on, no targets set", targets: []Target{}, opts: on, spans: []spanFixture{appSpan("app", nil)}, status: 200},
+		{name: "HTTP and database spans", opts: on, spans: []spanFixture{httpSpan, httpSpan.with(map[string]any{"server.address": "checkout.internal"})}, status: 200},
+		{name: "a SERVER span at a configured host", opts: on, spans: []spanFixture{serverSpan}, status: 200},
+		{name: "a configured host in capitals", opts: on, decoded: true, status: 200, learns: true, foreign: 1,
+			spans: []spanFixture{unmapped, appSpan("app", map[string]any{"server.address": "API.OpenAI.COM"})}},
+		{name: "an IPv4-mapped IPv6 address", opts: on, decoded: true, status: 200, learns: true, foreign: 1,
+			spans: []spanFixture{appSpan("app", map[string]any{"server.address": "::ffff:127.0.0.1", "server.port": int64(9101), "gen_ai.request.model": "m"})}},
+		{name: "a bracketed IPv6 address", targets: prefilterTargets, opts: on, decoded: true, status: 200, learns: true, foreign: 1,
+			spans: []spanFixture{appSpan("app", map[string]any{"server.address": "[0:0::1]", "server.port": int64(8000), "gen_ai.request.model": "m"})}},
+		{name: "a bracketed IPv6 address no target has", targets: prefilterTargets, opts: on, status: 200,
+			spans: []spanFixture{appSpan("app", map[string]any{"server.address": "[::2]", "server.port": int64(8000), "gen_ai.request.model": "m"})}},
+		{name: "a configured host, wrong port and model", opts: on, decoded: true, status: 200, // the walker reads the host only
+			spans: []spanFixture{appSpan("app", map[string]any{"server.port": int64(8443), "gen_ai.request.model": "gpt-9"})}},
+		{name: "a service not on the allow-list", opts: ForeignOptions{Enabled: true, Services: []string{"other"}}, spans: []spanFixture{appSpan("app", nil)}, status: 200},
+		{name: "a service on the allow-list", opts: ForeignOptions{Enabled: true, Services: []string{"other", "app"}}, decoded: true, status: 200, learns: true, foreign: 1,
+			spans: []spanFixture{appSpan("app", nil)}},
+		{name: "resource after the spans, service allowed", opts: ForeignOptions{Enabled: true, Services: []string{"app"}},
+			body: resourceAfterSpans("app", "api.openai.com"), decoded: true, status: 200, learns: true, foreign: 1},
+		{name: "resource after the spans, service not allowed", opts: ForeignOptions{Enabled: true, Services: []string{"app"}},
+			body: resourceAfterSpans("other", "api.openai.com"), status: 200},
+		{name: "resource after the spans, unmapped", opts: on, body: resourceAfterSpans("app", "api.example.com"), status: 200},
+		{name: "an empty request", opts: on, body: []byte{}, status: 200},
+		{name: "an unknown field: decoded, skipped by pdata", opts: on, body: withUnknown, decoded: true, status: 200},
+		{name: "JSON is not prefiltered", opts: on, spans: unmappedBatch[:3], json: true, decoded: true, status: 200},
+		{name: "garbage", opts: on, body: []byte("\xff\xff\xff garbage"), decoded: true, status: 400},
+		{name: "truncated", opts: on, body: valid[:len(valid)-1], decoded: true, status: 400},
+		{name: "a length past the end", opts: on, body: []byte{1<<3 | wireLen, 5, 0}, decoded: true, status: 400},
+		{name: "a wrong wire type", opts: on, body: []byte{1<<3 | wireVarint, 1}, decoded: true, status: 400},
+		{name: "a span ID of 7 bytes", opts: on, decoded: true, status: 400,
+			body: pbAppendLen(nil, 1, pbAppendLen(nil, 2, pbAppendLen(nil, 2, pbAppendLen(nil, 2, make([]byte, 7)))))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			targets := tc.targets
+			if targets == nil {
+				targets = foreignTargets
+			}
+			body, contentType := tc.body, contentProtobuf
+			if body == nil {
+				body = encode(t, tc.spans...)
+				if tc.json {
+					req := ptraceotlp.NewExportRequestFromTraces(buildTraces(t, tc.spans...))
+					var err error
+					if body, err = req.MarshalJSON(); err != nil {
+						t.Fatal(err)
+					}
+					contentType = contentJSON
+				}
+			}
+
+			// The full path, by hand.
+			ref := newIngestWitness(targets, tc.opts)
+			wantStatus := http.StatusOK
+			req := ptraceotlp.NewExportRequest()
+			unmarshal := req.UnmarshalProto
+			if tc.json {
+				unmarshal = req.UnmarshalJSON
+			}
+			if err := unmarshal(body); err != nil {
+				wantStatus = http.StatusBadRequest
+				ref.rejected[RejectUndecodable]++
+			} else if err := ref.agg.ConsumePeerTraces(context.Background(), req.Traces()); err != nil {
+				t.Fatal(err)
+			}
+			if wantStatus != tc.status {
+				t.Fatalf("the full path answers %d, the case says %d", wantStatus, tc.status)
+			}
+
+			// The handler.
+			w := newIngestWitness(targets, tc.opts)
+			h := NewIngestHandler(w.agg, IngestOptions{OnReject: func(reason string, n int) { w.rejected[reason] += max(n, 1) }}).(*ingestHandler)
+			sent := body
+			if tc.gzip {
+				sent = gzipped(t, body)
+			}
+			r := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(sent))
+			r.Header.Set("Content-Type", contentType)
+			if tc.gzip {
+				r.Header.Set("Content-Encoding", "gzip")
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+
+			if rec.Code != tc.status {
+				t.Fatalf("status %d (%q), want %d", rec.Code, rec.Body, tc.status)
+			}
+			if decoded := h.decoded.Load() == 1; decoded != tc.decoded {
+				t.Errorf("decoded into pdata: %v, want %v", decoded, tc.decoded)
+			}
+			if tc.status == http.StatusOK {
+				want, err := protobufEncoding.marshalResponse(ptraceotlp.NewExportResponse())
+				if tc.json {
+					want, err = jsonEncoding.marshalResponse(ptraceotlp.NewExportResponse())
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(rec.Body.Bytes(), want) || rec.Header().Get("Content-Type") != contentType {
+					t.Errorf("answer %q (%s), want the empty response %q (%s)", rec.Body, rec.Header().Get("Content-Type"), want, contentType)
+				}
+			}
+			if got, want := w.state(), ref.state(); got != want {
+				t.Errorf("through the handler:\n%s\nthe full path:\n%s", got, want)
+			}
+			if w.taught() != tc.learns {
+				t.Errorf("learned or counted something: %v, want %v\n%s", w.taught(), tc.learns, w.state())
+			}
+			n := 0
+			for _, s := range w.agg.ForeignSources() {
+				n += int(s.Spans)
+			}
+			if n != tc.foreign || w.rejected[RejectUnknownTarget] != tc.rejected {
+				t.Errorf("foreign spans %d, unknown-target rejections %d; want %d, %d", n, w.rejected[RejectUnknownTarget], tc.foreign, tc.rejected)
+			}
+		})
+	}
 }
 
 // TestPrefilterFollowsReload: the rules are the aggregator's current ones,
