@@ -106,25 +106,69 @@ const (
 	wireI32    = 5
 )
 
-// pbTag reads a field's tag at pos: its number, wire type and where its
-// value starts; next < 0 when it cannot be read or the number is 0 (where
-// proto.ConsumeTag fails). A number past int32, which pdata truncates
-// (1<<32|9 is its field 9), is returned whole: no field the walk knows, so
-// it gives up on it as on any unknown field.
-func pbTag(b []byte, pos int) (num uint64, wire byte, next int) {
-	v, next := pbVarint(b, pos)
-	if next < 0 || v>>3 == 0 {
-		return 0, 0, -1
+// pbNext reads the field at pos: its number, wire type and value (a LEN
+// field's bytes, a VARINT's value, nothing of the fixed-size ones: the walk
+// needs none) and where the next field starts; next < 0 when it cannot be
+// read. The common field, a one-byte tag (fields 1 to 15) and a one-byte
+// varint or length, is read inline; the rest by pbNextSlow.
+func pbNext(b []byte, pos int) (num uint64, wire byte, val []byte, v uint64, next int) {
+	if pos+1 < len(b) {
+		c, n := b[pos], b[pos+1]
+		if c >= 1<<3 && c < 0x80 && n < 0x80 {
+			switch c & 7 {
+			case wireLen:
+				if end := pos + 2 + int(n); end <= len(b) {
+					return uint64(c >> 3), wireLen, b[pos+2 : end : end], 0, end
+				}
+			case wireVarint:
+				return uint64(c >> 3), wireVarint, nil, uint64(n), pos + 2
+			}
+		}
 	}
-	return v >> 3, byte(v & 7), next
+	return pbNextSlow(b, pos)
+}
+
+// pbNextSlow is pbNext's general case, as pdata reads a field
+// (proto.ConsumeTag, then ConsumeVarint, ConsumeI64, ConsumeLen or
+// ConsumeI32). A number 0 (where ConsumeTag fails) gives up; a number
+// past int32, which pdata truncates (1<<32|9 is its field 9), is returned
+// whole: no field the walk knows, so it gives up on it as on any unknown
+// field. Groups (pdata skips them as unknown fields; no OTLP field is one)
+// and the illegal wire types are not read.
+func pbNextSlow(b []byte, pos int) (num uint64, wire byte, val []byte, v uint64, next int) {
+	tag, pos := pbVarint(b, pos)
+	if pos < 0 || tag>>3 == 0 {
+		return 0, 0, nil, 0, -1
+	}
+	num, wire = tag>>3, byte(tag&7)
+	switch wire {
+	case wireVarint:
+		v, next = pbVarint(b, pos)
+		return num, wire, nil, v, next
+	case wireI64:
+		if len(b)-pos < 8 {
+			return 0, 0, nil, 0, -1
+		}
+		return num, wire, nil, 0, pos + 8
+	case wireI32:
+		if len(b)-pos < 4 {
+			return 0, 0, nil, 0, -1
+		}
+		return num, wire, nil, 0, pos + 4
+	case wireLen:
+		n, pos := pbVarint(b, pos)
+		if pos < 0 || n > uint64(len(b)-pos) {
+			return 0, 0, nil, 0, -1
+		}
+		end := pos + int(n)
+		return num, wire, b[pos:end:end], 0, end
+	}
+	return 0, 0, nil, 0, -1
 }
 
 // pbVarint reads a varint at pos as proto.ConsumeVarint does (at most 10
 // bytes); next < 0 when it cannot.
 func pbVarint(b []byte, pos int) (v uint64, next int) {
-	if pos < len(b) && b[pos] < 0x80 {
-		return uint64(b[pos]), pos + 1
-	}
 	for shift := uint(0); shift < 64; shift += 7 {
 		if pos >= len(b) {
 			return 0, -1
@@ -139,51 +183,16 @@ func pbVarint(b []byte, pos int) (v uint64, next int) {
 	return 0, -1
 }
 
-// pbField reads the value of a field of wire type wire at pos: a LEN
-// field's bytes, a VARINT's value, nothing of the fixed-size ones (the walk
-// needs none); next < 0 when it does not fit. Groups (pdata skips them as
-// unknown fields; no OTLP field is one) and the illegal wire types are not
-// read.
-func pbField(b []byte, pos int, wire byte) (val []byte, v uint64, next int) {
-	switch wire {
-	case wireVarint:
-		v, next = pbVarint(b, pos)
-		return nil, v, next
-	case wireI64:
-		if len(b)-pos < 8 {
-			return nil, 0, -1
-		}
-		return nil, 0, pos + 8
-	case wireI32:
-		if len(b)-pos < 4 {
-			return nil, 0, -1
-		}
-		return nil, 0, pos + 4
-	case wireLen:
-		n, next := pbVarint(b, pos)
-		if next < 0 || n > uint64(len(b)-next) {
-			return nil, 0, -1
-		}
-		end := next + int(n)
-		return b[next:end:end], 0, end
-	}
-	return nil, 0, -1
-}
-
 // Each message's walker below loops over its fields the same way, written
 // out rather than shared through a callback, which would cost a closure
-// per message: read the tag and the value, then accept a known field of the
-// right wire type or give up.
+// per message: read a field, then accept a known number of the right wire
+// type or give up.
 
 // request walks an ExportTraceServiceRequest.
 func (p *prefilter) request(b []byte) bool {
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
-		if next < 0 || num != 1 || wire != wireLen { // resource_spans
-			return false
-		}
-		val, _, next := pbField(b, next, wire)
-		if next < 0 || !p.resourceSpans(val) {
+		num, wire, val, _, next := pbNext(b, pos)
+		if next < 0 || num != 1 || wire != wireLen || !p.resourceSpans(val) { // resource_spans
 			return false
 		}
 		pos = next
@@ -197,12 +206,8 @@ func (p *prefilter) resourceSpans(b []byte) bool {
 	allowed := p.allow == nil || p.allow[""] // the service may be allowed
 	mayMap := false                          // a span may map to a target
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 || wire != wireLen { // every field of ResourceSpans is LEN
-			return false
-		}
-		val, _, next := pbField(b, next, wire)
-		if next < 0 {
 			return false
 		}
 		switch num {
@@ -213,7 +218,7 @@ func (p *prefilter) resourceSpans(b []byte) bool {
 			}
 			allowed = allowed || svc
 		case 2: // scope_spans
-			ok, m := p.scopeSpans(val)
+			ok, m := p.scopeSpans(val, allowed)
 			if !ok {
 				return false
 			}
@@ -234,11 +239,7 @@ func (p *prefilter) resourceSpans(b []byte) bool {
 // attribute names a service on the foreign allow-list.
 func (p *prefilter) resource(b []byte) (ok, allowed bool) {
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
-		if next < 0 {
-			return false, false
-		}
-		val, _, next := pbField(b, next, wire)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 {
 			return false, false
 		}
@@ -268,11 +269,8 @@ func (p *prefilter) resource(b []byte) (ok, allowed bool) {
 // description_keys).
 func entityRef(b []byte) bool {
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
+		num, wire, _, _, next := pbNext(b, pos)
 		if next < 0 || num > 4 || wire != wireLen {
-			return false
-		}
-		if _, _, next = pbField(b, next, wire); next < 0 {
 			return false
 		}
 		pos = next
@@ -281,15 +279,14 @@ func entityRef(b []byte) bool {
 }
 
 // scopeSpans walks a ScopeSpans; mayMap says one of its spans may map to a
-// target (see span). Not ok also when a span names firstbyte.target.
-func (p *prefilter) scopeSpans(b []byte) (ok, mayMap bool) {
+// target (see span). Not ok also when a span names firstbyte.target, or
+// may map while its service may be allowed (allowed, as far as its
+// resource has been read): the request is decoded then, so the walk stops
+// at the first such span rather than validating the rest.
+func (p *prefilter) scopeSpans(b []byte, allowed bool) (ok, mayMap bool) {
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 || wire != wireLen { // every field of ScopeSpans is LEN
-			return false, false
-		}
-		val, _, next := pbField(b, next, wire)
-		if next < 0 {
 			return false, false
 		}
 		switch num {
@@ -299,7 +296,7 @@ func (p *prefilter) scopeSpans(b []byte) (ok, mayMap bool) {
 			}
 		case 2: // spans
 			ok, m := p.span(val)
-			if !ok {
+			if !ok || m && allowed {
 				return false, false
 			}
 			mayMap = mayMap || m
@@ -315,11 +312,7 @@ func (p *prefilter) scopeSpans(b []byte) (ok, mayMap bool) {
 // scope walks an InstrumentationScope.
 func scope(b []byte) bool {
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
-		if next < 0 {
-			return false
-		}
-		val, _, next := pbField(b, next, wire)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 {
 			return false
 		}
@@ -345,11 +338,7 @@ func scope(b []byte) bool {
 func (p *prefilter) span(b []byte) (ok, mayMap bool) {
 	client, hostKnown := false, false
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
-		if next < 0 {
-			return false, false
-		}
-		val, v, next := pbField(b, next, wire)
+		num, wire, val, v, next := pbNext(b, pos)
 		if next < 0 {
 			return false, false
 		}
@@ -412,11 +401,7 @@ func canonicalHostKnown(hosts map[string]bool, b []byte) bool {
 // event walks a Span.Event.
 func event(b []byte) bool {
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
-		if next < 0 {
-			return false
-		}
-		val, _, next := pbField(b, next, wire)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 {
 			return false
 		}
@@ -439,11 +424,7 @@ func event(b []byte) bool {
 // link walks a Span.Link.
 func link(b []byte) bool {
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
-		if next < 0 {
-			return false
-		}
-		val, _, next := pbField(b, next, wire)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 {
 			return false
 		}
@@ -474,11 +455,7 @@ func link(b []byte) bool {
 // status walks a Status (message 2, code 3; 1 is unused).
 func status(b []byte) bool {
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
-		if next < 0 {
-			return false
-		}
-		_, _, next = pbField(b, next, wire)
+		num, wire, _, _, next := pbNext(b, pos)
 		if next < 0 || !(num == 2 && wire == wireLen || num == 3 && wire == wireVarint) {
 			return false
 		}
@@ -497,12 +474,8 @@ func keyValue(b []byte, depth int) (key, str []byte, isStr, ok bool) {
 	}
 	haveKey, haveValue := false, false
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 || wire != wireLen {
-			return nil, nil, false, false
-		}
-		val, _, next := pbField(b, next, wire)
-		if next < 0 {
 			return nil, nil, false, false
 		}
 		switch {
@@ -532,11 +505,7 @@ func anyValue(b []byte, depth int) (str []byte, isStr, ok bool) {
 		if pos > 0 {
 			return nil, false, false // a second value
 		}
-		num, wire, next := pbTag(b, pos)
-		if next < 0 {
-			return nil, false, false
-		}
-		val, _, next := pbField(b, next, wire)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 {
 			return nil, false, false
 		}
@@ -568,12 +537,8 @@ func arrayValue(b []byte, depth int) bool {
 		return false
 	}
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 || num != 1 || wire != wireLen {
-			return false
-		}
-		val, _, next := pbField(b, next, wire)
-		if next < 0 {
 			return false
 		}
 		if _, _, ok := anyValue(val, depth+1); !ok {
@@ -590,12 +555,8 @@ func keyValueList(b []byte, depth int) bool {
 		return false
 	}
 	for pos := 0; pos < len(b); {
-		num, wire, next := pbTag(b, pos)
+		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 || num != 1 || wire != wireLen {
-			return false
-		}
-		val, _, next := pbField(b, next, wire)
-		if next < 0 {
 			return false
 		}
 		if _, _, _, ok := keyValue(val, depth+1); !ok {
