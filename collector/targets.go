@@ -31,6 +31,10 @@ type targetTable struct {
 	keys          map[seriesKey]bool
 	foreign       map[foreignKey]foreignTarget // (host, port, model)
 	foreignNoPort map[foreignKey]foreignTarget // (host, model): target "" when several ports serve it
+	// hosts is every host of foreign and foreignNoPort: a server.address
+	// whose canonical host is not in it maps to nothing (the ingest
+	// prefilter's test).
+	hosts map[string]bool
 }
 
 type foreignTarget struct{ target, kind string }
@@ -42,10 +46,11 @@ type foreignKey struct {
 }
 
 func newTargetTable(ts []Target) *targetTable {
-	tt := &targetTable{keys: map[seriesKey]bool{}, foreign: map[foreignKey]foreignTarget{}, foreignNoPort: map[foreignKey]foreignTarget{}}
+	tt := &targetTable{keys: map[seriesKey]bool{}, foreign: map[foreignKey]foreignTarget{}, foreignNoPort: map[foreignKey]foreignTarget{}, hosts: map[string]bool{}}
 	for _, t := range ts {
 		t.Host = telemetry.CanonicalHost(t.Host)
 		tt.keys[seriesKey{t.Name, t.Model}] = true
+		tt.hosts[t.Host] = true
 		ft := foreignTarget{t.Name, t.Kind}
 		if _, dup := tt.foreign[foreignKey{t.Host, t.Port, t.Model}]; !dup {
 			tt.foreign[foreignKey{t.Host, t.Port, t.Model}] = ft // two targets of one provider: the first declared
