@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
@@ -123,7 +124,9 @@ func (h *ingestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		enc.writeStatus(w, http.StatusServiceUnavailable, "too many ingest requests at once; retry")
 		return
 	}
-	body, status, msg := h.readBody(w, r)
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer putBodyBuffer(buf)
+	body, status, msg := h.readBody(w, r, buf)
 	if status != 0 {
 		if status == http.StatusRequestEntityTooLarge {
 			h.onReject(RejectTooLarge, 0)
@@ -180,7 +183,7 @@ func (h *ingestHandler) authorized(r *http.Request) bool {
 // readBody reads the whole body, decompressing gzip, bounded by maxBody on
 // both sides of the decompression (a small gzip body can inflate to
 // gigabytes). On failure it returns the HTTP status and a short message.
-func (h *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+func (h *ingestHandler) readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer) ([]byte, int, string) {
 	if r.ContentLength > h.maxBody {
 		return nil, http.StatusRequestEntityTooLarge, "request body too large"
 	}
@@ -192,17 +195,16 @@ func (h *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte
 	case "", "identity":
 		sizeHint = r.ContentLength
 	case "gzip":
-		gz, err := gzip.NewReader(src)
+		gz, err := getGzipReader(src)
 		if err != nil {
 			status, msg := readErrorStatus(err)
 			return nil, status, msg
 		}
-		defer gz.Close()
+		defer gzipReaders.Put(gz)
 		src = io.LimitReader(gz, h.maxBody+1)
 	default:
 		return nil, http.StatusUnsupportedMediaType, "unsupported Content-Encoding, supported: [gzip, identity]"
 	}
-	var buf bytes.Buffer
 	if sizeHint > 0 {
 		buf.Grow(int(sizeHint))
 	}
@@ -214,6 +216,42 @@ func (h *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte
 		return nil, http.StatusRequestEntityTooLarge, "request body too large"
 	}
 	return buf.Bytes(), 0, ""
+}
+
+// The buffers a body is read into and the gzip readers that inflate it,
+// pooled: a collector posts a batch every few seconds per pipeline, and a
+// fresh buffer grown by doubling plus a fresh inflater cost more than the
+// spans of a batch that teaches nothing (the prefilter's case). Nothing
+// keeps a body once its request is answered: pdata copies what it decodes
+// (strings and bytes), and the prefilter only looks.
+var (
+	bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	gzipReaders sync.Pool
+)
+
+// maxPooledBody is the largest body buffer kept for the next request; the
+// odd huge batch does not pin its memory.
+const maxPooledBody = 1 << 20
+
+func putBodyBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBody {
+		return
+	}
+	b.Reset()
+	bodyBuffers.Put(b)
+}
+
+// getGzipReader is a pooled gzip reader reset onto src (the caller puts it
+// back when done).
+func getGzipReader(src io.Reader) (*gzip.Reader, error) {
+	if gz, ok := gzipReaders.Get().(*gzip.Reader); ok {
+		if err := gz.Reset(src); err != nil {
+			gzipReaders.Put(gz)
+			return nil, err
+		}
+		return gz, nil
+	}
+	return gzip.NewReader(src)
 }
 
 // withinDepth reports whether the JSON text b nests its arrays and objects

@@ -400,3 +400,50 @@ func TestPeerServerSpansAreNotRejected(t *testing.T) {
 		t.Errorf("groq/llama learned %d samples (ok %v), want the attempt's 1", n, ok)
 	}
 }
+
+// TestIngestReusesItsBuffersSafely: bodies and gzip readers are pooled, so
+// a request must never see what an earlier one left: a good gzipped export
+// after a truncated one, a plain one after a gzipped one, and a small one
+// after a large one all decode as if each came first.
+func TestIngestReusesItsBuffersSafely(t *testing.T) {
+	srv, tr := newIngestServer(t, IngestOptions{})
+	valid := peerExport(t, contentProtobuf)
+	// A large export: 50 of the peer's spans.
+	var many []spanFixture
+	for range 50 {
+		many = append(many, attemptFixture("inst-b", "groq", "llama", 900*time.Millisecond, t0.Add(-time.Second)))
+	}
+	large, err := ptraceotlp.NewExportRequestFromTraces(buildTraces(t, many...)).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name     string
+		encoding string
+		body     []byte
+		status   int
+	}{
+		{"large gzipped", "gzip", gzipped(t, large), http.StatusOK},
+		{"truncated gzip", "gzip", gzipped(t, valid)[:40], http.StatusBadRequest},
+		{"good gzip after a bad one", "gzip", gzipped(t, valid), http.StatusOK},
+		{"plain after gzip", "", valid, http.StatusOK},
+		{"not gzip", "gzip", valid, http.StatusBadRequest},
+		{"plain, small after large", "", valid, http.StatusOK},
+	}
+	for _, s := range steps {
+		resp, body := post(t, srv, ingestRequest{contentType: contentProtobuf, contentEncoding: s.encoding, body: bytes.NewReader(s.body)})
+		if resp.StatusCode != s.status {
+			t.Fatalf("%s: status %d (%s), want %d", s.name, resp.StatusCode, body, s.status)
+		}
+	}
+	// 50 samples of 900 ms, then three good requests of one 400 ms sample
+	// each: 53, unless a request was read wrong (fewer) or a buffer kept
+	// an earlier body (more).
+	ks, ok := tr.Stats("groq", "llama")
+	if !ok || ks.Samples != 53 {
+		t.Fatalf("groq/llama: %d samples (%v), want 53", ks.Samples, ok)
+	}
+	if p50, _, _ := tr.P50("groq", "llama"); p50 != 900*time.Millisecond {
+		t.Errorf("p50 %v, want 900ms", p50)
+	}
+}
