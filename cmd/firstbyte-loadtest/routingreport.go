@@ -8,24 +8,22 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/cmd/internal/routinge2e"
-	"github.com/firstbyte-dev/firstbyte/router/study"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// The goals routing quality is measured against: the study's thresholds,
-// so the simulation and the real binary are held to the same numbers.
+// The goals routing quality is measured against.
 const (
-	goalLeaderShare      = study.LeaderShare // (a), least-latency, ± goalLeaderTolerance
-	goalLeaderTolerance  = study.LeaderShareSlack
-	goalStableRatio      = study.StableRatio // (a), ewma- and reliable-latency mean TTFB / the oracle's
-	goalAdapt            = study.AdaptWithin
-	goalRecover          = study.RecoverWithin
-	goalQuickFaultsRatio = study.QuickFaultRatio // (c), reliable-latency / the oracle
-	goalSlowFaultsRatio  = study.SlowFaultRatio  // (c2), reliable-latency / the oracle
-	goalSlowFaultsShare  = study.SlowFaultShare  // (c2), reliable-latency's failed attempts / least-latency's
-	goalHangRatio        = study.HangRatio       // (d), ewma- and reliable-latency / the oracle, while the target hangs
-	goalSkips            = study.BreakerSkips    // (d-breaker), per request
-	goalServed           = study.MinServedShare
+	goalLeaderShare      = 0.90 // (a), least-latency, ± goalLeaderTolerance
+	goalLeaderTolerance  = 0.03
+	goalStableRatio      = 1.10 // (a), ewma- and reliable-latency mean TTFB / the oracle's
+	goalAdapt            = 3 * time.Second
+	goalRecover          = 8 * time.Second
+	goalQuickFaultsRatio = 1.10 // (c), reliable-latency / the oracle
+	goalSlowFaultsRatio  = 1.20 // (c2), reliable-latency / the oracle
+	goalSlowFaultsShare  = 0.2  // (c2), reliable-latency's failed attempts / least-latency's
+	goalHangRatio        = 2.0  // (d), ewma- and reliable-latency / the oracle, while the target hangs
+	goalSkips            = 0.05 // (d-breaker), per request
+	goalServed           = 0.999
 )
 
 // routingView reads a routing run's results: figures pooled over rounds,
