@@ -44,11 +44,20 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 FUZZTIME ?= 4s
 FUZZ_TARGETS := ./router/:FuzzScanRequest ./router/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/internal/jsonscan/:FuzzValid
+# A target that fails with a failing input written (a real finding) fails
+# the run at once, its output shown. One that fails without writing an input
+# is the fuzzing engine itself (a worker lost on a busy machine): its output
+# is shown and it is run once more.
 test-fuzz: ## every fuzz target for FUZZTIME
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || { $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime 1x $$pkg; exit 1; }; \
+		if ! $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
+			tail -40 $$log; \
+			if grep -q 'Failing input written' $$log; then exit 1; fi; \
+			echo "fuzz $$name: the engine failed without a failing input; once more"; \
+			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1 || { tail -40 $$log; exit 1; }; \
+		fi; \
 	done
 
 fuzz: ## the fuzz targets for longer (FUZZTIME=2m each by default here)
