@@ -119,7 +119,7 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 			o := router.Options{TracerProvider: tp}
 			if row.ErrorType == telemetry.ErrorResponseBufferFull {
 				// Alone, an answer is never refused: another holds some.
-				holder, finish := budgetHolder(t, rowLimits(row))
+				holder, _, finish := budgetHolder(t, rowLimits(row))
 				defer finish()
 				o.Previous = holder
 			}
