@@ -45,9 +45,16 @@ const (
 	verdictRetry                // failover-safe: try again (this target if tries remain)
 )
 
-// maxErrorBody bounds how much of an upstream error body is read: to find
-// a context-overflow marker, or to drain it so the connection is reused.
-const maxErrorBody = 1 << 20
+// maxErrorDrain bounds how much of a failed-over error body is read and
+// thrown away, so its connection can be reused.
+const maxErrorDrain = 1 << 20
+
+// maxErrorHeld bounds how much of an error body the client will get is
+// held at once: enough to find a context-overflow marker or translate the
+// error (providers' errors are a few hundred bytes), small enough that
+// many at once stay small. A longer body in the client's own format is
+// relayed past it as it comes.
+const maxErrorHeld = 64 << 10
 
 // attempt makes one upstream try, admitted by the provider's breaker, and,
 // unless it fails over, answers the client.
@@ -204,21 +211,22 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		return a.relayUnary(ctx, actx, resp, sent, firstByte)
 	}
 	if telemetry.Classify(s, "") == telemetry.FaultFull { // 408, 429, 5xx, and a 1xx or 3xx no client could use
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody)) // lets the connection be reused
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
 		c.upstreamWait += a.g.since(sent)
 		return a.failover(s, strconv.Itoa(s))
 	}
 	if s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge || a.x.conv != convNone {
-		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorHeld+1))
+		whole := len(errBody) <= maxErrorHeld // else there is more to come
 		c.upstreamWait += a.g.since(sent)
 		if (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, errBody) {
 			// The provider's own context limit: another provider may have a
 			// larger window. Not the provider's fault.
 			return a.failover(s, telemetry.ErrorContextOverflow)
 		}
-		return a.passThrough(resp, errBody)
+		return a.passThrough(resp, errBody, whole)
 	}
-	return a.passThrough(resp, nil)
+	return a.passThrough(resp, nil, false)
 }
 
 // transportFailure classifies an error before any usable answer arrived.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -340,6 +341,70 @@ func TestClientErrorReturnedUnchanged(t *testing.T) {
 		t.Errorf("second target received %d requests, want 0", n)
 	}
 	wantHeaders(t, resp, "a", "1", "order")
+}
+
+// TestLongClientErrorRelayedWhole: a 400 longer than the gateway holds of
+// an error body (it holds the first 64 KiB to look for a context
+// overflow) reaches a client of the same format whole, with or without a
+// Content-Length; a client of the other format gets its own error shape
+// made from what was held.
+func TestLongClientErrorRelayedWhole(t *testing.T) {
+	long := `{"error":{"message":"` + strings.Repeat("m", 200<<10) + `","type":"invalid_request_error"}}`
+	for _, withLength := range []bool{true, false} {
+		a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if withLength {
+				w.Header().Set("Content-Length", strconv.Itoa(len(long)))
+			}
+			w.WriteHeader(400)
+			_, _ = io.WriteString(w, long)
+		})
+		gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL})
+		resp := post(t, gw.URL, "/v1/chat/completions", chatBody)
+		if got := readAll(t, resp.Body); resp.StatusCode != 400 || got != long {
+			t.Errorf("Content-Length %v: %d with %d bytes, want 400 with the upstream's %d", withLength, resp.StatusCode, len(got), len(long))
+		}
+		wantHeaders(t, resp, "a", "1", "order")
+
+		resp = post(t, gw.URL, "/v1/messages", messagesBody)
+		got := readAll(t, resp.Body)
+		if resp.StatusCode != 400 || !strings.HasPrefix(got, `{"type":"error","error":{"type":"invalid_request_error"`) || !json.Valid([]byte(got)) || len(got) > 8<<10 {
+			t.Errorf("Content-Length %v, translated: %d %.120s (%d bytes), want a short 400 in the Anthropic shape", withLength, resp.StatusCode, got, len(got))
+		}
+	}
+}
+
+// TestLongClientErrorIsNotHeldWhole: past what it holds, a long error body
+// reaches the client as it comes: the client reads its first 100 KiB while
+// the upstream is still waiting to send the rest.
+func TestLongClientErrorIsNotHeldWhole(t *testing.T) {
+	first, rest := `{"error":{"message":"`+strings.Repeat("m", 100<<10), strings.Repeat("m", 100<<10)+`","type":"invalid_request_error"}}`
+	got := make(chan struct{})
+	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(400)
+		_, _ = io.WriteString(w, first)
+		w.(http.Flusher).Flush()
+		select {
+		case <-got:
+		case <-time.After(5 * time.Second):
+		}
+		_, _ = io.WriteString(w, rest)
+	})
+	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL})
+	start := time.Now()
+	resp := post(t, gw.URL, "/v1/chat/completions", chatBody)
+	head := make([]byte, len(first))
+	if _, err := io.ReadFull(resp.Body, head); err != nil || string(head) != first {
+		t.Fatalf("first part: %v", err)
+	}
+	if waited := time.Since(start); waited > 3*time.Second {
+		t.Errorf("the first 100 KiB took %v: the gateway held the error body until it was whole", waited)
+	}
+	close(got)
+	if tail := readAll(t, resp.Body); resp.StatusCode != 400 || tail != rest {
+		t.Errorf("%d, the rest %d bytes, want 400 and %d", resp.StatusCode, len(tail), len(rest))
+	}
 }
 
 func TestRetryCountHonoured(t *testing.T) {

@@ -431,11 +431,23 @@ func readSome(r io.Reader, buf []byte) (int, error) {
 }
 
 // passThrough hands a non-failover 4xx to the client unchanged: status,
-// content type and body. prefix is what was already read of the body.
-func (a *attemptRun) passThrough(resp *http.Response, prefix []byte) verdict {
+// content type and body. prefix is what was already read of the body,
+// whole if it is all of it; the rest of a body in the client's own format
+// follows as it comes (a translated error is made from the prefix alone).
+func (a *attemptRun) passThrough(resp *http.Response, prefix []byte, whole bool) verdict {
 	c := a.c
 	a.status, a.outcome, a.reason = resp.StatusCode, telemetry.OutcomeClientError, strconv.Itoa(resp.StatusCode)
 	h := c.w.Header()
+	if a.x.conv == convNone && !whole && prefix != nil {
+		// Too long to hold: the prefix, then the rest as it comes, with
+		// the upstream's own framing.
+		copyResponseHeaders(h, resp.Header, false, a.cand.upstream.apiKey)
+		setGatewayHeaders(h, c)
+		c.status = resp.StatusCode
+		c.w.WriteHeader(resp.StatusCode)
+		flushingCopy(c.w, prefix, resp.Body, a.g.writeTimeout)
+		return verdictDone
+	}
 	copyResponseHeaders(h, resp.Header, prefix == nil, a.cand.upstream.apiKey)
 	if a.x.conv != convNone {
 		// The other API's error, in the client's shape: status, type and
@@ -460,6 +472,35 @@ func (a *attemptRun) passThrough(resp *http.Response, prefix []byte) verdict {
 		_, _ = io.Copy(c.w, resp.Body)
 	}
 	return verdictDone
+}
+
+// flushingCopy sends prefix, then relays r to w as it comes, each read
+// flushed, so nothing the upstream sent waits in the gateway's buffers for
+// what it has not; each write is bounded by timeout, so a client that stops
+// reading cannot hold the handler.
+func flushingCopy(w http.ResponseWriter, prefix []byte, r io.Reader, timeout time.Duration) {
+	wd := newWriteDeadline(w, timeout)
+	defer wd.clear()
+	rc := http.NewResponseController(w)
+	send := func(b []byte) bool {
+		wd.extend()
+		_, err := w.Write(b)
+		return err == nil && rc.Flush() == nil
+	}
+	if !send(prefix) {
+		return
+	}
+	bufp := chunkPool.Get().(*[]byte)
+	defer chunkPool.Put(bufp)
+	for {
+		n, err := r.Read(*bufp)
+		if n > 0 && !send((*bufp)[:n]) {
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // chunkPool holds stream relay buffers: 8 KiB holds any SSE event a
