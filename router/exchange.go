@@ -2,6 +2,7 @@ package router
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
@@ -87,7 +88,8 @@ func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.S
 
 // unary converts a whole unary answer for the client and reads its usage.
 // An error wrapping translate.ErrInvalidUpstream means the answer is not
-// the API's: a provider fault.
+// the API's: a provider fault. An answer relayed as it came must be one
+// valid JSON value; reading its usage checks that in the same pass.
 func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
 	switch x.conv {
 	case convMessagesToChat:
@@ -95,14 +97,26 @@ func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([
 	case convChatToMessages:
 		return translate.ChatResponseToMessages(body, c.fields.Model)
 	}
+	var (
+		u     translate.Usage
+		valid bool
+	)
 	switch {
 	case c.ep.operation == "count_tokens":
-		return body, translate.Usage{}, nil
+		valid = validJSON(body)
 	case cand.upstream.kind == KindAnthropic || c.ep.family == familyResponses:
-		return body, translate.UsageFromMessagesResponse(body), nil // input_tokens, output_tokens
+		u, valid = translate.UsageFromMessagesResponse(body) // input_tokens, output_tokens
+	default:
+		u, valid = translate.UsageFromChatResponse(body)
 	}
-	return body, translate.UsageFromChatResponse(body), nil
+	if !valid {
+		return nil, translate.Usage{}, errNotJSONAnswer
+	}
+	return body, u, nil
 }
+
+// errNotJSONAnswer: a 2xx unary body cut short or not JSON.
+var errNotJSONAnswer = fmt.Errorf("%w: the body is not one JSON value", translate.ErrInvalidUpstream)
 
 // errorBody is a non-failover error answer in the client's error shape:
 // translated when the formats differ (status, type and message kept).

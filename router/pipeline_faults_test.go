@@ -148,6 +148,9 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 					if row.ErrorType != "" && attrs["error.type"].AsString() != row.ErrorType {
 						t.Errorf("error.type = %q, want %q", attrs["error.type"].AsString(), row.ErrorType)
 					}
+					if _, ok := attrs["gen_ai.response.time_to_first_chunk"]; ok && row.Failover {
+						t.Error("an attempt that failed over carries a time to first chunk: it would teach the tracker a latency")
+					}
 				}
 			}
 			if fault != row.Fault {

@@ -61,9 +61,12 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 		// asked for an encoding: as unusable as garbage.
 		return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
 	}
-	if !enc && !validJSON(body) {
+	if !enc && a.x.conv != convNone && !validJSON(body) {
 		// Cut short or garbage: a fast wrong answer must neither reach the
-		// client as a success nor teach the tracker a latency.
+		// client as a success nor teach the tracker a latency. (An answer
+		// relayed as it came is checked by a.x.unary, in the pass that
+		// reads its usage; one to translate is checked before the budget
+		// holds room for its translation.)
 		return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
 	}
 	// A translation is a second copy, about the size of the first: the

@@ -91,7 +91,7 @@ func BenchmarkUnary(b *testing.B) {
 	b.Run("pass_through_usage", func(b *testing.B) {
 		b.SetBytes(int64(len(chatAns)))
 		measure(b, func() {
-			if !UsageFromChatResponse(chatAns).Known {
+			if u, valid := UsageFromChatResponse(chatAns); !u.Known || !valid {
 				b.Fatal("no usage")
 			}
 		})

@@ -50,8 +50,10 @@ var goldenDirs = []goldenDir{
 		// OpenAI's usage has no cache-write count; the tokens stay in prompt_tokens.
 		noWrites := u
 		noWrites.CacheCreationInputTokens = 0
-		if u != UsageFromMessagesResponse(in) || noWrites != UsageFromChatResponse(out) {
-			t.Errorf("usage %+v; read from the input %+v, from the output %+v", u, UsageFromMessagesResponse(in), UsageFromChatResponse(out))
+		fromIn, inValid := UsageFromMessagesResponse(in)
+		fromOut, outValid := UsageFromChatResponse(out)
+		if u != fromIn || noWrites != fromOut || !inValid || !outValid {
+			t.Errorf("usage %+v; read from the input %+v (valid %v), from the output %+v (valid %v)", u, fromIn, inValid, fromOut, outValid)
 		}
 		return out
 	}},
@@ -60,10 +62,10 @@ var goldenDirs = []goldenDir{
 		must(t, err)
 		_, err = checkMessage(out)
 		must(t, err)
-		if u != UsageFromChatResponse(in) {
-			t.Errorf("usage %+v, read from the input %+v", u, UsageFromChatResponse(in))
+		if fromIn, valid := UsageFromChatResponse(in); u != fromIn || !valid {
+			t.Errorf("usage %+v, read from the input %+v (valid %v)", u, fromIn, valid)
 		}
-		if back := UsageFromMessagesResponse(out); u.Known && back != u {
+		if back, _ := UsageFromMessagesResponse(out); u.Known && back != u {
 			t.Errorf("usage %+v, read back from the output %+v", u, back)
 		}
 		return out

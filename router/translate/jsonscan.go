@@ -152,6 +152,40 @@ func elementsOf(v []byte) iter.Seq2[int, []byte] {
 	}
 }
 
+// validMembers checks that b is exactly one JSON object (whitespace around
+// it allowed) and calls each with its top-level members in order, keys
+// unescaped (valid until the next call), in the same pass: what every
+// translator entry point does with an upstream body or event. A caller
+// that assigns per key keeps the last member of a name, as encoding/json
+// does. False when b is not one JSON object (each may have seen members
+// before the fault).
+func validMembers(b []byte, each func(key, val []byte)) bool {
+	var scratch []byte
+	return jsonscan.Object(b, func(k, v []byte) {
+		name := k[1 : len(k)-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			scratch = appendUnquoted(scratch[:0], k)
+			name = scratch
+		}
+		each(name, v)
+	})
+}
+
+// allElements reports whether v is an array whose every element is one
+// ok accepts.
+func allElements(v []byte, ok func(el []byte) bool) bool {
+	if !isArray(v) {
+		return false
+	}
+	e := arrayElements(v)
+	for el, more := e.next(); more; el, more = e.next() {
+		if !ok(el) {
+			return false
+		}
+	}
+	return true
+}
+
 // field returns the value of key in the valid object obj, or nil.
 func field(obj []byte, key string) []byte {
 	if len(obj) == 0 || obj[0] != '{' {

@@ -207,16 +207,7 @@ func (r *chatRequest) set(k, v []byte) error {
 
 // onlyText reports whether a modalities array asks for text alone.
 func onlyText(v []byte) bool {
-	if !isArray(v) {
-		return false
-	}
-	e := arrayElements(v)
-	for el, ok := e.next(); ok; el, ok = e.next() {
-		if !stringIs(el, "text") {
-			return false
-		}
-	}
-	return true
+	return allElements(v, func(el []byte) bool { return stringIs(el, "text") })
 }
 
 // check refuses values of the wrong JSON type, naming the client's parameter
@@ -251,18 +242,7 @@ func (r *chatRequest) check() error {
 	return nil
 }
 
-func allStrings(v []byte) bool {
-	if !isArray(v) {
-		return false
-	}
-	e := arrayElements(v)
-	for el, ok := e.next(); ok; el, ok = e.next() {
-		if !isString(el) {
-			return false
-		}
-	}
-	return true
-}
+func allStrings(v []byte) bool { return allElements(v, isString) }
 
 // turns writes Anthropic messages. Consecutive messages that become the same
 // role are merged into one turn (tool results and the user message after them

@@ -1,7 +1,5 @@
 package translate
 
-import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-
 // ChatResponseToMessages turns an OpenAI chat completion (a 2xx unary body)
 // into an Anthropic message for a client that asked for clientModel. The first
 // choice's content becomes a text block (a refusal too), its tool_calls become
@@ -10,13 +8,8 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // arguments that are not a JSON object, unless the answer was cut by its
 // length limit (then they are {}, and stop_reason says max_tokens).
 func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, error) {
-	v, ok := jsonscan.Valid(body)
-	if !ok || !isObject(v) {
-		return nil, Usage{}, invalidUpstream("chat completion body is not a JSON object")
-	}
 	var id, choices, usage []byte
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	if !validMembers(body, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
@@ -25,6 +18,8 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 		case "usage":
 			usage = val
 		}
+	}) {
+		return nil, Usage{}, invalidUpstream("chat completion body is not a JSON object")
 	}
 	if !isArray(choices) {
 		return nil, Usage{}, invalidUpstream("chat completion has no choices array")
@@ -52,7 +47,7 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 	u := chatUsage(usage)
 	truncated := stringIs(finish, "length")
 
-	out := make([]byte, 0, len(v)+256)
+	out := make([]byte, 0, len(body)+256)
 	out = append(out, `{"id":`...)
 	out = appendID(out, id, "msg_translated", -1)
 	out = append(out, `,"type":"message","role":"assistant","model":`...)

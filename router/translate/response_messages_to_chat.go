@@ -1,7 +1,5 @@
 package translate
 
-import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-
 // MessagesResponseToChat turns an Anthropic message (a 2xx unary body) into an
 // OpenAI chat completion for a client that asked for clientModel. created is
 // the completion's `created` (Unix seconds; Anthropic's answer has no time).
@@ -10,13 +8,8 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // reported. An answer that is not an Anthropic message wraps
 // ErrInvalidUpstream.
 func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]byte, Usage, error) {
-	v, ok := jsonscan.Valid(body)
-	if !ok || !isObject(v) {
-		return nil, Usage{}, invalidUpstream("message body is not a JSON object")
-	}
 	var id, content, stop, usage []byte
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	if !validMembers(body, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
@@ -27,13 +20,15 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 		case "usage":
 			usage = val
 		}
+	}) {
+		return nil, Usage{}, invalidUpstream("message body is not a JSON object")
 	}
 	if !isArray(content) {
 		return nil, Usage{}, invalidUpstream("message has no content array")
 	}
 	u := messagesUsage(Usage{}, usage)
 
-	out := make([]byte, 0, len(v)+256)
+	out := make([]byte, 0, len(body)+256)
 	out = append(out, `{"id":`...)
 	out = appendID(out, id, "chatcmpl-translated", -1)
 	out = append(out, `,"object":"chat.completion","created":`...)

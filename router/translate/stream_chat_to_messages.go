@@ -1,7 +1,5 @@
 package translate
 
-import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-
 // chatToMessages turns OpenAI chunks into an Anthropic event stream:
 //
 //	the first chunk            -> message_start (usage 0 until the end)
@@ -65,13 +63,8 @@ func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 		}
 		return s.end(dst), nil
 	}
-	v, ok := jsonscan.Valid(data)
-	if !ok || !isObject(v) {
-		return dst, invalidUpstream("event data is not a JSON object")
-	}
 	var id, choices, usage, errObj []byte
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	if !validMembers(data, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
@@ -82,6 +75,8 @@ func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 		case "error":
 			errObj = val
 		}
+	}) {
+		return dst, invalidUpstream("event data is not a JSON object")
 	}
 	if present(errObj) {
 		s.done = true

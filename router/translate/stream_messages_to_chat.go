@@ -1,7 +1,5 @@
 package translate
 
-import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-
 // messagesToChat turns an Anthropic event stream into OpenAI chunks:
 //
 //	message_start                  -> the first chunk: delta {"role":"assistant","content":""}
@@ -55,13 +53,8 @@ func (s *messagesToChat) Finish(dst []byte) ([]byte, error) {
 
 // event translates one upstream event.
 func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
-	v, ok := jsonscan.Valid(data)
-	if !ok || !isObject(v) {
-		return dst, invalidUpstream("event data is not a JSON object")
-	}
 	var typ, message, index, block, delta, usage, errObj []byte
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	if !validMembers(data, func(k, val []byte) {
 		switch string(k) {
 		case "type":
 			typ = val
@@ -78,6 +71,8 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 		case "error":
 			errObj = val
 		}
+	}) {
+		return dst, invalidUpstream("event data is not a JSON object")
 	}
 	if stringIs(typ, "error") {
 		s.done = true

@@ -68,19 +68,16 @@ func (f *chatUsageFilter) usageOnly(ev sseEvent) bool {
 	if !ev.hasData || !hasObjectMember(ev.data, `"usage"`) {
 		return false
 	}
-	v, ok := jsonscan.Valid(ev.data)
-	if !ok || !isObject(v) {
-		return false
-	}
 	var usage, choices []byte
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	if !validMembers(ev.data, func(k, val []byte) {
 		switch string(k) {
 		case "usage":
 			usage = val
 		case "choices":
 			choices = val
 		}
+	}) {
+		return false
 	}
 	u := chatUsage(usage)
 	if !u.Known {
@@ -167,14 +164,23 @@ func (s *messagesUsageScanner) scan(ev sseEvent) {
 	default:
 		return
 	}
-	v, ok := jsonscan.Valid(ev.data)
-	if !ok || !isObject(v) {
+	var typ, message, usage []byte
+	if !validMembers(ev.data, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			typ = val
+		case "message":
+			message = val
+		case "usage":
+			usage = val
+		}
+	}) {
 		return
 	}
-	switch typ := field(v, "type"); {
+	switch {
 	case stringIs(typ, "message_start"):
-		s.usage = messagesUsage(s.usage, field(field(v, "message"), "usage"))
+		s.usage = messagesUsage(s.usage, field(message, "usage"))
 	case stringIs(typ, "message_delta"):
-		s.usage = messagesUsage(s.usage, field(v, "usage"))
+		s.usage = messagesUsage(s.usage, usage)
 	}
 }

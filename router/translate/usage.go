@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"bytes"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // Usage is the token usage an upstream reported for one answer.
 type Usage struct {
@@ -127,35 +123,34 @@ func appendMessagesUsage(out []byte, u Usage) []byte {
 }
 
 // UsageFromChatResponse reads the usage of an OpenAI chat completion body the
-// gateway relays unchanged. It reads only the top level's "usage" member.
-func UsageFromChatResponse(body []byte) Usage {
-	return chatUsage(topLevel(body, "usage"))
+// gateway relays unchanged (only the top level's "usage" member). valid is
+// false when the body is not one valid JSON value: it is checked in the
+// same pass, so the relay needs no check of its own.
+func UsageFromChatResponse(body []byte) (u Usage, valid bool) {
+	v, valid := topLevel(body, "usage")
+	return chatUsage(v), valid
 }
 
 // UsageFromMessagesResponse reads the usage of an Anthropic message body the
-// gateway relays unchanged.
-func UsageFromMessagesResponse(body []byte) Usage {
-	return messagesUsage(Usage{}, topLevel(body, "usage"))
+// gateway relays unchanged; valid as for UsageFromChatResponse.
+func UsageFromMessagesResponse(body []byte) (u Usage, valid bool) {
+	v, valid := topLevel(body, "usage")
+	return messagesUsage(Usage{}, v), valid
 }
 
 // topLevel finds a member of a body's top-level object (the last one of
-// that name, as encoding/json reads it); nil when the body is not a valid
-// JSON object (the gateway relays it anyway; it has no usage). One pass
-// checks the body and finds the member.
-func topLevel(body []byte, key string) []byte {
-	var found, scratch []byte
-	ok := jsonscan.Object(body, func(k, v []byte) {
-		name := k[1 : len(k)-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			scratch = appendUnquoted(scratch[:0], k)
-			name = scratch
+// that name, as encoding/json reads it) in the pass that checks the body.
+// valid reports whether the body is one valid JSON value: a value that is
+// not an object is valid but has no member (that costs a second pass, only
+// then).
+func topLevel(body []byte, key string) (member []byte, valid bool) {
+	if validMembers(body, func(k, v []byte) {
+		if string(k) == key {
+			member = v
 		}
-		if string(name) == key {
-			found = v
-		}
-	})
-	if !ok {
-		return nil
+	}) {
+		return member, true
 	}
-	return found
+	_, valid = jsonscan.Valid(body)
+	return nil, valid
 }

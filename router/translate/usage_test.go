@@ -7,21 +7,55 @@ import (
 	"testing"
 )
 
+// chatU and msgU are the usage a relayed body reports, which must be valid.
+func chatU(t *testing.T, body string) Usage {
+	t.Helper()
+	u, valid := UsageFromChatResponse([]byte(body))
+	if !valid {
+		t.Errorf("%s: not valid", body)
+	}
+	return u
+}
+
+func msgU(t *testing.T, body string) Usage {
+	t.Helper()
+	u, valid := UsageFromMessagesResponse([]byte(body))
+	if !valid {
+		t.Errorf("%s: not valid", body)
+	}
+	return u
+}
+
+// TestUsageFromResponsesChecksTheBody: the pass that reads the usage is the
+// relay's check of the body: one valid JSON value, an object or not.
+func TestUsageFromResponsesChecksTheBody(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"usage":{"prompt_tokens":1}`: false, `{"usage":1}x`: false, ``: false, `{"a":1,}`: false,
+		`[1,2]`: true, `"text"`: true, ` {"usage":null} `: true,
+	} {
+		if u, valid := UsageFromChatResponse([]byte(body)); valid != want || u.Known {
+			t.Errorf("UsageFromChatResponse(%q): valid %v, usage %+v; want valid %v and no usage", body, valid, u, want)
+		}
+		if _, valid := UsageFromMessagesResponse([]byte(body)); valid != want {
+			t.Errorf("UsageFromMessagesResponse(%q): valid %v, want %v", body, valid, want)
+		}
+	}
+}
+
 func TestUsageFromResponses(t *testing.T) {
 	tests := []struct {
 		name string
 		got  Usage
 		want Usage
 	}{
-		{"openai", UsageFromChatResponse([]byte(`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13,"prompt_tokens_details":{"cached_tokens":4}}}`)),
+		{"openai", chatU(t, `{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"total_tokens":13,"prompt_tokens_details":{"cached_tokens":4}}}`),
 			Usage{InputTokens: 10, OutputTokens: 3, CacheReadInputTokens: 4, Known: true}},
-		{"openai, usage key inside content is not it", UsageFromChatResponse([]byte(`{"choices":[{"message":{"content":"\"usage\":{\"prompt_tokens\":99}"}}]}`)), Usage{}},
-		{"openai without usage", UsageFromChatResponse([]byte(`{"choices":[]}`)), Usage{}},
-		{"openai usage null", UsageFromChatResponse([]byte(`{"usage":null}`)), Usage{}},
-		{"not JSON", UsageFromChatResponse([]byte(`{"usage":{"prompt_tokens":1}`)), Usage{}},
-		{"anthropic with caches", UsageFromMessagesResponse([]byte(`{"content":[{"type":"tool_use","input":{"usage":{"input_tokens":99}}}],"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":20,"output_tokens":7}}`)),
+		{"openai, usage key inside content is not it", chatU(t, `{"choices":[{"message":{"content":"\"usage\":{\"prompt_tokens\":99}"}}]}`), Usage{}},
+		{"openai without usage", chatU(t, `{"choices":[]}`), Usage{}},
+		{"openai usage null", chatU(t, `{"usage":null}`), Usage{}},
+		{"anthropic with caches", msgU(t, `{"content":[{"type":"tool_use","input":{"usage":{"input_tokens":99}}}],"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":20,"output_tokens":7}}`),
 			Usage{InputTokens: 35, OutputTokens: 7, CacheReadInputTokens: 20, CacheCreationInputTokens: 5, Known: true}},
-		{"anthropic negative count ignored", UsageFromMessagesResponse([]byte(`{"usage":{"input_tokens":-1,"output_tokens":2}}`)),
+		{"anthropic negative count ignored", msgU(t, `{"usage":{"input_tokens":-1,"output_tokens":2}}`),
 			Usage{OutputTokens: 2, Known: true}},
 	}
 	for _, tt := range tests {
