@@ -434,24 +434,17 @@ func readSome(r io.Reader, buf []byte) (int, error) {
 }
 
 // passThrough hands a non-failover 4xx to the client unchanged: status,
-// content type and body. prefix is what was already read of the body,
-// whole if it is all of it; the rest of a body in the client's own format
-// follows as it comes (a translated error is made from the prefix alone).
+// content type and body. prefix is what was already read of the body
+// (nil: nothing), whole if it is all of it. A body in the client's own
+// format that is not whole in hand is relayed as it comes, after the
+// prefix, with the upstream's own framing; a translated error is made from
+// the prefix alone.
 func (a *attemptRun) passThrough(resp *http.Response, prefix []byte, whole bool) verdict {
 	c := a.c
 	a.status, a.outcome, a.reason = resp.StatusCode, telemetry.OutcomeClientError, strconv.Itoa(resp.StatusCode)
 	h := c.w.Header()
-	if a.x.conv == convNone && !whole && prefix != nil {
-		// Too long to hold: the prefix, then the rest as it comes, with
-		// the upstream's own framing.
-		copyResponseHeaders(h, resp.Header, false, a.cand.upstream.apiKey)
-		setGatewayHeaders(h, c)
-		c.status = resp.StatusCode
-		c.w.WriteHeader(resp.StatusCode)
-		flushingCopy(c.w, prefix, resp.Body, a.g.writeTimeout)
-		return verdictDone
-	}
-	copyResponseHeaders(h, resp.Header, prefix == nil, a.cand.upstream.apiKey)
+	relayed := a.x.conv == convNone && !whole
+	copyResponseHeaders(h, resp.Header, !relayed, a.cand.upstream.apiKey)
 	if a.x.conv != convNone {
 		// The other API's error, in the client's shape: status, type and
 		// message kept. A compressed body cannot be read (the gateway never
@@ -463,16 +456,16 @@ func (a *attemptRun) passThrough(resp *http.Response, prefix []byte, whole bool)
 		h.Del("Content-Encoding")
 		h["Content-Type"] = jsonContentType
 	}
-	if prefix != nil {
+	if !relayed {
 		h.Set("Content-Length", strconv.Itoa(len(prefix)))
 	}
 	setGatewayHeaders(h, c)
 	c.status = resp.StatusCode
 	c.w.WriteHeader(resp.StatusCode)
-	if prefix != nil {
-		_, _ = c.w.Write(prefix)
+	if relayed {
+		flushingCopy(c.w, prefix, resp.Body, a.g.writeTimeout)
 	} else {
-		_, _ = io.Copy(c.w, resp.Body)
+		_, _ = c.w.Write(prefix)
 	}
 	return verdictDone
 }
