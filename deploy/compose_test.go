@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // compose.yaml as `docker compose up` would run it, checked without

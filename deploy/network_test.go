@@ -15,7 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/firstbyte-dev/firstbyte/router"
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // The stack's network, read from the files each service runs with: who

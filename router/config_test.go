@@ -707,7 +707,7 @@ func TestFormatDuration(t *testing.T) {
 func TestExampleConfigsAreValid(t *testing.T) {
 	files, _ := filepath.Glob("../examples/*.yaml")
 	for _, f := range files {
-		if strings.HasSuffix(filepath.Base(f), "sim.yaml") { // simulator configs: TestSimulatorConfigIsNamed, and router/sim's tests
+		if strings.HasSuffix(filepath.Base(f), "sim.yaml") { // simulator configs: TestSimulatorConfigIsNamed, and internal/sim's tests
 			continue
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 

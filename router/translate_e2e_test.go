@@ -1,7 +1,7 @@
 package router_test
 
 // End to end through real HTTP: the OpenAI and Anthropic APIs served by
-// simulated providers of either kind (router/sim), the gateway translating
+// simulated providers of either kind (internal/sim), the gateway translating
 // between them, its spans read from the real SDK.
 
 import (
@@ -23,7 +23,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 

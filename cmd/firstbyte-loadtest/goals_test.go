@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/firstbyte-dev/firstbyte/router/study"
+	"github.com/firstbyte-dev/firstbyte/internal/study"
 )
 
 // TestRoutingGoalsAreTheStudys: the real-binary routing run is held to the

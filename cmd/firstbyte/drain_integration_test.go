@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // TestGracefulDrain: SIGTERM while a slow stream is in flight. /readyz turns

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // TestSeveralInstancesShareTheRanking is several instances sharing one ranking, with the shipped

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // TestLeastLatencyPicksTheFastest runs the least-latency

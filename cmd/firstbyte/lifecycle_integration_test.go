@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // mixedLoad is workers clients sending, each in turn, a unary and a

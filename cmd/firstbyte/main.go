@@ -1,7 +1,7 @@
 // Command firstbyte is the gateway binary. main only wires packages
 // together: router (the request path), collector (spans into the tracker
 // and metrics), telemetry (the OTel SDK and the Prometheus registry),
-// router/sim (simulated providers) and router/study (the routing study).
+// internal/sim (simulated providers) and internal/study (the routing study).
 package main
 
 import (

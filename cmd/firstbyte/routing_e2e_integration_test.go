@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/cmd/internal/routinge2e"
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 const sec = time.Second

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // soakDuration is how long TestChaosSoak drives traffic:

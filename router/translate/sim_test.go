@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // The translators against the simulated providers over real HTTP on the

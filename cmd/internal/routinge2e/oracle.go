@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // The oracle is the best fixed order knowing every target's distribution:

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // The three targets of every scenario, declared in this order: named for

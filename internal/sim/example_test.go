@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/sim"
+	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
 // A test starts a provider that answers after 20 ms and fails every request with 503
