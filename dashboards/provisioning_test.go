@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
+	"github.com/firstbyte-dev/firstbyte/router/config"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/goccy/go-yaml"
 )
 
 // The files that put the dashboard in front of an operator must agree with
@@ -149,8 +149,8 @@ func TestScrapeConfigTargetsDefaultAdmin(t *testing.T) {
 	for _, s := range sc.StaticConfigs {
 		targets = append(targets, s.Targets...)
 	}
-	if sc.MetricsPath != "/metrics" || !slices.Contains(targets, router.DefaultAdminListen) {
+	if sc.MetricsPath != "/metrics" || !slices.Contains(targets, config.DefaultAdminListen) {
 		t.Errorf("%s: job %s scrapes %v at %q, want %s at /metrics (the gateway's default admin.listen)",
-			scrapeConfig, sc.JobName, targets, sc.MetricsPath, router.DefaultAdminListen)
+			scrapeConfig, sc.JobName, targets, sc.MetricsPath, config.DefaultAdminListen)
 	}
 }

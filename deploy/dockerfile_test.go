@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml"
+	"github.com/firstbyte-dev/firstbyte/router/config"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/goccy/go-yaml"
 )
 
 // The Dockerfile, read as BuildKit reads it (stages, ARG defaults, COPY
@@ -342,8 +342,8 @@ func TestDockerfileRuntimeImages(t *testing.T) {
 		t.Errorf("the last stage is %q: `docker build -f deploy/Dockerfile .` should give the gateway", last.name)
 	}
 	targets["gateway"] = true
-	gw := router.Config{}
-	gwCfg, err := router.ParseConfig(nil, func(string) (string, bool) { return "", false })
+	gw := config.Config{}
+	gwCfg, err := config.Parse(nil, func(string) (string, bool) { return "", false })
 	if err == nil {
 		gw = *gwCfg
 	}

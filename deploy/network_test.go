@@ -12,9 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/goccy/go-yaml"
 
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
@@ -60,7 +61,7 @@ type edge struct {
 type network struct {
 	listeners []listener
 	edges     []edge
-	gateways  map[string]*router.Config // by service, for firstbyte serve services
+	gateways  map[string]*config.Config // by service, for firstbyte serve services
 	collector *collectorConfig          // the otelcol service's merged config
 	prom      *promConfig               // the prometheus service's config
 	grafana   []datasource              // the grafana service's provisioned datasources
@@ -70,7 +71,7 @@ type network struct {
 // test errors; what could be read is returned.
 func loadNetwork(t *testing.T, s *stack) *network {
 	t.Helper()
-	n := &network{gateways: map[string]*router.Config{}}
+	n := &network{gateways: map[string]*config.Config{}}
 	for _, name := range s.names() {
 		sv := s.services[name]
 		kind := kindOf(sv)
@@ -192,7 +193,7 @@ func readGateway(n *network, name string, sv service) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := router.ParseConfig(data, envLookup(sv))
+	cfg, err := config.Parse(data, envLookup(sv))
 	if err == nil {
 		err = cfg.Validate()
 	}

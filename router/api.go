@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -51,18 +53,18 @@ var families = []struct {
 	name  string
 	kinds []string
 }{
-	{familyChat, []string{KindOpenAI, KindAnthropic}},
-	{familyResponses, []string{KindOpenAI}},
-	{familyEmbeddings, []string{KindOpenAI}},
-	{familyCountTokens, []string{KindAnthropic}},
+	{familyChat, []string{config.KindOpenAI, config.KindAnthropic}},
+	{familyResponses, []string{config.KindOpenAI}},
+	{familyEmbeddings, []string{config.KindOpenAI}},
+	{familyCountTokens, []string{config.KindAnthropic}},
 }
 
 // clientKind is the wire format the client speaks.
 func (ep *endpoint) clientKind() string {
 	if ep.shape == shapeAnthropic {
-		return KindAnthropic
+		return config.KindAnthropic
 	}
-	return KindOpenAI
+	return config.KindOpenAI
 }
 
 // upstreamSuffix is the path, after a provider's base_url, where a request
@@ -71,7 +73,7 @@ func (ep *endpoint) upstreamSuffix(kind string) string {
 	if ep.family != familyChat {
 		return ep.suffix
 	}
-	if kind == KindAnthropic {
+	if kind == config.KindAnthropic {
 		return suffixMessages
 	}
 	return suffixChat
@@ -94,10 +96,10 @@ func init() {
 
 var endpoints = []*endpoint{
 	{path: "/v1/chat/completions", family: familyChat, shape: shapeOpenAI, operation: telemetry.OperationChat},
-	{path: "/v1/responses", family: familyResponses, only: KindOpenAI, suffix: "/responses", shape: shapeOpenAI, operation: telemetry.OperationChat},
-	{path: "/v1/embeddings", family: familyEmbeddings, only: KindOpenAI, suffix: "/embeddings", shape: shapeOpenAI, operation: telemetry.OperationEmbeddings},
+	{path: "/v1/responses", family: familyResponses, only: config.KindOpenAI, suffix: "/responses", shape: shapeOpenAI, operation: telemetry.OperationChat},
+	{path: "/v1/embeddings", family: familyEmbeddings, only: config.KindOpenAI, suffix: "/embeddings", shape: shapeOpenAI, operation: telemetry.OperationEmbeddings},
 	{path: "/v1/messages", family: familyChat, shape: shapeAnthropic, operation: telemetry.OperationChat},
-	{path: "/v1/messages/count_tokens", family: familyCountTokens, only: KindAnthropic, suffix: "/messages/count_tokens", shape: shapeAnthropic, operation: telemetry.OperationCountTokens},
+	{path: "/v1/messages/count_tokens", family: familyCountTokens, only: config.KindAnthropic, suffix: "/messages/count_tokens", shape: shapeAnthropic, operation: telemetry.OperationCountTokens},
 }
 
 // Error types and codes the gateway itself answers with.

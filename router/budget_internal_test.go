@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 // TestResponseBudgetReserve: a reservation fits or is refused whole; the
@@ -169,7 +171,7 @@ func TestReadAnswerWithinTheBudget(t *testing.T) {
 func TestReloadTakesTheBudgetAndSetsItsLimit(t *testing.T) {
 	build := func(limits string, prev *Gateway) *Gateway {
 		t.Helper()
-		cfg, err := ParseConfig([]byte(limits+"\nstrategy: {mode: fallback}\nproviders: {p: {base_url: \"http://127.0.0.1:9/v1\", models: [m]}}\ntargets: [{virtual_key: p}]\n"),
+		cfg, err := config.Parse([]byte(limits+"\nstrategy: {mode: fallback}\nproviders: {p: {base_url: \"http://127.0.0.1:9/v1\", models: [m]}}\ntargets: [{virtual_key: p}]\n"),
 			func(string) (string, bool) { return "", false })
 		if err != nil {
 			t.Fatal(err)
@@ -186,7 +188,7 @@ func TestReloadTakesTheBudgetAndSetsItsLimit(t *testing.T) {
 	}
 	first.budget.held.Store(5 << 20) // answers in flight
 	next := build("", first)
-	if next.budget != first.budget || next.budget.limit.Load() != DefaultMaxBuffered || next.BufferedBytes() != 5<<20 {
+	if next.budget != first.budget || next.budget.limit.Load() != config.DefaultMaxBuffered || next.BufferedBytes() != 5<<20 {
 		t.Errorf("after the reload: shared %v, limit %d, held %d; want the same budget, the default limit, 5MiB held",
 			next.budget == first.budget, next.budget.limit.Load(), next.BufferedBytes())
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -484,7 +486,7 @@ func TestReloadSharesTheAnswerBudget(t *testing.T) {
 	held := waitBuffered(t, old, "the slow answer's blocks", func(n int64) bool { return n == 448<<10 })
 
 	big := newUpstream(t, lengthAnswer(padJSON(700<<10)))
-	cfg, err := router.ParseConfig([]byte(configYAML("fallback", "limits: {max_response: 1MiB, max_buffered: 1MiB}", target{name: "b", url: big.URL})),
+	cfg, err := config.Parse([]byte(configYAML("fallback", "limits: {max_response: 1MiB, max_buffered: 1MiB}", target{name: "b", url: big.URL})),
 		func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
@@ -45,7 +47,7 @@ func (c *call) prepare(cand *Candidate) (exchange, error) {
 	if c.ep.family != familyChat || u.kind == c.ep.clientKind() {
 		body := c.fields.withModel(nil, c.body, cand.Model)
 		x := exchange{body: body}
-		if c.ep.family == familyChat && u.kind == KindOpenAI && c.fields.Stream {
+		if c.ep.family == familyChat && u.kind == config.KindOpenAI && c.fields.Stream {
 			// Ask the upstream for its final usage chunk; strip it again
 			// unless the client asked too.
 			out, asked, err := translate.WithStreamUsage(body)
@@ -55,7 +57,7 @@ func (c *call) prepare(cand *Candidate) (exchange, error) {
 		}
 		return x, nil
 	}
-	if u.kind == KindAnthropic { // an OpenAI chat request to an Anthropic provider
+	if u.kind == config.KindAnthropic { // an OpenAI chat request to an Anthropic provider
 		body, includeUsage, err := translate.ChatToMessages(c.body, cand.Model)
 		if err != nil {
 			return exchange{}, errors.Join(errUntranslatable, err)
@@ -80,7 +82,7 @@ func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.S
 		return translate.NewChatToMessagesStream(c.fields.Model)
 	case c.ep.family != familyChat:
 		return nil
-	case cand.upstream.kind == KindOpenAI:
+	case cand.upstream.kind == config.KindOpenAI:
 		return translate.NewChatUsageFilter(!x.clientWantsUsage)
 	}
 	return translate.NewMessagesUsageScanner()
@@ -104,7 +106,7 @@ func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([
 	switch {
 	case c.ep.operation == "count_tokens":
 		valid = validJSON(body)
-	case cand.upstream.kind == KindAnthropic || c.ep.family == familyResponses:
+	case cand.upstream.kind == config.KindAnthropic || c.ep.family == familyResponses:
 		u, valid = translate.UsageFromMessagesResponse(body) // input_tokens, output_tokens
 	default:
 		u, valid = translate.UsageFromChatResponse(body)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -96,8 +98,8 @@ type Gateway struct {
 	maxResponse int64           // a unary answer larger than this is a provider fault
 	budget      *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
 	keys        [][]byte
-	providers   map[string]*ProviderConfig // as configured, to hand state on to the next gateway
-	pairs       map[pair]bool              // every configured (target, upstream model)
+	providers   map[string]*config.Provider // as configured, to hand state on to the next gateway
+	pairs       map[pair]bool               // every configured (target, upstream model)
 
 	handler      http.Handler // the client API: mux behind serveHTTP
 	mux          *http.ServeMux
@@ -112,7 +114,7 @@ type Gateway struct {
 type pair struct{ target, model string }
 
 // New builds a Gateway from a validated config.
-func New(cfg *Config, o Options) (*Gateway, error) {
+func New(cfg *config.Config, o Options) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -198,7 +200,7 @@ func New(cfg *Config, o Options) (*Gateway, error) {
 		u := g.upstreams[t.VirtualKey]
 		served := t.Routes(cfg.Providers[t.VirtualKey])
 		for _, m := range slices.Sorted(maps.Keys(served)) {
-			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.weight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
+			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
 			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
 				c.Price, c.Priced = p.Input+p.Output, true
 			}

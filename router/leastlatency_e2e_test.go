@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -146,7 +148,7 @@ func startLearningGateway(t *testing.T, cfgYAML string, clock *fakeClock, r rout
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = shutdown(context.Background()) })
-	cfg, err := router.ParseConfig([]byte(cfgYAML), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse([]byte(cfgYAML), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -45,7 +47,7 @@ targets:
 
 func newGatewayFromYAML(t *testing.T, yaml string, o router.Options) *router.Gateway {
 	t.Helper()
-	cfg, err := router.ParseConfig([]byte(yaml), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -218,7 +220,7 @@ func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
 			clock := newFakeClock()
 			cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
 			cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
-			parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+			parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +263,7 @@ const (
 	modeOK
 )
 
-func newGatewayFromConfig(t *testing.T, cfg *router.Config, o router.Options) *router.Gateway {
+func newGatewayFromConfig(t *testing.T, cfg *config.Config, o router.Options) *router.Gateway {
 	t.Helper()
 	if o.Stats == nil {
 		o.Stats = newTrackerFor(o.Now)
@@ -293,7 +295,7 @@ targets:
   - {virtual_key: unpriced, model_map: {m: other}}
   - {virtual_key: cheap, model_map: {m: small}}
 `
-	parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+	parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

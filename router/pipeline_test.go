@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
 )
@@ -112,7 +114,7 @@ func configYAML(mode, extra string, targets ...target) string {
 
 func newGatewayWith(t *testing.T, mode, extra string, o router.Options, targets ...target) *router.Gateway {
 	t.Helper()
-	cfg, err := router.ParseConfig([]byte(configYAML(mode, extra, targets...)), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse([]byte(configYAML(mode, extra, targets...)), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -646,7 +648,7 @@ func TestCircuitBreaker(t *testing.T) {
 	clock := newFakeClock()
 	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
 	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
-	parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+	parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -719,7 +721,7 @@ func TestConcurrencyQueueFull(t *testing.T) {
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
 	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, max_concurrency: 1, queue: 0}", 1)
-	parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+	parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/trace"
@@ -125,7 +127,7 @@ func benchGateway(b *testing.B, baseURL string, o router.Options) *router.Gatewa
 	yaml := fmt.Sprintf("strategy: {mode: least-latency}\n"+
 		"providers:\n  up: {base_url: %q, api_key: key-up, models: [m]}\n"+
 		"targets:\n  - {virtual_key: up}\n", baseURL+"/v1")
-	cfg, err := router.ParseConfig([]byte(yaml), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		b.Fatal(err)
 	}

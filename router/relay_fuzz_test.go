@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/firstbyte-dev/firstbyte/router"
 )
 
@@ -41,7 +43,7 @@ func FuzzStreamRelay(f *testing.F) {
 	var pieces [][]byte // what the next upstream answer holds (a worker runs one input at a time)
 	tr := &memTransport{status: http.StatusOK, header: http.Header{"Content-Type": {"text/event-stream"}},
 		body: func() io.ReadCloser { return &chunkedBody{pieces: pieces} }}
-	cfg, err := router.ParseConfig([]byte("strategy: {mode: fallback}\nproviders:\n  up: {base_url: \"http://127.0.0.1:1/v1\", models: [m], circuit_breaker: {failures: 1000000000}}\ntargets:\n  - {virtual_key: up}\n"), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse([]byte("strategy: {mode: fallback}\nproviders:\n  up: {base_url: \"http://127.0.0.1:1/v1\", models: [m], circuit_breaker: {failures: 1000000000}}\ntargets:\n  - {virtual_key: up}\n"), func(string) (string, bool) { return "", false })
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 func TestReadAtMost(t *testing.T) {
@@ -100,7 +102,7 @@ func BenchmarkReadAtMost(b *testing.B) {
 			fresh := make([]byte, 0, 32<<10)
 			pooled := fresh
 			r := bytes.NewReader(answer)
-			cl := &claim{b: newResponseBudget(DefaultMaxBuffered)}
+			cl := &claim{b: newResponseBudget(config.DefaultMaxBuffered)}
 			b.SetBytes(int64(len(answer)))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -16,8 +18,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/collector"
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
+	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -209,7 +211,7 @@ providers:
   claude: {kind: anthropic, base_url: "` + up.URL() + `", api_key: sk-ant-test, models: [claude-x]}
 targets: [{virtual_key: claude}]
 `
-	parsed, err := router.ParseConfig([]byte(cfg), func(string) (string, bool) { return "", false })
+	parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -302,5 +304,13 @@ func TestCostOptimized(t *testing.T) {
 	buf := make([]*Candidate, 0, 8)
 	if allocs := testing.AllocsPerRun(100, func() { (CostOptimized{}).Order(buf[:0], "m", cands) }); allocs != 0 {
 		t.Errorf("Order allocates %v times per call, want 0", allocs)
+	}
+}
+
+// The config's schema names the modes strategy.mode accepts; every one of
+// them must be a registered strategy, and every strategy one of them.
+func TestStrategiesAreTheConfigModes(t *testing.T) {
+	if got := StrategyNames(); !slices.Equal(got, config.Modes) {
+		t.Fatalf("StrategyNames() = %v, want config.Modes %v", got, config.Modes)
 	}
 }

@@ -17,13 +17,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/collector"
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
+	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -67,7 +69,7 @@ func mixedPool(t *testing.T, mode string, ps ...mixedProvider) (*httptest.Server
 	exp := tracetest.NewInMemoryExporter()
 	sdk.TracerProvider.RegisterSpanProcessor(sdktrace.NewSimpleSpanProcessor(exp))
 	tp := sdk.TracerProvider
-	parsed, err := router.ParseConfig([]byte(cfg.String()), func(string) (string, bool) { return "", false })
+	parsed, err := config.Parse([]byte(cfg.String()), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

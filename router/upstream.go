@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 // upstream is a provider at run time: where it is, how it authenticates,
@@ -30,7 +32,7 @@ func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.upstrea
 
 // newUpstream builds a provider's run-time state; onCircuit (nil: none) is
 // told of its breaker's transitions.
-func newUpstream(name string, p *ProviderConfig, now func() time.Time, onCircuit func(provider string, from, to CircuitState)) *upstream {
+func newUpstream(name string, p *config.Provider, now func() time.Time, onCircuit func(provider string, from, to CircuitState)) *upstream {
 	base := strings.TrimRight(p.BaseURL, "/")
 	u := &upstream{
 		kind:      p.Kind,
@@ -68,7 +70,7 @@ func newUpstream(name string, p *ProviderConfig, now func() time.Time, onCircuit
 // setAuth puts the provider's credential on an upstream request, in the
 // provider's own way. The client's credential is never forwarded.
 func (u *upstream) setAuth(h http.Header) {
-	if u.kind == KindAnthropic {
+	if u.kind == config.KindAnthropic {
 		// Anthropic refuses a request without a version; clients that
 		// name none get the one its API documents as the baseline.
 		if h.Get("Anthropic-Version") == "" {

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 // cmdCheck validates a config: exit 0 with a one-screen summary on stdout,
@@ -32,7 +32,7 @@ const summaryRows = 12
 
 // writeSummary prints what the gateway will do with cfg. getenv supplies
 // the OTLP environment the exporter would read.
-func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(string) string) {
+func writeSummary(w io.Writer, path string, cfg *config.Config, getenv func(string) string) {
 	fmt.Fprintf(w, "%s: ok\n", path)
 	auth := "no client auth: anyone who reaches it may use it"
 	if n := len(cfg.Auth.Keys); n > 0 {
@@ -47,8 +47,8 @@ func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(stri
 	fmt.Fprintf(w, "  mode       %s\n", cfg.Strategy.Mode)
 	l := cfg.Limits
 	fmt.Fprintf(w, "  limits     max_body %s, max_response %s, max_buffered %s, max_connections %d, read_timeout %s, idle_timeout %s\n",
-		l.MaxBody, l.MaxResponse, l.MaxBuffered, l.MaxConnections, router.FormatDuration(l.ReadTimeout), router.FormatDuration(l.IdleTimeout))
-	fmt.Fprintf(w, "  shutdown   delay %s, grace %s\n", router.FormatDuration(cfg.Shutdown.Delay), router.FormatDuration(cfg.Shutdown.Grace))
+		l.MaxBody, l.MaxResponse, l.MaxBuffered, l.MaxConnections, config.FormatDuration(l.ReadTimeout), config.FormatDuration(l.IdleTimeout))
+	fmt.Fprintf(w, "  shutdown   delay %s, grace %s\n", config.FormatDuration(cfg.Shutdown.Delay), config.FormatDuration(cfg.Shutdown.Grace))
 	fmt.Fprintf(w, "  log        level %s, format %s, requests %s\n", cfg.Log.Level, cfg.Log.Format, onOff(cfg.Log.LogRequests()))
 	fmt.Fprintf(w, "  telemetry  service %s; export %s; %s\n", cfg.Telemetry.ServiceName, exportSummary(cfg, getenv), ingestSummary(cfg))
 
@@ -78,7 +78,7 @@ func writeSummary(w io.Writer, path string, cfg *router.Config, getenv func(stri
 
 // modelRoutes lists the client models, sorted, and for each the targets
 // serving it as "target→upstream model", in declaration order.
-func modelRoutes(cfg *router.Config) ([]string, map[string][]string) {
+func modelRoutes(cfg *config.Config) ([]string, map[string][]string) {
 	models := map[string][]string{}
 	for _, t := range cfg.Targets {
 		for m, up := range t.Routes(cfg.Providers[t.VirtualKey]) {
@@ -90,7 +90,7 @@ func modelRoutes(cfg *router.Config) ([]string, map[string][]string) {
 
 // exportSummary says where spans go, the way the exporter decides it: the
 // config's otlp_endpoint, else the OTLP environment, else nowhere.
-func exportSummary(cfg *router.Config, getenv func(string) string) string {
+func exportSummary(cfg *config.Config, getenv func(string) string) string {
 	if e := cfg.Telemetry.OTLPEndpoint; e != "" {
 		return "to " + redactURL(e)
 	}
@@ -102,7 +102,7 @@ func exportSummary(cfg *router.Config, getenv func(string) string) string {
 	return "off (no otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT)"
 }
 
-func ingestSummary(cfg *router.Config) string {
+func ingestSummary(cfg *config.Config) string {
 	in := cfg.Telemetry.Ingest
 	if !in.Enabled {
 		return "ingest off"
@@ -158,7 +158,7 @@ func plural(n int) string {
 
 // configFromFlags parses a command's -config flag and loads and validates
 // that file; on failure it has printed why and returns the exit code.
-func configFromFlags(cmd string, args []string, stderr io.Writer) (*router.Config, string, int) {
+func configFromFlags(cmd string, args []string, stderr io.Writer) (*config.Config, string, int) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", defaultConfigPath(), "config file")
@@ -173,8 +173,8 @@ func configFromFlags(cmd string, args []string, stderr io.Writer) (*router.Confi
 	return cfg, *path, 0
 }
 
-func loadConfig(path string) (*router.Config, error) {
-	cfg, err := router.LoadConfig(path)
+func loadConfig(path string) (*config.Config, error) {
+	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func loadConfig(path string) (*router.Config, error) {
 // printConfigError writes "PATH: N error(s)" and then one line per error,
 // in the order Validate gives (file order).
 func printConfigError(w io.Writer, path string, err error) {
-	var fes router.FieldErrors
+	var fes config.FieldErrors
 	if errors.As(err, &fes) {
 		fmt.Fprintf(w, "%s: %d error(s)\n", path, len(fes))
 	}

@@ -24,11 +24,11 @@ func TestCheckSummary(t *testing.T) {
 	t.Setenv("GROQ_API_KEY", "g")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	code, out, errOut := runCmd("check", "-config", "../../router/testdata/valid.yaml")
+	code, out, errOut := runCmd("check", "-config", "../../router/config/testdata/valid.yaml")
 	if code != 0 || errOut != "" {
 		t.Fatalf("check valid.yaml: exit %d, stderr %q; want 0 and nothing", code, errOut)
 	}
-	want := `../../router/testdata/valid.yaml: ok
+	want := `../../router/config/testdata/valid.yaml: ok
   listen     127.0.0.1:8080 (auth: 1 client key)
   admin      127.0.0.1:9464 (admin token set)
   mode       least-latency
@@ -48,7 +48,7 @@ func TestCheckSummary(t *testing.T) {
 func TestCheckSummaryDefaults(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://user:pw@otel.example:4318?k=v")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	code, out, _ := runCmd("check", "-config", "../../router/testdata/minimal.yaml")
+	code, out, _ := runCmd("check", "-config", "../../router/config/testdata/minimal.yaml")
 	if code != 0 {
 		t.Fatalf("check minimal.yaml: exit %d", code)
 	}
@@ -137,7 +137,7 @@ func TestCheckNeverPrintsSecrets(t *testing.T) {
 			}
 		}
 	}
-	code, out, errOut := runCmd("check", "-config", "../../router/testdata/valid.yaml")
+	code, out, errOut := runCmd("check", "-config", "../../router/config/testdata/valid.yaml")
 	if code != 0 {
 		t.Fatalf("check valid.yaml: exit %d\n%s", code, errOut)
 	}

@@ -15,9 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
@@ -103,7 +104,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	for _, p := range simCfg.Providers {
 		urls[p.Name] = cluster.URL(p.Name)
 	}
-	cfg, err := router.ParseConfig([]byte(demoGatewayConfig(freeOr(*listen), freeOr(*admin), urls)), os.LookupEnv)
+	cfg, err := config.Parse([]byte(demoGatewayConfig(freeOr(*listen), freeOr(*admin), urls)), os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
 		return 1

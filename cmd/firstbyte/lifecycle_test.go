@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-
-	"github.com/firstbyte-dev/firstbyte/router"
 )
 
 func TestLimitListenerHoldsNewConnectionsInTheBacklog(t *testing.T) {
@@ -133,9 +133,9 @@ targets:
   - {virtual_key: a, model_map: {m: m}}
 telemetry: {otlp_endpoint: "http://user:pw@127.0.0.1:4318"}
 `
-	parse := func(text string) *router.Config {
+	parse := func(text string) *config.Config {
 		t.Helper()
-		cfg, err := router.ParseConfig([]byte(text), func(string) (string, bool) { return "", false })
+		cfg, err := config.Parse([]byte(text), func(string) (string, bool) { return "", false })
 		if err != nil {
 			t.Fatal(err)
 		}

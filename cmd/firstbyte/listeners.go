@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 // newServer is an HTTP server bounded the way limits says, for either
@@ -14,7 +14,7 @@ import (
 // HeaderTimeout of it), idle_timeout for a kept-alive connection between
 // requests. There is no write timeout: a stream may rightly last minutes,
 // so the gateway bounds each write instead (router.Options.StreamWriteTimeout).
-func newServer(h http.Handler, l router.Limits, errLog *log.Logger) *http.Server {
+func newServer(h http.Handler, l config.Limits, errLog *log.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadTimeout:       l.ReadTimeout,

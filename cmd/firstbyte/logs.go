@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 // The process's log: log/slog to stderr, text or JSON (log.format), at
@@ -22,7 +22,7 @@ import (
 
 // newLogger is the logger serve writes through; level is kept by the
 // caller so a reload can move it.
-func newLogger(w io.Writer, l router.Log, level *slog.LevelVar) *slog.Logger {
+func newLogger(w io.Writer, l config.Log, level *slog.LevelVar) *slog.Logger {
 	level.Set(l.SlogLevel())
 	opts := &slog.HandlerOptions{Level: level}
 	if l.Format == "json" {
@@ -159,7 +159,7 @@ const maxSummaryRows = 100
 // logStartup writes the start-up summary: where it listens, what it routes
 // and where its telemetry goes, never a key or token. The first line,
 // "firstbyte serving", is the one to wait for.
-func logStartup(logger *slog.Logger, s *stack, cfg *router.Config, getenv func(string) string) {
+func logStartup(logger *slog.Logger, s *stack, cfg *config.Config, getenv func(string) string) {
 	export := "off"
 	if s.SDK.Exporting {
 		export = strings.TrimPrefix(exportSummary(cfg, getenv), "to ")

@@ -16,7 +16,7 @@ func runCmd(args ...string) (int, string, string) {
 func TestCheck(t *testing.T) {
 	t.Setenv("FIRSTBYTE_API_KEY", "k")
 	t.Setenv("GROQ_API_KEY", "g")
-	code, out, _ := runCmd("check", "-config", "../../router/testdata/valid.yaml")
+	code, out, _ := runCmd("check", "-config", "../../router/config/testdata/valid.yaml")
 	if code != 0 || !strings.Contains(out, "ok") || !strings.Contains(out, "model llama-3.3-70b") || !strings.Contains(out, "groq→llama-3.3-70b-versatile") {
 		t.Errorf("check valid: exit %d\n%s", code, out)
 	}
@@ -24,7 +24,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("check printed a secret:\n%s", out)
 	}
 
-	code, _, errOut := runCmd("check", "-config", "../../router/testdata/many_errors.yaml")
+	code, _, errOut := runCmd("check", "-config", "../../router/config/testdata/many_errors.yaml")
 	if code != 1 {
 		t.Errorf("check invalid: exit %d, want 1", code)
 	}
@@ -36,7 +36,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestServeRefusesInvalidConfig(t *testing.T) {
-	code, _, errOut := runCmd("serve", "-config", "../../router/testdata/many_errors.yaml")
+	code, _, errOut := runCmd("serve", "-config", "../../router/config/testdata/many_errors.yaml")
 	if code != 1 || !strings.Contains(errOut, "targets[1].retry.attempts") {
 		t.Errorf("serve with invalid config: exit %d\n%s", code, errOut)
 	}

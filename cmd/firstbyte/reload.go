@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/firstbyte-dev/firstbyte/router"
 )
 
@@ -87,19 +89,19 @@ func (s *stack) applyReload() (changed, refused []string) {
 }
 
 // restartOnly lists what the file changes that a running process cannot:
-// the fields tagged reload:"restart" in router.Config (the listeners'
+// the fields tagged reload:"restart" in config.Config (the listeners'
 // addresses and limits, whose sockets and servers are the ones it started
 // with; the log format; the telemetry set-up, whose SDK, exporter and
 // ingest endpoint are built once). Values are named only where they cannot
 // be secrets.
-func restartOnly(old, cfg *router.Config) router.FieldErrors {
-	var fes router.FieldErrors
-	for _, ch := range router.RestartChanges(old, cfg) {
+func restartOnly(old, cfg *config.Config) config.FieldErrors {
+	var fes config.FieldErrors
+	for _, ch := range config.RestartChanges(old, cfg) {
 		msg := "a reload cannot change it; restart to apply it"
 		if !ch.Hidden {
 			msg = fmt.Sprintf("a reload cannot change it (running with %v, the file says %v); restart to apply it", ch.Was, ch.Now)
 		}
-		fes = append(fes, router.FieldError{Path: ch.Path, Msg: msg})
+		fes = append(fes, config.FieldError{Path: ch.Path, Msg: msg})
 	}
 	return fes
 }
@@ -107,7 +109,7 @@ func restartOnly(old, cfg *router.Config) router.FieldErrors {
 // errorLines is err as "field.path: message" lines, the way check prints
 // them.
 func errorLines(path string, err error) []string {
-	var fes router.FieldErrors
+	var fes config.FieldErrors
 	if errors.As(err, &fes) {
 		lines := make([]string, len(fes))
 		for i, fe := range fes {
@@ -121,7 +123,7 @@ func errorLines(path string, err error) []string {
 // changedKeys names the top-level keys whose values differ, and for
 // providers each one added, removed or changed ("providers.groq"). Only
 // names: a value may be a secret.
-func changedKeys(old, cfg *router.Config) []string {
+func changedKeys(old, cfg *config.Config) []string {
 	var out []string
 	ov, nv := reflect.ValueOf(old).Elem(), reflect.ValueOf(cfg).Elem()
 	t := ov.Type()
@@ -153,7 +155,7 @@ func changedKeys(old, cfg *router.Config) []string {
 
 // keptProviders counts the providers a reload left unchanged, whose
 // breaker and slots carry over.
-func keptProviders(old, cfg *router.Config) int {
+func keptProviders(old, cfg *config.Config) int {
 	n := 0
 	for name, p := range cfg.Providers {
 		if reflect.DeepEqual(old.Providers[name], p) {

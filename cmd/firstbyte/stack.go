@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
 
@@ -53,7 +55,7 @@ type stack struct {
 	ready    atomic.Bool // serving, and not draining
 	draining atomic.Bool // a SIGTERM came: responses carry Connection: close
 	gw       atomic.Pointer[router.Gateway]
-	cfg      atomic.Pointer[router.Config]
+	cfg      atomic.Pointer[config.Config]
 
 	reloadMu sync.Mutex // one reload at a time, and none once the drain began
 }
@@ -67,7 +69,7 @@ type stackOptions struct {
 
 // startStack wires and starts everything a config describes. The order is
 // the data flow: tracker <- aggregator <- span processor <- gateway.
-func startStack(ctx context.Context, cfg *router.Config, o stackOptions) (*stack, error) {
+func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -175,11 +177,11 @@ func (s *stack) serve(srv *http.Server, ln net.Listener, name string) {
 func (s *stack) current() *router.Gateway { return s.gw.Load() }
 
 // config is the config in force now.
-func (s *stack) config() *router.Config { return s.cfg.Load() }
+func (s *stack) config() *config.Config { return s.cfg.Load() }
 
 // gatewayOptions are the router's collaborators for a gateway built from
 // cfg, replacing prev (nil at start).
-func (s *stack) gatewayOptions(cfg *router.Config, prev *router.Gateway) router.Options {
+func (s *stack) gatewayOptions(cfg *config.Config, prev *router.Gateway) router.Options {
 	return router.Options{
 		Stats:          s.Tracker,
 		TracerProvider: s.SDK.TracerProvider,
@@ -200,7 +202,7 @@ func (s *stack) gatewayOptions(cfg *router.Config, prev *router.Gateway) router.
 // applications' spans may teach nothing else, and foreign spans follow the
 // config's rules. Called at start and on every reload, which may change
 // telemetry.ingest.foreign.
-func (s *stack) teachAggregator(cfg *router.Config, gw *router.Gateway) {
+func (s *stack) teachAggregator(cfg *config.Config, gw *router.Gateway) {
 	ts := aggregatorTargets(cfg, gw)
 	s.agg.SetTargets(ts)
 	s.metrics.SetPrices(ts)
@@ -228,7 +230,7 @@ func (s *stack) transportFor() http.RoundTripper {
 
 // aggregatorTargets is the gateway's (target, upstream model) pairs as the
 // aggregator takes them: peers' spans may teach nothing else.
-func aggregatorTargets(cfg *router.Config, gw *router.Gateway) []collector.Target {
+func aggregatorTargets(cfg *config.Config, gw *router.Gateway) []collector.Target {
 	var ts []collector.Target
 	for _, c := range gw.Candidates() {
 		kind, host, port := c.Provider()

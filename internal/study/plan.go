@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/config"
+
 	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -86,7 +88,7 @@ func targetPrice(t Target) float64 {
 // write: one provider per target (its base_url is never called; it only
 // names server.address on spans) serving ClientModel, the scenario's
 // first-byte timeout and breaker, the mode.
-func gatewayConfig(s *Scenario, mode string, targets []int) (*router.Config, error) {
+func gatewayConfig(s *Scenario, mode string, targets []int) (*config.Config, error) {
 	breaker := Breaker{Failures: noBreaker, Cooldown: time.Second}
 	if s.Breaker != nil {
 		breaker = *s.Breaker
@@ -109,7 +111,7 @@ func gatewayConfig(s *Scenario, mode string, targets []int) (*router.Config, err
 	for _, i := range targets {
 		fmt.Fprintf(&b, "  - virtual_key: %s\n", s.Targets[i].Name)
 	}
-	cfg, err := router.ParseConfig([]byte(b.String()), func(string) (string, bool) { return "", false })
+	cfg, err := config.Parse([]byte(b.String()), func(string) (string, bool) { return "", false })
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s, mode %s: %w", s.Name, mode, err)
 	}

@@ -1,4 +1,4 @@
-package router
+package config
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ var docRow = regexp.MustCompile("^\\| `([^`]+)` \\| ([^|]+) \\| ([^|]+) \\|")
 
 func readDocKeys(t *testing.T) map[string]docKey {
 	t.Helper()
-	data, err := os.ReadFile("../docs/config.md")
+	data, err := os.ReadFile("../../docs/config.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestDocsConfigCoversEveryKey(t *testing.T) {
 // applyDefaults sets. "required" is allowed only where the default is
 // empty.
 func TestDocsConfigDefaults(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`
+	cfg, err := Parse([]byte(`
 providers:
   p: {pricing: {m: {}}}
 targets: [{}]
@@ -219,7 +219,7 @@ targets: [{}]
 // TestDocsConfigExampleIsValid: the first config of docs/config.md passes
 // check.
 func TestDocsConfigExampleIsValid(t *testing.T) {
-	data, err := os.ReadFile("../docs/config.md")
+	data, err := os.ReadFile("../../docs/config.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestDocsConfigExampleIsValid(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatal("docs/config.md has no yaml example")
 	}
-	cfg, err := ParseConfig([]byte(example), func(string) (string, bool) { return "set", true })
+	cfg, err := Parse([]byte(example), func(string) (string, bool) { return "set", true })
 	if err == nil {
 		err = cfg.Validate()
 	}
@@ -252,8 +252,8 @@ func TestDocsNameTheRestartOnlyKeys(t *testing.T) {
 	slices.Sort(want)
 	key := regexp.MustCompile("`([a-z_.]+)`")
 	for _, doc := range []struct{ file, from, to string }{
-		{"../docs/operations.md", "**Needs a restart**", "\n\n`POST /admin/reload`"},
-		{"../docs/config.md", "**Some keys cannot change by reload**", "Restart the process"},
+		{"../../docs/operations.md", "**Needs a restart**", "\n\n`POST /admin/reload`"},
+		{"../../docs/config.md", "**Some keys cannot change by reload**", "Restart the process"},
 	} {
 		data, err := os.ReadFile(doc.file)
 		if err != nil {

@@ -1,4 +1,4 @@
-package router
+package config
 
 import (
 	"fmt"
@@ -44,10 +44,10 @@ func (es FieldErrors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Validate reports every problem in c at once, or nil: what ParseConfig
+// Validate reports every problem in c at once, or nil: what Parse
 // could not decode (unknown keys, wrong types, keys written twice), unset
 // ${VAR}s, and the semantic problems of everything that did decode. It
-// expects a Config from ParseConfig or LoadConfig (defaults applied).
+// expects a Config from Parse or Load (defaults applied).
 func (c *Config) Validate() error {
 	v := &validation{c: c}
 	v.errs = append(v.errs, c.decodeErrs...)
@@ -342,10 +342,10 @@ func (c *Config) upstreamModels() map[string]map[string]bool {
 
 func (v *validation) strategy() {
 	mode := v.c.Strategy.Mode
-	if _, ok := strategies[mode]; ok {
+	if slices.Contains(Modes, mode) {
 		return
 	}
-	v.add("strategy.mode", "%s", unknownValue("mode", mode, StrategyNames()))
+	v.add("strategy.mode", "%s", unknownValue("mode", mode, Modes))
 }
 
 func (v *validation) targets() {
@@ -369,7 +369,7 @@ func (v *validation) targets() {
 		if t.Retry.Attempts < 0 {
 			v.add(path+".retry.attempts", "must be 0 or positive, got %d", t.Retry.Attempts)
 		}
-		if w := t.weight(); w < 0 {
+		if w := t.EffectiveWeight(); w < 0 {
 			v.add(path+".weight", "must be 0 or positive, got %g", w)
 		}
 		for _, k := range slices.Sorted(maps.Keys(t.ModelMap)) {

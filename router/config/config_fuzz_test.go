@@ -1,4 +1,4 @@
-package router
+package config
 
 import (
 	"os"
@@ -22,10 +22,10 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("<<: {listen: x}\n"))
 	f.Add([]byte("? [a]\n: b\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := ParseConfig(data, env(nil))
+		cfg, err := Parse(data, env(nil))
 		if err != nil {
 			if _, ok := err.(FieldErrors); !ok {
-				t.Fatalf("ParseConfig error %T is not FieldErrors: %v", err, err)
+				t.Fatalf("Parse error %T is not FieldErrors: %v", err, err)
 			}
 			return
 		}

@@ -1,4 +1,4 @@
-package router
+package config
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 	"github.com/goccy/go-yaml/token"
 )
 
-// Config is the gateway's configuration file. It is plain data: LoadConfig
+// Config is the gateway's configuration file. It is plain data: Load
 // fills it, applyDefaults puts every default in one place, and Validate
 // reports every problem, YAML-level and semantic, each with the field path
 // it concerns. docs/config.md documents every key; a test keeps the two in
@@ -44,15 +44,15 @@ type Config struct {
 	// Providers are the virtual keys, by name: a target names one in its
 	// virtual_key. Client keys are Auth.Keys, not these. At least one is
 	// required.
-	Providers map[string]*ProviderConfig `yaml:"providers"`
-	Strategy  StrategyConfig             `yaml:"strategy"`
+	Providers map[string]*Provider `yaml:"providers"`
+	Strategy  Strategy             `yaml:"strategy"`
 	// Targets are tried in the order the strategy gives; their declaration
 	// order is the fallback order and breaks latency ties. At least one is
 	// required.
-	Targets   []TargetConfig `yaml:"targets"`
+	Targets   []Target `yaml:"targets"`
 	Telemetry Telemetry      `yaml:"telemetry"`
 
-	// What ParseConfig learnt about the file besides its values, for
+	// What Parse learnt about the file besides its values, for
 	// Validate: problems found while decoding, fields whose ${VAR} named
 	// an unset variable, where each field path was written, and the paths
 	// that could not be decoded (see decoder).
@@ -165,8 +165,8 @@ func (l Log) SlogLevel() slog.Level {
 	return slog.LevelInfo
 }
 
-// ProviderConfig is one upstream account (a virtual key).
-type ProviderConfig struct {
+// Provider is one upstream account (a virtual key).
+type Provider struct {
 	// Kind is the wire format: "openai" or "anthropic". Zero: openai.
 	Kind string `yaml:"kind"`
 	// BaseURL is the API root including its version path, e.g.
@@ -223,15 +223,14 @@ type CircuitBreaker struct {
 	Cooldown time.Duration `yaml:"cooldown"`
 }
 
-// StrategyConfig chooses how eligible targets are ordered.
-type StrategyConfig struct {
-	// Mode names a registered strategy (see StrategyNames). Zero:
-	// least-latency.
+// Strategy chooses how eligible targets are ordered.
+type Strategy struct {
+	// Mode is one of Modes. Zero: least-latency.
 	Mode string `yaml:"mode"`
 }
 
-// TargetConfig puts a provider behind one or more client-facing models.
-type TargetConfig struct {
+// Target puts a provider behind one or more client-facing models.
+type Target struct {
 	// VirtualKey names a provider (a key of Config.Providers), not a
 	// client key. Required.
 	VirtualKey string `yaml:"virtual_key"`
@@ -322,6 +321,11 @@ const (
 	KindAnthropic = "anthropic"
 )
 
+// Modes are the routing modes strategy.mode accepts, sorted; package
+// router registers a strategy under each of these names (its tests hold
+// the two lists together).
+var Modes = []string{"cost-optimized", "ewma-latency", "fallback", "least-latency", "loadbalance", "reliable-latency", "round-robin"}
+
 // Log levels and formats Validate accepts.
 var (
 	logLevels  = []string{"debug", "info", "warn", "error"}
@@ -379,17 +383,17 @@ func setDefault[T comparable](field *T, def T) {
 	}
 }
 
-// LoadConfig reads, decodes, expands and defaults a config file. It does
+// Load reads, decodes, expands and defaults a config file. It does
 // not validate: call Validate, which reports every problem at once.
-func LoadConfig(path string) (*Config, error) {
+func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseConfig(data, os.LookupEnv)
+	return Parse(data, os.LookupEnv)
 }
 
-// ParseConfig decodes YAML, expands ${VAR} and ${VAR:-default} in every
+// Parse decodes YAML, expands ${VAR} and ${VAR:-default} in every
 // string with lookup, and applies defaults.
 //
 // Unknown keys, wrong types and keys written twice do not stop it: each is
@@ -397,7 +401,7 @@ func LoadConfig(path string) (*Config, error) {
 // the semantic problems of what did decode (so check lists them all). It
 // fails only when there is nothing to decode: the text is not YAML, not a
 // mapping, or a simulator config; that error is a FieldErrors too.
-func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	var c Config
 	file, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
@@ -601,7 +605,7 @@ func ParseByteSize(s string) (ByteSize, error) {
 // with the upstream model it is sent as: p's models under their own name,
 // and t's model_map, which wins for a model in both. p is
 // Providers[t.VirtualKey]; nil serves the model_map only.
-func (t TargetConfig) Routes(p *ProviderConfig) map[string]string {
+func (t Target) Routes(p *Provider) map[string]string {
 	routes := make(map[string]string, len(t.ModelMap))
 	if p != nil {
 		for _, m := range p.Models {
@@ -612,8 +616,8 @@ func (t TargetConfig) Routes(p *ProviderConfig) map[string]string {
 	return routes
 }
 
-// Weight returns the target's weight with its default applied.
-func (t TargetConfig) weight() float64 {
+// EffectiveWeight is the target's weight with its default applied.
+func (t Target) EffectiveWeight() float64 {
 	if t.Weight == nil {
 		return DefaultTargetWeight
 	}

@@ -1,4 +1,4 @@
-package router
+package config
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func loadTestConfig(t *testing.T, name string, vars map[string]string) (*Config,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ParseConfig(data, env(vars))
+	return Parse(data, env(vars))
 }
 
 // configErrors loads a testdata file and returns every problem found, as
@@ -61,7 +61,7 @@ var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk
 func TestLoadConfigValid(t *testing.T) {
 	cfg, err := loadTestConfig(t, "valid.yaml", validEnv)
 	if err != nil {
-		t.Fatalf("ParseConfig: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
@@ -97,8 +97,8 @@ func TestLoadConfigValid(t *testing.T) {
 		{"pricing", cfg.Providers["groq"].Pricing["llama-3.3-70b-versatile"], Price{Input: 0.59, Output: 0.79}},
 		{"no pricing", len(cfg.Providers["together"].Pricing), 0},
 		{"retry", cfg.Targets[0].Retry.Attempts, 1},
-		{"weight default", cfg.Targets[0].weight(), 1.0},
-		{"weight", cfg.Targets[1].weight(), 2.0},
+		{"weight default", cfg.Targets[0].EffectiveWeight(), 1.0},
+		{"weight", cfg.Targets[1].EffectiveWeight(), 2.0},
 		{"model_map", cfg.Targets[1].ModelMap["llama-3.3-70b"], "meta-llama/Llama-3.3-70B-Instruct-Turbo"},
 		{"mode", cfg.Strategy.Mode, "least-latency"},
 		{"service name", cfg.Telemetry.ServiceName, "gw"},
@@ -178,13 +178,13 @@ func TestLoadConfigAnchors(t *testing.T) {
 }
 
 func TestLoadConfigReliableLatency(t *testing.T) {
-	cfg, err := ParseConfig([]byte(`strategy: {mode: reliable-latency}
+	cfg, err := Parse([]byte(`strategy: {mode: reliable-latency}
 providers:
   local: {base_url: "http://127.0.0.1:9101/v1", models: [m]}
 targets: [{virtual_key: local}]
 `), env(nil))
 	if err != nil {
-		t.Fatalf("ParseConfig: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate() = %v, want nil", err)
@@ -368,7 +368,7 @@ const simConfigMsg = "this looks like a simulator config (firstbyte sim -config 
 var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml"}
 
 func TestLoadConfigErrors(t *testing.T) {
-	modes := strings.Join(StrategyNames(), ", ")
+	modes := strings.Join(Modes, ", ")
 	for _, tt := range configErrorTests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := make([]string, len(tt.want))
@@ -479,7 +479,7 @@ func TestTopLevelMergeBudgetSpentOnce(t *testing.T) {
 	if _, ok := d.mappingEntries(file.Docs[0].Body, ""); !ok || d.mergedEntries*3 < maxMergeEntries || d.mergedEntries >= maxMergeEntries {
 		t.Fatalf("the merge expands to %d entries, want between a third of %d and %d", d.mergedEntries, maxMergeEntries, maxMergeEntries)
 	}
-	cfg, err := ParseConfig([]byte(text), env(nil))
+	cfg, err := Parse([]byte(text), env(nil))
 	if err == nil {
 		err = cfg.Validate()
 	}
@@ -535,9 +535,9 @@ func TestValidateReportsEveryErrorAsFieldErrors(t *testing.T) {
 // TestSimulatorConfigIsNamed: the simulator's own example is recognised as
 // one clear error, not a cascade.
 func TestSimulatorConfigIsNamed(t *testing.T) {
-	cfg, err := LoadConfig("../examples/sim.yaml")
+	cfg, err := Load("../../examples/sim.yaml")
 	if cfg != nil || err == nil || err.Error() != simConfigMsg {
-		t.Errorf("LoadConfig(examples/sim.yaml) = %v, %v; want only %q", cfg, err, simConfigMsg)
+		t.Errorf("Load(examples/sim.yaml) = %v, %v; want only %q", cfg, err, simConfigMsg)
 	}
 }
 
@@ -545,7 +545,7 @@ func TestSimulatorConfigIsNamed(t *testing.T) {
 // shape is reported without repeating it.
 func TestErrorsNeverShowSecrets(t *testing.T) {
 	const canary = "sk-canary-4242"
-	cfg, err := ParseConfig([]byte(fmt.Sprintf(`
+	cfg, err := Parse([]byte(fmt.Sprintf(`
 admin: {listen: 127.0.0.1:9464, token: [%[1]s]}
 auth: {keys: %[1]s}
 providers:
@@ -679,19 +679,19 @@ func TestByteSizeString(t *testing.T) {
 }
 
 func TestTargetRoutes(t *testing.T) {
-	target := TargetConfig{VirtualKey: "groq", ModelMap: map[string]string{"big": "llama-70b", "small": "llama-8b-instant"}}
-	p := &ProviderConfig{Models: []string{"small", "mixtral"}}
+	target := Target{VirtualKey: "groq", ModelMap: map[string]string{"big": "llama-70b", "small": "llama-8b-instant"}}
+	p := &Provider{Models: []string{"small", "mixtral"}}
 	want := map[string]string{"big": "llama-70b", "small": "llama-8b-instant", "mixtral": "mixtral"}
 	if got := target.Routes(p); !maps.Equal(got, want) {
 		t.Errorf("Routes = %v, want %v (the provider's models as themselves, model_map winning)", got, want)
 	}
-	if got := (TargetConfig{}).Routes(p); !maps.Equal(got, map[string]string{"small": "small", "mixtral": "mixtral"}) {
+	if got := (Target{}).Routes(p); !maps.Equal(got, map[string]string{"small": "small", "mixtral": "mixtral"}) {
 		t.Errorf("Routes without model_map = %v, want the provider's models", got)
 	}
 	if got := target.Routes(nil); !maps.Equal(got, target.ModelMap) {
 		t.Errorf("Routes(nil) = %v, want the model_map", got)
 	}
-	if got := (TargetConfig{}).Routes(&ProviderConfig{}); len(got) != 0 {
+	if got := (Target{}).Routes(&Provider{}); len(got) != 0 {
 		t.Errorf("Routes of nothing = %v, want none", got)
 	}
 }
@@ -705,7 +705,7 @@ func TestFormatDuration(t *testing.T) {
 }
 
 func TestExampleConfigsAreValid(t *testing.T) {
-	files, _ := filepath.Glob("../examples/*.yaml")
+	files, _ := filepath.Glob("../../examples/*.yaml")
 	for _, f := range files {
 		if strings.HasSuffix(filepath.Base(f), "sim.yaml") { // simulator configs: TestSimulatorConfigIsNamed, and internal/sim's tests
 			continue
@@ -715,7 +715,7 @@ func TestExampleConfigsAreValid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := ParseConfig(data, func(string) (string, bool) { return "set", true })
+			cfg, err := Parse(data, func(string) (string, bool) { return "set", true })
 			if err != nil {
 				t.Fatal(err)
 			}
