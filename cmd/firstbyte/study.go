@@ -12,8 +12,8 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/cmd/internal/mdsection"
 	"github.com/firstbyte-dev/firstbyte/collector"
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/internal/study"
+	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 

@@ -49,8 +49,8 @@ type Config struct {
 	// Targets are tried in the order the strategy gives; their declaration
 	// order is the fallback order and breaks latency ties. At least one is
 	// required.
-	Targets   []Target `yaml:"targets"`
-	Telemetry Telemetry      `yaml:"telemetry"`
+	Targets   []Target  `yaml:"targets"`
+	Telemetry Telemetry `yaml:"telemetry"`
 
 	// What Parse learnt about the file besides its values, for
 	// Validate: problems found while decoding, fields whose ${VAR} named
