@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -226,8 +228,8 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 		a.tracker.RecordSample(at.target, at.model, ttfb, endTime(span), origin)
 		return true, source
 	}
-	if f := at.fault(); f != telemetry.FaultNone {
-		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), endTime(span))
+	if f := at.fault(); f != fault.None {
+		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), fault.IsTimeout(at.errorType), endTime(span))
 	}
 	return true, source
 }
@@ -262,7 +264,7 @@ type attemptFacts struct {
 	haveStatus    bool
 	badStatus     bool   // a status attribute that is not a number
 	errorType     string // error.type
-	faultAttr     telemetry.Fault
+	faultAttr     fault.Fault
 	haveFault     bool // firstbyte.fault was on the span: the failure model's verdict where the attempt ended
 
 	// What a foreign span is mapped by.
@@ -314,7 +316,7 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			}
 		case attrFault:
 			if v.Type() == pcommon.ValueTypeStr {
-				f.faultAttr, f.haveFault = telemetry.ParseFault(v.Str())
+				f.faultAttr, f.haveFault = fault.Parse(v.Str())
 			}
 		case attrServerAddress:
 			if v.Type() == pcommon.ValueTypeStr {
@@ -387,10 +389,10 @@ func (f *attemptFacts) succeeded() bool {
 
 // fault is the failure model's verdict on the attempt: the one its span
 // carries (firstbyte.fault, set where the attempt ended), or, for a span
-// from a client that does not set it, telemetry.Classify of its HTTP status
+// from a client that does not set it, fault.Classify of its HTTP status
 // and error.type. Nothing else is decided here: a 1xx or 3xx is a fault
 // because Classify says so, whether or not the span's status is Error.
-func (f *attemptFacts) fault() telemetry.Fault {
+func (f *attemptFacts) fault() fault.Fault {
 	if f.haveFault {
 		return f.faultAttr
 	}
@@ -398,7 +400,7 @@ func (f *attemptFacts) fault() telemetry.Fault {
 	if f.haveStatus && f.status >= 0 && f.status < 1000 {
 		status = int(f.status)
 	}
-	return telemetry.Classify(status, f.errorType)
+	return fault.Classify(status, f.errorType)
 }
 
 // spanDuration is how long the span's attempt took (0 without both stamps).

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -277,7 +279,7 @@ func learnedTargets(tr *Tracker) []string {
 // is the failure model's full fault and never a latency sample, whether it
 // is this instance's attempt, a peer's or an application's (foreign).
 func TestRedirectIsAFaultOnEveryPath(t *testing.T) {
-	if got := telemetry.Classify(302, ""); got != telemetry.FaultFull {
+	if got := fault.Classify(302, ""); got != fault.Full {
 		t.Fatalf("Classify(302, \"\") = %v, want full: the test's premise", got)
 	}
 	redirect := map[string]any{
@@ -357,7 +359,7 @@ func TestPeerTraceChangesTheOrder(t *testing.T) {
 }
 
 // failureModelCase is one row of the failure model's one table
-// (telemetry/testdata/failure_model.json), which the pipeline's and the
+// (internal/fault/testdata/failure_model.json), which the pipeline's and the
 // classification's tests read too.
 type failureModelCase struct {
 	Name      string `json:"name"`
@@ -368,7 +370,7 @@ type failureModelCase struct {
 
 func loadFailureModel(t *testing.T) []failureModelCase {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "telemetry", "testdata", "failure_model.json"))
+	data, err := os.ReadFile(filepath.Join("..", "internal", "fault", "testdata", "failure_model.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

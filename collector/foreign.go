@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -180,8 +182,8 @@ func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *tar
 	end := endTime(span)
 	if ttfb, ok := at.sample(); ok {
 		a.tracker.RecordSample(target, at.model, ttfb, end, OriginForeign)
-	} else if f := at.fault(); f != telemetry.FaultNone {
-		a.tracker.RecordFault(target, at.model, f, spanDuration(span), telemetry.Timeout(at.errorType), end)
+	} else if f := at.fault(); f != fault.None {
+		a.tracker.RecordFault(target, at.model, f, spanDuration(span), fault.IsTimeout(at.errorType), end)
 	} else if d, ok := at.unaryDuration(span, from.unary); ok {
 		a.tracker.RecordSample(target, at.model, d, end, OriginForeign)
 	} else {

@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The configured targets foreign spans may map to:
@@ -98,7 +97,7 @@ func TestForeignSpanMapping(t *testing.T) {
 			return f
 		}(), "openai", 0, 1},
 		// The failure model decides, not the span's status alone: a redirect
-		// is nothing a client could use (telemetry.Classify: full), whatever
+		// is nothing a client could use (fault.Classify: full), whatever
 		// else the span carries, and the request's own 4xx teaches nothing.
 		{"a 302 with a chunk time is a fault, not a sample", on, appSpan("app", map[string]any{
 			"http.response.status_code": int64(302), "gen_ai.response.time_to_first_chunk": 0.05, "gen_ai.request.stream": true}), "openai", 0, 1},
@@ -128,7 +127,7 @@ func TestForeignSpanMapping(t *testing.T) {
 				t.Fatal(err)
 			}
 			learned := ""
-			var st telemetry.TargetStats
+			var st stats.Target
 			for _, tg := range foreignTargets {
 				if s := tr.StatsAt(tg.Name, tg.Model, t0); s.Outcomes > 0 {
 					learned, st = tg.Name, s

@@ -6,7 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/telemetry"
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
 
 // series holds the live samples and outcomes of one (target, model) and
@@ -82,7 +83,7 @@ func (x sample) when() int64 { return x.takenAt }
 // outcome is one attempt's end as the failure model sees it: a success
 // (FaultNone, the attempt also gave a sample) or a fault, with what it cost.
 type outcome struct {
-	fault   telemetry.Fault
+	fault   fault.Fault
 	timeout bool          // the fault was running out of time (ewma-latency counts it as a sample)
 	cost    time.Duration // how long the faulted attempt took
 	takenAt int64         // unix ns
@@ -241,11 +242,11 @@ func (s *series) timeoutsFrom(t int64) int {
 // and cost sum. Called with mu held.
 func (s *series) countFault(x outcome, by int) {
 	switch x.fault {
-	case telemetry.FaultNone:
+	case fault.None:
 		return
-	case telemetry.FaultHalf:
+	case fault.Half:
 		s.halfFaults += by
-	case telemetry.FaultFull:
+	case fault.Full:
 		s.fullFaults += by
 	}
 	s.faulted += by
@@ -303,7 +304,7 @@ func (s *series) publish(maxAge int64) {
 		st.staleAt = min(st.staleAt, s.outcomes.front().takenAt+maxAge)
 		st.lastOutcome = s.outcomes.back().takenAt
 		// Σ weight, exactly: the weights are 1 and 1/2.
-		st.faults = float64(s.fullFaults)*telemetry.FaultFull.Weight() + float64(s.halfFaults)*telemetry.FaultHalf.Weight()
+		st.faults = float64(s.fullFaults)*fault.Full.Weight() + float64(s.halfFaults)*fault.Half.Weight()
 		st.weightedOutcomes, st.weightedFaults = s.faultSums.weight(), max(0, s.faultSums.weightedSum())
 		st.outcomes = s.outcomes.n
 		st.faultRate = faultRate(st.faults, st.outcomes)
@@ -351,8 +352,8 @@ func (s *series) refoldEWMA() {
 }
 
 // targetStats is the published figures as the router reads them.
-func (st *seriesStats) targetStats() telemetry.TargetStats {
-	ts := telemetry.TargetStats{
+func (st *seriesStats) targetStats() stats.Target {
+	ts := stats.Target{
 		Samples:          st.samples,
 		P50:              st.p50,
 		EWMA:             st.ewma,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/telemetry"
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
 )
 
 // referenceEWMA is the EWMA as series.ewma computed it before the running
@@ -80,7 +80,7 @@ func recount(s *series, maxAge int64) seriesStats {
 			st.weightedOutcomes += w
 			st.weightedFaults += w * x.fault.Weight()
 			st.faults += x.fault.Weight()
-			if x.fault != telemetry.FaultNone {
+			if x.fault != fault.None {
 				costNs.Add(costNs, big.NewInt(int64(x.cost)))
 				faultN++
 			}
@@ -101,7 +101,7 @@ func recount(s *series, maxAge int64) seriesStats {
 func oldFaultSeconds(s *series) float64 {
 	sum, n := 0.0, 0
 	for i := range s.outcomes.n {
-		if x := s.outcomes.at(i); x.fault != telemetry.FaultNone {
+		if x := s.outcomes.at(i); x.fault != fault.None {
 			sum += x.cost.Seconds()
 			n++
 		}
@@ -184,11 +184,11 @@ func TestPublishedStatsMatchARecount(t *testing.T) {
 				}
 				switch r.IntN(8) {
 				case 0:
-					tr.RecordFault("a", "m", telemetry.FaultFull, value(), true, at)
+					tr.RecordFault("a", "m", fault.Full, value(), true, at)
 				case 1:
-					tr.RecordFault("a", "m", telemetry.FaultHalf, value(), r.IntN(2) == 0, at)
+					tr.RecordFault("a", "m", fault.Half, value(), r.IntN(2) == 0, at)
 				case 2:
-					tr.RecordFault("a", "m", telemetry.FaultFull, value()-time.Second, false, at) // a negative cost counts as 0
+					tr.RecordFault("a", "m", fault.Full, value()-time.Second, false, at) // a negative cost counts as 0
 				default:
 					tr.RecordSample("a", "m", value(), at, Origin(r.IntN(int(originCount))))
 				}
@@ -261,7 +261,7 @@ func TestRunningEWMAShortcutIsExact(t *testing.T) {
 				s.mu.Lock()
 				s.expire(now, maxAge)
 				if r.IntN(4) == 0 {
-					s.insertOutcome(outcome{fault: telemetry.FaultFull, timeout: r.IntN(3) > 0, cost: v, takenAt: at})
+					s.insertOutcome(outcome{fault: fault.Full, timeout: r.IntN(3) > 0, cost: v, takenAt: at})
 				} else {
 					s.insertSample(sample{ttfb: v, logTTFB: logSeconds(v), takenAt: at, origin: OriginPeer})
 					s.insertOutcome(outcome{takenAt: at})

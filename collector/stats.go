@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/telemetry"
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
 
 // The statistics a series publishes, as pure functions over its samples
@@ -64,12 +64,12 @@ func logSeconds(ttfb time.Duration) float64 {
 }
 
 // recencyWeight is the weight of an entry taken age before the newest one:
-// 2^(-age/telemetry.RecencyHalfLife), 1 for the newest.
+// 2^(-age/stats.RecencyHalfLife), 1 for the newest.
 func recencyWeight(age int64) float64 {
 	if age <= 0 {
 		return 1
 	}
-	return math.Exp2(-float64(age) / float64(telemetry.RecencyHalfLife))
+	return math.Exp2(-float64(age) / float64(stats.RecencyHalfLife))
 }
 
 // faultRate is Faults/Outcomes clamped to [0, 1]; 0 with none.

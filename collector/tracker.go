@@ -8,7 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/telemetry"
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
 
 // Defaults of TrackerOptions: the last 100 samples of the last 5 minutes.
@@ -134,12 +135,12 @@ func (t *Tracker) RecordSample(target, model string, ttfb time.Duration, takenAt
 }
 
 // RecordFault adds the outcome of an attempt on (target, model) that failed
-// with fault (FaultHalf or FaultFull; FaultNone is not an outcome and is
+// with fault (fault.Half or fault.Full; fault.None is not an outcome and is
 // ignored) after cost, taken at takenAt; timeout says it ran out of time.
 // Same window, expiry and handling of takenAt as RecordSample, over the
 // outcomes rather than the samples. A negative cost counts as 0.
-func (t *Tracker) RecordFault(target, model string, fault telemetry.Fault, cost time.Duration, timeout bool, takenAt time.Time) {
-	if fault != telemetry.FaultHalf && fault != telemetry.FaultFull {
+func (t *Tracker) RecordFault(target, model string, f fault.Fault, cost time.Duration, timeout bool, takenAt time.Time) {
+	if f != fault.Half && f != fault.Full {
 		return
 	}
 	now, at, ok := t.sampleTime(takenAt)
@@ -152,7 +153,7 @@ func (t *Tracker) RecordFault(target, model string, fault telemetry.Fault, cost 
 	}
 	s.mu.Lock()
 	s.expire(now, t.maxAge)
-	s.insertOutcome(outcome{fault: fault, timeout: timeout, cost: max(0, cost), takenAt: at})
+	s.insertOutcome(outcome{fault: f, timeout: timeout, cost: max(0, cost), takenAt: at})
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }
@@ -188,10 +189,10 @@ func (t *Tracker) seriesFor(target, model string) *series {
 // clock once per request rather than once per candidate. The zero
 // TargetStats means nothing is live. It allocates nothing and, unless
 // something has just expired, locks nothing.
-func (t *Tracker) StatsAt(target, model string, now time.Time) telemetry.TargetStats {
+func (t *Tracker) StatsAt(target, model string, now time.Time) stats.Target {
 	s := t.lookup(target, model)
 	if s == nil {
-		return telemetry.TargetStats{}
+		return stats.Target{}
 	}
 	return s.current(now.UnixNano(), t.maxAge).targetStats()
 }

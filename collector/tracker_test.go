@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/telemetry"
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
 
 // fakeClock is a settable clock, safe for concurrent use.
@@ -532,7 +533,7 @@ func TestTrackerEWMA(t *testing.T) {
 	if st := tr.StatsAt("a", "m", later); st.Samples != 2 || st.EWMA != 260*ms {
 		t.Errorf("after expiry EWMA = %v over %d, want 260ms over 2", st.EWMA, st.Samples)
 	}
-	if st := tr.StatsAt("b", "m", now); st != (telemetry.TargetStats{}) {
+	if st := tr.StatsAt("b", "m", now); st != (stats.Target{}) {
 		t.Errorf("StatsAt of an unknown key = %+v, want zero", st)
 	}
 }
@@ -546,17 +547,17 @@ func TestTrackerEWMACountsTimeouts(t *testing.T) {
 	tr := newTestTracker(clock)
 	tr.Record("a", "m", ms(20), t0.Add(-4*time.Second))
 	tr.Record("a", "m", ms(20), t0.Add(-3*time.Second))
-	tr.RecordFault("a", "m", telemetry.FaultFull, ms(5), false, t0.Add(-2*time.Second))
+	tr.RecordFault("a", "m", fault.Full, ms(5), false, t0.Add(-2*time.Second))
 	if st := tr.StatsAt("a", "m", t0); st.EWMA != ms(20) {
 		t.Errorf("EWMA after a quick 503 = %v, want 20ms (faults that are not timeouts are no sample)", st.EWMA)
 	}
-	tr.RecordFault("a", "m", telemetry.FaultFull, ms(200), true, t0.Add(-time.Second))
+	tr.RecordFault("a", "m", fault.Full, ms(200), true, t0.Add(-time.Second))
 	st := tr.StatsAt("a", "m", t0)
 	if st.EWMA != ms(74) || st.Samples != 2 || st.P50 != ms(20) {
 		t.Errorf("after a timeout: EWMA %v, samples %d, p50 %v; want 74ms, 2, 20ms (the p50 counts samples only)", st.EWMA, st.Samples, st.P50)
 	}
 	// Only timeouts: an EWMA, no sample.
-	tr.RecordFault("b", "m", telemetry.FaultFull, ms(300), true, t0)
+	tr.RecordFault("b", "m", fault.Full, ms(300), true, t0)
 	if st := tr.StatsAt("b", "m", t0); st.EWMA != ms(300) || st.Samples != 0 || !st.OnlyFaults() {
 		t.Errorf("only a timeout: %+v, want EWMA 300ms, no sample, only faults", st)
 	}
@@ -589,7 +590,7 @@ func TestWeightedMoments(t *testing.T) {
 }
 
 func TestRecencyWeight(t *testing.T) {
-	h := int64(telemetry.RecencyHalfLife)
+	h := int64(stats.RecencyHalfLife)
 	for _, tt := range []struct {
 		age  int64
 		want float64
@@ -671,7 +672,7 @@ func TestTrackerFaults(t *testing.T) {
 	tr := newTestTracker(clock)
 
 	// Only faults: a fault rate and its cost, but no latency.
-	tr.RecordFault("groq", "llama", telemetry.FaultFull, ms(300), false, t0)
+	tr.RecordFault("groq", "llama", fault.Full, ms(300), false, t0)
 	st := tr.StatsAt("groq", "llama", clock.Now())
 	if st.Samples != 0 || st.Outcomes != 1 || st.FaultRate != 1 || !st.OnlyFaults() || st.FaultSeconds != 0.3 || !st.LastOutcome.Equal(t0) {
 		t.Errorf("after one fault: %+v; want no sample, 1 outcome, rate 1, only faults, 0.3 s a fault", st)
@@ -681,7 +682,7 @@ func TestTrackerFaults(t *testing.T) {
 	// fault cost is the mean over the faults only.
 	tr.Record("groq", "llama", ms(100), t0)
 	tr.Record("groq", "llama", ms(400), t0)
-	tr.RecordFault("groq", "llama", telemetry.FaultHalf, ms(100), false, t0)
+	tr.RecordFault("groq", "llama", fault.Half, ms(100), false, t0)
 	st = tr.StatsAt("groq", "llama", clock.Now())
 	wantStd := math.Log(4) / math.Sqrt2
 	if st.Samples != 2 || math.Abs(st.LogMean-math.Log(0.2)) > 1e-12 || math.Abs(st.LogStd-wantStd) > 1e-12 ||
@@ -690,7 +691,7 @@ func TestTrackerFaults(t *testing.T) {
 	}
 
 	// FaultNone is not an outcome.
-	tr.RecordFault("groq", "llama", telemetry.FaultNone, ms(1), false, t0)
+	tr.RecordFault("groq", "llama", fault.None, ms(1), false, t0)
 	if st := tr.StatsAt("groq", "llama", clock.Now()); st.Outcomes != 4 {
 		t.Errorf("outcomes after a FaultNone = %d, want 4", st.Outcomes)
 	}
@@ -703,9 +704,9 @@ func TestTrackerFaults(t *testing.T) {
 func TestTrackerRecencyWeights(t *testing.T) {
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
-	h := telemetry.RecencyHalfLife
+	h := stats.RecencyHalfLife
 	tr.Record("a", "m", ms(400), t0.Add(-2*h))
-	tr.RecordFault("a", "m", telemetry.FaultFull, ms(10), false, t0.Add(-2*h))
+	tr.RecordFault("a", "m", fault.Full, ms(10), false, t0.Add(-2*h))
 	tr.Record("a", "m", ms(100), t0)
 	st := tr.StatsAt("a", "m", t0)
 	wantMean := (0.25*math.Log(0.4) + math.Log(0.1)) / 1.25
@@ -750,12 +751,12 @@ func TestTrackerOutcomesExpireAndSlide(t *testing.T) {
 	clock := newFakeClock(t0)
 	tr := NewTracker(TrackerOptions{Now: clock.Now, Window: 4})
 	tr.Record("groq", "llama", ms(100), t0)
-	tr.RecordFault("groq", "llama", telemetry.FaultFull, 0, false, t0.Add(time.Minute))
+	tr.RecordFault("groq", "llama", fault.Full, 0, false, t0.Add(time.Minute))
 	clock.Advance(2 * time.Minute)
 
 	// Window 4: the first fault and the success slide out.
 	for range 3 {
-		tr.RecordFault("groq", "llama", telemetry.FaultFull, 0, false, time.Time{})
+		tr.RecordFault("groq", "llama", fault.Full, 0, false, time.Time{})
 	}
 	tr.Record("groq", "llama", ms(100), time.Time{})
 	if st := tr.StatsAt("groq", "llama", clock.Now()); st.FaultRate != 0.75 {
@@ -765,7 +766,7 @@ func TestTrackerOutcomesExpireAndSlide(t *testing.T) {
 	// 5 minutes after the faults and the second success, everything has
 	// expired, and P50 agrees.
 	clock.Advance(DefaultMaxAge)
-	if st := tr.StatsAt("groq", "llama", clock.Now()); st != (telemetry.TargetStats{}) {
+	if st := tr.StatsAt("groq", "llama", clock.Now()); st != (stats.Target{}) {
 		t.Errorf("after expiry: %+v, want nothing live", st)
 	}
 	if _, _, ok := tr.P50("groq", "llama"); ok {
@@ -778,7 +779,7 @@ func TestTrackerOutcomesExpireAndSlide(t *testing.T) {
 func TestTrackerOutcomeExpiryRepublishes(t *testing.T) {
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
-	tr.RecordFault("groq", "llama", telemetry.FaultFull, 0, false, t0)
+	tr.RecordFault("groq", "llama", fault.Full, 0, false, t0)
 	clock.Advance(time.Minute)
 	tr.Record("groq", "llama", ms(100), time.Time{})
 	if st := tr.StatsAt("groq", "llama", clock.Now()); st.FaultRate != 0.5 {
@@ -795,7 +796,7 @@ func TestTrackerStatsAtDoesNotAllocate(t *testing.T) {
 	tr := newTestTracker(clock)
 	for i := range 100 {
 		tr.Record("groq", "llama", ms(i), t0)
-		tr.RecordFault("groq", "llama", telemetry.FaultHalf, ms(3), false, t0)
+		tr.RecordFault("groq", "llama", fault.Half, ms(3), false, t0)
 	}
 	now := clock.Now()
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -819,7 +820,7 @@ func TestDecayingSumsMatchARecount(t *testing.T) {
 		clock.Advance(time.Duration(r.IntN(20)) * time.Millisecond)
 		at := clock.Now().Add(-time.Duration(r.IntN(50)) * time.Millisecond) // some arrive late
 		if i%7 == 0 {
-			tr.RecordFault("a", "m", telemetry.FaultFull, ms(5), false, at)
+			tr.RecordFault("a", "m", fault.Full, ms(5), false, at)
 			continue
 		}
 		tr.Record("a", "m", time.Duration(10+r.IntN(90))*time.Millisecond, at)

@@ -93,12 +93,12 @@ func seriesNames(name string, typ dto.MetricType) []string {
 // this one runs in milliseconds and names the code to look at.
 func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	t.Helper()
-	reg := telemetry.NewRegistry()
+	reg := collector.NewRegistry()
 	m := collector.NewMetrics(reg)
-	telemetry.NewLifecycle(reg)
+	collector.NewLifecycle(reg)
 	m.SetPrices([]collector.Target{{Name: "t", Model: "up", Priced: true, Price: collector.TokenPrice{Input: 1, Output: 2}}})
-	reg.MustRegister(telemetry.NewRoutingCollector(func() []telemetry.RoutingRow {
-		return []telemetry.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true, FaultRate: 0.1, Outcomes: 10}}
+	reg.MustRegister(collector.NewRoutingCollector(func() []collector.RoutingRow {
+		return []collector.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true, FaultRate: 0.1, Outcomes: 10}}
 	}))
 
 	//   [server span: POST /v1/chat/completions, model m, 200, 0.15 s upstream wait,

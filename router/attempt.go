@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -20,7 +22,7 @@ import (
 // Each attempt has three moments, and its CLIENT span marks them: start
 // (the request is sent), first byte (the first chunk of a stream, or the
 // whole body of a unary answer) and end. At the end the failure model
-// (telemetry.Classify) judges it once; the span carries the verdict
+// (fault.Classify) judges it once; the span carries the verdict
 // (firstbyte.fault) and the breaker is told the same.
 
 var (
@@ -124,7 +126,7 @@ func (a *attemptRun) abandon(adm admission) {
 		adm.resolve(resultNeutral)
 		return
 	}
-	a.reason, a.outcome = telemetry.ErrorCanceled, telemetry.OutcomeCanceled
+	a.reason, a.outcome = fault.ErrorCanceled, telemetry.OutcomeCanceled
 	a.finish(adm)
 }
 
@@ -134,9 +136,9 @@ func (a *attemptRun) failover(status int, reason string) verdict {
 	a.reason, a.outcome = reason, telemetry.OutcomeFailover
 	clientStatus := status
 	switch {
-	case reason == telemetry.ErrorTimeout:
+	case reason == fault.ErrorTimeout:
 		clientStatus = http.StatusGatewayTimeout
-	case reason == telemetry.ErrorResponseBufferFull:
+	case reason == fault.ErrorResponseBufferFull:
 		// The gateway's own answer buffers are full for now: unavailable,
 		// worth a retry, and not the upstream's bad answer a 502 would say.
 		clientStatus = http.StatusServiceUnavailable
@@ -210,7 +212,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		}
 		return a.relayUnary(ctx, actx, resp, sent, firstByte)
 	}
-	if telemetry.Classify(s, "") == telemetry.FaultFull { // 408, 429, 5xx, and a 1xx or 3xx no client could use
+	if fault.Classify(s, "") == fault.Full { // 408, 429, 5xx, and a 1xx or 3xx no client could use
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
 		c.upstreamWait += a.g.since(sent)
 		return a.failover(s, strconv.Itoa(s))
@@ -222,7 +224,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		if (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, errBody) {
 			// The provider's own context limit: another provider may have a
 			// larger window. Not the provider's fault.
-			return a.failover(s, telemetry.ErrorContextOverflow)
+			return a.failover(s, fault.ErrorContextOverflow)
 		}
 		return a.passThrough(resp, errBody, whole)
 	}
@@ -232,20 +234,20 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 // transportFailure classifies an error before any usable answer arrived.
 func (a *attemptRun) transportFailure(ctx, actx context.Context) verdict {
 	if ctx.Err() != nil {
-		a.reason, a.outcome = telemetry.ErrorCanceled, telemetry.OutcomeCanceled
+		a.reason, a.outcome = fault.ErrorCanceled, telemetry.OutcomeCanceled
 		return verdictDone
 	}
 	if errors.Is(context.Cause(actx), errStopping) {
 		// Not the provider's fault, and no other target could answer in
 		// time either: the process is going.
-		a.reason, a.outcome = telemetry.ErrorCanceled, telemetry.OutcomeCanceled
+		a.reason, a.outcome = fault.ErrorCanceled, telemetry.OutcomeCanceled
 		c := a.c
 		setGatewayHeaders(c.w.Header(), c)
 		a.g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 		return verdictDone
 	}
 	if errors.Is(context.Cause(actx), errFirstByteTimeout) || errors.Is(context.Cause(actx), errTotalTimeout) {
-		return a.failover(0, telemetry.ErrorTimeout)
+		return a.failover(0, fault.ErrorTimeout)
 	}
-	return a.failover(0, telemetry.ErrorTransport)
+	return a.failover(0, fault.ErrorTransport)
 }

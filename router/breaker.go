@@ -27,7 +27,7 @@ func (s CircuitState) String() string {
 }
 
 // result is what an admitted attempt tells its breaker at its end, read
-// from the failure model (telemetry.Classify): the provider answered
+// from the failure model (fault.Classify): the provider answered
 // (success), the provider faulted (fault), or the attempt says nothing of
 // the provider (neutral: the client left, or the attempt never went out).
 type result uint8

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -22,7 +24,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/router"
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The budget of bytes held for unary answers (limits.max_buffered), through
@@ -201,8 +202,8 @@ func TestSpentBudgetFailsOverWithoutBlame(t *testing.T) {
 			continue
 		}
 		seen++
-		if et, f := attrs["error.type"].AsString(), attrs["firstbyte.fault"].AsString(); et != telemetry.ErrorResponseBufferFull || f != "none" {
-			t.Errorf("a's attempt: error.type %q, fault %q; want %q, none", et, f, telemetry.ErrorResponseBufferFull)
+		if et, f := attrs["error.type"].AsString(), attrs["firstbyte.fault"].AsString(); et != fault.ErrorResponseBufferFull || f != "none" {
+			t.Errorf("a's attempt: error.type %q, fault %q; want %q, none", et, f, fault.ErrorResponseBufferFull)
 		}
 		if _, ok := attrs["gen_ai.response.time_to_first_chunk"]; ok {
 			t.Error("a's attempt carries a time to first chunk: it would teach the tracker a latency")
@@ -273,8 +274,8 @@ func TestBudgetCountsEveryAnswerInFlight(t *testing.T) {
 	// 300 KiB arrived: the pooled 32 KiB, then blocks of 64, 128 and 256.
 	held := waitBuffered(t, gw, "the slow answer's blocks", func(n int64) bool { return n == 448<<10 })
 	resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
-	if body := readAll(t, resp.Body); resp.StatusCode != 503 || !strings.Contains(body, telemetry.ErrorResponseBufferFull) {
-		t.Errorf("600 KiB beside %d held of 1MiB: %d %.200s, want 503 %s", held, resp.StatusCode, body, telemetry.ErrorResponseBufferFull)
+	if body := readAll(t, resp.Body); resp.StatusCode != 503 || !strings.Contains(body, fault.ErrorResponseBufferFull) {
+		t.Errorf("600 KiB beside %d held of 1MiB: %d %.200s, want 503 %s", held, resp.StatusCode, body, fault.ErrorResponseBufferFull)
 	}
 	resp = post(t, srv.URL, "/v1/chat/completions", chatBody)
 	if body := readAll(t, resp.Body); resp.StatusCode != 200 || len(body) != 100<<10 {
@@ -441,10 +442,10 @@ func TestBudgetUnderConcurrency(t *testing.T) {
 				switch {
 				case resp.StatusCode == 200 && string(body) == answer:
 					served.Add(1)
-				case resp.StatusCode == 503 && strings.Contains(string(body), telemetry.ErrorResponseBufferFull):
+				case resp.StatusCode == 503 && strings.Contains(string(body), fault.ErrorResponseBufferFull):
 					refused.Add(1)
 				default:
-					t.Errorf("%d %.200s, want the whole answer or a 503 naming %s", resp.StatusCode, body, telemetry.ErrorResponseBufferFull)
+					t.Errorf("%d %.200s, want the whole answer or a 503 naming %s", resp.StatusCode, body, fault.ErrorResponseBufferFull)
 				}
 			}
 		})
@@ -502,8 +503,8 @@ func TestReloadSharesTheAnswerBudget(t *testing.T) {
 	defer srv.Close()
 	// 700 KiB beside what the old gateway holds does not fit the new 1MiB.
 	resp := post(t, srv.URL, "/v1/chat/completions", chatBody)
-	if body := readAll(t, resp.Body); resp.StatusCode != 503 || !strings.Contains(body, telemetry.ErrorResponseBufferFull) {
-		t.Errorf("new gateway, old answer in flight: %d %.200s, want 503 %s", resp.StatusCode, body, telemetry.ErrorResponseBufferFull)
+	if body := readAll(t, resp.Body); resp.StatusCode != 503 || !strings.Contains(body, fault.ErrorResponseBufferFull) {
+		t.Errorf("new gateway, old answer in flight: %d %.200s, want 503 %s", resp.StatusCode, body, fault.ErrorResponseBufferFull)
 	}
 	close(release)
 	if s := <-done; s != 200 {

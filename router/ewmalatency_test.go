@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/telemetry"
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
 
 // ewmaStats is one target seen by ewma-latency: its EWMA and when it last
 // taught anything.
-func ewmaStats(ewma time.Duration, seen time.Time) telemetry.TargetStats {
-	return telemetry.TargetStats{Samples: 5, P50: ewma, EWMA: ewma, Newest: seen, Outcomes: 5}
+func ewmaStats(ewma time.Duration, seen time.Time) stats.Target {
+	return stats.Target{Samples: 5, P50: ewma, EWMA: ewma, Newest: seen, Outcomes: 5}
 }
 
 func TestEWMALatencyOrder(t *testing.T) {

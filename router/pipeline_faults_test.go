@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,11 +23,10 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // failureRow is one row of the failure model's one table
-// (telemetry/testdata/failure_model.json), which the classification's and
+// (internal/fault/testdata/failure_model.json), which the classification's and
 // the aggregator's tests read too.
 type failureRow struct {
 	Name      string `json:"name"`
@@ -37,7 +38,7 @@ type failureRow struct {
 
 func failureTable(t *testing.T) []failureRow {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "telemetry", "testdata", "failure_model.json"))
+	data, err := os.ReadFile(filepath.Join("..", "internal", "fault", "testdata", "failure_model.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,25 +56,25 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 	switch row.ErrorType {
 	case "":
 		return jsonAnswer(200, `{"ok":true}`), true
-	case telemetry.ErrorContextOverflow:
+	case fault.ErrorContextOverflow:
 		return jsonAnswer(row.Status, `{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}`), true
-	case telemetry.ErrorInvalidResponse:
+	case fault.ErrorInvalidResponse:
 		return jsonAnswer(200, `{"choices":[{"message":`), true // cut short
-	case telemetry.ErrorResponseTooLarge:
+	case fault.ErrorResponseTooLarge:
 		return jsonAnswer(200, `{"pad":"`+strings.Repeat("x", 2048)+`"}`), true // the gateway caps answers at 1KiB here
-	case telemetry.ErrorResponseBufferFull:
+	case fault.ErrorResponseBufferFull:
 		// 600 KiB without a Content-Length, beside the 448 KiB another
 		// answer holds (budgetHolder): its blocks and contiguous copy need
 		// more than the 1MiB of max_buffered in rowLimits leaves.
 		return chunkedAnswer(padJSON(600 << 10)), true
-	case telemetry.ErrorTimeout:
+	case fault.ErrorTimeout:
 		return func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
 			}
 		}, true
-	case telemetry.ErrorTransport:
+	case fault.ErrorTransport:
 		return func(w http.ResponseWriter, r *http.Request) {
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
@@ -95,7 +96,7 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 // rowLimits is the gateway's limits for a row: answers capped at 1KiB,
 // except where the row needs the budget of held answers spent.
 func rowLimits(row failureRow) string {
-	if row.ErrorType == telemetry.ErrorResponseBufferFull {
+	if row.ErrorType == fault.ErrorResponseBufferFull {
 		return "limits: {max_response: 1MiB, max_buffered: 1MiB}"
 	}
 	return "limits: {max_response: 1KiB}"
@@ -119,7 +120,7 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 			a := newUpstream(t, handle)
 			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 			o := router.Options{TracerProvider: tp}
-			if row.ErrorType == telemetry.ErrorResponseBufferFull {
+			if row.ErrorType == fault.ErrorResponseBufferFull {
 				// Alone, an answer is never refused: another holds some.
 				holder, _, finish := budgetHolder(t, rowLimits(row))
 				defer finish()

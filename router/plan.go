@@ -3,6 +3,8 @@ package router
 import (
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -83,7 +85,7 @@ func (c *Candidate) SpanName(operation string) string { return c.spanName(operat
 // AttemptEnd is how an attempt ended, as its span records it.
 type AttemptEnd struct {
 	Status    int    // upstream HTTP status; 0 for none
-	ErrorType string // error.type: "" on success, a status code, or a telemetry.Error* reason
+	ErrorType string // error.type: "" on success, a status code, or a fault.Error* reason
 	Outcome   string // firstbyte.outcome
 	TTFB      time.Duration
 	HasTTFB   bool // the attempt reached its first byte
@@ -93,18 +95,18 @@ type AttemptEnd struct {
 }
 
 // Fault is the failure model's verdict on the end.
-func (e AttemptEnd) Fault() telemetry.Fault { return telemetry.Classify(e.Status, e.ErrorType) }
+func (e AttemptEnd) Fault() fault.Fault { return fault.Classify(e.Status, e.ErrorType) }
 
 // breakerResult is what the end tells the breaker: a fault, neutral when
 // nothing was learned of the provider (the client left, or the gateway had
 // no room to hold its answer), else success (the provider answered).
 func (e AttemptEnd) breakerResult() result {
 	switch {
-	case e.Outcome == telemetry.OutcomeCanceled, e.ErrorType == telemetry.ErrorResponseBufferFull:
+	case e.Outcome == telemetry.OutcomeCanceled, e.ErrorType == fault.ErrorResponseBufferFull:
 		// Nothing learned of the provider: the client left, or the
 		// gateway could not hold the answer to judge it.
 		return resultNeutral
-	case e.Fault() == telemetry.FaultFull:
+	case e.Fault() == fault.Full:
 		return resultFault
 	}
 	return resultSuccess

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -37,7 +39,7 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 	limit := a.g.maxResponse
 	if resp.ContentLength > limit {
 		a.c.upstreamWait += a.g.since(sent)
-		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
+		return a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
 	}
 	body, over, err := readAnswer(bufp, resp.Body, resp.ContentLength, limit, &cl)
 	// The one reading of the moment the whole answer was in: the wait on
@@ -46,20 +48,20 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 	wait := arrived.Sub(sent)
 	a.c.upstreamWait += wait
 	if err == errBufferFull {
-		return a.failover(resp.StatusCode, telemetry.ErrorResponseBufferFull)
+		return a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 	}
 	if err != nil {
 		a.setStatus(resp.StatusCode)
 		return a.transportFailure(ctx, actx)
 	}
 	if over {
-		return a.failover(resp.StatusCode, telemetry.ErrorResponseTooLarge)
+		return a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
 	}
 	enc := encoded(resp.Header)
 	if enc && a.x.conv != convNone {
 		// The gateway cannot translate what it cannot read, and it never
 		// asked for an encoding: as unusable as garbage.
-		return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
+		return a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 	}
 	if !enc && a.x.conv != convNone && !validJSON(body) {
 		// Cut short or garbage: a fast wrong answer must neither reach the
@@ -67,14 +69,14 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 		// relayed as it came is checked by a.x.unary, in the pass that
 		// reads its usage; one to translate is checked before the budget
 		// holds room for its translation.)
-		return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
+		return a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 	}
 	// A translation is a second copy, about the size of the first: the
 	// budget holds that much for it (the answer's own allowance covers a
 	// small one).
 	translated := !enc && a.x.conv != convNone && len(body) > answerBase
 	if translated && !cl.take(int64(len(body))) {
-		return a.failover(resp.StatusCode, telemetry.ErrorResponseBufferFull)
+		return a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 	}
 	firstByte.Stop()
 	a.ttfb, a.hasTTFB = wait, true
@@ -84,13 +86,13 @@ func (a *attemptRun) relayUnary(ctx, actx context.Context, resp *http.Response, 
 		if err != nil {
 			// Valid JSON, but not the API's answer: as unusable as garbage.
 			a.hasTTFB = false
-			return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
+			return a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 		}
 		if more := int64(cap(out) - len(body)); translated && more > 0 && !cl.take(more) {
 			// It came out larger than the budget held for it, and the rest
 			// does not fit: it is held already, but no longer than this.
 			a.hasTTFB = false
-			return a.failover(resp.StatusCode, telemetry.ErrorResponseBufferFull)
+			return a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 		}
 		answer, a.usage = out, usage
 	}
@@ -326,7 +328,7 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 		// byte of it was the client's: fail over.
 		a.hasTTFB = false
 		if ferr != nil || err == io.EOF || err == errStreamFinished {
-			return a.failover(resp.StatusCode, telemetry.ErrorInvalidResponse)
+			return a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 		}
 		return a.transportFailure(ctx, actx)
 	}
@@ -400,7 +402,7 @@ func (a *attemptRun) relayStream(ctx, actx context.Context, cancel context.Cance
 	// The upstream broke mid-stream (or sent what is not its API's stream,
 	// or stopped without saying how), or the shutdown grace ended it:
 	// finish any partial event, then say so.
-	a.outcome, a.reason = telemetry.OutcomeBroken, telemetry.ErrorStreamBroken
+	a.outcome, a.reason = telemetry.OutcomeBroken, fault.ErrorStreamBroken
 	msg := "upstream stream interrupted after the first byte"
 	switch cause := context.Cause(actx); {
 	case ferr != nil:

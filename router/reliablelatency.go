@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
+
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -44,7 +46,7 @@ const (
 // the faults expected first, f/(1-f), times what a fault of this target
 // costs (the mean duration of its live faults). A target failing fast
 // costs little; one failing after 300 ms costs a lot. Every figure is
-// recency-weighted (half-life telemetry.RecencyHalfLife) and the evidence
+// recency-weighted (half-life stats.RecencyHalfLife) and the evidence
 // decays with the age of the newest data, so a posterior widens while a
 // target gets no traffic and it is re-tried; a handful of unlucky attempts
 // never shuts a target out.
@@ -90,7 +92,7 @@ type posterior struct {
 }
 
 // posteriorOf turns a target's statistics into its posterior as of now.
-func posteriorOf(st *telemetry.TargetStats, now time.Time) posterior {
+func posteriorOf(st *stats.Target, now time.Time) posterior {
 	p := posterior{logMean: st.LogMean, faultSeconds: st.FaultSeconds}
 	n := st.LogWeight * decay(now.Sub(st.Newest))
 	p.logSpread = min(max(st.LogStd, minLogStd)/math.Sqrt(max(n, 1e-9)), maxLogSpread)
@@ -105,7 +107,7 @@ func decay(age time.Duration) float64 {
 	if age <= 0 {
 		return 1
 	}
-	return math.Exp2(-float64(age) / float64(telemetry.RecencyHalfLife))
+	return math.Exp2(-float64(age) / float64(stats.RecencyHalfLife))
 }
 
 // expectedCost is the score: the expected time to a first byte when trying

@@ -8,15 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
+
 	"github.com/firstbyte-dev/firstbyte/collector"
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // target builds the statistics of a target seen just now: a typical latency
 // with the given log spread over n recent samples, and outcomes of which
 // faults (weighted) failed after faultCost each.
-func target(p50 time.Duration, logStd float64, n int, outcomes int, faults float64, faultCost time.Duration) telemetry.TargetStats {
-	st := telemetry.TargetStats{
+func target(p50 time.Duration, logStd float64, n int, outcomes int, faults float64, faultCost time.Duration) stats.Target {
+	st := stats.Target{
 		Samples: n, P50: p50, EWMA: p50, LogMean: math.Log(p50.Seconds()), LogStd: logStd, LogWeight: float64(n),
 		Newest: t0, Outcomes: outcomes, Faults: faults, WeightedOutcomes: float64(outcomes), WeightedFaults: faults,
 		FaultSeconds: faultCost.Seconds(),
@@ -120,7 +122,7 @@ func TestBetaDrawMoments(t *testing.T) {
 func TestPosteriorWidensWithAge(t *testing.T) {
 	st := target(20*time.Millisecond, 0.25, 100, 100, 30, time.Millisecond)
 	fresh := posteriorOf(&st, t0)
-	old := posteriorOf(&st, t0.Add(10*telemetry.RecencyHalfLife))
+	old := posteriorOf(&st, t0.Add(10*stats.RecencyHalfLife))
 	if math.Abs(fresh.logSpread-0.025) > 1e-12 {
 		t.Errorf("fresh spread = %v, want 0.25/sqrt(100)", fresh.logSpread)
 	}
@@ -133,7 +135,7 @@ func TestPosteriorWidensWithAge(t *testing.T) {
 	if old.faultA+old.faultB > faultPriorFaults+faultPriorSuccesses+0.2 {
 		t.Errorf("old Beta = (%v, %v), want near the prior", old.faultA, old.faultB)
 	}
-	never := posteriorOf(&telemetry.TargetStats{Samples: 1, LogWeight: 1, Newest: t0.Add(-time.Hour)}, t0)
+	never := posteriorOf(&stats.Target{Samples: 1, LogWeight: 1, Newest: t0.Add(-time.Hour)}, t0)
 	if never.logSpread != maxLogSpread {
 		t.Errorf("spread of hour-old evidence = %v, want the cap %v", never.logSpread, maxLogSpread)
 	}
@@ -141,9 +143,9 @@ func TestPosteriorWidensWithAge(t *testing.T) {
 
 // leads orders n requests with a seeded source and counts who led and how
 // each selection was reported.
-func leads(t *testing.T, stats statsTable, now func() time.Time, n int) (map[string]int, map[string]int) {
+func leads(t *testing.T, st statsTable, now func() time.Time, n int) (map[string]int, map[string]int) {
 	t.Helper()
-	s := NewReliableLatency(stats, now, rand.New(rand.NewPCG(1, 2)))
+	s := NewReliableLatency(st, now, rand.New(rand.NewPCG(1, 2)))
 	s.every = time.Hour // the safety-net probe is tested on its own
 	cands := newCandidates("a", "b", "c")
 	leadBy, sels := map[string]int{}, map[string]int{}
@@ -214,12 +216,12 @@ func TestReliableLatencyChoices(t *testing.T) {
 // rate: fresh, it almost never leads; 5 half-lives later it does.
 func TestReliableLatencyRetriesAnAgedTarget(t *testing.T) {
 	ms := time.Millisecond
-	stats := statsTable{"a": target(20*ms, 0.25, 100, 100, 0, 0), "b": target(40*ms, 0.25, 5, 5, 0, 0), "c": target(80*ms, 0.25, 5, 5, 0, 0)}
-	freshLeads, _ := leads(t, stats, fixedNow, 2000)
-	aged := stats["b"]
-	aged.Newest, aged.LastOutcome = t0.Add(-5*telemetry.RecencyHalfLife), t0.Add(-5*telemetry.RecencyHalfLife)
-	stats["b"] = aged
-	agedLeads, _ := leads(t, stats, fixedNow, 2000)
+	st := statsTable{"a": target(20*ms, 0.25, 100, 100, 0, 0), "b": target(40*ms, 0.25, 5, 5, 0, 0), "c": target(80*ms, 0.25, 5, 5, 0, 0)}
+	freshLeads, _ := leads(t, st, fixedNow, 2000)
+	aged := st["b"]
+	aged.Newest, aged.LastOutcome = t0.Add(-5*stats.RecencyHalfLife), t0.Add(-5*stats.RecencyHalfLife)
+	st["b"] = aged
+	agedLeads, _ := leads(t, st, fixedNow, 2000)
 	if freshLeads["b"] > 10 || agedLeads["b"] < 50 {
 		t.Errorf("b led %d of 2000 fresh and %d aged; want almost never, then clearly more", freshLeads["b"], agedLeads["b"])
 	}
@@ -230,11 +232,11 @@ func TestReliableLatencyRetriesAnAgedTarget(t *testing.T) {
 // request (a measured one waits ReliableProbeEvery).
 func TestReliableLatencySafetyNetProbe(t *testing.T) {
 	ms := time.Millisecond
-	stats := statsTable{
+	st := statsTable{
 		"a": target(20*ms, 0.25, 100, 100, 0, 0),
 		"b": {Outcomes: 3, Faults: 3, FaultRate: 1, LastOutcome: t0.Add(-OnlyFaultsProbeEvery)},
 	}
-	s := NewReliableLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	s := NewReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("a", "b")
 	got, sel := s.Order(nil, "m", cands)
 	if !slices.Equal(names(got), []string{"b", "a"}) || sel != "explore" {
@@ -247,8 +249,8 @@ func TestReliableLatencySafetyNetProbe(t *testing.T) {
 
 func TestReliableLatencyRank(t *testing.T) {
 	ms := time.Millisecond
-	stats := statsTable{"a": target(20*ms, 0.25, 70, 100, 30, 300*ms), "b": target(40*ms, 0.25, 10, 10, 0, 0)}
-	got, leader := NewReliableLatency(stats, fixedNow, nil).Rank(nil, "m", newCandidates("a", "b"))
+	st := statsTable{"a": target(20*ms, 0.25, 70, 100, 30, 300*ms), "b": target(40*ms, 0.25, 10, 10, 0, 0)}
+	got, leader := NewReliableLatency(st, fixedNow, nil).Rank(nil, "m", newCandidates("a", "b"))
 	if !slices.Equal(rankedNames(got), []string{"b", "a"}) || leader != 0 {
 		t.Fatalf("Rank = %v leader %d, want [b a] leader 0", rankedNames(got), leader)
 	}
@@ -272,8 +274,8 @@ func TestReliableLatencySingleTarget(t *testing.T) {
 
 func TestReliableLatencyOrderDoesNotAllocate(t *testing.T) {
 	ms := time.Millisecond
-	stats := statsTable{"a": target(20*ms, 0.25, 100, 100, 3, ms), "b": target(40*ms, 0.25, 10, 10, 0, 0), "c": target(80*ms, 0.25, 10, 10, 1, ms)}
-	s := NewReliableLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	st := statsTable{"a": target(20*ms, 0.25, 100, 100, 3, ms), "b": target(40*ms, 0.25, 10, 10, 0, 0), "c": target(80*ms, 0.25, 10, 10, 1, ms)}
+	s := NewReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("a", "b", "c")
 	buf := make([]*Candidate, 0, 16)
 	if allocs := testing.AllocsPerRun(100, func() { s.Order(buf[:0], "m", cands) }); allocs != 0 {
@@ -284,13 +286,13 @@ func TestReliableLatencyOrderDoesNotAllocate(t *testing.T) {
 // TestReliableLatencyMoreThanRankedCap: past the stack buffers, the order
 // is still complete and sorted.
 func TestReliableLatencyMoreThanRankedCap(t *testing.T) {
-	stats := statsTable{}
+	st := statsTable{}
 	specs := make([]string, 20)
 	for i := range specs {
 		specs[i] = string(rune('a' + i))
-		stats[specs[i]] = target(time.Duration(20-i)*time.Second, 0.1, 100, 100, 0, 0)
+		st[specs[i]] = target(time.Duration(20-i)*time.Second, 0.1, 100, 100, 0, 0)
 	}
-	got, _ := NewReliableLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2))).Order(nil, "m", newCandidates(specs...))
+	got, _ := NewReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2))).Order(nil, "m", newCandidates(specs...))
 	want := slices.Clone(specs)
 	slices.Reverse(want)
 	if !slices.Equal(names(got), want) {
@@ -309,7 +311,7 @@ func TestReliableLatencyOverTracker(t *testing.T) {
 		at := now.Add(-time.Duration(20-i) * 100 * time.Millisecond)
 		tr.Record("groq", "m", 200*time.Millisecond, at)
 		tr.Record("openai", "m", 260*time.Millisecond, at)
-		tr.RecordFault("groq", "m", telemetry.FaultFull, 300*time.Millisecond, false, at) // groq fails half its attempts, slowly
+		tr.RecordFault("groq", "m", fault.Full, 300*time.Millisecond, false, at) // groq fails half its attempts, slowly
 	}
 	s, err := NewStrategy("reliable-latency", StrategyDeps{Stats: tr, Rand: rand.New(rand.NewPCG(5, 6)), Now: clock})
 	if err != nil {
@@ -324,8 +326,8 @@ func TestReliableLatencyOverTracker(t *testing.T) {
 // TestReliableLatencyConcurrentOrder runs Order from many goroutines on one
 // strategy, as requests do (run with -race).
 func TestReliableLatencyConcurrentOrder(t *testing.T) {
-	stats := statsTable{"groq": target(300*time.Millisecond, 0.2, 10, 10, 0, 0), "openai": target(320*time.Millisecond, 0.2, 10, 10, 1, 0)}
-	s := NewReliableLatency(stats, nil, nil)
+	st := statsTable{"groq": target(300*time.Millisecond, 0.2, 10, 10, 0, 0), "openai": target(320*time.Millisecond, 0.2, 10, 10, 1, 0)}
+	s := NewReliableLatency(st, nil, nil)
 	cands := newCandidates("groq", "openai", "anthropic")
 	var wg sync.WaitGroup
 	for range 8 {

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sort"
 	"time"
-
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // ModelRouting is the routing state of one client model as the active mode
@@ -110,20 +108,6 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 		mr.Targets = append(mr.Targets, t)
 	}
 	return mr
-}
-
-// RoutingRows is the routing state as the Prometheus gauges export it.
-func (g *Gateway) RoutingRows() []telemetry.RoutingRow {
-	var rows []telemetry.RoutingRow
-	for _, m := range g.Routing() {
-		for _, t := range m.Targets {
-			rows = append(rows, telemetry.RoutingRow{
-				Model: m.Model, Target: t.Target, P50Seconds: t.P50Seconds, Samples: t.Samples,
-				Leader: t.Leader, CircuitOpen: t.CircuitOpen, FaultRate: t.FaultRate, Outcomes: t.Outcomes,
-			})
-		}
-	}
-	return rows
 }
 
 // RoutingHandler serves GET /debug/routing: per model and target, the

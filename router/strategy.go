@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/telemetry"
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
 
 // Candidate is one eligible way to serve a client model: a target (virtual
@@ -75,7 +75,7 @@ type Ranked struct {
 // comes from the source's own clock (StrategyDeps.Now), read once per
 // request.
 type StatsSource interface {
-	StatsAt(target, model string, now time.Time) telemetry.TargetStats
+	StatsAt(target, model string, now time.Time) stats.Target
 }
 
 // Rand is the randomness a strategy draws from. Tests inject a seeded one;

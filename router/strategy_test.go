@@ -7,23 +7,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 
-	"github.com/firstbyte-dev/firstbyte/telemetry"
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 // statsTable is a StatsSource from a table keyed by target (the model is
 // always "m" here): the tracker's contract without its window maths, which
 // the collector tests. Keyed by target alone so a lookup does not allocate.
-type statsTable map[string]telemetry.TargetStats
+type statsTable map[string]stats.Target
 
-func (s statsTable) StatsAt(target, _ string, _ time.Time) telemetry.TargetStats { return s[target] }
+func (s statsTable) StatsAt(target, _ string, _ time.Time) stats.Target { return s[target] }
 
 // p50s builds a table of targets with one sample each at the given p50.
 func p50s(m map[string]time.Duration) statsTable {
 	out := statsTable{}
 	for k, d := range m {
-		out[k] = telemetry.TargetStats{Samples: 1, P50: d, EWMA: d, Outcomes: 1, LogMean: math.Log(d.Seconds()), LogWeight: 1}
+		out[k] = stats.Target{Samples: 1, P50: d, EWMA: d, Outcomes: 1, LogMean: math.Log(d.Seconds()), LogWeight: 1}
 	}
 	return out
 }
@@ -83,7 +83,7 @@ func fixedNow() time.Time { return t0 }
 
 func TestLeastLatencyOrder(t *testing.T) {
 	ms := time.Millisecond
-	onlyFaults := telemetry.TargetStats{Outcomes: 3, Faults: 3, FaultRate: 1}
+	onlyFaults := stats.Target{Outcomes: 3, Faults: 3, FaultRate: 1}
 	tests := []struct {
 		name          string
 		stats         statsTable
@@ -137,9 +137,9 @@ func TestLeastLatencyOrder(t *testing.T) {
 
 func TestLeastLatencyRank(t *testing.T) {
 	ms := time.Millisecond
-	stats := p50s(map[string]time.Duration{"openai": 600 * ms, "anthropic": 200 * ms})
-	stats["groq"] = telemetry.TargetStats{Outcomes: 1, Faults: 1, FaultRate: 1}
-	s := NewLeastLatency(stats, fixedNow, nil)
+	st := p50s(map[string]time.Duration{"openai": 600 * ms, "anthropic": 200 * ms})
+	st["groq"] = stats.Target{Outcomes: 1, Faults: 1, FaultRate: 1}
+	s := NewLeastLatency(st, fixedNow, nil)
 	got, leader := s.Rank(nil, "m", newCandidates("groq", "openai", "anthropic", "new"))
 	if want := []string{"new", "anthropic", "openai", "groq"}; !slices.Equal(rankedNames(got), want) || leader != 1 {
 		t.Fatalf("Rank = %v leader %d, want %v leader 1", rankedNames(got), leader, want)
@@ -160,8 +160,8 @@ func TestLeastLatencySingleTargetNeverExplores(t *testing.T) {
 // TestLeastLatencyExplorationShare: over 2,000 requests, exploration lies
 // within 10 % +- 2 %, and explorations spread over both runners-up.
 func TestLeastLatencyExplorationShare(t *testing.T) {
-	stats := p50s(map[string]time.Duration{"groq": 300 * time.Millisecond, "openai": 600 * time.Millisecond, "anthropic": 900 * time.Millisecond})
-	s := NewLeastLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	st := p50s(map[string]time.Duration{"groq": 300 * time.Millisecond, "openai": 600 * time.Millisecond, "anthropic": 900 * time.Millisecond})
+	s := NewLeastLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("groq", "openai", "anthropic")
 	counts := map[string]int{}
 	leadBy := map[string]int{}
@@ -190,8 +190,8 @@ func TestLeastLatencyAppendsToDst(t *testing.T) {
 }
 
 func TestLeastLatencyOrderDoesNotAllocate(t *testing.T) {
-	stats := p50s(map[string]time.Duration{"a": 2 * time.Second, "b": time.Second, "c": 3 * time.Second})
-	s := NewLeastLatency(stats, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	st := p50s(map[string]time.Duration{"a": 2 * time.Second, "b": time.Second, "c": 3 * time.Second})
+	s := NewLeastLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("a", "b", "c")
 	buf := make([]*Candidate, 0, 16)
 	if allocs := testing.AllocsPerRun(100, func() { s.Order(buf[:0], "m", cands) }); allocs != 0 {

@@ -1,9 +1,12 @@
-// Package telemetry sets up the OpenTelemetry SDK for firstbyte, names the
-// attributes every attempt span carries, turns ended SDK spans into collector
-// pdata for the embedded aggregator, and owns the Prometheus registry.
+// Package telemetry sets up the OpenTelemetry SDK for firstbyte (resource,
+// tracer provider, exporters, sampler), names the attributes every attempt
+// span carries, and turns ended SDK spans into collector pdata for the
+// embedded aggregator.
 //
-// It must not know how requests are routed (that is package router) nor how
-// samples are kept (package collector): it only describes and delivers spans.
+// It must not know how requests are routed (package router), what a fault
+// is (package internal/fault), nor how samples are kept and counted
+// (package collector, which also owns every Prometheus metric): it only
+// describes and delivers spans.
 package telemetry
 
 import (
@@ -39,6 +42,9 @@ const (
 	KeyOutcome        = attribute.Key("firstbyte.outcome")         // success|failover|client_error|broken|canceled
 	KeyUpstreamWait   = attribute.Key("firstbyte.upstream_wait")   // server span: seconds spent waiting on upstreams
 	KeySkipReason     = attribute.Key("firstbyte.skip_reason")     // skip event: circuit_open|queue_full
+	// KeyFault carries the failure model's verdict on an attempt (package
+	// fault): "none", "half" or "full".
+	KeyFault = attribute.Key("firstbyte.fault")
 )
 
 // EventSkip is the server span's event for a target passed over without an

@@ -6,9 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // adminMux is the admin listener's endpoints but the span ingest (wired by
@@ -17,7 +16,7 @@ import (
 // /admin/reload behind admin.token when it is set.
 func (s *stack) adminMux(reg *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", telemetry.MetricsHandler(reg))
+	mux.Handle("GET /metrics", collector.MetricsHandler(reg))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !s.ready.Load() || s.draining.Load() {

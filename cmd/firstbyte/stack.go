@@ -84,9 +84,9 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 	// into our log, rate-limited, instead of stderr.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { otelWarn.note(0, err.Error()) }))
 
-	reg := telemetry.NewRegistry()
+	reg := collector.NewRegistry()
 	metrics := collector.NewMetrics(reg)
-	lc := telemetry.NewLifecycle(reg)
+	lc := collector.NewLifecycle(reg)
 	s.reloads, s.panics = lc.Reloads, lc.Panics
 
 	tracker := collector.NewTracker(collector.TrackerOptions{})
@@ -127,8 +127,8 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 	s.gw.Store(gw)
 	s.cfg.Store(cfg)
 	s.teachAggregator(cfg, gw)
-	reg.MustRegister(telemetry.NewRoutingCollector(func() []telemetry.RoutingRow { return s.current().RoutingRows() }))
-	telemetry.RegisterBufferedBytes(reg, func() int64 { return s.current().BufferedBytes() })
+	reg.MustRegister(collector.NewRoutingCollector(func() []collector.RoutingRow { return routingRows(s.current().Routing()) }))
+	collector.RegisterBufferedBytes(reg, func() int64 { return s.current().BufferedBytes() })
 
 	adminMux := s.adminMux(reg)
 	if cfg.Telemetry.Ingest.Enabled {
@@ -241,4 +241,19 @@ func aggregatorTargets(cfg *config.Config, gw *router.Gateway) []collector.Targe
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// routingRows is the router's view of every model and target as the
+// routing gauges export it.
+func routingRows(models []router.ModelRouting) []collector.RoutingRow {
+	var rows []collector.RoutingRow
+	for _, m := range models {
+		for _, t := range m.Targets {
+			rows = append(rows, collector.RoutingRow{
+				Model: m.Model, Target: t.Target, P50Seconds: t.P50Seconds, Samples: t.Samples,
+				Leader: t.Leader, CircuitOpen: t.CircuitOpen, FaultRate: t.FaultRate, Outcomes: t.Outcomes,
+			})
+		}
+	}
+	return rows
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -105,7 +107,7 @@ func (r *Result) drew(target int, t time.Duration, end router.AttemptEnd, took t
 	case end.Outcome == telemetry.OutcomeSuccess:
 		d.Successes++
 		d.SuccessTime += took
-	case telemetry.Timeout(end.ErrorType):
+	case fault.IsTimeout(end.ErrorType):
 		d.Timeouts++
 	default:
 		d.Faults++

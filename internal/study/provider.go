@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+
 	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -76,7 +78,7 @@ func newProvider(seed uint64, index int) *provider {
 // longer.
 func (p *provider) answer(b Behaviour, firstByte time.Duration) (router.AttemptEnd, time.Duration) {
 	u, n1, n2 := p.rng.Float64(), p.rng.Float64(), p.rng.Float64()
-	timeout := router.AttemptEnd{ErrorType: telemetry.ErrorTimeout, Outcome: telemetry.OutcomeFailover}
+	timeout := router.AttemptEnd{ErrorType: fault.ErrorTimeout, Outcome: telemetry.OutcomeFailover}
 	switch {
 	case b.Hang:
 		return timeout, firstByte

@@ -1,8 +1,12 @@
-package telemetry
+// Package stats holds what the spans have taught about one target: the
+// figures every routing mode ranks on. The collector's tracker computes
+// them; the router reads them through an interface of its own. It lives
+// apart from both so neither imports the other, and it computes nothing.
+package stats
 
 import "time"
 
-// TargetStats is what the spans have taught about one (target, upstream
+// Target is what the spans have taught about one (target, upstream
 // model) as of an instant: the figures every routing mode ranks on. The
 // collector's tracker computes it; the router reads it through an interface
 // of its own. It lives here, in the vocabulary both share, so the tracker
@@ -10,7 +14,7 @@ import "time"
 //
 // Everything is over the live data: the last 100 latency samples and the
 // last 100 attempt outcomes of the last 5 minutes.
-type TargetStats struct {
+type Target struct {
 	// Samples is how many live latency samples there are (successful
 	// attempts); P50 is element ⌊n/2⌋ of them sorted ascending.
 	Samples int
@@ -48,7 +52,7 @@ type TargetStats struct {
 	SelfSamples, PeerSamples, ForeignSamples int
 }
 
-// RecencyHalfLife is the half-life of the recency weights in TargetStats:
+// RecencyHalfLife is the half-life of the recency weights in Target:
 // a sample this old weighs half as much as one taken now. reliable-latency
 // ranks on recency-weighted figures so its estimate follows a provider that
 // changed within seconds, and its posterior widens as the data ages.
@@ -56,11 +60,11 @@ const RecencyHalfLife = time.Second
 
 // OnlyFaults reports whether the target has failed but never answered in
 // the live window: not unmeasured, the worst known.
-func (s *TargetStats) OnlyFaults() bool { return s.Samples == 0 && s.Faults > 0 }
+func (s *Target) OnlyFaults() bool { return s.Samples == 0 && s.Faults > 0 }
 
 // LastSeen is when anything was last learned about the target: its newest
 // sample or outcome (zero when nothing is live).
-func (s *TargetStats) LastSeen() time.Time {
+func (s *Target) LastSeen() time.Time {
 	if s.LastOutcome.After(s.Newest) {
 		return s.LastOutcome
 	}

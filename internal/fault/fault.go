@@ -1,10 +1,12 @@
-package telemetry
+// Package fault is the failure model: what an attempt's end says about its
+// provider. The request path classifies each attempt once, where it ends,
+// and puts the verdict on the attempt span; the circuit breaker, the
+// collector's statistics, every routing mode and the metrics read that one
+// verdict. Both the router and the collector import it; it imports neither,
+// and knows nothing of HTTP handling, spans or routing beyond the verdict.
+package fault
 
-import (
-	"strconv"
-
-	"go.opentelemetry.io/otel/attribute"
-)
+import "strconv"
 
 // The failure model: what an attempt's end says about its provider. It is
 // decided once, by Classify, where the attempt ends; the pipeline puts the
@@ -12,34 +14,31 @@ import (
 // duration), and the breaker, the tracker's statistics, every routing mode
 // and the metrics read it from there. Nothing else decides what a fault is.
 
-// KeyFault carries an attempt's Fault on its span: "none", "half" or "full".
-const KeyFault = attribute.Key("firstbyte.fault")
-
 // Fault is how much an attempt's end counts against its provider.
 type Fault uint8
 
 const (
-	// FaultNone: a success, or an end that says nothing against the
+	// None: a success, or an end that says nothing against the
 	// provider (the client's own 4xx, a context-length overflow, a client
 	// that went away, the gateway's own answer buffers full).
-	FaultNone Fault = iota
-	// FaultHalf: the provider's own 400 or 422. It may be the request's
+	None Fault = iota
+	// Half: the provider's own 400 or 422. It may be the request's
 	// fault as much as the provider's, so it weighs half in a fault rate
 	// and never opens a circuit.
-	FaultHalf
-	// FaultFull: a provider fault: a transport error, a first-byte or total
+	Half
+	// Full: a provider fault: a transport error, a first-byte or total
 	// timeout, 408, 429, 5xx (529 included), an unusable 2xx (a unary body
 	// that is not valid JSON or is larger than limits.max_response), or a
 	// stream cut after its first byte.
-	FaultFull
+	Full
 )
 
 // Weight is the fault's weight in a fault rate: 0, 0.5 or 1.
 func (f Fault) Weight() float64 {
 	switch f {
-	case FaultFull:
+	case Full:
 		return 1
-	case FaultHalf:
+	case Half:
 		return 0.5
 	}
 	return 0
@@ -48,25 +47,25 @@ func (f Fault) Weight() float64 {
 // String is the value of KeyFault.
 func (f Fault) String() string {
 	switch f {
-	case FaultFull:
+	case Full:
 		return "full"
-	case FaultHalf:
+	case Half:
 		return "half"
 	}
 	return "none"
 }
 
-// ParseFault reads a KeyFault value.
-func ParseFault(s string) (Fault, bool) {
+// Parse reads a KeyFault value.
+func Parse(s string) (Fault, bool) {
 	switch s {
 	case "none":
-		return FaultNone, true
+		return None, true
 	case "half":
-		return FaultHalf, true
+		return Half, true
 	case "full":
-		return FaultFull, true
+		return Full, true
 	}
-	return FaultNone, false
+	return None, false
 }
 
 // error.type values of attempts that did not end with a usable HTTP status
@@ -103,30 +102,30 @@ func Classify(status int, errorType string) Fault {
 	case ErrorTimeout, ErrorTransport, ErrorInvalidResponse, ErrorResponseTooLarge, ErrorStreamBroken,
 		sdkRateLimit, sdkInternalServer, sdkConnection, sdkConnectionTimeout, sdkOverloaded, sdkServiceUnavail, sdkTimeout:
 		if status == 0 || errorType[0] < 'A' || errorType[0] > 'Z' {
-			return FaultFull
+			return Full
 		}
 		// An SDK class name with a status: the status is the better witness.
 	case ErrorContextOverflow, ErrorCanceled, ErrorResponseBufferFull:
-		return FaultNone
+		return None
 	}
 	switch {
 	case status == 408 || status == 429 || status >= 500 && status <= 599:
-		return FaultFull
+		return Full
 	case status == 400 || status == 422:
-		return FaultHalf
+		return Half
 	case status >= 100 && status < 200, status >= 300 && status < 400:
-		return FaultFull // nothing a client could use
+		return Full // nothing a client could use
 	}
 	if status == 0 && errorType != "" {
 		if n, err := strconv.Atoi(errorType); err == nil {
 			return Classify(n, "")
 		}
 	}
-	return FaultNone
+	return None
 }
 
-// Timeout reports whether errorType says the attempt ran out of time (the
+// IsTimeout reports whether errorType says the attempt ran out of time (the
 // cost ewma-latency counts as a sample).
-func Timeout(errorType string) bool {
+func IsTimeout(errorType string) bool {
 	return errorType == ErrorTimeout || errorType == sdkConnectionTimeout || errorType == sdkTimeout
 }

@@ -1,4 +1,4 @@
-package telemetry
+package collector
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package telemetry
+package fault
 
 import (
 	"encoding/json"
@@ -36,7 +36,7 @@ func loadFailureModel(t *testing.T) []failureModelCase {
 func TestClassifyTable(t *testing.T) {
 	for _, tc := range loadFailureModel(t) {
 		t.Run(tc.Name, func(t *testing.T) {
-			want, ok := ParseFault(tc.Fault)
+			want, ok := Parse(tc.Fault)
 			if !ok {
 				t.Fatalf("bad fault %q in the table", tc.Fault)
 			}
@@ -52,22 +52,22 @@ func TestFaultWeightsAndNames(t *testing.T) {
 		f      Fault
 		weight float64
 		name   string
-	}{{FaultNone, 0, "none"}, {FaultHalf, 0.5, "half"}, {FaultFull, 1, "full"}} {
+	}{{None, 0, "none"}, {Half, 0.5, "half"}, {Full, 1, "full"}} {
 		if tc.f.Weight() != tc.weight || tc.f.String() != tc.name {
 			t.Errorf("%v: Weight %v String %q, want %v %q", tc.f, tc.f.Weight(), tc.f.String(), tc.weight, tc.name)
 		}
-		if back, ok := ParseFault(tc.name); !ok || back != tc.f {
-			t.Errorf("ParseFault(%q) = %v, %v", tc.name, back, ok)
+		if back, ok := Parse(tc.name); !ok || back != tc.f {
+			t.Errorf("Parse(%q) = %v, %v", tc.name, back, ok)
 		}
 	}
-	if _, ok := ParseFault("partial"); ok {
-		t.Error(`ParseFault("partial") accepted`)
+	if _, ok := Parse("partial"); ok {
+		t.Error(`Parse("partial") accepted`)
 	}
 }
 
 func TestTimeout(t *testing.T) {
 	for et, want := range map[string]bool{"timeout": true, "APIConnectionTimeoutError": true, "transport": false, "503": false, "": false} {
-		if Timeout(et) != want {
+		if IsTimeout(et) != want {
 			t.Errorf("Timeout(%q) = %v, want %v", et, !want, want)
 		}
 	}
