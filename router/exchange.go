@@ -39,10 +39,10 @@ type exchange struct {
 // feature the candidate's wire format cannot honour.
 var errUntranslatable = errors.New("request cannot be translated for this provider")
 
-// prepare builds the body cand is sent. An error means the request cannot
+// exchange builds the body cand is sent. An error means the request cannot
 // be served by cand's wire format (*translate.RequestError inside); another
 // candidate may still serve it.
-func (c *call) prepare(cand *Candidate) (exchange, error) {
+func (c *call) exchange(cand *Candidate) (exchange, error) {
 	u := cand.upstream
 	if c.ep.family != familyChat || u.kind == c.ep.clientKind() {
 		body := c.fields.withModel(nil, c.body, cand.Model)

@@ -96,7 +96,7 @@ func (r *Result) measured(t time.Duration) (int, bool) {
 }
 
 // drew records a provider's answer to an attempt starting at t.
-func (r *Result) drew(target int, t time.Duration, end router.AttemptEnd, took time.Duration) {
+func (r *Result) drew(target int, t time.Duration, end router.Result, took time.Duration) {
 	b, ok := r.measured(t)
 	if !ok {
 		return

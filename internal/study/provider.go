@@ -76,9 +76,9 @@ func newProvider(seed uint64, index int) *provider {
 // answer draws how an attempt under behaviour b ends and how long it takes,
 // the first-byte timeout (a unary answer's whole time) cutting anything
 // longer.
-func (p *provider) answer(b Behaviour, firstByte time.Duration) (router.AttemptEnd, time.Duration) {
+func (p *provider) answer(b Behaviour, firstByte time.Duration) (router.Result, time.Duration) {
 	u, n1, n2 := p.rng.Float64(), p.rng.Float64(), p.rng.Float64()
-	timeout := router.AttemptEnd{ErrorType: fault.ErrorTimeout, Outcome: telemetry.OutcomeFailover}
+	timeout := router.Result{ErrorType: fault.ErrorTimeout, Outcome: telemetry.OutcomeFailover}
 	switch {
 	case b.Hang:
 		return timeout, firstByte
@@ -86,13 +86,13 @@ func (p *provider) answer(b Behaviour, firstByte time.Duration) (router.AttemptE
 		if b.FaultAfter >= firstByte {
 			return timeout, firstByte
 		}
-		return router.AttemptEnd{Status: 503, ErrorType: strconv.Itoa(503), Outcome: telemetry.OutcomeFailover}, b.FaultAfter
+		return router.Result{Status: 503, ErrorType: strconv.Itoa(503), Outcome: telemetry.OutcomeFailover}, b.FaultAfter
 	}
 	d := lognormal(b.Median, standardNormal(n1, n2))
 	if d >= firstByte {
 		return timeout, firstByte
 	}
-	return router.AttemptEnd{Status: 200, Outcome: telemetry.OutcomeSuccess, TTFB: d, HasTTFB: true}, d
+	return router.Result{Status: 200, Outcome: telemetry.OutcomeSuccess, TTFB: d, HasTTFB: true}, d
 }
 
 // lognormal is median·e^(Sigma·z): a draw whose median is median.
