@@ -68,13 +68,13 @@ var _ Strategy = (*ReliableLatency)(nil)
 
 func init() {
 	registerStrategy("reliable-latency", true, func(d StrategyDeps) Strategy {
-		return NewReliableLatency(d.Stats, d.Now, d.Rand)
+		return newReliableLatency(d.Stats, d.Now, d.Rand)
 	})
 }
 
-// NewReliableLatency returns the strategy reading src, whose clock is now
+// newReliableLatency returns the strategy reading src, whose clock is now
 // (nil: time.Now). A nil r means DefaultRand.
-func NewReliableLatency(src StatsSource, now func() time.Time, r Rand) *ReliableLatency {
+func newReliableLatency(src StatsSource, now func() time.Time, r Rand) *ReliableLatency {
 	if r == nil {
 		r = DefaultRand
 	}
