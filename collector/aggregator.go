@@ -157,10 +157,7 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 			a.onReject(RejectUnknownTarget, rejected)
 		}
 	}()
-	rss := td.ResourceSpans()
-	for i := range rss.Len() {
-		rs := rss.At(i)
-		res := rs.Resource()
+	for res, spans := range telemetry.SpanSlices(td) {
 		if skip != "" && instanceID(res) == skip {
 			continue
 		}
@@ -170,22 +167,18 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 				from = &src
 			}
 		}
-		sss := rs.ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			for k := range spans.Len() {
-				span := spans.At(k)
-				ok, src := a.learn(span, origin, table, from)
-				if !ok {
-					rejected++
-					continue
-				}
-				if src == "" {
-					continue // an application's span that taught nothing: neither a peer's nor foreign
-				}
-				if a.onSpan != nil && origin != OriginSelf {
-					a.onSpan(src)
-				}
+		for k := range spans.Len() {
+			span := spans.At(k)
+			ok, src := a.learn(span, origin, table, from)
+			if !ok {
+				rejected++
+				continue
+			}
+			if src == "" {
+				continue // an application's span that taught nothing: neither a peer's nor foreign
+			}
+			if a.onSpan != nil && origin != OriginSelf {
+				a.onSpan(src)
 			}
 		}
 	}

@@ -151,16 +151,10 @@ var _ telemetry.TracesConsumer = (*Metrics)(nil)
 // asynchronous consumer of the span processor: nothing here is on a
 // request's path, and nothing here teaches routing.
 func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
-	rss := td.ResourceSpans()
-	for i := range rss.Len() {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			m.consumedLocal.Add(float64(spans.Len()))
-			for k := range spans.Len() {
-				m.ObserveSpan(rs.Resource(), spans.At(k))
-			}
+	for res, spans := range telemetry.SpanSlices(td) {
+		m.consumedLocal.Add(float64(spans.Len()))
+		for k := range spans.Len() {
+			m.ObserveSpan(res, spans.At(k))
 		}
 	}
 	return nil

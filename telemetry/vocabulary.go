@@ -10,6 +10,10 @@
 package telemetry
 
 import (
+	"iter"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 )
@@ -80,3 +84,20 @@ const (
 	// neither the provider's failure nor a failover.
 	OutcomeCanceled = "canceled"
 )
+
+// SpanSlices yields the spans of every ScopeSpans of td, with their
+// resource, in order: the walk every consumer of span data makes.
+func SpanSlices(td ptrace.Traces) iter.Seq2[pcommon.Resource, ptrace.SpanSlice] {
+	return func(yield func(pcommon.Resource, ptrace.SpanSlice) bool) {
+		rss := td.ResourceSpans()
+		for i := range rss.Len() {
+			rs := rss.At(i)
+			sss := rs.ScopeSpans()
+			for j := range sss.Len() {
+				if !yield(rs.Resource(), sss.At(j).Spans()) {
+					return
+				}
+			}
+		}
+	}
+}
