@@ -119,30 +119,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	fakeClock := o.Now != nil
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Rand == nil {
-		o.Rand = DefaultRand
-	}
-	if o.TracerProvider == nil {
-		o.TracerProvider = noop.NewTracerProvider()
-	}
-	if o.Transport == nil {
-		o.Transport = NewTransport()
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Draining == nil {
-		o.Draining = func() bool { return false }
-	}
-	if o.OnPanic == nil {
-		o.OnPanic = func() {}
-	}
-	if o.StreamWriteTimeout <= 0 {
-		o.StreamWriteTimeout = DefaultStreamWriteTimeout
-	}
+	o.setDefaults()
 	strategy, err := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Stats: o.Stats, Rand: o.Rand, Now: o.Now})
 	if err != nil {
 		return nil, err
@@ -185,16 +162,60 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	for _, k := range cfg.Auth.Keys {
 		g.keys = append(g.keys, []byte(k))
 	}
+	g.buildUpstreams(cfg, o.Previous)
+	g.buildRoutes(cfg)
+	g.mux = g.newMux()
+	g.handler = http.HandlerFunc(g.serveHTTP)
+	return g, nil
+}
+
+// setDefaults fills the zero collaborators with their documented defaults.
+func (o *Options) setDefaults() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = DefaultRand
+	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = noop.NewTracerProvider()
+	}
+	if o.Transport == nil {
+		o.Transport = NewTransport()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Draining == nil {
+		o.Draining = func() bool { return false }
+	}
+	if o.OnPanic == nil {
+		o.OnPanic = func() {}
+	}
+	if o.StreamWriteTimeout <= 0 {
+		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+}
+
+// buildUpstreams makes each provider's run-time state; a provider whose
+// config is unchanged since prev (nil: none) keeps prev's (breaker,
+// concurrency slots).
+func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 	logCircuit := func(provider string, from, to CircuitState) {
 		g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
 	}
 	for name, p := range cfg.Providers {
-		if prev := o.Previous; prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
+		if prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
 			g.upstreams[name] = prev.upstreams[name] // same provider: same breaker and slots
 			continue
 		}
-		g.upstreams[name] = newUpstream(name, p, o.Now, logCircuit)
+		g.upstreams[name] = newUpstream(name, p, g.now, logCircuit)
 	}
+}
+
+// buildRoutes makes the candidates of every target and client model, and
+// files each under the endpoint families its provider's kind serves.
+func (g *Gateway) buildRoutes(cfg *config.Config) {
 	seen := map[string]bool{}
 	for i, t := range cfg.Targets {
 		u := g.upstreams[t.VirtualKey]
@@ -226,9 +247,6 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 		}
 	}
 	sort.Strings(g.models)
-	g.mux = g.newMux()
-	g.handler = http.HandlerFunc(g.serveHTTP)
-	return g, nil
 }
 
 // Serves reports whether the config routes to upstreamModel on target: a
