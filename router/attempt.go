@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -34,6 +33,7 @@ import (
 var (
 	errFirstByteTimeout = errors.New("first-byte timeout")
 	errTotalTimeout     = errors.New("total timeout")
+	errIdleTimeout      = errors.New("idle timeout") // a stream paused longer than timeout.idle
 	errStopping         = errors.New("the gateway is shutting down") // Options.Stop ended
 )
 
@@ -72,6 +72,7 @@ type attempt struct {
 	stopStop  func() bool // detaches the shutdown watch
 	firstByte *time.Timer // armed until the first byte
 	total     *time.Timer // a stream's total-time bound, once it started
+	idle      *time.Timer // a stream's bound on the pause between two chunks, once it started
 	sent      time.Time
 	resp      *http.Response
 
@@ -80,6 +81,10 @@ type attempt struct {
 	// stopping: the shutdown grace ended the attempt before an answer; the
 	// client gets a 503 saying so.
 	stopping bool
+
+	// answer is a failed-over upstream error, for the client should it be
+	// the last failure (nil: none to show).
+	answer *upstreamAnswer
 
 	unary unaryAnswer  // answerUnary
 	strm  streamAnswer // answerStream
@@ -139,18 +144,18 @@ func (a *attempt) reach() bool {
 
 	s := resp.StatusCode
 	if s >= 200 && s < 300 {
+		// A success that spent a limit cools the provider until its reset.
+		a.res.RetryAt = readRateSignal(resp.Header, a.sent).exhausted
 		if c.fields.Stream {
 			return a.reachStream()
 		}
 		return a.reachUnary()
 	}
-	if fault.Classify(s, "") == fault.Full { // 408, 429, 5xx, and a 1xx or 3xx no client could use
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
-		a.res.Wait += a.g.since(a.sent)
-		a.failover(s, strconv.Itoa(s))
-		return false
+	if s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge || s == http.StatusTooManyRequests ||
+		fault.Classify(s, "") == fault.Full || fault.Disabling(fault.OfAnswer(s, nil)) {
+		return a.reachErrorAnswer()
 	}
-	return a.reachClientError()
+	return a.reachClientError(nil, false)
 }
 
 // deliver sends what reach found to the client, with the routing
@@ -176,6 +181,9 @@ func (a *attempt) close() {
 	}
 	if a.total != nil {
 		a.total.Stop()
+	}
+	if a.idle != nil {
+		a.idle.Stop()
 	}
 	if a.stopStop != nil {
 		a.stopStop()
@@ -221,6 +229,8 @@ func (a *attempt) transportFailure() {
 		a.stopping = true
 	case errors.Is(cause, errFirstByteTimeout), errors.Is(cause, errTotalTimeout):
 		a.failover(0, fault.ErrorTimeout)
+	case errors.Is(cause, errIdleTimeout):
+		a.failover(0, fault.ErrorStall)
 	default:
 		a.failover(0, fault.ErrorTransport)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -201,15 +202,30 @@ func (o *Options) setDefaults() {
 // config is unchanged since prev (nil: none) keeps prev's (breaker,
 // concurrency slots).
 func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
-	logCircuit := func(provider string, from, to CircuitState) {
-		g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
+	ev := upstreamEvents{
+		circuit: func(provider string, from, to CircuitState) {
+			g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
+		},
+		disabled: func(provider string, on bool, reason string) {
+			if on {
+				g.log.Error("provider disabled: "+disabledWhy[reason]+"; one request probes it at a growing interval (30s doubling to 10m) until one succeeds, or a reload",
+					"provider", provider, "reason", reason)
+				return
+			}
+			g.log.Info("provider enabled again: its probe succeeded", "provider", provider, "was", reason)
+		},
 	}
 	for name, p := range cfg.Providers {
 		if prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
-			g.upstreams[name] = prev.upstreams[name] // same provider: same breaker and slots
+			u := prev.upstreams[name] // same provider: same breaker, slots and cooldown
+			if reason, _ := u.off.state(); reason != "" {
+				u.off.reset() // a reload gives a disabled provider a fresh start
+				g.log.Info("provider enabled again by the reload", "provider", name, "was", reason)
+			}
+			g.upstreams[name] = u
 			continue
 		}
-		g.upstreams[name] = newUpstream(name, p, g.now, logCircuit)
+		g.upstreams[name] = newUpstream(name, p, g.now, ev)
 	}
 }
 
@@ -247,6 +263,12 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 		}
 	}
 	sort.Strings(g.models)
+}
+
+// disabledWhy says what each disabling reason means, for the log.
+var disabledWhy = map[string]string{
+	fault.ErrorAuth:  "it refuses the gateway's credential (401 or 403): check its api_key",
+	fault.ErrorQuota: "its account has no credit or quota left (402, insufficient_quota, a credit-balance error)",
 }
 
 // Serves reports whether the config routes to upstreamModel on target: a

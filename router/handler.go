@@ -51,6 +51,9 @@ type call struct {
 	// not once per try).
 	x            exchange
 	xFor         *Candidate
+	// answer is the last failed-over upstream error, for the client when
+	// every candidate fails (nil: the last failure had none to show).
+	answer       *upstreamAnswer
 	upstreamWait time.Duration
 	spanEnded    bool
 }
@@ -172,8 +175,8 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		}
 		c.route = Route{order: order, selection: telemetry.SelectionManual}
 	} else {
-		order, selection := g.order(c.orderBuf[:0], fields.Model, eligible)
-		c.route = Route{order: order, selection: selection}
+		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
+		c.route = Route{order: order, selection: selection, probe: probe}
 	}
 	c.route.span, c.route.prep = c.span, c
 	g.run(ctx, c)

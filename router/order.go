@@ -2,6 +2,7 @@ package router
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -29,27 +30,83 @@ func (g *Gateway) Route(model string, names []string) (r *Route, unknown string,
 		}
 		return NewRoute(order, telemetry.SelectionManual), "", true
 	}
-	order, selection := g.order(nil, model, eligible)
-	return NewRoute(order, selection), "", true
+	order, selection, probe := g.order(nil, model, eligible)
+	r = NewRoute(order, selection)
+	r.probe = probe
+	return r, "", true
 }
 
-// order is the order a request gets: the strategy's over the targets whose
-// circuit would let an attempt through, then those whose would not (in
-// declaration order), so an open circuit costs a request nothing unless
-// every other target has failed.
-func (g *Gateway) order(dst []*Candidate, model string, eligible []*Candidate) ([]*Candidate, string) {
-	// On the stack: neither reaches the strategy (an interface call, which
+// order is the order a request gets: the strategy's over the targets
+// that would take an attempt now, then those that would not: cooled by a
+// rate limit, then whose circuit is open (or half-open with its probe
+// out), then disabled (each group in declaration order). An unavailable
+// target costs a request nothing unless every other one has failed. A
+// disabled target whose probe is due leads the one request that claims it
+// (selection explore), so a revoked key costs one attempt per probe
+// interval; probe is that candidate (nil: none), which the route must
+// resolve.
+func (g *Gateway) order(dst []*Candidate, model string, eligible []*Candidate) (order []*Candidate, selection string, probe *Candidate) {
+	now := g.now()
+	// On the stack: none reaches the strategy (an interface call, which
 	// would move them to the heap).
-	var admittedBuf, blockedBuf [rankedCap]*Candidate
-	admitted, blocked := splitByCircuit(admittedBuf[:0], blockedBuf[:0], eligible)
-	if len(blocked) == 0 || len(admitted) == 0 {
-		return g.strategy.Order(dst, model, eligible)
+	var availBuf, awayBuf [rankedCap]*Candidate
+	var whyBuf [rankedCap]string
+	avail, away, why := availBuf[:0], awayBuf[:0], whyBuf[:0] // why[i]: away[i]'s skip reason, read once
+	for _, c := range eligible {
+		u := c.upstream
+		if probe == nil && u.off.claimProbe(now) {
+			probe = c
+			continue
+		}
+		if reason := u.awayFor(now); reason != "" {
+			away, why = append(away, c), append(why, reason)
+			continue
+		}
+		avail = append(avail, c)
 	}
-	// Some circuits open: the strategy orders a copy of the others (the one
-	// allocation, as rare as an open circuit).
-	dst, selection := g.strategy.Order(dst, model, append([]*Candidate(nil), admitted...))
-	return append(dst, blocked...), selection
+	if probe == nil && (len(away) == 0 || len(avail) == 0 && !slices.Contains(why, SkipDisabled)) {
+		// All available, or none and none disabled: the mode orders them
+		// all (when none is available, its order breaks the ties when the
+		// blackout rule picks one to try).
+		dst, selection = g.strategy.Order(dst, model, eligible)
+		return dst, selection, nil
+	}
+	if probe != nil {
+		dst = append(dst, probe)
+	}
+	groups := awayOrder[:]
+	if len(avail) == 0 {
+		// Nothing is available: the mode orders the cooled and the open
+		// ones, the disabled go last.
+		for i, c := range away {
+			if why[i] != SkipDisabled {
+				avail = append(avail, c)
+			}
+		}
+		groups = awayOrder[2:]
+	}
+	selection = telemetry.SelectionOrder
+	if len(avail) > 0 {
+		// The strategy orders a copy (the one allocation, as rare as an
+		// unavailable target).
+		dst, selection = g.strategy.Order(dst, model, append([]*Candidate(nil), avail...))
+	}
+	for _, reason := range groups {
+		for i, c := range away {
+			if why[i] == reason {
+				dst = append(dst, c)
+			}
+		}
+	}
+	if probe != nil {
+		selection = telemetry.SelectionExplore
+	}
+	return dst, selection, probe
 }
+
+// awayOrder is the order of the unavailable groups after the available
+// targets.
+var awayOrder = [...]string{SkipRateLimited, SkipCircuitOpen, SkipDisabled}
 
 // splitByCircuit appends the eligible candidates whose circuit would let an
 // attempt through now to admitted and the others (open within the

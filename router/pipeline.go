@@ -2,11 +2,9 @@ package router
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"strconv"
 
-	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The gateway's driver of the pipeline (route.go): each Turn the route
@@ -61,6 +59,8 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *limiter) (
 	}()
 	if a.reach() {
 		c.status = a.deliver(c.w, &c.route)
+	} else if a.res.Outcome == telemetry.OutcomeFailover {
+		c.answer = a.answer // the answer the client gets if this failure is the last (nil: the gateway's own)
 	} else if a.stopping {
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
@@ -80,68 +80,4 @@ func (c *call) prepare(cand *Candidate) string {
 	}
 	c.x = x
 	return ""
-}
-
-// allFailed answers after every candidate failed over or was skipped: the
-// last failure's status (502 transport or unusable answer, 504 timeout; 503
-// when nothing could be attempted), with a body naming every attempt.
-func (g *Gateway) allFailed(c *call) {
-	r := &c.route
-	if r.Attempts() == 0 && c.untranslatable != nil && r.onlySkipped(SkipUntranslatable) {
-		// No provider's format can carry the request: the client's to fix.
-		var re *translate.RequestError
-		msg := "the request cannot be served by any target of this model"
-		if errors.As(c.untranslatable, &re) {
-			msg += ": " + re.Message
-		}
-		setGatewayHeaders(c.w.Header(), r, c.target)
-		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "unsupported_parameter", msg)
-		return
-	}
-	status := http.StatusServiceUnavailable
-	msg := "no target could be tried:"
-	failures, skipped := r.Failures(), r.Skipped()
-	if n := len(failures); n > 0 {
-		status = failures[n-1].Status
-		msg = "all " + strconv.Itoa(r.Attempts()) + " attempts failed:"
-	}
-	extra := []byte(`,"attempts":[`)
-	for i, f := range failures {
-		if i > 0 {
-			msg += ";"
-			extra = append(extra, ',')
-		}
-		msg += " attempt " + strconv.Itoa(f.Attempt) + " " + f.Target + ": " + f.Reason
-		extra = append(extra, `{"target":`...)
-		extra = appendJSONString(extra, f.Target)
-		extra = append(extra, `,"attempt":`...)
-		extra = strconv.AppendInt(extra, int64(f.Attempt), 10)
-		extra = append(extra, `,"status":`...)
-		extra = strconv.AppendInt(extra, int64(f.Status), 10)
-		extra = append(extra, `,"error":`...)
-		extra = appendJSONString(extra, f.Reason)
-		extra = append(extra, '}')
-	}
-	extra = append(extra, ']')
-	if len(skipped) > 0 {
-		extra = append(extra, `,"skipped":[`...)
-		for i, s := range skipped {
-			if i > 0 || len(failures) > 0 {
-				msg += ";"
-			}
-			if i > 0 {
-				extra = append(extra, ',')
-			}
-			msg += " " + s.Target + " skipped: " + s.Reason
-			extra = append(extra, `{"target":`...)
-			extra = appendJSONString(extra, s.Target)
-			extra = append(extra, `,"reason":`...)
-			extra = appendJSONString(extra, s.Reason)
-			extra = append(extra, '}')
-		}
-		extra = append(extra, ']')
-	}
-	setGatewayHeaders(c.w.Header(), r, c.target)
-	c.status = status
-	writeErrorExtra(c.w, c.ep.shape, status, errTypeUpstream, "all_targets_failed", msg, extra)
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
@@ -21,28 +22,63 @@ type passAnswer struct {
 	whole  bool   // prefix is all of it
 }
 
-// reachClientError reads what it needs of an upstream 4xx to judge it: a
-// context overflow fails over (another provider may have a larger window);
-// anything else is for the client.
-func (a *attempt) reachClientError() bool {
+// reachErrorAnswer reads the start of an upstream error answer to judge
+// it: a provider fault (408, 429, 5xx, a 1xx or 3xx, a credential or quota
+// failure) or the provider's own context overflow fails over, and is kept
+// as the answer the client gets should it be the last failure; anything
+// else is the client's to see.
+func (a *attempt) reachErrorAnswer() bool {
 	resp, s := a.resp, a.resp.StatusCode
-	a.kind = answerPassThrough
-	if s != http.StatusBadRequest && s != http.StatusRequestEntityTooLarge && a.x.conv == convNone {
-		// Relayed as it comes: nothing to judge or translate.
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorHeld+1))
+	whole := len(body) <= maxErrorHeld
+	errType := fault.OfAnswer(s, body)
+	switch {
+	case fault.Classify(s, errType) == fault.Full:
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
 		a.res.Wait += a.g.since(a.sent)
-		a.clientError()
-		return true
-	}
-	errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorHeld+1))
-	a.res.Wait += a.g.since(a.sent)
-	if (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, errBody) {
+		if !fault.Disabling(errType) {
+			a.res.RetryAt = comeBack(s, readRateSignal(resp.Header, a.sent))
+		}
+		a.keepAnswer(body, whole)
+		a.failover(s, errType)
+		return false
+	case (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, body):
 		// The provider's own context limit: another provider may have a
 		// larger window. Not the provider's fault.
-		a.kind = answerNone
+		a.res.Wait += a.g.since(a.sent)
+		a.keepAnswer(body, whole)
 		a.failover(s, fault.ErrorContextOverflow)
 		return false
 	}
-	a.pass = passAnswer{prefix: errBody, whole: len(errBody) <= maxErrorHeld}
+	return a.reachClientError(body, whole)
+}
+
+// comeBack is when a refusal says the provider takes requests again: a 429
+// by any of its headers, a 503 or 529 only by Retry-After (their reset
+// headers describe limits the refusal was not about).
+func comeBack(status int, sig rateSignal) time.Time {
+	switch status {
+	case http.StatusTooManyRequests:
+		return sig.refusedUntil()
+	case http.StatusServiceUnavailable, 529:
+		return sig.retryAt
+	}
+	return time.Time{}
+}
+
+// reachClientError hands the client an upstream 4xx that is its own to see.
+// body is what was read of it already (nil: nothing), whole if that is all
+// of it. An error to translate is read now (its first maxErrorHeld bytes);
+// one in the client's own format that is not whole in hand is relayed as
+// it comes.
+func (a *attempt) reachClientError(body []byte, whole bool) bool {
+	if body == nil && a.x.conv != convNone {
+		body, _ = io.ReadAll(io.LimitReader(a.resp.Body, maxErrorHeld+1))
+		whole = len(body) <= maxErrorHeld
+	}
+	a.res.Wait += a.g.since(a.sent)
+	a.kind = answerPassThrough
+	a.pass = passAnswer{prefix: body, whole: whole}
 	a.clientError()
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,8 +30,9 @@ import (
 type streamAnswer struct {
 	bufp, outp *[]byte // pooled: what is read, and what the client gets of it
 	st         translate.Stream
-	first      []byte // the client's first output, in hand after reach
-	rerr, ferr error  // the read's and the converter's state after the first output
+	first      []byte    // the client's first output, in hand after reach
+	rerr, ferr error     // the read's and the converter's state after the first output
+	started    time.Time // when the first chunk came
 }
 
 func (s *streamAnswer) release() {
@@ -53,7 +55,15 @@ func (s *streamAnswer) convert(p []byte) ([]byte, error) {
 // reachStream waits for the first chunk (that moment is the TTFB sample),
 // then reads on until the client has something to get.
 func (a *attempt) reachStream() bool {
-	resp, s := a.resp, &a.strm
+	resp, s, u := a.resp, &a.strm, a.cand.upstream
+	if !eventStream(resp.Header) {
+		// Not a stream at all (an HTML error page, a JSON answer): nothing
+		// the client asked for, and nothing a stream parser should see.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain))
+		a.res.Wait += a.g.since(a.sent)
+		a.failover(resp.StatusCode, fault.ErrorStreamBroken)
+		return false
+	}
 	s.bufp, s.outp = chunkPool.Get().(*[]byte), chunkPool.Get().(*[]byte)
 	buf := *s.bufp
 	s.st = a.x.streamFor(a.c, a.cand, a.g.now().Unix())
@@ -69,11 +79,14 @@ func (a *attempt) reachStream() bool {
 	}
 	a.firstByte.Stop()
 	a.res.Status = resp.StatusCode
-	a.total = time.AfterFunc(a.cand.upstream.total-wait, func() { a.cancel(errTotalTimeout) })
+	s.started = a.g.now()
+	a.total = time.AfterFunc(u.total-wait, func() { a.cancel(errTotalTimeout) })
+	a.idle = time.AfterFunc(u.idle, func() { a.cancel(errIdleTimeout) })
 
 	out, ferr := s.convert(buf[:n])
 	for len(out) == 0 && ferr == nil && err == nil {
 		t := a.g.now()
+		a.idle.Reset(u.idle)
 		n, err = readSome(resp.Body, buf)
 		a.res.Wait += a.g.since(t)
 		if n > 0 {
@@ -88,7 +101,7 @@ func (a *attempt) reachStream() bool {
 		// The upstream's stream ended, broke or was not the API's before a
 		// byte of it was the client's: fail over.
 		if ferr != nil || err == io.EOF || err == errStreamFinished {
-			a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
+			a.failover(resp.StatusCode, fault.ErrorStreamBroken)
 		} else {
 			a.transportFailure()
 		}
@@ -118,6 +131,7 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	defer func() {
 		if s.st != nil {
 			a.usage(s.st.Usage())
+			a.outputRate(a.g.since(s.started))
 		}
 	}()
 	// The upstream did its part whenever the client leaves first.
@@ -127,9 +141,11 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	}
 	err, ferr := s.rerr, s.ferr
 	var out []byte
+	idle := a.cand.upstream.idle
 	for ferr == nil && err == nil {
 		t := a.g.now()
 		var n int
+		a.idle.Reset(idle)
 		n, err = readSome(resp.Body, buf)
 		a.res.Wait += a.g.since(t)
 		if n > 0 {
@@ -167,6 +183,9 @@ func (a *attempt) brokenStream(cw *chunkWriter, invalid bool) {
 		msg = "upstream stream ended early or was not a valid stream of its API"
 	case errors.Is(cause, errTotalTimeout):
 		msg = "upstream exceeded its total timeout mid-stream"
+	case errors.Is(cause, errIdleTimeout):
+		a.res.ErrorType = fault.ErrorStall
+		msg = "upstream stalled mid-stream: no chunk within its idle timeout (" + a.cand.upstream.idle.String() + ")"
 	case errors.Is(cause, errStopping):
 		a.res.Outcome, a.res.ErrorType = telemetry.OutcomeSuccess, "" // the upstream did its part
 		msg = "the gateway is shutting down and its grace period for open streams ended; the stream is incomplete"
@@ -211,6 +230,25 @@ func (cw *chunkWriter) write(p []byte) bool {
 		cw.tail[0], cw.tail[1] = cw.tail[1], p[0]
 	}
 	return true
+}
+
+// eventStream reports whether an answer to a streaming request is a
+// server-sent event stream, as its Content-Type says.
+func eventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
+}
+
+// outputRate puts the stream's output tokens per second on the result:
+// the output tokens the upstream reported over the time since its first
+// chunk (none when it reported none).
+func (a *attempt) outputRate(elapsed time.Duration) {
+	if a.res.HasUsage && a.res.OutputTokens > 0 && elapsed > 0 {
+		a.res.OutputRate = float64(a.res.OutputTokens) / elapsed.Seconds()
+	}
 }
 
 // errStreamFinished marks a stream whose translator was already finished.

@@ -23,6 +23,9 @@ type Result struct {
 	// The tokens the upstream reported (gen_ai.usage.*), when HasUsage.
 	InputTokens, OutputTokens int64
 	HasUsage                  bool
+	// OutputRate is a stream's output tokens per second after its first
+	// chunk (firstbyte.output_tokens_per_second); 0 when unknown.
+	OutputRate float64
 
 	// Delivered: bytes of this attempt reached the client, so there is no
 	// failover after it, whatever happens next.
@@ -30,6 +33,10 @@ type Result struct {
 	// Wait is how long the attempt waited on its upstream (the request
 	// span's firstbyte.upstream_wait adds these up).
 	Wait time.Duration
+	// RetryAt is when the provider said it will take requests again (a
+	// refusal's Retry-After or reset header, or a success that spent a
+	// limit); zero when it said nothing. The provider is cooled until then.
+	RetryAt time.Time
 }
 
 // Fault is the failure model's verdict on the end.
@@ -53,7 +60,7 @@ func (r Result) breakerResult() result {
 // to first chunk on a success, usage, outcome and the failure model's
 // verdict) and ends it.
 func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
-	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs := make([]attribute.KeyValue, 0, 8)
 	if r.Status != 0 {
 		attrs = append(attrs, telemetry.KeyHTTPStatus.Int(r.Status))
 	}
@@ -65,6 +72,9 @@ func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
 	}
 	if r.HasUsage {
 		attrs = append(attrs, telemetry.KeyInputTokens.Int64(r.InputTokens), telemetry.KeyOutputTokens.Int64(r.OutputTokens))
+	}
+	if r.OutputRate > 0 {
+		attrs = append(attrs, telemetry.KeyOutputRate.Float64(r.OutputRate))
 	}
 	attrs = append(attrs, telemetry.KeyOutcome.String(r.Outcome), telemetry.KeyFault.String(r.Fault().String()))
 	span.SetAttributes(attrs...)

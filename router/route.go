@@ -1,6 +1,8 @@
 package router
 
 import (
+	"time"
+
 	"context"
 	"net/http"
 
@@ -35,6 +37,12 @@ import (
 const (
 	SkipCircuitOpen = "circuit_open"
 	SkipQueueFull   = "queue_full"
+	// SkipRateLimited: the provider's rate limits keep it away until the
+	// time it gave (Retry-After or a reset header).
+	SkipRateLimited = "rate_limited"
+	// SkipDisabled: the provider refused the gateway's credential, or its
+	// account cannot pay; only its probe goes until one succeeds.
+	SkipDisabled = "disabled"
 	// SkipUntranslatable: the request uses a feature the target's wire
 	// format cannot honour (e.g. n > 1 for an Anthropic provider).
 	SkipUntranslatable = "untranslatable"
@@ -72,8 +80,13 @@ type Route struct {
 	// ready.
 	prep preparer
 
-	pos, try int // the cursor: the candidate Next tries, and its try
-	attempts int // Turns handed out: upstream attempts started
+	// probe is a disabled candidate whose probe this request claimed (it
+	// leads the order); nil: none. Whatever becomes of it, it is resolved.
+	probe *Candidate
+
+	pos, try int  // the cursor: the candidate Next tries, and its try
+	attempts int  // Turns handed out: upstream attempts started
+	forced   bool // the blackout rule has handed out its try
 	skipped  []Skip
 	failures []Failure
 }
@@ -95,6 +108,7 @@ type Turn struct {
 
 	pos, try int // where the cursor was: Skip moves past this candidate
 	adm      admission
+	probe    bool       // the disabled provider's probe, or a forced try of it
 	span     trace.Span // nil until StartSpan
 	resolved bool
 }
@@ -112,38 +126,99 @@ func (r *Route) Skipped() []Skip { return r.skipped }
 func (r *Route) Failures() []Failure { return r.failures }
 
 // Next hands out the next attempt: the candidate under the cursor, if its
-// breaker admits one now; a candidate whose breaker refuses is a skip (on
-// its first try) and the cursor moves on. ok is false when no candidate is
-// left.
+// provider admits one now (not disabled unless this is its probe, not
+// cooled, its breaker willing); a refusal is a skip (on its first try) and
+// the cursor moves on. When every candidate was passed over without an
+// attempt because it was away (open, disabled, or cooled with at least one
+// open or disabled), the one most likely to answer is tried anyway, once:
+// a request is never refused for what only the gateway believes. ok is
+// false when no candidate is left.
 func (r *Route) Next() (t Turn, ok bool) {
 	for r.pos < len(r.order) {
 		c := r.order[r.pos]
+		probe := c == r.probe
 		if r.prep != nil && r.try == 0 {
 			if reason := r.prep.prepare(c); reason != "" {
-				r.skip(c.Target, reason)
-				r.pos++
+				r.passOver(c, reason, probe)
 				continue
 			}
 		}
-		adm, admitted := c.upstream.breaker.admit()
-		if !admitted {
+		adm, refused := c.upstream.admit(c.upstream.now(), probe)
+		if refused != "" {
 			if r.try == 0 {
-				r.skip(c.Target, SkipCircuitOpen)
+				r.skip(c.Target, refused)
 			}
-			r.pos, r.try = r.pos+1, 0
+			r.passOver(c, "", probe)
 			continue
 		}
-		r.attempts++
-		t = Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, pos: r.pos, try: r.try, adm: adm}
-		if r.attempts > 1 {
-			t.Selection = telemetry.SelectionFailover
-		}
+		t = r.turn(c, adm, probe)
 		if r.try++; r.try >= c.Tries {
 			r.pos, r.try = r.pos+1, 0
 		}
 		return t, true
 	}
+	if c := r.blackout(); c != nil {
+		r.forced = true
+		return r.turn(c, c.upstream.breaker.force(), c.upstream.off.on.Load()), true
+	}
 	return Turn{}, false
+}
+
+// turn hands out an attempt of c.
+func (r *Route) turn(c *Candidate, adm admission, probe bool) Turn {
+	r.attempts++
+	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, pos: r.pos, try: r.try, adm: adm, probe: probe}
+	if r.attempts > 1 {
+		t.Selection = telemetry.SelectionFailover
+	}
+	return t
+}
+
+// passOver moves the cursor past c without an attempt, listing it as a
+// skip for reason ("" : already listed); a probe passed over is given back.
+func (r *Route) passOver(c *Candidate, reason string, probe bool) {
+	if reason != "" {
+		r.skip(c.Target, reason)
+	}
+	if probe {
+		c.upstream.off.probeDone()
+		r.probe = nil
+	}
+	r.pos, r.try = r.pos+1, 0
+}
+
+// blackout is the candidate to try when the route was passed over whole
+// without an attempt, every candidate away, at least one of them open or
+// disabled (when every one is only cooled, the providers said when to come
+// back: the client is told so instead): the one available soonest, ties to
+// the earlier in the order (the mode's best history). nil when the rule
+// does not apply or has been used.
+func (r *Route) blackout() *Candidate {
+	if r.forced || r.attempts > 0 || len(r.skipped) < len(r.order) {
+		return nil
+	}
+	hard := false
+	for _, s := range r.skipped {
+		switch s.Reason {
+		case SkipCircuitOpen, SkipDisabled:
+			hard = true
+		case SkipRateLimited:
+		default:
+			return nil
+		}
+	}
+	if !hard {
+		return nil
+	}
+	var best *Candidate
+	var bestAt time.Time
+	for _, c := range r.order {
+		at := c.upstream.availableAt(c.upstream.now())
+		if best == nil || at.Before(bestAt) {
+			best, bestAt = c, at
+		}
+	}
+	return best
 }
 
 // Skip passes t's candidate over without an attempt, for reason: its
@@ -151,8 +226,7 @@ func (r *Route) Next() (t Turn, ok bool) {
 // was counted as is given back, and the cursor moves past the candidate.
 // Only a first try is listed as a skip (a retry's refusal is not).
 func (r *Route) Skip(t *Turn, reason string) {
-	t.resolve(resultNeutral)
-	r.attempts--
+	r.Abandon(t)
 	if t.try == 0 {
 		r.skip(t.Cand.Target, reason)
 	}
@@ -165,6 +239,9 @@ func (r *Route) Skip(t *Turn, reason string) {
 // (for a concurrency slot). The admission says nothing of the provider.
 func (r *Route) Abandon(t *Turn) {
 	t.resolve(resultNeutral)
+	if t.probe {
+		t.Cand.upstream.off.probeDone()
+	}
 	r.attempts--
 }
 
@@ -179,6 +256,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		t.span = nil
 	}
 	t.resolve(res.breakerResult())
+	t.Cand.upstream.settle(res, t.probe)
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true
 	}
