@@ -38,10 +38,15 @@ func TestScanRequest(t *testing.T) {
 	}
 }
 
+// The error writers' quoter gives a JSON string that decodes to what was
+// quoted, whatever it holds.
 func TestAppendJSONString(t *testing.T) {
-	got := string(appendJSONString(nil, "a\"b\\c\n\x01é"))
-	if want := `"a\"b\\c\u000a\u0001é"`; got != want {
-		t.Errorf("appendJSONString = %s, want %s", got, want)
+	for _, s := range []string{"a\"b\\c\n\x01é", "", "\u2028</script>"} {
+		var back string
+		got := appendJSONString(nil, s)
+		if err := json.Unmarshal(got, &back); err != nil || back != s {
+			t.Errorf("appendJSONString(%q) = %s, decodes to %q (%v)", s, got, back, err)
+		}
 	}
 }
 

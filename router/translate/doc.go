@@ -19,8 +19,9 @@
 // proves the rule: it is the client's answer and is carried to the client,
 // never into a Go error.
 //
-// JSON is read with the package's own scanner rather than encoding/json: a
-// request or answer is mostly string bytes that cross over untouched, so the
-// work is finding where each value starts and ends and copying its bytes,
-// several times cheaper than decoding every string and encoding it again.
+// JSON is read, walked and quoted with the gateway's one JSON toolkit,
+// router/internal/jsonscan, rather than encoding/json: a request or answer
+// is mostly string bytes that cross over untouched, so the work is finding
+// where each value starts and ends and copying its bytes, several times
+// cheaper than decoding every string and encoding it again.
 package translate

@@ -180,8 +180,8 @@ func parseError(status int, body []byte) errorFields {
 	var f errorFields
 	v, ok := jsonscan.Valid(body)
 	if ok && isObject(v) {
-		top := objectMembers(v)
-		for k, val, ok := top.next(); ok; k, val, ok = top.next() {
+		top := jsonscan.MembersOf(v)
+		for k, val, ok := top.Next(); ok; k, val, ok = top.Next() {
 			switch string(k) {
 			case "error":
 				if isString(val) && !isEmptyString(val) {
@@ -191,8 +191,8 @@ func parseError(status int, body []byte) errorFields {
 				if !isObject(val) {
 					continue
 				}
-				inner := objectMembers(val)
-				for k, val, ok := inner.next(); ok; k, val, ok = inner.next() {
+				inner := jsonscan.MembersOf(val)
+				for k, val, ok := inner.Next(); ok; k, val, ok = inner.Next() {
 					switch string(k) {
 					case "type":
 						if isString(val) {
@@ -229,7 +229,7 @@ func parseError(status int, body []byte) errorFields {
 	if len(text) == 0 {
 		text = []byte(strings.TrimSpace("upstream answered "+strconv.Itoa(status)+" "+http.StatusText(status)) + " with no body")
 	}
-	f.message = appendQuoted(nil, text)
+	f.message = jsonscan.AppendString(nil, text)
 	return f
 }
 
@@ -308,7 +308,7 @@ func ErrorToMessages(status int, openAIBody []byte) []byte {
 
 func appendAnthropicError(out []byte, typ string, f errorFields) []byte {
 	out = append(out, `{"type":"error","error":{"type":`...)
-	out = appendQuoted(out, typ)
+	out = jsonscan.AppendString(out, typ)
 	out = append(out, `,"message":`...)
 	if string(f.code) == "context_length_exceeded" && !IsContextOverflow(0, f.message) {
 		out = append(out, f.message[:len(f.message)-1]...)
@@ -327,10 +327,10 @@ func appendAnthropicError(out []byte, typ string, f errorFields) []byte {
 func StreamErrorEvent(f Format, message string) []byte {
 	if f == Messages {
 		out := append([]byte(nil), "event: error\ndata: "...)
-		out = appendAnthropicError(out, "api_error", errorFields{message: appendQuoted(nil, message)})
+		out = appendAnthropicError(out, "api_error", errorFields{message: jsonscan.AppendString(nil, message)})
 		return append(out, "\n\n"...)
 	}
 	out := append([]byte(nil), `data: {"error":{"message":`...)
-	out = appendQuoted(out, message)
+	out = jsonscan.AppendString(out, message)
 	return append(out, `,"type":"upstream_error","param":null,"code":"stream_interrupted"}}`+"\n\n"...)
 }

@@ -1,6 +1,10 @@
 package translate
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
 
 // part holds the members of one content block (Anthropic) or content part
 // (OpenAI) that the translators read, found in a single pass: a block's text
@@ -15,8 +19,8 @@ func readPart(v []byte) (p part, ok bool) {
 	if !isObject(v) {
 		return p, false
 	}
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		switch string(k) {
 		case "type":
 			p.typ = val
@@ -84,8 +88,8 @@ type toolCall struct{ typ, index, id, name, args []byte }
 func readToolCall(c []byte) toolCall {
 	var t toolCall
 	var fn []byte
-	m := objectMembers(c)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+	m := jsonscan.MembersOf(c)
+	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
 		switch string(k) {
 		case "type":
 			t.typ = v
@@ -98,8 +102,8 @@ func readToolCall(c []byte) toolCall {
 		}
 	}
 	if isObject(fn) {
-		fm := objectMembers(fn)
-		for k, v, ok := fm.next(); ok; k, v, ok = fm.next() {
+		fm := jsonscan.MembersOf(fn)
+		for k, v, ok := fm.Next(); ok; k, v, ok = fm.Next() {
 			switch string(k) {
 			case "name":
 				t.name = v

@@ -36,8 +36,8 @@ func ChatToMessages(body []byte, upstreamModel string) (out []byte, includeUsage
 		return nil, false, err
 	}
 	var r chatRequest
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		if err := r.set(k, val); err != nil {
 			return nil, false, err
 		}
@@ -48,7 +48,7 @@ func ChatToMessages(body []byte, upstreamModel string) (out []byte, includeUsage
 
 	out = make([]byte, 0, len(v)+len(v)/16+256)
 	out = append(out, `{"model":`...)
-	out = appendQuoted(out, upstreamModel)
+	out = jsonscan.AppendString(out, upstreamModel)
 	out = append(out, `,"max_tokens":`...)
 	switch {
 	case present(r.maxCompletionTokens):
@@ -102,13 +102,13 @@ func ChatToMessages(body []byte, upstreamModel string) (out []byte, includeUsage
 	}
 	if isTrue(r.stream) {
 		out = append(out, `,"stream":true`...)
-		includeUsage = isTrue(field(r.streamOptions, "include_usage"))
+		includeUsage = isTrue(jsonscan.Field(r.streamOptions, "include_usage"))
 	}
 	out = append(out, `,"messages":[`...)
 	t := turns{out: out}
-	msgs := arrayElements(r.messages)
+	msgs := jsonscan.ElementsOf(r.messages)
 	for i := 0; ; i++ {
-		msg, ok := msgs.next()
+		msg, ok := msgs.Next()
 		if !ok {
 			break
 		}
@@ -179,7 +179,7 @@ func (r *chatRequest) set(k, v []byte) error {
 			return refuse("top_logprobs", "log probabilities are not available from an Anthropic upstream")
 		}
 	case "response_format":
-		if present(v) && !stringIs(field(v, "type"), "text") {
+		if present(v) && !stringIs(jsonscan.Field(v, "type"), "text") {
 			return refuse("response_format", "an Anthropic upstream cannot be held to a JSON format; only {\"type\":\"text\"} translates")
 		}
 	case "audio":
@@ -300,8 +300,8 @@ func (t *turns) message(i int, msg []byte) error {
 		return refuse(msgPath(i), "must be an object")
 	}
 	var role, content, toolCalls, toolCallID, refusalText []byte
-	m := objectMembers(msg)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+	m := jsonscan.MembersOf(msg)
+	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
 		switch string(k) {
 		case "role":
 			role = v
@@ -352,7 +352,7 @@ func (t *turns) systemContent(i int, content []byte) error {
 	if !isArray(content) {
 		return refuse(msgPath(i)+".content", "must be a string or an array of text parts")
 	}
-	for j, p := range elementsOf(content) {
+	for j, p := range jsonscan.Each(content) {
 		text, err := textPart(p, func() string { return contentPath(i, j) })
 		if err != nil {
 			return err
@@ -388,7 +388,7 @@ func (t *turns) userContent(i int, content []byte) error {
 	case !isArray(content):
 		return refuse(msgPath(i)+".content", "must be a string or an array of content parts")
 	}
-	for j, p := range elementsOf(content) {
+	for j, p := range jsonscan.Each(content) {
 		pt, ok := readPart(p)
 		if !ok {
 			return refuse(contentPath(i, j), "must be an object")
@@ -424,14 +424,14 @@ func stringContents(v []byte) (s []byte, escaped bool) {
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return inner, false
 	}
-	return appendUnquoted(nil, v), true
+	return jsonscan.AppendUnquoted(nil, v), true
 }
 
 // appendContents writes s as a JSON string; s is raw string contents when
 // !escaped (copied as they are, even a megabyte of base64), else decoded text.
 func appendContents(out, s []byte, escaped bool) []byte {
 	if escaped {
-		return appendQuoted(out, s)
+		return jsonscan.AppendString(out, s)
 	}
 	out = append(out, '"')
 	out = append(out, s...)
@@ -463,7 +463,7 @@ func dataURL(u []byte) (mediaType, data []byte, ok bool) {
 func (t *turns) image(iu []byte, path string) error {
 	url := iu
 	if isObject(iu) {
-		url, path = field(iu, "url"), path+".url"
+		url, path = jsonscan.Field(iu, "url"), path+".url"
 	}
 	if !isString(url) {
 		return refuse(path, "must be a string")
@@ -491,7 +491,7 @@ func (t *turns) image(iu []byte, path string) error {
 // file writes an OpenAI file part holding a PDF as a data URL as an Anthropic
 // document block; files by id live in OpenAI's storage and cannot cross over.
 func (t *turns) file(f []byte, path string) error {
-	data := field(f, "file_data")
+	data := jsonscan.Field(f, "file_data")
 	if !isString(data) {
 		return refuse(path, "only a PDF given inline as file_data translates for an Anthropic upstream")
 	}
@@ -504,7 +504,7 @@ func (t *turns) file(f []byte, path string) error {
 	t.out = append(t.out, `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":`...)
 	t.out = appendContents(t.out, b64, escaped)
 	t.out = append(t.out, '}')
-	if name := field(f, "filename"); isString(name) {
+	if name := jsonscan.Field(f, "filename"); isString(name) {
 		t.out = append(t.out, `,"title":`...)
 		t.out = append(t.out, name...)
 	}
@@ -518,7 +518,7 @@ func (t *turns) assistant(i int, content, refusalText, toolCalls []byte) error {
 	case isString(content):
 		t.text(content)
 	case isArray(content):
-		for j, p := range elementsOf(content) {
+		for j, p := range jsonscan.Each(content) {
 			pt, _ := readPart(p)
 			switch typ := pt.typ; {
 			case stringIs(typ, "text"):
@@ -547,7 +547,7 @@ func (t *turns) assistant(i int, content, refusalText, toolCalls []byte) error {
 	if !isArray(toolCalls) {
 		return refuse(msgPath(i)+".tool_calls", "must be an array")
 	}
-	for j, c := range elementsOf(toolCalls) {
+	for j, c := range jsonscan.Each(toolCalls) {
 		if err := t.toolUse(c, i, j); err != nil {
 			return err
 		}
@@ -599,7 +599,7 @@ func appendArguments(out, args []byte) ([]byte, error) {
 		return out, errNotObjectArgs
 	}
 	start := len(out)
-	out = appendUnquoted(out, args)
+	out = jsonscan.AppendUnquoted(out, args)
 	if jsonscan.SkipSpace(out, start) == len(out) {
 		return append(out[:start], "{}"...), nil
 	}
@@ -657,7 +657,7 @@ func (t *turns) toolResult(i int, id, content []byte) error {
 		t.out = append(t.out, `""`...)
 	case isArray(content):
 		t.out = append(t.out, '[')
-		for j, p := range elementsOf(content) {
+		for j, p := range jsonscan.Each(content) {
 			text, err := textPart(p, func() string { return contentPath(i, j) })
 			if err != nil {
 				return err
@@ -678,21 +678,21 @@ func (t *turns) toolResult(i int, id, content []byte) error {
 // appendAnthropicTools writes OpenAI function tools as Anthropic tools.
 func appendAnthropicTools(out, tools []byte) ([]byte, error) {
 	out = append(out, `,"tools":[`...)
-	for j, tool := range elementsOf(tools) {
+	for j, tool := range jsonscan.Each(tools) {
 		path := "tools[" + strconv.Itoa(j) + "]"
 		if !isObject(tool) {
 			return out, refuse(path, "must be an object")
 		}
-		if typ := field(tool, "type"); present(typ) && !stringIs(typ, "function") {
+		if typ := jsonscan.Field(tool, "type"); present(typ) && !stringIs(typ, "function") {
 			return out, refuse(path+".type", "only function tools translate for an Anthropic upstream")
 		}
 		var name, desc, params []byte
-		fn := field(tool, "function")
+		fn := jsonscan.Field(tool, "function")
 		if !isObject(fn) {
 			return out, refuse(path+".function", "must be an object")
 		}
-		m := objectMembers(fn)
-		for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		m := jsonscan.MembersOf(fn)
+		for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
 			switch string(k) {
 			case "name":
 				name = v
@@ -742,8 +742,8 @@ func appendAnthropicToolChoice(out, choice, parallel []byte) ([]byte, error) {
 		typ = "none"
 	case stringIs(choice, "required"):
 		typ = "any"
-	case isObject(choice) && stringIs(field(choice, "type"), "function"):
-		name = field(field(choice, "function"), "name")
+	case isObject(choice) && stringIs(jsonscan.Field(choice, "type"), "function"):
+		name = jsonscan.Field(jsonscan.Field(choice, "function"), "name")
 		if !isString(name) {
 			return out, refuse("tool_choice.function.name", "must be a string")
 		}

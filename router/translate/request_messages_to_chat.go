@@ -1,6 +1,10 @@
 package translate
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
 
 // messagesRequest holds the raw values of the Anthropic request members that
 // are translated.
@@ -20,8 +24,8 @@ func MessagesToChat(body []byte, upstreamModel string) ([]byte, error) {
 		return nil, err
 	}
 	var r messagesRequest
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		if err := r.set(k, val); err != nil {
 			return nil, err
 		}
@@ -32,15 +36,15 @@ func MessagesToChat(body []byte, upstreamModel string) ([]byte, error) {
 
 	out := make([]byte, 0, len(v)+len(v)/16+256)
 	out = append(out, `{"model":`...)
-	out = appendQuoted(out, upstreamModel)
+	out = jsonscan.AppendString(out, upstreamModel)
 	out = append(out, `,"messages":[`...)
 	c := chatMessages{out: out}
 	if err := c.system(r.system); err != nil {
 		return nil, err
 	}
-	msgs := arrayElements(r.messages)
+	msgs := jsonscan.ElementsOf(r.messages)
 	for i := 0; ; i++ {
-		msg, ok := msgs.next()
+		msg, ok := msgs.Next()
 		if !ok {
 			break
 		}
@@ -68,7 +72,7 @@ func MessagesToChat(body []byte, upstreamModel string) ([]byte, error) {
 		out = append(out, `,"top_p":`...)
 		out = append(out, r.topP...)
 	}
-	if user := field(r.metadata, "user_id"); isString(user) {
+	if user := jsonscan.Field(r.metadata, "user_id"); isString(user) {
 		out = append(out, `,"user":`...)
 		out = append(out, user...)
 	}
@@ -196,7 +200,7 @@ func (c *chatMessages) system(sys []byte) error {
 		return nil
 	}
 	c.texts = c.texts[:0]
-	for j, b := range elementsOf(sys) {
+	for j, b := range jsonscan.Each(sys) {
 		text, err := textPart(b, func() string { return "system[" + strconv.Itoa(j) + "]" })
 		if err != nil {
 			return err
@@ -233,8 +237,8 @@ func (c *chatMessages) message(i int, msg []byte) error {
 		return refuse(msgPath(i), "must be an object")
 	}
 	var role, content []byte
-	m := objectMembers(msg)
-	for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+	m := jsonscan.MembersOf(msg)
+	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
 		switch string(k) {
 		case "role":
 			role = v
@@ -273,7 +277,7 @@ func (c *chatMessages) message(i int, msg []byte) error {
 func (c *chatMessages) user(i int, content []byte) error {
 	c.parts, c.toolImages = c.parts[:0], c.toolImages[:0]
 	results := 0
-	for j, b := range elementsOf(content) {
+	for j, b := range jsonscan.Each(content) {
 		p, _ := readPart(b)
 		switch typ := p.typ; {
 		case stringIs(typ, "tool_result"):
@@ -329,9 +333,9 @@ func appendChatPart(out []byte, b part, path string) ([]byte, error) {
 		return appendTextBlock(out, text), nil
 	case stringIs(typ, "image"):
 		src := b.source
-		switch st := field(src, "type"); {
+		switch st := jsonscan.Field(src, "type"); {
 		case stringIs(st, "base64"):
-			mt, data := field(src, "media_type"), field(src, "data")
+			mt, data := jsonscan.Field(src, "media_type"), jsonscan.Field(src, "data")
 			if !isString(mt) || !isString(data) {
 				return out, refuse(path+".source", "base64 needs media_type and data strings")
 			}
@@ -341,7 +345,7 @@ func appendChatPart(out []byte, b part, path string) ([]byte, error) {
 			out = append(out, data[1:len(data)-1]...)
 			return append(out, `"}}`...), nil
 		case stringIs(st, "url"):
-			url := field(src, "url")
+			url := jsonscan.Field(src, "url")
 			if !isString(url) {
 				return out, refuse(path+".source.url", "must be a string")
 			}
@@ -352,9 +356,9 @@ func appendChatPart(out []byte, b part, path string) ([]byte, error) {
 		return out, refuse(path+".source.type", "must be base64 or url for an OpenAI upstream")
 	case stringIs(typ, "document"):
 		src := b.source
-		switch st := field(src, "type"); {
-		case stringIs(st, "base64") && stringIs(field(src, "media_type"), "application/pdf"):
-			data := field(src, "data")
+		switch st := jsonscan.Field(src, "type"); {
+		case stringIs(st, "base64") && stringIs(jsonscan.Field(src, "media_type"), "application/pdf"):
+			data := jsonscan.Field(src, "data")
 			if !isString(data) {
 				return out, refuse(path+".source.data", "must be a string")
 			}
@@ -368,7 +372,7 @@ func appendChatPart(out []byte, b part, path string) ([]byte, error) {
 			out = append(out, data[1:len(data)-1]...)
 			return append(out, `"}}`...), nil
 		case stringIs(st, "text"):
-			data := field(src, "data")
+			data := jsonscan.Field(src, "data")
 			if !isString(data) {
 				return out, refuse(path+".source.data", "must be a string")
 			}
@@ -395,7 +399,7 @@ func (c *chatMessages) toolResult(b part, i, outer int) error {
 		c.out = append(c.out, `""`...)
 	case isArray(content):
 		c.texts = c.texts[:0]
-		for j, cb := range elementsOf(content) {
+		for j, cb := range jsonscan.Each(content) {
 			p, _ := readPart(cb)
 			switch typ := p.typ; {
 			case stringIs(typ, "text"):
@@ -429,7 +433,7 @@ func (c *chatMessages) toolResult(b part, i, outer int) error {
 // has no place for them in a request.
 func (c *chatMessages) assistant(i int, content []byte) error {
 	c.texts, c.calls = c.texts[:0], c.calls[:0]
-	for j, b := range elementsOf(content) {
+	for j, b := range jsonscan.Each(content) {
 		p, _ := readPart(b)
 		switch typ := p.typ; {
 		case stringIs(typ, "text"):
@@ -467,7 +471,7 @@ func (c *chatMessages) assistant(i int, content []byte) error {
 			c.out = append(c.out, name...)
 			c.out = append(c.out, `,"arguments":`...)
 			if present(input) {
-				c.out = appendQuoted(c.out, input)
+				c.out = jsonscan.AppendString(c.out, input)
 			} else {
 				c.out = append(c.out, `"{}"`...)
 			}
@@ -484,14 +488,14 @@ func (c *chatMessages) assistant(i int, content []byte) error {
 // and cannot cross over.
 func appendChatTools(out, tools []byte) ([]byte, error) {
 	out = append(out, `,"tools":[`...)
-	for j, tool := range elementsOf(tools) {
+	for j, tool := range jsonscan.Each(tools) {
 		path := "tools[" + strconv.Itoa(j) + "]"
 		if !isObject(tool) {
 			return out, refuse(path, "must be an object")
 		}
 		var name, desc, schema, typ []byte
-		m := objectMembers(tool)
-		for k, v, ok := m.next(); ok; k, v, ok = m.next() {
+		m := jsonscan.MembersOf(tool)
+		for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
 			switch string(k) {
 			case "name":
 				name = v
@@ -538,7 +542,7 @@ func appendChatToolChoice(out, choice []byte) ([]byte, error) {
 	if !isObject(choice) {
 		return out, refuse("tool_choice", "must be an object")
 	}
-	typ := field(choice, "type")
+	typ := jsonscan.Field(choice, "type")
 	switch {
 	case stringIs(typ, "auto"):
 		out = append(out, `,"tool_choice":"auto"`...)
@@ -547,7 +551,7 @@ func appendChatToolChoice(out, choice []byte) ([]byte, error) {
 	case stringIs(typ, "none"):
 		return append(out, `,"tool_choice":"none"`...), nil
 	case stringIs(typ, "tool"):
-		name := field(choice, "name")
+		name := jsonscan.Field(choice, "name")
 		if !isString(name) {
 			return out, refuse("tool_choice.name", "must be a string")
 		}
@@ -557,7 +561,7 @@ func appendChatToolChoice(out, choice []byte) ([]byte, error) {
 	default:
 		return out, refuse("tool_choice.type", "must be auto, any, tool or none")
 	}
-	if isTrue(field(choice, "disable_parallel_tool_use")) {
+	if isTrue(jsonscan.Field(choice, "disable_parallel_tool_use")) {
 		out = append(out, `,"parallel_tool_calls":false`...)
 	}
 	return out, nil

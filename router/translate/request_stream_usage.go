@@ -14,17 +14,17 @@ func WithStreamUsage(body []byte) (out []byte, clientAsked bool, err error) {
 	}
 	// Find the last stream_options (the one a JSON decoder keeps).
 	var opts []byte
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		if string(k) == "stream_options" {
 			opts = val
 		}
 	}
 	switch {
-	case isObject(opts) && isTrue(field(opts, "include_usage")):
+	case isObject(opts) && isTrue(jsonscan.Field(opts, "include_usage")):
 		return body, true, nil
 	case opts == nil: // one new member after the opening brace
-		start := offset(body, v)
+		start := jsonscan.Offset(body, v)
 		out = make([]byte, 0, len(body)+40)
 		out = append(out, body[:start+1]...)
 		out = append(out, `"stream_options":{"include_usage":true}`...)
@@ -39,13 +39,13 @@ func WithStreamUsage(body []byte) (out []byte, clientAsked bool, err error) {
 	}
 	// An options object without include_usage true: rewrite that object only.
 	repl := []byte(`{"include_usage":true`)
-	om := objectMembers(opts)
-	for k, val, ok := om.next(); ok; k, val, ok = om.next() {
+	om := jsonscan.MembersOf(opts)
+	for k, val, ok := om.Next(); ok; k, val, ok = om.Next() {
 		if string(k) == "include_usage" {
 			continue
 		}
 		repl = append(repl, ',')
-		repl = appendQuoted(repl, k)
+		repl = jsonscan.AppendString(repl, k)
 		repl = append(repl, ':')
 		repl = append(repl, val...)
 	}
@@ -53,13 +53,9 @@ func WithStreamUsage(body []byte) (out []byte, clientAsked bool, err error) {
 	return splice(body, opts, repl), false, nil
 }
 
-// offset is where sub, a slice of b, starts in b: slices of one array share
-// its end, so their capacities differ by exactly that much.
-func offset(b, sub []byte) int { return cap(b) - cap(sub) }
-
 // splice returns body with old (a slice of body) replaced by repl.
 func splice(body, old, repl []byte) []byte {
-	at := offset(body, old)
+	at := jsonscan.Offset(body, old)
 	out := make([]byte, 0, len(body)-len(old)+len(repl))
 	out = append(out, body[:at]...)
 	out = append(out, repl...)

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // ChatResponseToMessages turns an OpenAI chat completion (a 2xx unary body)
 // into an Anthropic message for a client that asked for clientModel. The first
 // choice's content becomes a text block (a refusal too), its tool_calls become
@@ -9,7 +11,7 @@ package translate
 // length limit (then they are {}, and stop_reason says max_tokens).
 func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, error) {
 	var id, choices, usage []byte
-	if !validMembers(body, func(k, val []byte) {
+	if !jsonscan.Object(body, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
@@ -30,8 +32,8 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 	}
 	var content, refusalText, toolCalls []byte
 	if isObject(msg) {
-		mm := objectMembers(msg)
-		for k, val, ok := mm.next(); ok; k, val, ok = mm.next() {
+		mm := jsonscan.MembersOf(msg)
+		for k, val, ok := mm.Next(); ok; k, val, ok = mm.Next() {
 			switch string(k) {
 			case "content":
 				content = val
@@ -51,7 +53,7 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 	out = append(out, `{"id":`...)
 	out = appendID(out, id, "msg_translated", -1)
 	out = append(out, `,"type":"message","role":"assistant","model":`...)
-	out = appendQuoted(out, clientModel)
+	out = jsonscan.AppendString(out, clientModel)
 	out = append(out, `,"content":[`...)
 	n := 0
 	block := func() {
@@ -65,8 +67,8 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 		block()
 		out = appendTextBlock(out, content)
 	case isArray(content): // some OpenAI-compatible servers answer in parts
-		parts := arrayElements(content)
-		for v, ok := parts.next(); ok; v, ok = parts.next() {
+		parts := jsonscan.ElementsOf(content)
+		for v, ok := parts.Next(); ok; v, ok = parts.Next() {
 			if p, _ := readPart(v); stringIs(p.typ, "text") && isString(p.text) && !isEmptyString(p.text) {
 				block()
 				out = appendTextBlock(out, p.text)
@@ -78,7 +80,7 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 		out = appendTextBlock(out, refusalText)
 	}
 	if isArray(toolCalls) {
-		for j, c := range elementsOf(toolCalls) {
+		for j, c := range jsonscan.Each(toolCalls) {
 			block()
 			var err error
 			if out, err = appendToolUse(out, c, j, truncated); err != nil {
@@ -96,14 +98,14 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 // firstChoice finds the choice with index 0, or the first one listed, and
 // returns its message and finish_reason.
 func firstChoice(choices []byte) (msg, finish []byte, ok bool) {
-	e := arrayElements(choices)
-	for c, more := e.next(); more; c, more = e.next() {
+	e := jsonscan.ElementsOf(choices)
+	for c, more := e.Next(); more; c, more = e.Next() {
 		if !isObject(c) {
 			continue
 		}
 		var index, m, f []byte
-		cm := objectMembers(c)
-		for k, v, more := cm.next(); more; k, v, more = cm.next() {
+		cm := jsonscan.MembersOf(c)
+		for k, v, more := cm.Next(); more; k, v, more = cm.Next() {
 			switch string(k) {
 			case "index":
 				index = v

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // MessagesResponseToChat turns an Anthropic message (a 2xx unary body) into an
 // OpenAI chat completion for a client that asked for clientModel. created is
 // the completion's `created` (Unix seconds; Anthropic's answer has no time).
@@ -9,7 +11,7 @@ package translate
 // ErrInvalidUpstream.
 func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]byte, Usage, error) {
 	var id, content, stop, usage []byte
-	if !validMembers(body, func(k, val []byte) {
+	if !jsonscan.Object(body, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
@@ -34,7 +36,7 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 	out = append(out, `,"object":"chat.completion","created":`...)
 	out = appendInt(out, created)
 	out = append(out, `,"model":`...)
-	out = appendQuoted(out, clientModel)
+	out = jsonscan.AppendString(out, clientModel)
 	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 
 	// The text blocks, joined into one string: their raw contents concatenate
@@ -42,8 +44,8 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 	var few [4]part
 	calls := few[:0]
 	texts := 0
-	blocks := arrayElements(content)
-	for b, ok := blocks.next(); ok; b, ok = blocks.next() {
+	blocks := jsonscan.ElementsOf(content)
+	for b, ok := blocks.Next(); ok; b, ok = blocks.Next() {
 		p, _ := readPart(b)
 		switch {
 		case stringIs(p.typ, "text"):
@@ -102,7 +104,7 @@ func appendChatToolCall(out []byte, b part, index int) ([]byte, error) {
 	out = append(out, name...)
 	out = append(out, `,"arguments":`...)
 	if present(input) {
-		out = appendQuoted(out, input)
+		out = jsonscan.AppendString(out, input)
 	} else {
 		out = append(out, `"{}"`...)
 	}

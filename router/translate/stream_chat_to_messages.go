@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // chatToMessages turns OpenAI chunks into an Anthropic event stream:
 //
 //	the first chunk            -> message_start (usage 0 until the end)
@@ -64,7 +66,7 @@ func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 		return s.end(dst), nil
 	}
 	var id, choices, usage, errObj []byte
-	if !validMembers(data, func(k, val []byte) {
+	if !jsonscan.Object(data, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
@@ -114,15 +116,15 @@ func (s *chatToMessages) start(dst, id []byte) []byte {
 	dst = append(dst, `{"type":"message_start","message":{"id":`...)
 	dst = appendID(dst, id, "msg_translated", -1)
 	dst = append(dst, `,"type":"message","role":"assistant","model":`...)
-	dst = appendQuoted(dst, s.model)
+	dst = jsonscan.AppendString(dst, s.model)
 	dst = append(dst, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`+"\n\n"...)
 	return dst
 }
 
 func (s *chatToMessages) delta(dst, delta []byte) ([]byte, error) {
 	var content, refusalText, toolCalls []byte
-	m := objectMembers(delta)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	m := jsonscan.MembersOf(delta)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		switch string(k) {
 		case "content":
 			content = val
@@ -141,7 +143,7 @@ func (s *chatToMessages) delta(dst, delta []byte) ([]byte, error) {
 	if !isArray(toolCalls) {
 		return dst, nil
 	}
-	for j, c := range elementsOf(toolCalls) {
+	for j, c := range jsonscan.Each(toolCalls) {
 		var err error
 		if dst, err = s.toolCall(dst, c, j); err != nil {
 			return dst, err
@@ -253,9 +255,9 @@ func (s *chatToMessages) errorEvent(dst, errObj []byte) []byte {
 	if isString(errObj) {
 		f.message = errObj
 	} else {
-		f.message = field(errObj, "message")
-		f.typ = stringToken(field(errObj, "type"))
-		f.code = stringToken(field(errObj, "code"))
+		f.message = jsonscan.Field(errObj, "message")
+		f.typ = stringToken(jsonscan.Field(errObj, "type"))
+		f.code = stringToken(jsonscan.Field(errObj, "code"))
 	}
 	if !isString(f.message) || isEmptyString(f.message) {
 		f.message = []byte(`"upstream stream error"`)

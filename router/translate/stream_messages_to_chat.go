@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // messagesToChat turns an Anthropic event stream into OpenAI chunks:
 //
 //	message_start                  -> the first chunk: delta {"role":"assistant","content":""}
@@ -54,7 +56,7 @@ func (s *messagesToChat) Finish(dst []byte) ([]byte, error) {
 // event translates one upstream event.
 func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 	var typ, message, index, block, delta, usage, errObj []byte
-	if !validMembers(data, func(k, val []byte) {
+	if !jsonscan.Object(data, func(k, val []byte) {
 		switch string(k) {
 		case "type":
 			typ = val
@@ -81,13 +83,13 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 	if len(s.head) == 0 { // the role chunk is not out yet
 		var id []byte
 		if stringIs(typ, "message_start") {
-			id = field(message, "id")
+			id = jsonscan.Field(message, "id")
 		}
 		dst = s.start(dst, id)
 	}
 	switch {
 	case stringIs(typ, "message_start"):
-		s.usage = messagesUsage(s.usage, field(message, "usage"))
+		s.usage = messagesUsage(s.usage, jsonscan.Field(message, "usage"))
 	case stringIs(typ, "content_block_start"):
 		return s.blockStart(dst, index, block)
 	case stringIs(typ, "content_block_delta"):
@@ -96,7 +98,7 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 		s.usage = messagesUsage(s.usage, usage)
 		if !s.stopped {
 			s.stopped = true
-			dst = s.finishChunk(dst, finishReason(stringToken(field(delta, "stop_reason"))))
+			dst = s.finishChunk(dst, finishReason(stringToken(jsonscan.Field(delta, "stop_reason"))))
 		}
 	case stringIs(typ, "message_stop"):
 		if !s.stopped {
@@ -115,7 +117,7 @@ func (s *messagesToChat) start(dst, id []byte) []byte {
 	s.head = append(s.head, `,"object":"chat.completion.chunk","created":`...)
 	s.head = appendInt(s.head, s.created)
 	s.head = append(s.head, `,"model":`...)
-	s.head = appendQuoted(s.head, s.model)
+	s.head = jsonscan.AppendString(s.head, s.model)
 	s.head = append(s.head, `,"choices":[`...)
 	dst = s.deltaStart(dst)
 	dst = append(dst, `{"role":"assistant","content":""}`...)
@@ -137,9 +139,9 @@ func (s *messagesToChat) blockStart(dst, index, block []byte) ([]byte, error) {
 	if !ok || i < 0 || i > maxBlocks {
 		return dst, invalidUpstream("content_block_start without a valid index")
 	}
-	switch typ := field(block, "type"); {
+	switch typ := jsonscan.Field(block, "type"); {
 	case stringIs(typ, "text"):
-		if text := field(block, "text"); isString(text) && !isEmptyString(text) {
+		if text := jsonscan.Field(block, "text"); isString(text) && !isEmptyString(text) {
 			dst = s.deltaStart(dst)
 			dst = append(dst, `{"content":`...)
 			dst = append(dst, text...)
@@ -147,7 +149,7 @@ func (s *messagesToChat) blockStart(dst, index, block []byte) ([]byte, error) {
 			dst = s.deltaEnd(dst)
 		}
 	case stringIs(typ, "tool_use"):
-		id, name := field(block, "id"), field(block, "name")
+		id, name := jsonscan.Field(block, "id"), jsonscan.Field(block, "name")
 		if !isString(name) {
 			return dst, invalidUpstream("tool_use block without a name")
 		}
@@ -170,23 +172,23 @@ func (s *messagesToChat) blockStart(dst, index, block []byte) ([]byte, error) {
 		dst = s.deltaEnd(dst)
 		// A server that sends the whole input here instead gets it relayed
 		// as one piece.
-		if input := field(block, "input"); isObject(input) && !emptyObject(input) {
-			dst = s.arguments(dst, n, appendQuoted(nil, input))
+		if input := jsonscan.Field(block, "input"); isObject(input) && !emptyObject(input) {
+			dst = s.arguments(dst, n, jsonscan.AppendString(nil, input))
 		}
 	}
 	return dst, nil
 }
 
 func emptyObject(v []byte) bool {
-	m := objectMembers(v)
-	_, _, ok := m.next()
+	m := jsonscan.MembersOf(v)
+	_, _, ok := m.Next()
 	return !ok
 }
 
 func (s *messagesToChat) blockDelta(dst, index, delta []byte) ([]byte, error) {
-	switch typ := field(delta, "type"); {
+	switch typ := jsonscan.Field(delta, "type"); {
 	case stringIs(typ, "text_delta"):
-		text := field(delta, "text")
+		text := jsonscan.Field(delta, "text")
 		if !isString(text) {
 			return dst, invalidUpstream("text_delta without text")
 		}
@@ -203,7 +205,7 @@ func (s *messagesToChat) blockDelta(dst, index, delta []byte) ([]byte, error) {
 		if !ok || i < 0 || int(i) >= len(s.tools) || s.tools[i] < 0 {
 			return dst, invalidUpstream("input_json_delta for a block that is not a tool_use")
 		}
-		part := field(delta, "partial_json")
+		part := jsonscan.Field(delta, "partial_json")
 		if !isString(part) {
 			return dst, invalidUpstream("input_json_delta without partial_json")
 		}
@@ -253,7 +255,7 @@ func (s *messagesToChat) end(dst []byte) []byte {
 // errorChunk is the upstream's error event in OpenAI's shape, which the
 // OpenAI SDKs raise as an API error. There is no [DONE] after it.
 func (s *messagesToChat) errorChunk(dst, errObj []byte) []byte {
-	f := errorFields{message: field(errObj, "message"), typ: stringToken(field(errObj, "type"))}
+	f := errorFields{message: jsonscan.Field(errObj, "message"), typ: stringToken(jsonscan.Field(errObj, "type"))}
 	if !isString(f.message) || isEmptyString(f.message) {
 		f.message = []byte(`"upstream stream error"`)
 	}

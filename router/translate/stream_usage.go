@@ -69,7 +69,7 @@ func (f *chatUsageFilter) usageOnly(ev sseEvent) bool {
 		return false
 	}
 	var usage, choices []byte
-	if !validMembers(ev.data, func(k, val []byte) {
+	if !jsonscan.Object(ev.data, func(k, val []byte) {
 		switch string(k) {
 		case "usage":
 			usage = val
@@ -88,8 +88,8 @@ func (f *chatUsageFilter) usageOnly(ev sseEvent) bool {
 }
 
 func emptyArray(v []byte) bool {
-	e := arrayElements(v)
-	_, ok := e.next()
+	e := jsonscan.ElementsOf(v)
+	_, ok := e.Next()
 	return !ok
 }
 
@@ -165,7 +165,7 @@ func (s *messagesUsageScanner) scan(ev sseEvent) {
 		return
 	}
 	var typ, message, usage []byte
-	if !validMembers(ev.data, func(k, val []byte) {
+	if !jsonscan.Object(ev.data, func(k, val []byte) {
 		switch string(k) {
 		case "type":
 			typ = val
@@ -179,7 +179,7 @@ func (s *messagesUsageScanner) scan(ev sseEvent) {
 	}
 	switch {
 	case stringIs(typ, "message_start"):
-		s.usage = messagesUsage(s.usage, field(message, "usage"))
+		s.usage = messagesUsage(s.usage, jsonscan.Field(message, "usage"))
 	case stringIs(typ, "message_delta"):
 		s.usage = messagesUsage(s.usage, usage)
 	}

@@ -30,15 +30,15 @@ func chatUsage(v []byte) Usage {
 		return Usage{}
 	}
 	var u Usage
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		switch string(k) {
 		case "prompt_tokens":
 			u.InputTokens, u.Known = count(val, u.Known)
 		case "completion_tokens":
 			u.OutputTokens, u.Known = count(val, u.Known)
 		case "prompt_tokens_details":
-			u.CacheReadInputTokens, _ = count(field(val, "cached_tokens"), false)
+			u.CacheReadInputTokens, _ = count(jsonscan.Field(val, "cached_tokens"), false)
 		}
 	}
 	return u
@@ -54,8 +54,8 @@ func messagesUsage(u Usage, v []byte) Usage {
 		return u
 	}
 	base := u.InputTokens - u.CacheReadInputTokens - u.CacheCreationInputTokens
-	m := objectMembers(v)
-	for k, val, ok := m.next(); ok; k, val, ok = m.next() {
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		switch string(k) {
 		case "input_tokens":
 			if n, ok := count(val, false); ok {
@@ -144,7 +144,7 @@ func UsageFromMessagesResponse(body []byte) (u Usage, valid bool) {
 // not an object is valid but has no member (that costs a second pass, only
 // then).
 func topLevel(body []byte, key string) (member []byte, valid bool) {
-	if validMembers(body, func(k, v []byte) {
+	if jsonscan.Object(body, func(k, v []byte) {
 		if string(k) == key {
 			member = v
 		}

@@ -1,11 +1,25 @@
-// Package jsonscan validates JSON without decoding it: the gateway checks
-// every request body and unary answer, and the translator every body it
-// reads, at several times encoding/json's speed. It accepts exactly what
-// encoding/json accepts (strings may hold invalid UTF-8), and bounds nesting
-// as encoding/json does.
+// Package jsonscan is the gateway's one JSON toolkit: it validates JSON
+// without decoding it, walks the members of an object and the elements of
+// an array, and quotes and unquotes strings. The request path (reading a
+// request's model, checking an upstream's answer) and the translators
+// (router/translate) are built on it, so there is one reading of JSON in the
+// gateway, not one per package.
+//
+// A request or answer is mostly string bytes that cross the gateway
+// untouched, so the work is finding where each value starts and ends and
+// copying its bytes: several times cheaper than encoding/json, which decodes
+// every string and encodes it again.
+//
+// Validation (Valid, Object, Value, String) accepts exactly what
+// encoding/json accepts (strings may hold invalid UTF-8) and bounds nesting
+// as encoding/json does. Navigation (Skip, Field, MembersOf, ElementsOf,
+// Each) expects a value validation has accepted and never reads past its
+// end. What it must not do: allocate on the hot paths (a scratch buffer for
+// an escaped key is the one exception), or panic on any input.
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -26,12 +40,15 @@ func Valid(b []byte) ([]byte, bool) {
 }
 
 // Object validates b as exactly one JSON object, whitespace around it
-// allowed, and calls each with every top-level member in order: its key
-// token (quotes included, escapes as written) and its value. It is Valid
-// and a walk over the members in one pass, for the callers that want one
-// member of an answer they must check anyway. False when b is not exactly
-// one valid JSON object (each may have seen members before the fault).
-func Object(b []byte, each func(key, val []byte)) bool {
+// allowed, and calls each with every top-level member in order: its name
+// (the key decoded; valid until each returns) and its value (a slice of b,
+// see Offset). It is Valid and a walk over the members in one pass, for the
+// callers that want members of a body they must check anyway. A caller that
+// assigns per name keeps the last member of a name, as encoding/json does.
+// False when b is not exactly one valid JSON object (each may have seen
+// members before the fault).
+func Object(b []byte, each func(name, val []byte)) bool {
+	var scratch []byte // for a key written with escapes ("mod\u0065l")
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -58,7 +75,12 @@ func Object(b []byte, each func(key, val []byte)) bool {
 		if !ok {
 			return false
 		}
-		each(b[ks:ke], b[vs:ve])
+		name := b[ks+1 : ke-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			scratch = AppendUnquoted(scratch[:0], b[ks:ke])
+			name = scratch
+		}
+		each(name, b[vs:ve])
 		i = SkipSpace(b, ve)
 		if i >= len(b) {
 			return false

@@ -93,6 +93,14 @@ func FuzzValid(f *testing.F) {
 			t.Fatalf("Valid(%q) = %v, json.Valid = %v", b, got, !got)
 		}
 		checkObject(t, b, got && v[0] == '{')
+		if got {
+			// Navigation agrees with validation: a valid value is skipped
+			// whole, and its members and elements are encoding/json's.
+			if end := Skip(v, 0); end != len(v) {
+				t.Fatalf("Skip(%q) = %d, want %d", v, end, len(v))
+			}
+			checkWalkers(t, v)
+		}
 	})
 }
 
@@ -102,12 +110,8 @@ func FuzzValid(f *testing.F) {
 func checkObject(t *testing.T, b []byte, isObject bool) {
 	t.Helper()
 	got := map[string]json.RawMessage{}
-	ok := Object(b, func(key, val []byte) {
-		var k string
-		if err := json.Unmarshal(key, &k); err != nil {
-			t.Fatalf("Object(%q) gave key %q: %v", b, key, err)
-		}
-		got[k] = append(json.RawMessage(nil), val...)
+	ok := Object(b, func(name, val []byte) {
+		got[string(name)] = append(json.RawMessage(nil), val...)
 	})
 	if ok != isObject {
 		t.Fatalf("Object(%q) = %v, want %v", b, ok, isObject)
