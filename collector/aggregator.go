@@ -54,6 +54,7 @@ var (
 	attrUpstreamWait   = string(telemetry.KeyUpstreamWait)
 	attrInputTokens    = string(telemetry.KeyInputTokens)
 	attrOutputTokens   = string(telemetry.KeyOutputTokens)
+	attrOutputRate     = string(telemetry.KeyOutputRate)
 )
 
 // AggregatorOptions configures an Aggregator.
@@ -280,6 +281,8 @@ type attemptFacts struct {
 	outputTokens   int64 // gen_ai.usage.output_tokens
 	haveInput      bool
 	haveOutput     bool
+	outputRate     float64 // firstbyte.output_tokens_per_second
+	haveRate       bool
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -353,6 +356,8 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.inputTokens, f.haveInput = tokenCount(v)
 		case attrOutputTokens:
 			f.outputTokens, f.haveOutput = tokenCount(v)
+		case attrOutputRate:
+			f.outputRate, f.haveRate = number(v)
 		}
 	}
 	return f

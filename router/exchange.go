@@ -72,14 +72,17 @@ func (c *call) exchange(cand *Candidate) (exchange, error) {
 }
 
 // streamFor is what a streamed answer goes through: a translator, or a
-// pass-through that only reads its usage (and strips the usage chunk the
-// client did not ask for); nil for the endpoints outside the chat family.
+// pass-through that holds the stream to its API and reads its usage (and
+// strips the usage chunk the client did not ask for); nil for the
+// endpoints that do not stream.
 func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.Stream {
 	switch {
 	case x.conv == convMessagesToChat:
 		return translate.NewMessagesToChatStream(c.fields.Model, created, x.clientWantsUsage)
 	case x.conv == convChatToMessages:
 		return translate.NewChatToMessagesStream(c.fields.Model)
+	case c.ep.family == familyResponses:
+		return translate.NewResponsesCheck()
 	case c.ep.family != familyChat:
 		return nil
 	case cand.upstream.kind == config.KindOpenAI:

@@ -93,7 +93,8 @@ func (s rateSignal) refusedUntil() time.Time {
 
 // parseReset reads a reset header's value: a Go-style duration ("1s",
 // "6m0s", "20ms"), a number of seconds ("60"; a number past a billion is a
-// Unix time in seconds), or an RFC 3339 instant.
+// Unix time in seconds), or an RFC 3339 instant; an instant already past
+// is ignored.
 func parseReset(v string, now time.Time) (time.Time, bool) {
 	v = strings.TrimSpace(v)
 	if d, err := time.ParseDuration(v); err == nil {
@@ -102,16 +103,19 @@ func parseReset(v string, now time.Time) (time.Time, bool) {
 		}
 		return now.Add(d), true
 	}
+	var t time.Time
 	if n, ok := positiveNumber(v); ok {
-		if n > 1e9 {
-			return time.Unix(0, 0).Add(seconds(n)), true
+		if n <= 1e9 {
+			return now.Add(seconds(n)), true
 		}
-		return now.Add(seconds(n)), true
+		t = time.Unix(0, 0).Add(seconds(n))
+	} else if p, err := time.Parse(time.RFC3339, v); err == nil {
+		t = p
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, true
+	if !t.After(now) { // unreadable, or already past: nothing to wait for
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	return t, true
 }
 
 // positiveNumber reads a finite number that is not negative.

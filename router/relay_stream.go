@@ -168,6 +168,12 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	if a.ctx.Err() != nil { // the client left mid-stream
 		return resp.StatusCode
 	}
+	if errors.Is(ferr, translate.ErrStreamError) {
+		// The provider ended its stream with its own error event, which the
+		// client has: broken, with nothing to add.
+		a.res.Outcome, a.res.ErrorType = telemetry.OutcomeBroken, fault.ErrorStreamBroken
+		return resp.StatusCode
+	}
 	a.brokenStream(cw, ferr != nil)
 	return resp.StatusCode
 }

@@ -13,6 +13,7 @@ type chatUsageFilter struct {
 	strip bool // immutable after NewChatUsageFilter
 	dec   sseDecoder
 	usage Usage
+	done  bool // [DONE] came: the stream is whole
 	err   error
 }
 
@@ -21,9 +22,11 @@ type chatUsageFilter struct {
 // upstream for that chunk (WithStreamUsage); strip (the client had not asked)
 // removes it, and only it, from what the client gets. Without strip, Feed
 // appends p as it came; with strip, it holds back an incomplete event until
-// the rest arrives, so Feed may append nothing. Finish appends what was held
-// back and never reports truncation: the stream is the client's own format,
-// ended as the upstream ended it.
+// the rest arrives, so Feed may append nothing. The stream is held to its
+// API: an event whose data is neither one JSON value nor [DONE] is an error
+// (ErrInvalidUpstream), and Finish appends what was held back and reports
+// ErrTruncated when [DONE] never came, so a cut stream is never passed off
+// as whole.
 func NewChatUsageFilter(strip bool) Stream { return &chatUsageFilter{strip: strip} }
 
 func (f *chatUsageFilter) Usage() Usage { return f.usage }
@@ -41,6 +44,9 @@ func (f *chatUsageFilter) Feed(dst, p []byte) ([]byte, error) {
 		if !ok {
 			break
 		}
+		if f.err = f.check(ev); f.err != nil {
+			return dst, f.err
+		}
 		if !f.usageOnly(ev) && f.strip {
 			dst = append(dst, ev.raw...)
 		}
@@ -51,12 +57,33 @@ func (f *chatUsageFilter) Feed(dst, p []byte) ([]byte, error) {
 	return dst, f.err
 }
 
+// check holds an event to the API: its data is [DONE], which ends the
+// stream, or one JSON value (what follows [DONE] is relayed unread).
+func (f *chatUsageFilter) check(ev sseEvent) error {
+	if !ev.hasData || f.done {
+		return nil
+	}
+	if string(ev.data) == "[DONE]" {
+		f.done = true
+		return nil
+	}
+	return checkEventJSON(ev)
+}
+
 func (f *chatUsageFilter) Finish(dst []byte) ([]byte, error) {
 	if f.err != nil {
 		return dst, f.err
 	}
-	if ev, ok := f.dec.finishEvent(); ok && !f.usageOnly(ev) && f.strip {
-		dst = append(dst, ev.raw...)
+	if ev, ok := f.dec.finishEvent(); ok {
+		if f.err = f.check(ev); f.err != nil {
+			return dst, f.err
+		}
+		if !f.usageOnly(ev) && f.strip {
+			dst = append(dst, ev.raw...)
+		}
+	}
+	if !f.done {
+		return dst, ErrTruncated
 	}
 	return dst, nil
 }
@@ -116,13 +143,18 @@ func hasObjectMember(data []byte, key string) bool {
 type messagesUsageScanner struct {
 	dec   sseDecoder
 	usage Usage
+	end   string // the event that ended the stream: message_stop, error ("" : none yet)
 	err   error
 }
 
 // NewMessagesUsageScanner passes an Anthropic event stream through unchanged
 // (Feed appends p as it came) and records the usage of its message_start
 // (input and cache tokens) and message_delta (output tokens, and the input
-// counts again when the API repeats them). Feed and Finish never fail.
+// counts again when the API repeats them). The stream is held to its API:
+// an event whose data is not one JSON value is an error
+// (ErrInvalidUpstream); Finish reports ErrTruncated when message_stop never
+// came, and ErrStreamError when the stream ended with the provider's own
+// error event (the client has that event already).
 func NewMessagesUsageScanner() Stream { return &messagesUsageScanner{} }
 
 func (s *messagesUsageScanner) Usage() Usage { return s.usage }
@@ -130,7 +162,7 @@ func (s *messagesUsageScanner) Usage() Usage { return s.usage }
 func (s *messagesUsageScanner) Feed(dst, p []byte) ([]byte, error) {
 	dst = append(dst, p...)
 	if s.err != nil {
-		return dst, nil // relaying goes on; only the usage reading stopped
+		return dst, s.err
 	}
 	s.dec.begin(p)
 	for {
@@ -138,19 +170,55 @@ func (s *messagesUsageScanner) Feed(dst, p []byte) ([]byte, error) {
 		if !ok {
 			break
 		}
+		if s.err = s.check(ev); s.err != nil {
+			return dst, s.err
+		}
 		s.scan(ev)
 	}
 	if err := s.dec.end(); err != nil {
 		s.err = err
 	}
-	return dst, nil
+	return dst, s.err
 }
 
 func (s *messagesUsageScanner) Finish(dst []byte) ([]byte, error) {
-	if ev, ok := s.dec.finishEvent(); ok && s.err == nil {
+	if s.err != nil {
+		return dst, s.err
+	}
+	if ev, ok := s.dec.finishEvent(); ok {
+		if s.err = s.check(ev); s.err != nil {
+			return dst, s.err
+		}
 		s.scan(ev)
 	}
-	return dst, nil
+	switch s.end {
+	case "message_stop":
+		return dst, nil
+	case "error":
+		return dst, ErrStreamError
+	}
+	return dst, ErrTruncated
+}
+
+// check holds an event to the API (its data one JSON value) and notes
+// the event that ends the stream: message_stop, or the provider's error.
+func (s *messagesUsageScanner) check(ev sseEvent) error {
+	if !ev.hasData || s.end != "" {
+		return nil
+	}
+	name := ev.name
+	if len(name) == 0 { // providers that name events only in their data
+		jsonscan.Object(ev.data, func(k, v []byte) {
+			if string(k) == "type" && isString(v) {
+				name = v[1 : len(v)-1]
+			}
+		})
+	}
+	switch string(name) {
+	case "message_stop", "error":
+		s.end = string(name)
+	}
+	return checkEventJSON(ev)
 }
 
 // scan reads usage from the two events that carry it; the event name (which
