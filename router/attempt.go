@@ -33,7 +33,7 @@ import (
 var (
 	errFirstByteTimeout = errors.New("first-byte timeout")
 	errTotalTimeout     = errors.New("total timeout")
-	errIdleTimeout      = errors.New("idle timeout") // a stream paused longer than timeout.idle
+	errIdleTimeout      = errors.New("idle timeout")                 // a stream paused longer than timeout.idle
 	errStopping         = errors.New("the gateway is shutting down") // Options.Stop ended
 )
 

@@ -71,8 +71,8 @@ func (c *cooldown) Until(now time.Time) time.Time {
 
 // disabler is a provider's disabled state.
 type disabler struct {
-	on       atomic.Bool                     // the fast path: false for every healthy provider
-	onChange func(on bool, reason string)    // immutable; called outside mu; nil: none
+	on       atomic.Bool                  // the fast path: false for every healthy provider
+	onChange func(on bool, reason string) // immutable; called outside mu; nil: none
 
 	mu       sync.Mutex    // guards the fields below
 	reason   string        // "auth" or "quota" while on

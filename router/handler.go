@@ -49,8 +49,8 @@ type call struct {
 	untranslatable error
 	// x is the exchange prepared for xFor (prepare runs once per candidate,
 	// not once per try).
-	x            exchange
-	xFor         *Candidate
+	x    exchange
+	xFor *Candidate
 	// answer is the last failed-over upstream error, for the client when
 	// every candidate fails (nil: the last failure had none to show).
 	answer       *upstreamAnswer
