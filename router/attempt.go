@@ -144,8 +144,13 @@ func (a *attempt) reach() bool {
 
 	s := resp.StatusCode
 	if s >= 200 && s < 300 {
-		// A success that spent a limit cools the provider until its reset.
-		a.res.RetryAt = readRateSignal(resp.Header, a.sent).exhausted
+		// A success that spent a limit cools the provider until its reset;
+		// what remains of its request limit paces the attempts until then.
+		sig := readRateSignal(resp.Header, a.sent)
+		a.res.RetryAt = sig.exhausted
+		if sig.requests >= 0 {
+			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.requests, true, sig.requestsReset
+		}
 		if c.fields.Stream {
 			return a.reachStream()
 		}

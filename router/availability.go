@@ -69,6 +69,51 @@ func (c *cooldown) Until(now time.Time) time.Time {
 	return time.Unix(0, u)
 }
 
+// allowance is what the provider last said remains of its request limit,
+// and how many attempts the gateway has sent it since the attempt that
+// said so: once they match, the provider is skipped (rate_limited) until
+// the limit resets or a later answer says more remains, so the gateway
+// stops before it is refused. Attempts are numbered as they are admitted;
+// an answer counts from its own attempt's number, so the attempts already
+// in flight when it was sent are counted against what it said.
+type allowance struct {
+	mu        sync.Mutex // guards the fields below
+	admitted  int64      // attempts admitted, ever: the next one's number
+	known     bool       // remaining holds, until until
+	remaining int64      // what the answer of attempt number from said remains
+	from      int64
+	until     time.Time
+}
+
+// take numbers an attempt admitted at now, unless what remains is spent;
+// ok false then.
+func (a *allowance) take(now time.Time) (n int64, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.known && !now.Before(a.until) {
+		a.known = false
+	}
+	if a.known && a.admitted-a.from >= a.remaining {
+		return 0, false
+	}
+	n = a.admitted
+	a.admitted++
+	return n, true
+}
+
+// set takes what the answer of attempt n said remains, until reset; an
+// answer older than the one in force says less about now and is ignored.
+func (a *allowance) set(n, remaining int64, reset time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.known && n < a.from {
+		return
+	}
+	// What the provider had counted when it answered includes attempt n
+	// itself: the ones after it are the gateway's to count.
+	a.known, a.remaining, a.from, a.until = true, remaining, n+1, reset
+}
+
 // disabler is a provider's disabled state.
 type disabler struct {
 	on       atomic.Bool                  // the fast path: false for every healthy provider
@@ -193,6 +238,12 @@ func (u *upstream) admit(now time.Time, probe bool) (admission, string) {
 	if !ok {
 		return admission{}, SkipCircuitOpen
 	}
+	n, ok := u.allow.take(now)
+	if !ok && !probe {
+		adm.resolve(resultNeutral)
+		return admission{}, SkipRateLimited
+	}
+	adm.seq = n
 	return adm, ""
 }
 
@@ -214,10 +265,12 @@ func (u *upstream) availableAt(now time.Time) time.Time {
 }
 
 // settle tells the provider's own state how an attempt ended: a credential
-// or quota failure disables it, a probe's success enables it again, and a
-// rate-limit signal cools it. probe says the attempt was its disabled
-// probe (or a forced try of a disabled provider).
-func (u *upstream) settle(res Result, probe bool) {
+// or quota failure disables it, a probe's success enables it again, a
+// rate-limit signal cools it, and what remains of its request limit paces
+// the next attempts. probe says the attempt was its disabled probe (or a
+// forced try of a disabled provider); seq is its number among the
+// provider's admitted attempts.
+func (u *upstream) settle(res Result, probe bool, seq int64) {
 	now := u.now()
 	switch {
 	case fault.Disabling(res.ErrorType):
@@ -230,5 +283,8 @@ func (u *upstream) settle(res Result, probe bool) {
 	}
 	if !res.RetryAt.IsZero() {
 		u.cool.extend(now, res.RetryAt)
+	}
+	if res.HasRemaining {
+		u.allow.set(seq, res.Remaining, res.RemainingReset)
 	}
 }

@@ -78,6 +78,7 @@ type admission struct {
 	gen    uint64 // the breaker's generation when admitted
 	probe  bool   // the half-open probe
 	forced bool   // admitted whatever the state (breaker.force)
+	seq    int64  // the attempt's number among its provider's (allowance)
 }
 
 // admit says whether an attempt may go to the provider now and, if so,

@@ -31,6 +31,10 @@ type rateSignal struct {
 	exhausted time.Time
 	// reset is the earliest reset of any limit; zero when none is given.
 	reset time.Time
+	// requests is what remains of the request limit (-1: not said), until
+	// requestsReset.
+	requests      int64
+	requestsReset time.Time
 }
 
 // limitHeaders pairs each provider's remaining and reset headers.
@@ -45,7 +49,7 @@ var limitHeaders = [][2]string{
 
 // readRateSignal reads h's rate-limit headers as of now.
 func readRateSignal(h http.Header, now time.Time) rateSignal {
-	var s rateSignal
+	s := rateSignal{requests: -1}
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, ok := positiveNumber(v); ok {
 			s.retryAt = now.Add(seconds(ms / 1000))
@@ -58,7 +62,7 @@ func readRateSignal(h http.Header, now time.Time) rateSignal {
 			s.retryAt = t
 		}
 	}
-	for _, hs := range limitHeaders {
+	for k, hs := range limitHeaders {
 		rv := h.Get(hs[1])
 		if rv == "" {
 			continue
@@ -70,12 +74,25 @@ func readRateSignal(h http.Header, now time.Time) rateSignal {
 		if s.reset.IsZero() || at.Before(s.reset) {
 			s.reset = at
 		}
-		if n, err := strconv.ParseInt(strings.TrimSpace(h.Get(hs[0])), 10, 64); err == nil && n <= 0 && at.After(s.exhausted) {
+		n, err := strconv.ParseInt(strings.TrimSpace(h.Get(hs[0])), 10, 64)
+		if err != nil {
+			continue
+		}
+		if n <= 0 && at.After(s.exhausted) {
 			s.exhausted = at
+		}
+		if k == requestLimitOpenAI || k == requestLimitAnthropic {
+			s.requests, s.requestsReset = max(n, 0), at
 		}
 	}
 	return s
 }
+
+// The request limits among limitHeaders (the others count tokens).
+const (
+	requestLimitOpenAI    = 0
+	requestLimitAnthropic = 2
+)
 
 // refusedUntil is how long a refusal (a 429, or a 503/529 that says when to
 // come back) keeps the provider away: its Retry-After when it gives one;

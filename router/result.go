@@ -37,6 +37,12 @@ type Result struct {
 	// refusal's Retry-After or reset header, or a success that spent a
 	// limit); zero when it said nothing. The provider is cooled until then.
 	RetryAt time.Time
+	// Remaining is what the provider said remains of its request limit
+	// (when HasRemaining), until RemainingReset: the gateway stops sending
+	// before it runs out, counting its own attempts since.
+	Remaining      int64
+	HasRemaining   bool
+	RemainingReset time.Time
 }
 
 // Fault is the failure model's verdict on the end.

@@ -256,7 +256,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		t.span = nil
 	}
 	t.resolve(res.breakerResult())
-	t.Cand.upstream.settle(res, t.probe)
+	t.Cand.upstream.settle(res, t.probe, t.adm.seq)
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true
 	}

@@ -28,8 +28,9 @@ type upstream struct {
 	limiter   *limiter            // nil: unlimited
 	urls      map[string]*url.URL // endpoint suffix -> upstream URL, built once
 
-	cool cooldown // until when its rate limits keep it away
-	off  disabler // its credential or quota failed
+	cool  cooldown  // until when its rate limits keep it away
+	allow allowance // what remains of its request limit
+	off   disabler  // its credential or quota failed
 }
 
 // endpointURL is where ep's requests go on this provider.

@@ -79,12 +79,13 @@ func (p *gatewayPlanner) plan(t time.Duration) (*router.Route, string, error) {
 type oraclePlanner struct {
 	s        *Scenario
 	gateways gateways
+	room     func(i int, t time.Duration) bool // a rate-limited target takes an attempt at t
 	buf      []int
 	names    []string
 }
 
 func (p *oraclePlanner) plan(t time.Duration) (*router.Route, string, error) {
-	p.buf, _ = oracleOrder(p.buf[:0], p.s, t)
+	p.buf, _ = oracleOrderAt(p.buf[:0], p.s, t, p.room)
 	p.names = p.names[:0]
 	for _, i := range p.buf {
 		p.names = append(p.names, p.s.Targets[i].Name)

@@ -83,7 +83,9 @@ func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration
 			return nil, err
 		}
 		r.tracer = noop.NewTracerProvider().Tracer(telemetry.TracerName)
-		r.planner = &oraclePlanner{s: s, gateways: gws}
+		r.planner = &oraclePlanner{s: s, gateways: gws, room: func(i int, t time.Duration) bool {
+			return r.providers[i].room(s.Behave(i, t).Limit, t)
+		}}
 	} else {
 		stats, consumer := deps.NewStats(r.clock.Now)
 		sdk, shutdown, err := telemetry.Setup(ctx, telemetry.Options{
@@ -157,7 +159,7 @@ func (r *runner) next(c *client) {
 		c.firstPick = target
 	}
 	b := r.s.Behave(target, now)
-	end, took := r.providers[target].answer(b, r.s.FirstByte)
+	end, took := r.providers[target].answer(b, r.s.FirstByte, now, r.clock.Now())
 	c.turn, c.target, c.end, c.inFlight = t, target, end, true
 	c.turn.StartSpan(context.Background(), r.tracer, telemetry.OperationChat, ClientModel, trace.WithTimestamp(r.clock.Now()))
 	r.res.drew(target, now, end, took)
