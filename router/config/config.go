@@ -43,8 +43,8 @@ type Config struct {
 
 	// What Parse learnt about the file besides its values, for
 	// Validate: problems found while decoding, fields whose ${VAR} named
-	// an unset variable, where each field path was written, and the paths
-	// that could not be decoded (see decoder).
+	// a variable that is not set or is empty, where each field path was
+	// written, and the paths that could not be decoded (see decoder).
 	decodeErrs []FieldError
 	unsetVars  []FieldError
 	positions  map[string]token.Position

@@ -126,7 +126,8 @@ func looksLikeSimConfig(anchors map[string]ast.Node, es []entry) bool {
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
 // expandStrings walks v and expands ${VAR} in every string it holds,
-// returning the fields that named an unset variable without a default.
+// returning the fields that named, without a default, a variable that is
+// not set or is empty (each error says which).
 // It runs once at load, so reflection is fine here.
 func expandStrings(v reflect.Value, path string, lookup func(string) (string, bool)) []FieldError {
 	var unset []FieldError
@@ -138,13 +139,21 @@ func expandStrings(v reflect.Value, path string, lookup func(string) (string, bo
 		}
 		out := envRef.ReplaceAllStringFunc(s, func(ref string) string {
 			m := envRef.FindStringSubmatch(ref)
-			if val, ok := lookup(m[1]); ok && val != "" {
+			val, set := lookup(m[1])
+			if set && val != "" {
 				return val
 			}
-			if m[2] != "" {
+			if m[2] != "" { // ${VAR:-default}: as in a shell, unset or empty
 				return m[3]
 			}
-			unset = append(unset, FieldError{Path: path, Msg: fmt.Sprintf("environment variable %s is not set", m[1])})
+			msg := "environment variable " + m[1] + " is not set"
+			if set {
+				// OPENAI_API_KEY= in an env file: the variable is there, its
+				// value is not, and "not set" would send the user looking for
+				// the wrong mistake.
+				msg = "environment variable " + m[1] + " is set but empty"
+			}
+			unset = append(unset, FieldError{Path: path, Msg: msg})
 			return ""
 		})
 		v.SetString(out)

@@ -263,7 +263,6 @@ var configErrorTests = []struct {
 	{name: "every semantic error at once", file: "many_errors.yaml", want: []string{
 		`listen: invalid address "not an address" (want host:port, e.g. 127.0.0.1:8080)`,
 		`auth.keys[0]: environment variable FIRSTBYTE_TEST_UNSET_KEY is not set`,
-		`auth.keys[0]: must not be empty`,
 		`providers.groq.kind: unknown kind "grpc" (want one of openai, anthropic)`,
 		`providers.groq.base_url: invalid URL "ftp://example" (want http(s)://host/path)`,
 		`providers.groq.timeout.first_byte: 2m exceeds timeout.total 1m`,
@@ -359,6 +358,20 @@ var configErrorTests = []struct {
 		`providers.groq: must be a mapping with kind and base_url`,
 	}},
 	{name: "simulator config", file: "sim_config.yaml", want: []string{simConfigMsg}},
+	{name: "a variable set but empty, and one error per unset variable", file: "env_empty.yaml",
+		env: map[string]string{"OPENAI_API_KEY": ""}, want: []string{
+			`auth.keys[0]: environment variable FIRSTBYTE_API_KEY is not set`,
+			`providers.openai.api_key: environment variable OPENAI_API_KEY is set but empty`,
+			`providers.groq.base_url: environment variable GROQ_BASE_URL is not set`,
+		}},
+	{name: "a virtual_key typo before the prices that follow from it", file: "virtual_key_typo.yaml", want: []string{
+		`targets[0].virtual_key: unknown provider "grok" (did you mean "groq"?)`,
+		`providers.groq.pricing.llama-3.3-70b-versatile: no target uses provider "groq", so this price is never read (targets[0].virtual_key names no provider: was it meant to be "groq"?)`,
+		`targets[2].virtual_key: unknown provider "togther" (did you mean "together"?)`,
+		`providers.together.pricing.meta-llama/Llama-3.1-8B-Instruct-Turbo: no target sends model "meta-llama/Llama-3.1-8B-Instruct-Turbo" to together; ` +
+			`pricing is by upstream model (the model_map value), and together's are: meta-llama/Llama-3.3-70B-Instruct-Turbo ` +
+			`(targets[2].virtual_key names no provider: was it meant to be "together"?)`,
+	}},
 }
 
 const simConfigMsg = "this looks like a simulator config (firstbyte sim -config FILE), not a gateway config: " +
@@ -412,7 +425,7 @@ func TestConfigTestdataAllTested(t *testing.T) {
 // same order every time (maps of several keys included), sorted by where
 // they are in the file.
 // TestEveryValidateMessageHasARow: every message Validate writes (each
-// v.add format in validate.go, its verbs matching anything) is some line
+// v.add and v.addAfter format in validate.go, its verbs matching anything) is some line
 // of configErrorTests, so none goes untested. "%s" alone is an
 // unknownValue, whose wording the rows of typos.yaml and many_errors.yaml
 // cover.
@@ -429,11 +442,16 @@ func TestEveryValidateMessageHasARow(t *testing.T) {
 		if !ok {
 			return true
 		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "add" || len(call.Args) < 2 {
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		msgArg := map[string]int{"add": 1, "addAfter": 2}[sel.Sel.Name] // the format's argument
+		if msgArg == 0 || len(call.Args) <= msgArg {
 			return true
 		}
 		found++
-		lit, ok := call.Args[1].(*ast.BasicLit)
+		lit, ok := call.Args[msgArg].(*ast.BasicLit)
 		if !ok || lit.Kind != token.STRING {
 			t.Errorf("%s: the message is not a string literal; this test cannot check it", fset.Position(call.Pos()))
 			return true
