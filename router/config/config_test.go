@@ -377,6 +377,56 @@ var configErrorTests = []struct {
 const simConfigMsg = "this looks like a simulator config (firstbyte sim -config FILE), not a gateway config: " +
 	"its providers are a list of simulated servers; a gateway config names providers in a mapping and routes to them with targets"
 
+// configWarningTests are testdata files that validate but have warnings,
+// and every warning, in order.
+var configWarningTests = []struct {
+	name string
+	file string
+	want []string
+}{
+	{name: "base_urls without their API path", file: "base_url_paths.yaml", want: []string{
+		`providers.openai.base_url: https://api.openai.com has no API path: requests would go to https://api.openai.com/chat/completions, which answers 404; write https://api.openai.com/v1`,
+		`providers.anthropic.base_url: https://api.anthropic.com has no API path: requests would go to https://api.anthropic.com/messages, which answers 404; write https://api.anthropic.com/v1`,
+		`providers.groq.base_url: https://api.groq.com/v1 is not the API root of api.groq.com (/openai/v1): requests would go to https://api.groq.com/v1/chat/completions, which answers 404; write https://api.groq.com/openai/v1`,
+		`providers.fireworks.base_url: https://api.fireworks.ai/inference is not the API root of api.fireworks.ai (/inference/v1): requests would go to https://api.fireworks.ai/inference/chat/completions, which answers 404; write https://api.fireworks.ai/inference/v1`,
+		`providers.openrouter.base_url: https://openrouter.ai/api/v1/chat/completions is not the API root of openrouter.ai (/api/v1): requests would go to https://openrouter.ai/api/v1/chat/completions/chat/completions, which answers 404; write https://openrouter.ai/api/v1`,
+	}},
+}
+
+func TestConfigWarnings(t *testing.T) {
+	for _, tt := range configWarningTests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadTestConfig(t, tt.file, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("%s: Validate() = %v, want nil (warnings are not errors)", tt.file, err)
+			}
+			var got []string
+			for _, w := range cfg.Warnings() {
+				got = append(got, w.Error())
+				if strings.Contains(w.Error(), "secret") {
+					t.Errorf("a warning shows the URL's credentials: %s", w)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%s: warnings\n%s\nwant\n%s", tt.file, strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+	// The examples and the valid fixtures warn of nothing.
+	for _, f := range configValidFiles {
+		cfg, err := loadTestConfig(t, f, validEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ws := cfg.Warnings(); len(ws) > 0 {
+			t.Errorf("%s: warnings %v, want none", f, ws)
+		}
+	}
+}
+
 // configValidFiles are the testdata files that must load and validate.
 var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml"}
 
@@ -412,6 +462,9 @@ func TestConfigTestdataAllTested(t *testing.T) {
 	}
 	tested := slices.Clone(configValidFiles)
 	for _, tt := range configErrorTests {
+		tested = append(tested, tt.file)
+	}
+	for _, tt := range configWarningTests {
 		tested = append(tested, tt.file)
 	}
 	for _, f := range files {
@@ -739,6 +792,9 @@ func TestExampleConfigsAreValid(t *testing.T) {
 			}
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("%s: %v", f, err)
+			}
+			if ws := cfg.Warnings(); len(ws) > 0 {
+				t.Errorf("%s: warnings\n%v", f, ws)
 			}
 		})
 	}
