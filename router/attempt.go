@@ -201,6 +201,7 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 	resp, err := a.g.transport.RoundTrip(req)
 	if err != nil {
 		c.upstreamWait += a.g.since(sent)
+		defer c.explainTransport(c.attempts, err) // "transport (connection refused)" for the client
 		return a.transportFailure(ctx, actx)
 	}
 	defer resp.Body.Close()
