@@ -121,7 +121,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}()
 
 	start := time.Now()
-	d := &demoDriver{url: "http://" + s.APIAddr + "/v1/chat/completions", client: &http.Client{Timeout: 30 * time.Second}}
+	// Every client keeps its connection (the default keeps two idle per
+	// host, and the rest would be a new connection per request).
+	clients := &http.Transport{MaxIdleConnsPerHost: *workers, IdleConnTimeout: 90 * time.Second}
+	defer clients.CloseIdleConnections()
+	d := &demoDriver{url: "http://" + s.APIAddr + "/v1/chat/completions", client: &http.Client{Timeout: 30 * time.Second, Transport: clients}}
 	story := newDemoStory(providers.degrade)
 	var wg sync.WaitGroup
 	for i := 0; i < *workers; i++ {
