@@ -54,7 +54,7 @@ func printWarnings(w io.Writer, warnings config.FieldErrors) {
 // logConfigWarnings logs cfg's warnings, one line each, as serve starts.
 func logConfigWarnings(log *slog.Logger, cfg *config.Config) {
 	for _, fe := range cfg.Warnings() {
-		log.Warn("config warning: requests to this provider will fail", "field", fe.Path, "warning", fe.Msg)
+		log.Warn("config warning", "field", fe.Path, "warning", fe.Msg)
 	}
 }
 
