@@ -30,6 +30,10 @@ type Result struct {
 	// Delivered: bytes of this attempt reached the client, so there is no
 	// failover after it, whatever happens next.
 	Delivered bool
+	// Detail is what the client reads of a failure when the error.type
+	// alone says too little ("transport (connection refused)"); "" : the
+	// error.type.
+	Detail string
 	// Wait is how long the attempt waited on its upstream (the request
 	// span's firstbyte.upstream_wait adds these up).
 	Wait time.Duration

@@ -58,6 +58,7 @@ type Failure struct {
 	Attempt int
 	Status  int    // what the client gets if this is the last failure
 	Reason  string // error.type: an HTTP status, "timeout", "transport", ...
+	Detail  string // the reason in more words ("transport (connection refused)"); "": none
 }
 
 // preparer readies a candidate for a request: "" when it is ready, else
@@ -260,7 +261,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true
 	}
-	r.failures = append(r.failures, Failure{Target: t.Cand.Target, Attempt: t.Attempt, Status: res.clientStatus(), Reason: res.ErrorType})
+	r.failures = append(r.failures, Failure{Target: t.Cand.Target, Attempt: t.Attempt, Status: res.clientStatus(), Reason: res.ErrorType, Detail: res.Detail})
 	return false
 }
 

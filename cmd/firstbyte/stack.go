@@ -156,7 +156,7 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 		s.current().Handler().ServeHTTP(w, r)
 	}), cfg.Limits, errLog)
 	s.admin = newServer(adminMux, cfg.Limits, errLog)
-	apiServed := router.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections))
+	apiServed := router.ReasonPhrases(s.api, router.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections)))
 	adminServed := newLimitListener(adminLn, cfg.Limits.MaxConnections)
 	s.serving.Add(2)
 	go s.serve(s.api, apiServed, "api")

@@ -268,7 +268,6 @@ var configErrorTests = []struct {
 	{name: "every semantic error at once", file: "many_errors.yaml", want: []string{
 		`listen: invalid address "not an address" (want host:port, e.g. 127.0.0.1:8080)`,
 		`auth.keys[0]: environment variable FIRSTBYTE_TEST_UNSET_KEY is not set`,
-		`auth.keys[0]: must not be empty`,
 		`providers.groq.kind: unknown kind "grpc" (want one of openai, anthropic)`,
 		`providers.groq.base_url: invalid URL "ftp://example" (want http(s)://host/path)`,
 		`providers.groq.timeout.first_byte: 2m exceeds timeout.total 1m`,
@@ -364,10 +363,74 @@ var configErrorTests = []struct {
 		`providers.groq: must be a mapping with kind and base_url`,
 	}},
 	{name: "simulator config", file: "sim_config.yaml", want: []string{simConfigMsg}},
+	{name: "a variable set but empty, and one error per unset variable", file: "env_empty.yaml",
+		env: map[string]string{"OPENAI_API_KEY": ""}, want: []string{
+			`auth.keys[0]: environment variable FIRSTBYTE_API_KEY is not set`,
+			`providers.openai.api_key: environment variable OPENAI_API_KEY is set but empty`,
+			`providers.groq.base_url: environment variable GROQ_BASE_URL is not set`,
+		}},
+	{name: "a virtual_key typo before the prices that follow from it", file: "virtual_key_typo.yaml", want: []string{
+		`targets[0].virtual_key: unknown provider "grok" (did you mean "groq"?)`,
+		`providers.groq.pricing.llama-3.3-70b-versatile: no target uses provider "groq", so this price is never read (targets[0].virtual_key names no provider: was it meant to be "groq"?)`,
+		`targets[2].virtual_key: unknown provider "togther" (did you mean "together"?)`,
+		`providers.together.pricing.meta-llama/Llama-3.1-8B-Instruct-Turbo: no target sends model "meta-llama/Llama-3.1-8B-Instruct-Turbo" to together; ` +
+			`pricing is by upstream model (the model_map value), and together's are: meta-llama/Llama-3.3-70B-Instruct-Turbo ` +
+			`(targets[2].virtual_key names no provider: was it meant to be "together"?)`,
+	}},
 }
 
 const simConfigMsg = "this looks like a simulator config (firstbyte sim -config FILE), not a gateway config: " +
 	"its providers are a list of simulated servers; a gateway config names providers in a mapping and routes to them with targets"
+
+// configWarningTests are testdata files that validate but have warnings,
+// and every warning, in order.
+var configWarningTests = []struct {
+	name string
+	file string
+	want []string
+}{
+	{name: "base_urls without their API path", file: "base_url_paths.yaml", want: []string{
+		`providers.openai.base_url: https://api.openai.com has no API path: requests would go to https://api.openai.com/chat/completions, which answers 404; write https://api.openai.com/v1`,
+		`providers.anthropic.base_url: https://api.anthropic.com has no API path: requests would go to https://api.anthropic.com/messages, which answers 404; write https://api.anthropic.com/v1`,
+		`providers.groq.base_url: https://api.groq.com/v1 is not the API root of api.groq.com (/openai/v1): requests would go to https://api.groq.com/v1/chat/completions, which answers 404; write https://api.groq.com/openai/v1`,
+		`providers.fireworks.base_url: https://api.fireworks.ai/inference is not the API root of api.fireworks.ai (/inference/v1): requests would go to https://api.fireworks.ai/inference/chat/completions, which answers 404; write https://api.fireworks.ai/inference/v1`,
+		`providers.openrouter.base_url: https://openrouter.ai/api/v1/chat/completions is not the API root of openrouter.ai (/api/v1): requests would go to https://openrouter.ai/api/v1/chat/completions/chat/completions, which answers 404; write https://openrouter.ai/api/v1`,
+	}},
+}
+
+func TestConfigWarnings(t *testing.T) {
+	for _, tt := range configWarningTests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadTestConfig(t, tt.file, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("%s: Validate() = %v, want nil (warnings are not errors)", tt.file, err)
+			}
+			var got []string
+			for _, w := range cfg.Warnings() {
+				got = append(got, w.Error())
+				if strings.Contains(w.Error(), "secret") {
+					t.Errorf("a warning shows the URL's credentials: %s", w)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%s: warnings\n%s\nwant\n%s", tt.file, strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+	// The examples and the valid fixtures warn of nothing.
+	for _, f := range configValidFiles {
+		cfg, err := loadTestConfig(t, f, validEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ws := cfg.Warnings(); len(ws) > 0 {
+			t.Errorf("%s: warnings %v, want none", f, ws)
+		}
+	}
+}
 
 // configValidFiles are the testdata files that must load and validate.
 var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml"}
@@ -406,6 +469,9 @@ func TestConfigTestdataAllTested(t *testing.T) {
 	for _, tt := range configErrorTests {
 		tested = append(tested, tt.file)
 	}
+	for _, tt := range configWarningTests {
+		tested = append(tested, tt.file)
+	}
 	for _, f := range files {
 		if !slices.Contains(tested, filepath.Base(f)) {
 			t.Errorf("testdata/%s is in no table of config_test.go", filepath.Base(f))
@@ -417,7 +483,7 @@ func TestConfigTestdataAllTested(t *testing.T) {
 // same order every time (maps of several keys included), sorted by where
 // they are in the file.
 // TestEveryValidateMessageHasARow: every message Validate writes (each
-// v.add format in validate.go, its verbs matching anything) is some line
+// v.add and v.addAfter format in validate.go, its verbs matching anything) is some line
 // of configErrorTests, so none goes untested. "%s" alone is an
 // unknownValue, whose wording the rows of typos.yaml and many_errors.yaml
 // cover.
@@ -434,11 +500,16 @@ func TestEveryValidateMessageHasARow(t *testing.T) {
 		if !ok {
 			return true
 		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "add" || len(call.Args) < 2 {
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		msgArg := map[string]int{"add": 1, "addAfter": 2}[sel.Sel.Name] // the format's argument
+		if msgArg == 0 || len(call.Args) <= msgArg {
 			return true
 		}
 		found++
-		lit, ok := call.Args[1].(*ast.BasicLit)
+		lit, ok := call.Args[msgArg].(*ast.BasicLit)
 		if !ok || lit.Kind != token.STRING {
 			t.Errorf("%s: the message is not a string literal; this test cannot check it", fset.Position(call.Pos()))
 			return true
@@ -726,6 +797,9 @@ func TestExampleConfigsAreValid(t *testing.T) {
 			}
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("%s: %v", f, err)
+			}
+			if ws := cfg.Warnings(); len(ws) > 0 {
+				t.Errorf("%s: warnings\n%v", f, ws)
 			}
 		})
 	}
