@@ -48,8 +48,8 @@ test-integration: build otelcol ## the real binary against a real Prometheus, a 
 	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
 		$(GO) test -count=1 -tags integration ./dashboards/ ./cmd/firstbyte/
 
-test-deploy: build otelcol ## deploy/: every file of the compose stack through its own tool (Docker not needed)
-	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
+test-deploy: build otelcol helm ## deploy/: every file of the compose stack and the Helm chart through its own tool (Docker and a cluster not needed)
+	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol HELM_BIN=$(CURDIR)/$(HELM) \
 		$(GO) test -count=1 -tags integration ./deploy/
 
 test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs against the real binary
