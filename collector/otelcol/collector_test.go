@@ -43,6 +43,8 @@ var configEnv = []string{
 	"FIRSTBYTE_A_ADMIN",
 	"FIRSTBYTE_B_ADMIN",
 	"FIRSTBYTE_INGEST_TOKEN",
+	"FIRSTBYTE_OTELCOL_KEY_RATE",
+	"FIRSTBYTE_OTELCOL_KEY_BURST",
 }
 
 func unsetConfigEnv(t *testing.T) {
@@ -79,6 +81,7 @@ func TestConfigsValidate(t *testing.T) {
 		{name: "export-file.yaml", uris: []string{configURI("export-file.yaml")}},
 		{name: "fleet.yaml", uris: []string{configURI("fleet.yaml")}},
 		{name: "fanout.yaml + fanout-backend.yaml", uris: []string{configURI("fanout.yaml"), configURI("fanout-backend.yaml")}},
+		{name: "fanout.yaml + ratelimit.yaml", uris: []string{configURI("fanout.yaml"), configURI("ratelimit.yaml")}},
 		{name: "embedded default"},
 	}
 	for _, tt := range tests {
@@ -276,15 +279,15 @@ type receiverAddrs struct {
 }
 
 // startCollector picks two free loopback ports for the OTLP receiver, runs
-// the collector in-process with the config at uri until the test ends, and
+// the collector in-process with the configs at uris until the test ends, and
 // returns once it is running.
-func startCollector(t *testing.T, uri string) receiverAddrs {
+func startCollector(t *testing.T, uris ...string) receiverAddrs {
 	t.Helper()
 	addrs := receiverAddrs{http: freeLoopbackAddr(t), grpc: freeLoopbackAddr(t)}
 	t.Setenv("FIRSTBYTE_OTELCOL_HTTP_ENDPOINT", addrs.http)
 	t.Setenv("FIRSTBYTE_OTELCOL_GRPC_ENDPOINT", addrs.grpc)
 
-	col, err := otelcol.NewCollector(testSettings(uri))
+	col, err := otelcol.NewCollector(testSettings(uris...))
 	if err != nil {
 		t.Fatalf("NewCollector: %v", err)
 	}
@@ -562,4 +565,75 @@ func hasTrace(td ptrace.Traces, traceID pcommon.TraceID) bool {
 		}
 	}
 	return false
+}
+
+// TestRateLimitOverlayLimitsPerKey runs fanout.yaml with ratelimit.yaml
+// over it: of a batch with 20 attempt spans of each of two keys and a
+// server span, each instance gets the burst of each key and the server
+// span.
+func TestRateLimitOverlayLimitsPerKey(t *testing.T) {
+	unsetConfigEnv(t)
+	a, b := newSink(t), newSink(t)
+	t.Setenv("FIRSTBYTE_A_ADMIN", a.hostPort())
+	t.Setenv("FIRSTBYTE_B_ADMIN", b.hostPort())
+	t.Setenv("FIRSTBYTE_OTELCOL_KEY_RATE", "0.001")
+	t.Setenv("FIRSTBYTE_OTELCOL_KEY_BURST", "3")
+	recv := startCollector(t, configURI("fanout.yaml"), configURI("ratelimit.yaml"))
+
+	td := buildSampleTrace(pcommon.TraceID{0x7a}) // a server span and a groq attempt
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	attempt := spans.At(1)
+	for i := range 39 {
+		s := spans.AppendEmpty()
+		attempt.CopyTo(s)
+		s.SetSpanID(pcommon.SpanID{byte(i + 3)})
+		if i >= 19 {
+			s.Attributes().PutStr("firstbyte.target", "openai")
+			s.Attributes().PutStr("gen_ai.request.model", "gpt-4o-mini")
+		}
+	}
+	recv.postHTTP(t, td)
+
+	want := map[string]int{"": 1, "groq": 3, "openai": 3}
+	for _, s := range []struct {
+		name string
+		sink *sink
+	}{{"instance a", a}, {"instance b", b}} {
+		var got map[string]int
+		deadline := time.Now().Add(waitFor)
+		for time.Now().Before(deadline) {
+			got = s.sink.spansByTarget()
+			if got[""]+got["groq"]+got["openai"] >= 7 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond) // a later batch would have come by now
+		got = s.sink.spansByTarget()
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%s received %v spans by firstbyte.target, want %v", s.name, got, want)
+				break
+			}
+		}
+	}
+}
+
+// spansByTarget counts the spans received by firstbyte.target ("" for
+// none).
+func (s *sink) spansByTarget() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range s.got {
+		for _, rs := range r.traces.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					v, _ := sp.Attributes().Get("firstbyte.target")
+					out[v.Str()]++
+				}
+			}
+		}
+	}
+	return out
 }
