@@ -46,7 +46,7 @@ func TestHelmLint(t *testing.T) {
 			t.Errorf("helm lint --strict %s %v: exit %d\n%s%s", chartDir, args, code, stdout, stderr)
 		}
 	}
-	for _, set := range []string{"replicas=0", "replica=3", "containerPorts.api=70000"} {
+	for _, set := range []string{"replicas=0", "replica=3", "containerPorts.api=70000", "otelcol.rateLimit.spansPerSecond=-1"} {
 		stdout, stderr, code := helmRun(t, helm, "lint", chartDir, "--set", set)
 		if code == 0 {
 			t.Errorf("helm lint --set %s passes; the chart's values schema should refuse it\n%s%s", set, stdout, stderr)
@@ -126,6 +126,49 @@ func TestHelmFanOutFollowsReplicas(t *testing.T) {
 				t.Errorf("firstbyte-otelcol validate on the rendered collector config: exit %d\n%s\n%s", res.code, res.out, text)
 			}
 		})
+	}
+}
+
+// With otelcol.rateLimit.spansPerSecond set, the collector limits each
+// (target, model) key before the fan-out, and the real collector accepts
+// the config.
+func TestHelmCollectorRateLimit(t *testing.T) {
+	helm := requireHelm(t)
+	tl := requireDeployTools(t)
+	for _, tt := range []struct {
+		set  string
+		want []string
+	}{
+		{set: "", want: []string{"memory_limiter", "batch"}},
+		{set: "otelcol.rateLimit.spansPerSecond=2.5,otelcol.rateLimit.burst=5", want: []string{"memory_limiter", "firstbyte_ratelimit", "batch"}},
+	} {
+		var args []string
+		if tt.set != "" {
+			args = []string{"--set", tt.set}
+		}
+		r := render(t, helm, args...)
+		_, col, text := r.collector(t)
+		var cfg struct {
+			Processors map[string]map[string]any `yaml:"processors"`
+			Service    struct {
+				Pipelines map[string]struct {
+					Processors []string `yaml:"processors"`
+				} `yaml:"pipelines"`
+			} `yaml:"service"`
+		}
+		if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Service.Pipelines["traces"].Processors; !slices.Equal(got, tt.want) {
+			t.Errorf("--set %q: traces processors %v, want %v", tt.set, got, tt.want)
+		}
+		if rl, ok := cfg.Processors["firstbyte_ratelimit"]; ok && (fmt.Sprint(rl["spans_per_second"]) != "2.5" || fmt.Sprint(rl["burst"]) != "5") {
+			t.Errorf("--set %q: firstbyte_ratelimit %v, want spans_per_second 2.5, burst 5", tt.set, rl)
+		}
+		file := writeTemp(t, "otelcol.yaml", text)
+		if res := runTool(t, podEnv(col), tl.otelcol, "validate", "--config=file:"+file); res.code != 0 {
+			t.Errorf("--set %q: firstbyte-otelcol validate: exit %d\n%s", tt.set, res.code, res.out)
+		}
 	}
 }
 
