@@ -56,11 +56,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 func cmdP50(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("p50", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	rate := fs.Float64("rate", 20, "the fleet's samples a second for one (target, model)")
-	median := fs.Duration("median", 200*time.Millisecond, "the provider's median time to first byte (doubled halfway)")
-	sigma := fs.Float64("sigma", 0.5, "log-normal shape of the time to first byte")
-	duration := fs.Duration("duration", 20*time.Minute, "virtual time; the median doubles at half")
-	ns := fs.String("n", "1,2,5,10,50,100", "1 in N, for each N (the first must be 1: the full tracker)")
+	def := defaultP50
+	rate := fs.Float64("rate", def.Rate, "the fleet's samples a second for one (target, model)")
+	median := fs.Duration("median", def.Median, "the provider's median time to first byte (doubled halfway)")
+	sigma := fs.Float64("sigma", def.Sigma, "log-normal shape of the time to first byte")
+	duration := fs.Duration("duration", def.Duration, "virtual time; the median doubles at half")
+	ns := fs.String("n", joinInts(def.Ns), "1 in N, for each N (the first must be 1: the full tracker)")
 	seeds := fs.String("seeds", "1,2,3", "one run per seed; figures are the range over them")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -158,3 +159,11 @@ func intList(s string) ([]int, error) {
 }
 
 func numCPU() int { return runtime.NumCPU() }
+
+func joinInts(xs []int) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, strconv.Itoa(x))
+	}
+	return strings.Join(parts, ",")
+}

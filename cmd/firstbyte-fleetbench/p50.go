@@ -33,6 +33,12 @@ type p50Params struct {
 	Ns       []int
 }
 
+// defaultP50 is the run docs/fleet.md shows (seeds 1, 2 and 3).
+var defaultP50 = p50Params{
+	Rate: 20, Median: 200 * time.Millisecond, Sigma: 0.5, Duration: 20 * time.Minute,
+	Ns: []int{1, 2, 5, 10, 20, 50, 100},
+}
+
 // p50Result is what one N gave in one run.
 type p50Result struct {
 	N int
@@ -141,7 +147,7 @@ func writeP50Table(w io.Writer, p p50Params, seeds []uint64) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, n := range p.Ns {
 		rs := byN[n]
-		fmt.Fprintf(w, "| %d | %.2g | %s | %s | %s | %s | %s | %s |\n", n, p.Rate/float64(n),
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", n, perSecond(p.Rate/float64(n)),
 			rangeOf(rs, func(r p50Result) float64 { return float64(r.Samples) }, "%.0f"),
 			rangeOf(rs, func(r p50Result) float64 { return 100 * r.ErrMedian }, "%.1f %%"),
 			rangeOf(rs, func(r p50Result) float64 { return 100 * r.ErrP95 }, "%.1f %%"),
@@ -170,4 +176,12 @@ func lagRange(rs []p50Result) string {
 		}
 	}
 	return rangeOf(rs, func(r p50Result) float64 { return r.Lag.Seconds() }, "%.0f s")
+}
+
+// perSecond writes a rate with the digits that matter: 200, 4, 0.4.
+func perSecond(r float64) string {
+	if r >= 10 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.2g", r)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +56,21 @@ func TestQuantile(t *testing.T) {
 	}
 	if quantile(nil, 0.5) != 0 {
 		t.Error("quantile of nothing is not 0")
+	}
+}
+
+// docs/fleet.md's p50 table is this program's output for the default run:
+// the run is deterministic, so the table cannot drift from the code.
+func TestFleetDocShowsTheP50Table(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/fleet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	writeP50Table(&out, defaultP50, []uint64{1, 2, 3})
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "| ") && !strings.Contains(string(doc), line+"\n") {
+			t.Errorf("docs/fleet.md lacks the line\n%s\nof `go run ./cmd/firstbyte-fleetbench p50`; paste the table again:\n%s", line, out.String())
+		}
 	}
 }
