@@ -8,7 +8,7 @@ DEMO_DURATION ?= 2m
 ROUTING_E2E_FLAGS ?= -rounds 1
 
 .PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
-.PHONY: test-deploy test-fuzz fuzz soak study routing-e2e helm
+.PHONY: test-deploy test-fuzz fuzz soak study routing-e2e helm fleetbench
 
 build: ## the gateway binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
@@ -87,6 +87,11 @@ soak: build ## the chaos soak through the real binary for SOAK_DURATION (figures
 bench: build ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./router/translate/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
+
+fleetbench: build otelcol ## the fleet figures (docs/fleet.md, "Beyond one collector"): p50 freshness at 1 in N, the collector's CPU per fanned-out span (~8 min)
+	$(GO) run ./cmd/firstbyte-fleetbench p50
+	$(GO) run ./cmd/firstbyte-fleetbench fanout -gateway $(BIN)/firstbyte -otelcol $(BIN)/firstbyte-otelcol \
+		-rate 2000 -endpoints 2,4,8 -kind both -limit 10 -repeat 3
 
 study: ## the routing-quality study: every mode through failure scenarios on a virtual clock (results: docs/routing-study.md)
 	$(GO) run ./cmd/firstbyte study -out docs/study -markdown docs/routing-study.md

@@ -334,8 +334,11 @@ func TestHelmTerminationGrace(t *testing.T) {
 			if tt.want != 0 && *tg != tt.want {
 				t.Errorf("terminationGracePeriodSeconds = %d, want the given %d", *tg, tt.want)
 			}
-			if cfg.Shutdown.Delay == 0 && tt.set == "" {
-				t.Error("shutdown.delay is 0 by default: pods would stop accepting before Kubernetes takes them out of the endpoints")
+			if tt.set == "" {
+				if cfg.Shutdown.Delay == 0 {
+					t.Error("shutdown.delay is 0 by default: pods would stop accepting before Kubernetes takes them out of the endpoints")
+				}
+				checkDocSays(t, "## Kubernetes", fmt.Sprintf("(%d for the defaults)", *tg), fmt.Sprintf("default `%s`", cfg.Shutdown.Delay))
 			}
 		})
 	}
@@ -683,4 +686,27 @@ func adaptToLoopback(t *testing.T, text, api, admin string) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// checkDocSays fails unless docs/operations.md's section under heading
+// says each of wants: the docs give the chart's defaults as rendered.
+func checkDocSays(t *testing.T, heading string, wants ...string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/operations.md has no %q section", heading)
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	section = strings.Join(strings.Fields(section), " ")
+	for _, w := range wants {
+		if !strings.Contains(section, w) {
+			t.Errorf("docs/operations.md %q does not say %q, which the chart renders", heading, w)
+		}
+	}
 }
