@@ -174,3 +174,17 @@ func TestHealthBaseURL(t *testing.T) {
 		})
 	}
 }
+
+// The command is where users look for it: the usage and README's table.
+func TestHealthIsListed(t *testing.T) {
+	if !strings.Contains(usage, "firstbyte health [-url URL] [-live]") {
+		t.Errorf("usage does not list firstbyte health:\n%s", usage)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "| `bin/firstbyte health [-url URL] [-live]` |") {
+		t.Error("README.md's command table has no row for `bin/firstbyte health [-url URL] [-live]`")
+	}
+}
