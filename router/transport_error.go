@@ -149,4 +149,3 @@ func transportReason(err error) string {
 	}
 	return fault.ErrorTransport + " (" + transportPhrase(kind, err) + ")"
 }
-
