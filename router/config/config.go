@@ -227,7 +227,30 @@ type CircuitBreaker struct {
 // Strategy chooses how eligible targets are ordered.
 type Strategy struct {
 	// Mode is one of Modes. Zero: least-latency.
-	Mode string `yaml:"mode"`
+	Mode  string `yaml:"mode"`
+	Hedge Hedge  `yaml:"hedge"`
+}
+
+// Hedge races a second attempt against a first one that is late: when the
+// first has produced no first byte after After, the next candidate in the
+// mode's order starts in parallel and whichever answers first serves the
+// request. It costs tokens (the loser's upstream may have started work):
+// off unless Enabled.
+type Hedge struct {
+	// Enabled turns hedging on, in every mode. Zero: off.
+	Enabled bool `yaml:"enabled"`
+	// After is how late the first attempt must be: a quantile of its
+	// target's own live samples (p50 to p99.9, e.g. p95; no hedge on a
+	// target with fewer than 10 samples) or a duration (e.g. 300ms); never
+	// less than 5ms. Zero: p95.
+	After string `yaml:"after"`
+	// Budget bounds hedges as a share of a model's requests over a
+	// sliding 10 s window, so a slow provider never doubles the load.
+	// Zero: 0.05.
+	Budget float64 `yaml:"budget"`
+	// Max is how many hedges one request may have in flight beside its
+	// first attempt. Zero: 1.
+	Max int `yaml:"max"`
 }
 
 // Target puts a provider behind one or more client-facing models.
@@ -314,6 +337,9 @@ const (
 	DefaultCBFailures     = 5
 	DefaultCBCooldown     = 30 * time.Second
 	DefaultMode           = "least-latency"
+	DefaultHedgeAfter     = "p95"
+	DefaultHedgeBudget    = 0.05
+	DefaultHedgeMax       = 1
 	DefaultServiceName    = "firstbyte"
 	DefaultTargetWeight   = 1.0
 )
@@ -371,6 +397,9 @@ func (c *Config) applyDefaults() {
 		setDefault(&p.CircuitBreaker.Cooldown, DefaultCBCooldown)
 	}
 	setDefault(&c.Strategy.Mode, DefaultMode)
+	setDefault(&c.Strategy.Hedge.After, DefaultHedgeAfter)
+	setDefault(&c.Strategy.Hedge.Budget, DefaultHedgeBudget)
+	setDefault(&c.Strategy.Hedge.Max, DefaultHedgeMax)
 	for i := range c.Targets {
 		if c.Targets[i].Weight == nil {
 			w := DefaultTargetWeight

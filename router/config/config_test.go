@@ -221,6 +221,15 @@ var configErrorTests = []struct {
 		`log.level: unknown level "warning" (did you mean "warn"?)`,
 		`log.format: unknown format "yaml" (want one of text, json)`,
 	}},
+	{name: "hedging out of range", file: "hedge.yaml", want: []string{
+		`strategy.hedge.after: "p42" is not a quantile from p50 to p99.9 (e.g. p95) or a duration (e.g. 300ms)`,
+		`strategy.hedge.budget: must be above 0 and at most 1 (a share of requests), got 1.5`,
+		`strategy.hedge.max: must be 1 to 8 hedges in flight per request, got 9`,
+	}},
+	{name: "hedging after a duration too short", file: "hedge_short.yaml", want: []string{
+		`strategy.hedge.after: 1ms is less than the floor of 5ms`,
+		`strategy.hedge.budget: must be above 0 and at most 1 (a share of requests), got -0.1`,
+	}},
 	{name: "stream and rate-limit timings", file: "timings.yaml", want: []string{
 		`providers.a.timeout.idle: must not be negative`,
 		`providers.a.rate_limit.max_cooldown: must not be negative`,

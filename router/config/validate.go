@@ -360,10 +360,42 @@ func (c *Config) upstreamModels() map[string]map[string]bool {
 
 func (v *validation) strategy() {
 	mode := v.c.Strategy.Mode
-	if slices.Contains(Modes, mode) {
-		return
+	if !slices.Contains(Modes, mode) {
+		v.add("strategy.mode", "%s", unknownValue("mode", mode, Modes))
 	}
-	v.add("strategy.mode", "%s", unknownValue("mode", mode, Modes))
+	h := v.c.Strategy.Hedge
+	if _, _, err := ParseHedgeAfter(h.After); err != nil {
+		v.add("strategy.hedge.after", "%v", err)
+	}
+	if !(h.Budget > 0 && h.Budget <= 1) {
+		v.add("strategy.hedge.budget", "must be above 0 and at most 1 (a share of requests), got %g", h.Budget)
+	}
+	if h.Max < 1 || h.Max > 8 {
+		v.add("strategy.hedge.max", "must be 1 to 8 hedges in flight per request, got %d", h.Max)
+	}
+}
+
+// HedgeFloor is the least strategy.hedge.after waits, whatever it says.
+const HedgeFloor = 5 * time.Millisecond
+
+// ParseHedgeAfter reads strategy.hedge.after: a quantile ("p95": q is
+// 0.95) or a duration (d, at least HedgeFloor).
+func ParseHedgeAfter(s string) (q float64, d time.Duration, err error) {
+	if rest, ok := strings.CutPrefix(s, "p"); ok {
+		n, perr := strconv.ParseFloat(rest, 64)
+		if perr != nil || n < 50 || n >= 100 {
+			return 0, 0, fmt.Errorf("%q is not a quantile from p50 to p99.9 (e.g. p95) or a duration (e.g. 300ms)", s)
+		}
+		return n / 100, 0, nil
+	}
+	d, perr := time.ParseDuration(s)
+	if perr != nil {
+		return 0, 0, fmt.Errorf("%q is neither a quantile (e.g. p95) nor a duration (e.g. 300ms)", s)
+	}
+	if d < HedgeFloor {
+		return 0, 0, fmt.Errorf("%s is less than the floor of %s", s, HedgeFloor)
+	}
+	return 0, d, nil
 }
 
 func (v *validation) targets() {
