@@ -366,6 +366,10 @@ targets:
 		t.Error("the process exited before its long stream ended")
 	}
 	<-longDone
+	// The long stream's answer began before the signal, so its connection
+	// stays open for a next request until the grace ends; its client
+	// closing it ends the drain.
+	longLoad.client.CloseIdleConnections()
 	code := gw.wait(t, 15*time.Second)
 	exited := time.Since(signaled)
 
