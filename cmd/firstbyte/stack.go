@@ -240,13 +240,15 @@ func (s *stack) transportFor() http.RoundTripper {
 }
 
 // aggregatorTargets is the gateway's (target, upstream model) pairs as the
-// aggregator takes them: peers' spans may teach nothing else.
+// aggregator takes them: peers' spans may teach nothing else, and nothing
+// longer than the provider's first-byte timeout.
 func aggregatorTargets(cfg *config.Config, gw *router.Gateway) []collector.Target {
 	var ts []collector.Target
 	for _, c := range gw.Candidates() {
 		kind, host, port := c.Provider()
-		t := collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind}
-		if p, ok := cfg.Providers[c.Target].Pricing[c.Model]; ok {
+		p := cfg.Providers[c.Target] // a candidate's provider is always configured
+		t := collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind, FirstByteTimeout: p.Timeout.FirstByte}
+		if p, ok := p.Pricing[c.Model]; ok {
 			t.Price, t.Priced = collector.TokenPrice{Input: p.Input, Output: p.Output}, true
 		}
 		ts = append(ts, t)
