@@ -123,7 +123,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "firstbyte_skips_total", Help: "Targets passed over without an attempt, by target and reason (circuit_open, queue_full).",
 		}, []string{"target", "reason"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "firstbyte_ingest_rejected_total", Help: "What the trace ingest refused, by reason: spans naming a target this instance does not route to (unknown_target), else whole requests (unauthorized, too_large, too_deep, undecodable, unsupported, busy).",
+			Name: "firstbyte_ingest_rejected_total", Help: "What the trace ingest refused, by reason: spans naming a target this instance does not route to (unknown_target) or whose time to first chunk cannot be a latency (implausible: not above zero, not finite, or longer than the target's first-byte timeout), else whole requests (unauthorized, too_large, too_deep, undecodable, unsupported, busy).",
 		}, []string{"reason"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_tokens_total", Help: "Tokens the upstreams reported, by target, requested model and type (input, output), from gen_ai.usage.* on the attempt spans.",
@@ -147,7 +147,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
 	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost, m.outputRate)
-	for _, r := range []string{RejectUnknownTarget, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
+	for _, r := range []string{RejectUnknownTarget, RejectImplausible, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
 		m.rejected.WithLabelValues(r)
 	}
 	m.consumedLocal = m.consumed.WithLabelValues(SourceLocal)
@@ -173,7 +173,8 @@ func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 }
 
 // IngestRejected counts what the ingest refused: spans for
-// RejectUnknownTarget, else one request (spans is then 0).
+// RejectUnknownTarget and RejectImplausible, else one request (spans is
+// then 0).
 func (m *Metrics) IngestRejected(reason string, spans int) {
 	m.rejected.WithLabelValues(reason).Add(float64(max(spans, 1)))
 }
@@ -250,7 +251,7 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 			}).Observe(at.outputRate)
 		}
 		if at.haveTTFB && outcome == telemetry.OutcomeSuccess {
-			if ttfb, valid := secondsToTTFB(at.seconds); valid {
+			if ttfb, valid := plausibleTTFB(at.seconds, maxTTFB); valid { // as the tracker takes our own
 				m.observeTTFB(target, model, ttfb.Seconds(), span)
 			}
 		}

@@ -68,10 +68,9 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			g.recovered(rw, r, v)
 		}
 	}()
-	if conflictingFraming(r) {
+	if fault := framingFault(r); fault != "" {
 		rw.Header().Set("Connection", "close")
-		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing",
-			"a request must not carry both Transfer-Encoding and Content-Length")
+		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing", fault)
 	} else {
 		g.mux.ServeHTTP(rw, r)
 	}

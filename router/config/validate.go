@@ -134,22 +134,23 @@ func (v *validation) sorted() FieldErrors {
 }
 
 // unknownValue says a value is not one of valid, with a "did you mean"
-// for a near miss, else the valid ones.
+// for a near miss, else the valid ones. The value is quoted only when it
+// looks like a name (quoteName).
 func unknownValue(what, got string, valid []string) string {
 	if s := suggest(got, valid); s != "" {
-		return fmt.Sprintf("unknown %s %q (did you mean %q?)", what, got, s)
+		return fmt.Sprintf("unknown %s %s (did you mean %q?)", what, quoteName(got), s)
 	}
 	if len(valid) == 0 {
-		return fmt.Sprintf("unknown %s %q (none is configured)", what, got)
+		return fmt.Sprintf("unknown %s %s (none is configured)", what, quoteName(got))
 	}
-	return fmt.Sprintf("unknown %s %q (want one of %s)", what, got, strings.Join(valid, ", "))
+	return fmt.Sprintf("unknown %s %s (want one of %s)", what, quoteName(got), strings.Join(valid, ", "))
 }
 
 func (v *validation) listeners() {
 	c := v.c
 	okAddr := func(path, addr string) bool {
 		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-			v.add(path, "invalid address %q (want host:port, e.g. 127.0.0.1:8080)", addr)
+			v.add(path, "invalid address %s (want host:port, e.g. 127.0.0.1:8080)", quoteName(addr))
 			return false
 		}
 		return true
@@ -250,7 +251,7 @@ func (v *validation) providers() {
 		if p.BaseURL == "" {
 			v.add(path+".base_url", "required")
 		} else if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.add(path+".base_url", "invalid URL %q (want http(s)://host/path)", p.BaseURL)
+			v.add(path+".base_url", "invalid URL %s (want http(s)://host/path)", quoteName(p.BaseURL))
 		}
 		for i, m := range p.Models {
 			if strings.TrimSpace(m) == "" {
@@ -455,7 +456,7 @@ func (v *validation) telemetry() {
 	c := v.c
 	if e := c.Telemetry.OTLPEndpoint; e != "" {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.add("telemetry.otlp_endpoint", "invalid URL %q (want http(s)://host:port, e.g. http://127.0.0.1:4318)", e)
+			v.add("telemetry.otlp_endpoint", "invalid URL %s (want http(s)://host:port, e.g. http://127.0.0.1:4318)", quoteName(e))
 		}
 	}
 	in := c.Telemetry.Ingest
@@ -479,7 +480,7 @@ func (v *validation) telemetry() {
 		case strings.TrimSpace(s) == "":
 			v.add(path, "must not be empty")
 		case len(f.Services) > 0 && !allowed[s]:
-			v.add(path, "%q is not in services, so its spans are never taken", s)
+			v.add(path, "%s is not in services, so its spans are never taken", quoteName(s))
 		}
 	}
 }
