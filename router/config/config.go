@@ -240,7 +240,7 @@ type Hedge struct {
 	// Enabled turns hedging on, in every mode. Zero: off.
 	Enabled bool `yaml:"enabled"`
 	// After is how late the first attempt must be: a quantile of its
-	// target's own live samples (p50 to p99.9, e.g. p95; no hedge on a
+	// target's own live samples (p50, p75, p90, p95 or p99; no hedge on a
 	// target with fewer than 10 samples) or a duration (e.g. 300ms); never
 	// less than 5ms. Zero: p95.
 	After string `yaml:"after"`

@@ -222,7 +222,7 @@ var configErrorTests = []struct {
 		`log.format: unknown format "yaml" (want one of text, json)`,
 	}},
 	{name: "hedging out of range", file: "hedge.yaml", want: []string{
-		`strategy.hedge.after: "p42" is not a quantile from p50 to p99.9 (e.g. p95) or a duration (e.g. 300ms)`,
+		`strategy.hedge.after: "p42" is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)`,
 		`strategy.hedge.budget: must be above 0 and at most 1 (a share of requests), got 1.5`,
 		`strategy.hedge.max: must be 1 to 8 hedges in flight per request, got 9`,
 	}},

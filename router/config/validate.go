@@ -379,19 +379,21 @@ func (v *validation) strategy() {
 // HedgeFloor is the least strategy.hedge.after waits, whatever it says.
 const HedgeFloor = 5 * time.Millisecond
 
+// HedgeQuantiles are the quantiles strategy.hedge.after may name.
+var HedgeQuantiles = map[string]float64{"p50": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+
 // ParseHedgeAfter reads strategy.hedge.after: a quantile ("p95": q is
 // 0.95) or a duration (d, at least HedgeFloor).
 func ParseHedgeAfter(s string) (q float64, d time.Duration, err error) {
-	if rest, ok := strings.CutPrefix(s, "p"); ok {
-		n, perr := strconv.ParseFloat(rest, 64)
-		if perr != nil || n < 50 || n >= 100 {
-			return 0, 0, fmt.Errorf("%q is not a quantile from p50 to p99.9 (e.g. p95) or a duration (e.g. 300ms)", s)
-		}
-		return n / 100, 0, nil
+	if q, ok := HedgeQuantiles[s]; ok {
+		return q, 0, nil
+	}
+	if strings.HasPrefix(s, "p") {
+		return 0, 0, fmt.Errorf("%s is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)", quoteName(s))
 	}
 	d, perr := time.ParseDuration(s)
 	if perr != nil {
-		return 0, 0, fmt.Errorf("%q is neither a quantile (e.g. p95) nor a duration (e.g. 300ms)", s)
+		return 0, 0, fmt.Errorf("%s is neither a quantile (e.g. p95) nor a duration (e.g. 300ms)", quoteName(s))
 	}
 	if d < HedgeFloor {
 		return 0, 0, fmt.Errorf("%s is less than the floor of %s", s, HedgeFloor)
