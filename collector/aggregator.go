@@ -50,6 +50,7 @@ var (
 	attrInputTokens    = string(telemetry.KeyInputTokens)
 	attrOutputTokens   = string(telemetry.KeyOutputTokens)
 	attrOutputRate     = string(telemetry.KeyOutputRate)
+	attrHedge          = string(telemetry.KeyHedge)
 )
 
 // AggregatorOptions configures an Aggregator.
@@ -304,6 +305,7 @@ type attemptFacts struct {
 	haveOutput     bool
 	outputRate     float64 // firstbyte.output_tokens_per_second
 	haveRate       bool
+	hedge          string // server span: firstbyte.hedge
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -379,6 +381,8 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.outputTokens, f.haveOutput = tokenCount(v)
 		case attrOutputRate:
 			f.outputRate, f.haveRate = number(v)
+		case attrHedge:
+			f.hedge = v.Str()
 		}
 	}
 	return f

@@ -56,6 +56,7 @@ type Metrics struct {
 	tokens       *prometheus.CounterVec   // target, model, type
 	cost         *prometheus.CounterVec   // target, model
 	outputRate   *prometheus.HistogramVec // target, model
+	hedges       *prometheus.CounterVec   // model, result
 
 	// prices is the rate card by (target, upstream model), replaced on
 	// reload (SetTargets).
@@ -128,6 +129,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_tokens_total", Help: "Tokens the upstreams reported, by target, requested model and type (input, output), from gen_ai.usage.* on the attempt spans.",
 		}, []string{"target", "model", "type"}),
+		hedges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_hedges_total",
+			Help: "Hedged requests by requested model and result: won (a hedge served the request), lost (the first attempt did), denied (a hedge was due and the budget refused it).",
+		}, []string{"model", "result"}),
 		outputRate: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "firstbyte_output_tokens_per_second",
 			Help:    "Output tokens per second of streamed attempts after their first chunk (the upstream's reported output tokens over the time from the first chunk to the end), by target and requested model.",
@@ -146,7 +151,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
-	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost, m.outputRate)
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost, m.outputRate, m.hedges)
 	for _, r := range []string{RejectUnknownTarget, RejectImplausible, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
 		m.rejected.WithLabelValues(r)
 	}
@@ -229,6 +234,9 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 			}
 		}
 		m.observeSkips(span)
+		if at.hedge != "" && model != "" {
+			m.hedges.WithLabelValues(model, at.hedge).Inc()
+		}
 	case ptrace.SpanKindClient:
 		at := readAttempt(span)
 		target, model, outcome := at.target, at.requestedModel, at.outcome

@@ -237,6 +237,8 @@ func (a *attempt) transportFailure(err error) {
 		a.failover(0, fault.ErrorTimeout)
 	case errors.Is(cause, errIdleTimeout):
 		a.failover(0, fault.ErrorStall)
+	case errors.Is(cause, errHedgeLost):
+		a.res.ErrorType, a.res.Outcome, a.res.HasTTFB = fault.ErrorHedgeLost, telemetry.OutcomeHedgeLost, false
 	default:
 		a.failover(0, fault.ErrorTransport)
 		a.res.Detail = transportReason(err) // "transport (connection refused)": what the client reads

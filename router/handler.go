@@ -111,6 +111,9 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 				telemetry.KeySelection.String(c.route.Selection()), telemetry.KeyTarget.String(c.target),
 				telemetry.KeyAttempt.Int(n))
 		}
+		if h := c.route.HedgeResult(); h != "" {
+			attrs = append(attrs, telemetry.KeyHedge.String(h))
+		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")
 		}
