@@ -181,6 +181,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		c.route = Route{order: order, selection: selection, probe: probe}
 	}
 	c.route.span, c.route.prep = c.span, c
+	g.hedgeable(&c.route, fields.Model)
 	g.run(ctx, c)
 }
 

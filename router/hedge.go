@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
@@ -66,17 +67,43 @@ func newHedging(cfg config.Hedge, stats StatsSource, models []string) *hedging {
 }
 
 // delay is how long an attempt at cand may go without a first byte at now
-// before a hedge starts beside it; ok is false when no hedge may (a
-// quantile of too few samples).
-func (h *hedging) delay(cand *Candidate, now time.Time) (time.Duration, bool) {
-	if h.q == 0 {
+// before a hedge starts beside it, at next (nil: none known yet); ok is
+// false when no hedge may: a quantile of too few samples, or a hedge that
+// could not answer before the late attempt itself (see worth).
+func (h *hedging) delay(cand, next *Candidate, now time.Time) (time.Duration, bool) {
+	if h.q == 0 && h.stats == nil {
 		return h.fixed, true
 	}
 	st := h.stats.StatsAt(cand.Target, cand.Model, now)
-	if st.Samples < hedgeMinSamples {
+	d := h.fixed
+	if h.q > 0 {
+		if st.Samples < hedgeMinSamples {
+			return 0, false
+		}
+		d = max(st.Quantile(h.q), config.HedgeFloor)
+	}
+	if next != nil && !h.worth(&st, h.stats.StatsAt(next.Target, next.Model, now), d) {
 		return 0, false
 	}
-	return max(st.Quantile(h.q), config.HedgeFloor), true
+	return d, true
+}
+
+// worth reports whether a hedge started after d at a target whose typical
+// time to first byte is its p50 can answer before an attempt that is late
+// at d is expected to: by its target's p99, or, when its target has been
+// failing, by what its faults took (a hang that ends in a timeout, a 503
+// after 300 ms). A hedge that cannot win spends budget and tokens for
+// nothing: a late attempt at a steady fast target is seldom much later.
+// An unmeasured next target is given the benefit of the doubt.
+func (h *hedging) worth(first *stats.Target, next stats.Target, d time.Duration) bool {
+	if next.Samples == 0 || first.Samples == 0 {
+		return true
+	}
+	late := first.P99
+	if cost := time.Duration(first.FaultSeconds * float64(time.Second)); first.Faults > 0 && cost > late {
+		late = cost
+	}
+	return d+next.P50 < late
 }
 
 // hedgeBudget counts a model's requests and hedges in one-second slots of

@@ -57,19 +57,19 @@ func TestHedgeDelayIsTheTargetsOwnQuantile(t *testing.T) {
 	c := &Candidate{Target: "a", Model: "m"}
 	st := fixedStats{"a": {Samples: 9, P95: 300 * time.Millisecond}}
 	h := newHedging(config.Hedge{Enabled: true, After: "p95", Budget: 1, Max: 1}, st, []string{"m"})
-	if _, ok := h.delay(c, time.Time{}); ok {
+	if _, ok := h.delay(c, nil, time.Time{}); ok {
 		t.Fatal("a hedge on a target with 9 samples")
 	}
 	st["a"] = stats.Target{Samples: 10, P95: 300 * time.Millisecond, P99: time.Second}
-	if d, ok := h.delay(c, time.Time{}); !ok || d != 300*time.Millisecond {
+	if d, ok := h.delay(c, nil, time.Time{}); !ok || d != 300*time.Millisecond {
 		t.Fatalf("delay = %v, %v; want the target's p95, 300ms", d, ok)
 	}
 	st["a"] = stats.Target{Samples: 50, P95: time.Millisecond}
-	if d, _ := h.delay(c, time.Time{}); d != config.HedgeFloor {
+	if d, _ := h.delay(c, nil, time.Time{}); d != config.HedgeFloor {
 		t.Fatalf("delay = %v, want the floor %v", d, config.HedgeFloor)
 	}
 	fixed := newHedging(config.Hedge{Enabled: true, After: "250ms", Budget: 1, Max: 1}, nil, []string{"m"})
-	if d, ok := fixed.delay(c, time.Time{}); !ok || d != 250*time.Millisecond {
+	if d, ok := fixed.delay(c, nil, time.Time{}); !ok || d != 250*time.Millisecond {
 		t.Fatalf("fixed delay = %v, %v; want 250ms with no samples at all", d, ok)
 	}
 	if newHedging(config.Hedge{Enabled: false, After: "p95", Budget: 1, Max: 1}, st, nil) != nil {

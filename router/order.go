@@ -28,11 +28,13 @@ func (g *Gateway) Route(model string, names []string) (r *Route, unknown string,
 		if unknown != "" {
 			return nil, unknown, true
 		}
-		return NewRoute(order, telemetry.SelectionManual), "", true
+		r = NewRoute(order, telemetry.SelectionManual)
+	} else {
+		order, selection, probe := g.order(nil, model, eligible)
+		r = NewRoute(order, selection)
+		r.probe = probe
 	}
-	order, selection, probe := g.order(nil, model, eligible)
-	r = NewRoute(order, selection)
-	r.probe = probe
+	g.hedgeable(r, model)
 	return r, "", true
 }
 
@@ -160,4 +162,14 @@ func containsCandidate(cs []*Candidate, c *Candidate) bool {
 		}
 	}
 	return false
+}
+
+// hedgeable lets r hedge under the gateway's policy (when it has one),
+// counting the request in its model's budget.
+func (g *Gateway) hedgeable(r *Route, model string) {
+	if g.hedge == nil {
+		return
+	}
+	r.hedging, r.model = g.hedge, model
+	g.hedge.budgets[model].request(g.now())
 }

@@ -15,9 +15,6 @@ import (
 // run drives c's route with real attempts, each raced against hedges when
 // strategy.hedge is on (race.go).
 func (g *Gateway) run(ctx context.Context, c *call) {
-	if g.hedge != nil {
-		g.hedge.budgets[c.fields.Model].request(g.now())
-	}
 	for {
 		t, ok := c.route.Next()
 		if !ok {
@@ -34,7 +31,7 @@ func (g *Gateway) run(ctx context.Context, c *call) {
 			continue
 		}
 		done := false
-		if g.hedge != nil {
+		if c.route.hedging != nil {
 			done = g.race(ctx, c, &t, lim)
 		} else {
 			done = g.attempt(ctx, c, &t, lim)

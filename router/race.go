@@ -35,11 +35,11 @@ type racer struct {
 // race runs t (holding lim) with hedges beside it, and reports whether the
 // request is done.
 func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *limiter) (done bool) {
-	delay, ok := g.hedge.delay(t.Cand, g.now())
+	delay, ok := c.route.HedgeAfter(t)
 	if !ok {
 		return g.attempt(ctx, c, t, lim)
 	}
-	results := make(chan *racer, 1+g.hedge.max)
+	results := make(chan *racer, 1+c.route.HedgeMax())
 	var running []*racer
 	start := func(t Turn, lim *limiter) {
 		c.target = t.Cand.Target
@@ -72,16 +72,10 @@ func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *limiter) (don
 				return false // every racer failed over: the pipeline goes on
 			}
 		case <-timer.C():
-			if len(running) > g.hedge.max {
+			if len(running) > c.route.HedgeMax() {
 				continue
 			}
-			if !g.hedge.budgets[c.fields.Model].take(g.now(), g.hedge.budget) {
-				if c.route.hedges == 0 {
-					c.route.SetHedge(HedgeDenied)
-				}
-				continue
-			}
-			h, ok := c.route.Hedge(last)
+			h, ok := c.route.TryHedge(last)
 			if !ok {
 				continue
 			}
@@ -92,7 +86,7 @@ func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *limiter) (don
 			}
 			start(h, hlim)
 			last = &running[len(running)-1].t
-			if len(running) <= g.hedge.max {
+			if len(running) <= c.route.HedgeMax() {
 				timer.Stop()
 				timer = g.newTimer(delay)
 			}

@@ -91,7 +91,11 @@ type Route struct {
 	hedges   int  // of the attempts, hedges (Hedge)
 	// hedge is the request's hedge result (won, lost, denied; "" : none
 	// was due), which the driver sets.
-	hedge    string
+	hedge string
+	// hedging is the gateway's hedge policy, and model the request's
+	// client model (its budget); nil: no hedging.
+	hedging  *hedging
+	model    string
 	skipped  []Skip
 	failures []Failure
 }
@@ -118,6 +122,9 @@ type Turn struct {
 	span     trace.Span // nil until StartSpan
 	resolved bool
 }
+
+// Hedged reports whether t is a hedge, started beside a late attempt.
+func (t *Turn) Hedged() bool { return t.hedge }
 
 // Selection is why the first candidate leads (X-Firstbyte-Selection).
 func (r *Route) Selection() string { return r.selection }
@@ -187,6 +194,50 @@ func (r *Route) Hedge(t *Turn) (h Turn, ok bool) {
 		r.hedges++
 	}
 	return h, ok
+}
+
+// HedgeAfter is how long t may go without a first byte before a hedge
+// starts beside it; ok is false when no hedge may (hedging is off, or t's
+// target has too few samples to say how late is late).
+func (r *Route) HedgeAfter(t *Turn) (time.Duration, bool) {
+	if r.hedging == nil {
+		return 0, false
+	}
+	var next *Candidate // the candidate a hedge would go to, as the order stands
+	for i := t.pos + 1; i < len(r.order); i++ {
+		if r.order[i] != t.Cand {
+			next = r.order[i]
+			break
+		}
+	}
+	if next == nil {
+		return 0, false
+	}
+	return r.hedging.delay(t.Cand, next, t.Cand.upstream.now())
+}
+
+// HedgeMax is how many hedges may run beside one attempt.
+func (r *Route) HedgeMax() int {
+	if r.hedging == nil {
+		return 0
+	}
+	return r.hedging.max
+}
+
+// TryHedge starts a hedge beside last (the newest attempt still running),
+// if the model's budget allows one now: a refusal is recorded as the
+// request's hedge result (denied) unless a hedge already started.
+func (r *Route) TryHedge(last *Turn) (Turn, bool) {
+	if r.hedging == nil {
+		return Turn{}, false
+	}
+	if !r.hedging.budgets[r.model].take(last.Cand.upstream.now(), r.hedging.budget) {
+		if r.hedges == 0 {
+			r.hedge = HedgeDenied
+		}
+		return Turn{}, false
+	}
+	return r.Hedge(last)
 }
 
 // SetHedge records the request's hedge result (HedgeWon, HedgeLost,

@@ -51,6 +51,9 @@ type Result struct {
 	// Admitted and Resolved count the breaker admissions handed out and
 	// resolved: every one handed out must be resolved.
 	Admitted, Resolved int
+	// Hedged counts the requests that had a hedge, HedgesWon those a hedge
+	// served, Lost the attempts cancelled because another won.
+	Hedged, HedgesWon, Lost int
 	// Recovered is, in a scenario with an outage, how long after its end
 	// the first request was served (-1: never); LateFailures counts the
 	// requests that failed after that.
@@ -118,6 +121,9 @@ func (r *Result) drew(target int, t time.Duration, end router.Result, took time.
 		d.Faults++
 	}
 }
+
+// lost counts an attempt cancelled because another of its request won.
+func (r *Result) lost(target, attempt int) { r.Lost++ }
 
 // record counts a request that ended after ttfb.
 func (r *Result) record(c *client, served bool, ttfb time.Duration) {

@@ -137,7 +137,12 @@ func gatewayConfig(s *Scenario, mode string, targets []int) (*config.Config, err
 		half := targetPrice(s.Targets[i]) / 2
 		fmt.Fprintf(&b, "    pricing: {%s: {input: %g, output: %g}}\n", ClientModel, half, half)
 	}
-	fmt.Fprintf(&b, "strategy:\n  mode: %s\ntargets:\n", mode)
+	base, hedged := baseMode(mode)
+	fmt.Fprintf(&b, "strategy:\n  mode: %s\n", base)
+	if hedged {
+		fmt.Fprintf(&b, "  hedge: {enabled: true, after: %s, budget: %g, max: %d}\n", HedgeAfter, HedgeBudget, HedgeMax)
+	}
+	b.WriteString("targets:\n")
 	for _, i := range targets {
 		fmt.Fprintf(&b, "  - virtual_key: %s\n", s.Targets[i].Name)
 	}
