@@ -33,6 +33,9 @@ type exchange struct {
 	// (stream_options.include_usage) gets the usage chunk; one that did not
 	// never sees it, though the gateway asks an OpenAI upstream for it.
 	clientWantsUsage bool
+	// ids keeps a translated request's tool ids valid for the target and
+	// unique, and its answer's for the client (nil when not translated).
+	ids *translate.ToolIDs
 }
 
 // errUntranslatable wraps a *translate.RequestError: the request uses a
@@ -58,17 +61,24 @@ func (c *call) prepare(cand *Candidate) (exchange, error) {
 		return x, nil
 	}
 	if u.kind == config.KindAnthropic { // an OpenAI chat request to an Anthropic provider
-		body, includeUsage, err := translate.ChatToMessages(c.body, cand.Model)
+		ids := translate.NewToolIDs(c.body, translate.Chat)
+		body, includeUsage, err := translate.ChatToMessages(c.body, cand.Model, ids)
 		if err != nil {
 			return exchange{}, errors.Join(errUntranslatable, err)
 		}
-		return exchange{body: body, conv: convMessagesToChat, clientWantsUsage: includeUsage}, nil
+		return exchange{body: body, conv: convMessagesToChat, clientWantsUsage: includeUsage, ids: ids}, nil
 	}
 	body, err := translate.MessagesToChat(c.body, cand.Model)
 	if err != nil {
 		return exchange{}, errors.Join(errUntranslatable, err)
 	}
-	return exchange{body: body, conv: convChatToMessages}, nil
+	return exchange{body: body, conv: convChatToMessages, ids: translate.NewToolIDs(c.body, translate.Messages)}, nil
+}
+
+// answer is how a translated answer is presented: under the upstream model
+// that answered.
+func (x exchange) answer(cand *Candidate, created int64) translate.Answer {
+	return translate.Answer{Model: cand.Model, UpstreamModel: true, Created: created, IncludeUsage: x.clientWantsUsage, IDs: x.ids}
 }
 
 // streamFor is what a streamed answer goes through: a translator, or a
@@ -77,9 +87,9 @@ func (c *call) prepare(cand *Candidate) (exchange, error) {
 func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.Stream {
 	switch {
 	case x.conv == convMessagesToChat:
-		return translate.NewMessagesToChatStream(c.fields.Model, created, x.clientWantsUsage)
+		return translate.NewMessagesToChatStream(x.answer(cand, created))
 	case x.conv == convChatToMessages:
-		return translate.NewChatToMessagesStream(c.fields.Model)
+		return translate.NewChatToMessagesStream(x.answer(cand, created))
 	case c.ep.family != familyChat:
 		return nil
 	case cand.upstream.kind == config.KindOpenAI:
@@ -95,9 +105,9 @@ func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.S
 func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
 	switch x.conv {
 	case convMessagesToChat:
-		return translate.MessagesResponseToChat(body, c.fields.Model, created)
+		return translate.MessagesResponseToChat(body, x.answer(cand, created))
 	case convChatToMessages:
-		return translate.ChatResponseToMessages(body, c.fields.Model)
+		return translate.ChatResponseToMessages(body, x.answer(cand, created))
 	}
 	var (
 		u     translate.Usage

@@ -68,10 +68,10 @@ func BenchmarkUnary(b *testing.B) {
 	b.Run("openai_client_anthropic_upstream", func(b *testing.B) {
 		b.SetBytes(int64(len(chatReq) + len(msgAns)))
 		measure(b, func() {
-			if _, _, err := ChatToMessages(chatReq, "claude"); err != nil {
+			if _, _, err := ChatToMessages(chatReq, "claude", nil); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := MessagesResponseToChat(msgAns, "gpt-4o", 1); err != nil {
+			if _, _, err := MessagesResponseToChat(msgAns, Answer{Model: "gpt-4o", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -82,7 +82,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, err := MessagesToChat(msgReq, "gpt-4o"); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := ChatResponseToMessages(chatAns, "claude"); err != nil {
+			if _, _, err := ChatResponseToMessages(chatAns, Answer{Model: "claude"}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -122,8 +122,8 @@ func BenchmarkStreamFirstChunk(b *testing.B) {
 		new   func() Stream
 		first []byte
 	}{
-		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream("gpt-4o", 1, true) }, []byte(anthropicOpening)},
-		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream("claude") }, []byte(openAIOpening)},
+		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream(Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true}) }, []byte(anthropicOpening)},
+		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream(Answer{Model: "claude"}) }, []byte(openAIOpening)},
 		{"pass_through_openai", func() Stream { return NewChatUsageFilter(true) }, []byte(openAIOpening)},
 		{"pass_through_anthropic", NewMessagesUsageScanner, []byte(anthropicOpening)},
 	}
@@ -149,8 +149,8 @@ func BenchmarkStreamChunk(b *testing.B) {
 		first []byte
 		chunk []byte
 	}{
-		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream("gpt-4o", 1, true) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
-		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream("claude") }, []byte(openAIOpening), openAITextEvent(" jumps over")},
+		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream(Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true}) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
+		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream(Answer{Model: "claude"}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
 		{"pass_through_openai", func() Stream { return NewChatUsageFilter(true) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
 		{"pass_through_anthropic", NewMessagesUsageScanner, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
 	}

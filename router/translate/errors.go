@@ -18,6 +18,8 @@ const (
 	Chat Format = iota + 1
 	// Messages is Anthropic Messages (POST /v1/messages).
 	Messages
+	// Responses is OpenAI Responses (POST /v1/responses).
+	Responses
 )
 
 func (f Format) String() string {
@@ -26,6 +28,8 @@ func (f Format) String() string {
 		return "openai-chat"
 	case Messages:
 		return "anthropic-messages"
+	case Responses:
+		return "openai-responses"
 	}
 	return "format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -195,7 +199,7 @@ func parseError(status int, body []byte) errorFields {
 				for k, val, ok := inner.Next(); ok; k, val, ok = inner.Next() {
 					switch string(k) {
 					case "type":
-						if isString(val) {
+						if isString(val) && !isEmptyString(val) {
 							f.typ = val[1 : len(val)-1]
 						}
 					case "message":
@@ -203,7 +207,7 @@ func parseError(status int, body []byte) errorFields {
 							f.message = val
 						}
 					case "code":
-						if isString(val) {
+						if isString(val) && !isEmptyString(val) {
 							f.code = val[1 : len(val)-1]
 						}
 					case "param":

@@ -65,7 +65,7 @@ func FuzzMessagesToChatStream(f *testing.F) {
 	f.Add([]byte("event: error\ndata: {\"type\":\"error\"}\n\n"), uint(3))
 	f.Add([]byte("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\r\r"), uint(1))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewMessagesToChatStream("m", 1, true) }, in, cut, true)
+		fuzzStream(t, func() Stream { return NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: true}) }, in, cut, true)
 	})
 }
 
@@ -74,7 +74,7 @@ func FuzzChatToMessagesStream(f *testing.F) {
 	f.Add([]byte("data: [DONE]\n\n"), uint(5))
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":\"{\"}}]}}]}\n\n"), uint(9))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewChatToMessagesStream("m") }, in, cut, false)
+		fuzzStream(t, func() Stream { return NewChatToMessagesStream(Answer{Model: "m"}) }, in, cut, false)
 	})
 }
 
@@ -102,7 +102,7 @@ func FuzzUsageFilters(f *testing.F) {
 func FuzzChatToMessages(f *testing.F) {
 	addFixtures(f, "chat_request/*.in.json", func(b []byte) { f.Add(b) })
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, _, err := ChatToMessages(in, "up")
+		out, _, err := ChatToMessages(in, "up", nil)
 		if err != nil {
 			if _, ok := err.(*RequestError); !ok {
 				t.Fatalf("error %T %v is not a *RequestError", err, err)
@@ -147,10 +147,10 @@ func FuzzResponsesAndErrors(f *testing.F) {
 		addFixtures(f, p, func(b []byte) { f.Add(b, 400) })
 	}
 	f.Fuzz(func(t *testing.T, in []byte, status int) {
-		if out, _, err := MessagesResponseToChat(in, "m", 1); err == nil && !json.Valid(out) {
+		if out, _, err := MessagesResponseToChat(in, Answer{Model: "m", Created: 1}); err == nil && !json.Valid(out) {
 			t.Fatalf("MessagesResponseToChat(%q) = %q", in, out)
 		}
-		if out, _, err := ChatResponseToMessages(in, "m"); err == nil && !json.Valid(out) {
+		if out, _, err := ChatResponseToMessages(in, Answer{Model: "m"}); err == nil && !json.Valid(out) {
 			t.Fatalf("ChatResponseToMessages(%q) = %q", in, out)
 		}
 		if out := ErrorToChat(status, in); checkErrorBody(Chat, out) != nil {
