@@ -326,9 +326,20 @@ func appendAnthropicError(out []byte, typ string, f errorFields) []byte {
 // StreamErrorEvent is the event that ends a stream of format f with an error,
 // for the gateway's own mid-stream failures (an upstream cut after the first
 // byte, a total timeout): OpenAI's data: {"error":{...}} (type
-// "upstream_error", code "stream_interrupted") or Anthropic's event: error
-// (type "api_error"). The SDKs of both raise it as an API error.
+// "upstream_error", code "stream_interrupted"), Anthropic's event: error
+// (type "api_error"), or the Responses API's event: error (code
+// "stream_interrupted"). The SDKs raise each as an API error.
 func StreamErrorEvent(f Format, message string) []byte {
+	if f == Responses {
+		// The Responses API's error event (type, code, message, param), with
+		// the same as an error object, which the OpenAI SDKs raise on.
+		msg := jsonscan.AppendString(nil, message)
+		out := append([]byte(nil), `event: error`+"\n"+`data: {"type":"error","code":"stream_interrupted","message":`...)
+		out = append(out, msg...)
+		out = append(out, `,"param":null,"error":{"message":`...)
+		out = append(out, msg...)
+		return append(out, `,"type":"upstream_error","param":null,"code":"stream_interrupted"}}`+"\n\n"...)
+	}
 	if f == Messages {
 		out := append([]byte(nil), "event: error\ndata: "...)
 		out = appendAnthropicError(out, "api_error", errorFields{message: jsonscan.AppendString(nil, message)})

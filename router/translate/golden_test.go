@@ -87,6 +87,49 @@ var goldenDirs = []goldenDir{
 		must(t, err)
 		return out
 	}},
+	{"responses_request", func(t *testing.T, _ string, in []byte) []byte {
+		chat, err := ResponsesToChat(in, "gpt-upstream")
+		must(t, err)
+		must(t, checkChatRequest(chat))
+		msgs, err := ResponsesToMessages(in, "claude-upstream", NewToolIDs(in, Responses))
+		must(t, err)
+		must(t, checkMessagesRequest(msgs))
+		return []byte(`{"chat":` + string(chat) + `,"messages":` + string(msgs) + `}`)
+	}},
+	{"responses_from_chat", func(t *testing.T, _ string, in []byte) []byte {
+		out, u, err := ChatResponseToResponses(in, goldenAnswer)
+		must(t, err)
+		_, err = checkResponse(out)
+		must(t, err)
+		if fromIn, _ := UsageFromChatResponse(in); u != fromIn {
+			t.Errorf("usage %+v, read from the input %+v", u, fromIn)
+		}
+		return out
+	}},
+	{"responses_from_messages", func(t *testing.T, _ string, in []byte) []byte {
+		out, u, err := MessagesResponseToResponses(in, goldenAnswer)
+		must(t, err)
+		_, err = checkResponse(out)
+		must(t, err)
+		if fromIn, _ := UsageFromMessagesResponse(in); u != fromIn {
+			t.Errorf("usage %+v, read from the input %+v", u, fromIn)
+		}
+		return out
+	}},
+	{"responses_from_chat_stream", func(t *testing.T, _ string, in []byte) []byte {
+		out, err := translateStream(NewChatToResponsesStream(goldenAnswer), in)
+		must(t, err)
+		_, err = checkResponsesStream(string(out))
+		must(t, err)
+		return out
+	}},
+	{"responses_from_messages_stream", func(t *testing.T, _ string, in []byte) []byte {
+		out, err := translateStream(NewMessagesToResponsesStream(goldenAnswer), in)
+		must(t, err)
+		_, err = checkResponsesStream(string(out))
+		must(t, err)
+		return out
+	}},
 	{"messages_error", func(t *testing.T, name string, in []byte) []byte {
 		status := statusOf(t, name)
 		out := ErrorToChat(status, in)

@@ -277,7 +277,8 @@ type oPart struct {
 	Type     string `json:"type"`
 	Text     *string
 	ImageURL *struct {
-		URL string `json:"url"`
+		URL    string `json:"url"`
+		Detail string `json:"detail"`
 	} `json:"image_url"`
 	File *struct {
 		Filename string `json:"filename"`
@@ -303,7 +304,7 @@ func checkChatRequest(b []byte) error {
 			return fmt.Errorf("%s: %s message before the results of %v", where, m.Role, pending)
 		}
 		switch m.Role {
-		case "system", "user":
+		case "system", "developer", "user":
 			if err := checkChatContent(m.Content, m.Role == "user"); err != nil {
 				return fmt.Errorf("%s.content: %v", where, err)
 			}
