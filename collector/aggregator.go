@@ -54,6 +54,7 @@ var (
 	attrUpstreamWait   = string(telemetry.KeyUpstreamWait)
 	attrInputTokens    = string(telemetry.KeyInputTokens)
 	attrOutputTokens   = string(telemetry.KeyOutputTokens)
+	attrOutputRate     = string(telemetry.KeyOutputRate)
 )
 
 // AggregatorOptions configures an Aggregator.
@@ -157,10 +158,7 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 			a.onReject(RejectUnknownTarget, rejected)
 		}
 	}()
-	rss := td.ResourceSpans()
-	for i := range rss.Len() {
-		rs := rss.At(i)
-		res := rs.Resource()
+	for res, spans := range telemetry.SpanSlices(td) {
 		if skip != "" && instanceID(res) == skip {
 			continue
 		}
@@ -170,22 +168,18 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 				from = &src
 			}
 		}
-		sss := rs.ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			for k := range spans.Len() {
-				span := spans.At(k)
-				ok, src := a.learn(span, origin, table, from)
-				if !ok {
-					rejected++
-					continue
-				}
-				if src == "" {
-					continue // an application's span that taught nothing: neither a peer's nor foreign
-				}
-				if a.onSpan != nil && origin != OriginSelf {
-					a.onSpan(src)
-				}
+		for k := range spans.Len() {
+			span := spans.At(k)
+			ok, src := a.learn(span, origin, table, from)
+			if !ok {
+				rejected++
+				continue
+			}
+			if src == "" {
+				continue // an application's span that taught nothing: neither a peer's nor foreign
+			}
+			if a.onSpan != nil && origin != OriginSelf {
+				a.onSpan(src)
 			}
 		}
 	}
@@ -287,6 +281,8 @@ type attemptFacts struct {
 	outputTokens   int64 // gen_ai.usage.output_tokens
 	haveInput      bool
 	haveOutput     bool
+	outputRate     float64 // firstbyte.output_tokens_per_second
+	haveRate       bool
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -360,6 +356,8 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.inputTokens, f.haveInput = tokenCount(v)
 		case attrOutputTokens:
 			f.outputTokens, f.haveOutput = tokenCount(v)
+		case attrOutputRate:
+			f.outputRate, f.haveRate = number(v)
 		}
 	}
 	return f

@@ -72,7 +72,11 @@ type RoutingRow struct {
 	Leader      bool
 	CircuitOpen bool // open or half-open: not closed
 	FaultRate   float64
-	Outcomes    int // live outcomes the fault rate is over (0: no rate)
+	Outcomes    int    // live outcomes the fault rate is over (0: no rate)
+	Disabled    string // why the target is disabled (auth, quota); "" when it is not
+	// RateLimitedUntil is when the target's rate limits let it be tried
+	// again, Unix seconds; 0 when it is not cooled.
+	RateLimitedUntil float64
 }
 
 // routingCollector turns the router's state into gauges at scrape time, so
@@ -84,6 +88,8 @@ type routingCollector struct {
 	leader  *prometheus.Desc
 	circuit *prometheus.Desc
 	faults  *prometheus.Desc
+	off     *prometheus.Desc
+	cooled  *prometheus.Desc
 }
 
 // NewRoutingCollector exports firstbyte_target_p50_seconds,
@@ -98,6 +104,8 @@ func NewRoutingCollector(rows func() []RoutingRow) prometheus.Collector {
 		leader:  prometheus.NewDesc("firstbyte_leader", "1 for the model's current leader as the active routing mode ranks (e.g. lowest p50 in least-latency), else 0.", []string{"model", "target"}, nil),
 		circuit: prometheus.NewDesc("firstbyte_circuit_open", "1 while the target's circuit breaker is not closed (open, or half-open awaiting its probe).", []string{"target"}, nil),
 		faults:  prometheus.NewDesc("firstbyte_target_fault_rate", "Weighted share of the target's live attempt outcomes that were provider faults (a 400/422 counts half).", []string{"target", "model"}, nil),
+		off:     prometheus.NewDesc("firstbyte_target_disabled", "1 while the target is disabled (its provider refused the credential: reason auth; or its account cannot pay: reason quota); one request probes it at a growing interval.", []string{"target", "reason"}, nil),
+		cooled:  prometheus.NewDesc("firstbyte_rate_limited_until_seconds", "Unix time until which the target's provider rate limits keep it away (Retry-After or a reset header); 0 when it is not cooled.", []string{"target"}, nil),
 	}
 }
 
@@ -107,11 +115,15 @@ func (c *routingCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.leader
 	ch <- c.circuit
 	ch <- c.faults
+	ch <- c.off
+	ch <- c.cooled
 }
 
 func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
 	circuits := map[string]bool{}
+	targets := map[string]RoutingRow{} // per target: its provider's state
 	for _, r := range c.rows() {
+		targets[r.Target] = r
 		if r.Samples > 0 {
 			ch <- prometheus.MustNewConstMetric(c.p50, prometheus.GaugeValue, r.P50Seconds, r.Target, r.Model)
 		}
@@ -125,7 +137,17 @@ func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
 	for target, open := range circuits {
 		ch <- prometheus.MustNewConstMetric(c.circuit, prometheus.GaugeValue, boolFloat(open), target)
 	}
+	for target, r := range targets {
+		for _, reason := range disabledReasons {
+			ch <- prometheus.MustNewConstMetric(c.off, prometheus.GaugeValue, boolFloat(r.Disabled == reason), target, reason)
+		}
+		ch <- prometheus.MustNewConstMetric(c.cooled, prometheus.GaugeValue, r.RateLimitedUntil, target)
+	}
 }
+
+// disabledReasons are the values of firstbyte_target_disabled's reason
+// label, each present for every target (0 or 1).
+var disabledReasons = [...]string{"auth", "quota"}
 
 func boolFloat(b bool) float64 {
 	if b {

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,10 @@ import (
 // long think. Dashboards and other GenAI-instrumented services then cut
 // the same histogram at the same places.
 var TTFBBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+
+// OutputRateBuckets cover a stream's output rate, tokens per second: a
+// large reasoning model's few to a small model's thousands.
+var OutputRateBuckets = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000}
 
 // DurationBuckets cover whole requests: streams may run up to the default
 // 10-minute total timeout.
@@ -47,9 +52,10 @@ type Metrics struct {
 	skips        *prometheus.CounterVec   // target, reason
 	exportFailed prometheus.Counter
 	dropped      prometheus.Counter
-	rejected     *prometheus.CounterVec // reason
-	tokens       *prometheus.CounterVec // target, model, type
-	cost         *prometheus.CounterVec // target, model
+	rejected     *prometheus.CounterVec   // reason
+	tokens       *prometheus.CounterVec   // target, model, type
+	cost         *prometheus.CounterVec   // target, model
+	outputRate   *prometheus.HistogramVec // target, model
 
 	// prices is the rate card by (target, upstream model), replaced on
 	// reload (SetTargets).
@@ -58,15 +64,16 @@ type Metrics struct {
 	// Children by label values: WithLabelValues validates and hashes its
 	// labels on every call, and these are on the span-end path.
 	// (A sync.Map would box the array keys: an allocation per lookup.)
-	requestsBy   children[[2]string, prometheus.Counter] // model, code
-	durationBy   children[string, prometheus.Observer]   // model
-	overheadBy   children[string, prometheus.Observer]   // model
-	attemptsBy   children[[3]string, prometheus.Counter] // target, model, outcome
-	selectionsBy children[[3]string, prometheus.Counter] // model, target, reason
-	ttfbBy       children[[2]string, *ttfbSeries]        // target, model
-	tokensBy     children[[3]string, prometheus.Counter] // target, model, type
-	costBy       children[[2]string, prometheus.Counter] // target, model
-	skipsBy      children[[2]string, prometheus.Counter] // target, reason
+	requestsBy   children[[2]string, prometheus.Counter]  // model, code
+	durationBy   children[string, prometheus.Observer]    // model
+	overheadBy   children[string, prometheus.Observer]    // model
+	attemptsBy   children[[3]string, prometheus.Counter]  // target, model, outcome
+	selectionsBy children[[3]string, prometheus.Counter]  // model, target, reason
+	ttfbBy       children[[2]string, *ttfbSeries]         // target, model
+	tokensBy     children[[3]string, prometheus.Counter]  // target, model, type
+	costBy       children[[2]string, prometheus.Counter]  // target, model
+	outputRateBy children[[2]string, prometheus.Observer] // target, model
+	skipsBy      children[[2]string, prometheus.Counter]  // target, reason
 
 	// firstbyte_spans_consumed_total by source, made in NewMetrics.
 	consumedLocal, consumedPeer, consumedForeign prometheus.Counter
@@ -121,6 +128,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_tokens_total", Help: "Tokens the upstreams reported, by target, requested model and type (input, output), from gen_ai.usage.* on the attempt spans.",
 		}, []string{"target", "model", "type"}),
+		outputRate: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "firstbyte_output_tokens_per_second",
+			Help:    "Output tokens per second of streamed attempts after their first chunk (the upstream's reported output tokens over the time from the first chunk to the end), by target and requested model.",
+			Buckets: OutputRateBuckets,
+		}, []string{"target", "model"}),
 		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_cost_usd_total", Help: "What the reported tokens cost by the provider's pricing rate card, USD, by target and requested model (unpriced targets count nothing).",
 		}, []string{"target", "model"}),
@@ -134,7 +146,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
-	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost)
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost, m.outputRate)
 	for _, r := range []string{RejectUnknownTarget, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
 		m.rejected.WithLabelValues(r)
 	}
@@ -151,16 +163,10 @@ var _ telemetry.TracesConsumer = (*Metrics)(nil)
 // asynchronous consumer of the span processor: nothing here is on a
 // request's path, and nothing here teaches routing.
 func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
-	rss := td.ResourceSpans()
-	for i := range rss.Len() {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			m.consumedLocal.Add(float64(spans.Len()))
-			for k := range spans.Len() {
-				m.ObserveSpan(rs.Resource(), spans.At(k))
-			}
+	for res, spans := range telemetry.SpanSlices(td) {
+		m.consumedLocal.Add(float64(spans.Len()))
+		for k := range spans.Len() {
+			m.ObserveSpan(res, spans.At(k))
 		}
 	}
 	return nil
@@ -238,6 +244,11 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 			}).Inc()
 		}
 		m.observeUsage(&at)
+		if at.haveRate && at.outputRate > 0 && !math.IsInf(at.outputRate, 0) {
+			m.outputRateBy.get([2]string{target, model}, func() prometheus.Observer {
+				return m.outputRate.WithLabelValues(target, model)
+			}).Observe(at.outputRate)
+		}
 		if at.haveTTFB && outcome == telemetry.OutcomeSuccess {
 			if ttfb, valid := secondsToTTFB(at.seconds); valid {
 				m.observeTTFB(target, model, ttfb.Seconds(), span)

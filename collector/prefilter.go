@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -98,7 +99,8 @@ func (a *Aggregator) teachesNothing(b []byte) bool {
 	return p.request(b)
 }
 
-// Protobuf wire types.
+// Protobuf wire types, as protowire numbers them (VarintType, Fixed64Type,
+// BytesType, Fixed32Type): untyped, for the byte-level fast path.
 const (
 	wireVarint = 0
 	wireI64    = 1
@@ -128,59 +130,38 @@ func pbNext(b []byte, pos int) (num uint64, wire byte, val []byte, v uint64, nex
 	return pbNextSlow(b, pos)
 }
 
-// pbNextSlow is pbNext's general case, as pdata reads a field
-// (proto.ConsumeTag, then ConsumeVarint, ConsumeI64, ConsumeLen or
-// ConsumeI32). A number 0 (where ConsumeTag fails) gives up; a number
-// past int32, which pdata truncates (1<<32|9 is its field 9), is returned
-// whole: no field the walk knows, so it gives up on it as on any unknown
-// field. Groups (pdata skips them as unknown fields; no OTLP field is one)
-// and the illegal wire types are not read.
+// pbNextSlow is pbNext's general case, read with protowire as pdata's
+// decoder reads a field (a tag, then a varint, a fixed 64 or 32 bits, or a
+// length-delimited value). A tag protowire refuses (number 0, or past the
+// valid range, which pdata would truncate) and the group wire types (pdata
+// skips them as unknown fields; no OTLP field is one) are not read: the
+// walk gives up, as on any field it does not know.
 func pbNextSlow(b []byte, pos int) (num uint64, wire byte, val []byte, v uint64, next int) {
-	tag, pos := pbVarint(b, pos)
-	if pos < 0 || tag>>3 == 0 {
+	if pos >= len(b) {
 		return 0, 0, nil, 0, -1
 	}
-	num, wire = tag>>3, byte(tag&7)
-	switch wire {
-	case wireVarint:
-		v, next = pbVarint(b, pos)
-		return num, wire, nil, v, next
-	case wireI64:
-		if len(b)-pos < 8 {
-			return 0, 0, nil, 0, -1
-		}
-		return num, wire, nil, 0, pos + 8
-	case wireI32:
-		if len(b)-pos < 4 {
-			return 0, 0, nil, 0, -1
-		}
-		return num, wire, nil, 0, pos + 4
-	case wireLen:
-		n, pos := pbVarint(b, pos)
-		if pos < 0 || n > uint64(len(b)-pos) {
-			return 0, 0, nil, 0, -1
-		}
-		end := pos + int(n)
-		return num, wire, b[pos:end:end], 0, end
+	n, typ, m := protowire.ConsumeTag(b[pos:])
+	if m < 0 {
+		return 0, 0, nil, 0, -1
 	}
-	return 0, 0, nil, 0, -1
-}
-
-// pbVarint reads a varint at pos as proto.ConsumeVarint does (at most 10
-// bytes); next < 0 when it cannot.
-func pbVarint(b []byte, pos int) (v uint64, next int) {
-	for shift := uint(0); shift < 64; shift += 7 {
-		if pos >= len(b) {
-			return 0, -1
-		}
-		c := b[pos]
-		pos++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v, pos
-		}
+	pos += m
+	switch typ {
+	case protowire.VarintType:
+		v, m = protowire.ConsumeVarint(b[pos:])
+	case protowire.Fixed64Type:
+		_, m = protowire.ConsumeFixed64(b[pos:])
+	case protowire.Fixed32Type:
+		_, m = protowire.ConsumeFixed32(b[pos:])
+	case protowire.BytesType:
+		val, m = protowire.ConsumeBytes(b[pos:])
+		val = val[:len(val):len(val)]
+	default:
+		return 0, 0, nil, 0, -1
 	}
-	return 0, -1
+	if m < 0 {
+		return 0, 0, nil, 0, -1
+	}
+	return uint64(n), byte(typ), val, v, pos + m
 }
 
 // Each message's walker below loops over its fields the same way, written

@@ -186,7 +186,7 @@ func TestQueriesUseExposedMetrics(t *testing.T) {
 		}
 		for _, n := range names {
 			if _, ok := exposed[n]; !ok {
-				t.Errorf("panel %q query %s uses %s, which the gateway does not expose (collector/metrics.go, telemetry/prometheus.go); exposed: %v",
+				t.Errorf("panel %q query %s uses %s, which the gateway does not expose (collector/metrics.go, collector/gauges.go); exposed: %v",
 					q.Panel, q.RefID, n, sortedKeys(exposed))
 			}
 		}

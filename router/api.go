@@ -109,6 +109,7 @@ const (
 	errTypeNotFound       = "not_found_error"
 	errTypeUpstream       = "upstream_error"
 	errTypeTooLarge       = "request_too_large"
+	errTypeRateLimit      = "rate_limit_error"
 )
 
 // writeError answers in the caller's API shape: OpenAI

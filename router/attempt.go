@@ -5,46 +5,36 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/internal/fault"
-
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// Each attempt has three moments, and its CLIENT span marks them: start
-// (the request is sent), first byte (the first chunk of a stream, or the
-// whole body of a unary answer) and end. At the end the failure model
-// (fault.Classify) judges it once; the span carries the verdict
-// (firstbyte.fault) and the breaker is told the same.
+// An attempt is one try of one candidate for a client request, a value
+// that owns everything the try uses from the moment it is sent until it
+// ends: the upstream request and answer, its timers, its pooled buffers
+// and its claim on the answer budget. It reads the client request and
+// never writes into it; what happened is its Result, which the pipeline
+// (Route.End) reads.
+//
+// It runs in two steps. reach sends the request and waits for the first
+// byte the client could be given: a stream's first event (translated when
+// the formats differ), a unary answer whole and checked, or an upstream
+// error the client gets as it is. Nothing reaches the client in reach, so
+// a failure there can fail over, and two attempts of one request can
+// race it. deliver then sends that answer to the client; a stream is
+// relayed to its end. close gives everything back, on every path.
 
 var (
 	errFirstByteTimeout = errors.New("first-byte timeout")
 	errTotalTimeout     = errors.New("total timeout")
+	errIdleTimeout      = errors.New("idle timeout")                 // a stream paused longer than timeout.idle
 	errStopping         = errors.New("the gateway is shutting down") // Options.Stop ended
-)
-
-// attemptFailure is a failover-safe failure, kept for the all-failed answer.
-type attemptFailure struct {
-	target  string
-	attempt int
-	status  int    // what the client gets if this is the last failure
-	reason  string // error.type: an HTTP status, "timeout", "transport", ...
-}
-
-// verdict says what the pipeline does after an attempt.
-type verdict uint8
-
-const (
-	verdictDone  verdict = iota // a response went to the client, or the client left
-	verdictRetry                // failover-safe: try again (this target if tries remain)
 )
 
 // maxErrorDrain bounds how much of a failed-over error body is read and
@@ -58,124 +48,70 @@ const maxErrorDrain = 1 << 20
 // relayed past it as it comes.
 const maxErrorHeld = 64 << 10
 
-// attempt makes one upstream try, admitted by the provider's breaker, and,
-// unless it fails over, answers the client.
-func (g *Gateway) attempt(ctx context.Context, c *call, cand *Candidate, adm admission, x exchange) verdict {
-	c.attempts++
-	c.target = cand.Target
-	selection := c.selection
-	if c.attempts > 1 {
-		selection = telemetry.SelectionFailover
-	}
-	a := attemptRun{g: g, c: c, cand: cand, x: x}
-	ended := false
-	defer func() {
-		if !ended { // a panic: it goes on to recovered, which answers 500
-			a.abandon(adm)
-		}
-	}()
-	ctx, a.span = g.tracer.Start(ctx, cand.spanName(c.ep.operation), trace.WithSpanKind(trace.SpanKindClient), g.timestamp(),
-		trace.WithAttributes(cand.attemptAttributes(c.ep.operation, c.fields.Model, c.attempts, selection)...))
-	v := a.run(ctx)
-	// The attempt span ends first: the tracker learns from it at once, so
-	// the next request is ordered knowing this one. Only then does the
-	// answer leave (apiHandler flushes it the moment the pipeline returns),
-	// ahead of the request's own span and everything else telemetry does.
-	// A stream's chunks went out as they came.
-	ended = true
-	a.finish(adm)
-	return v
-}
+// answerKind is what reach found for the client.
+type answerKind uint8
 
-// attemptRun is the state of one attempt, ended into its span by finish.
-type attemptRun struct {
+const (
+	answerNone        answerKind = iota // nothing: the attempt failed (or the client left)
+	answerUnary                         // a whole, checked unary answer
+	answerStream                        // a stream, its first output in hand
+	answerPassThrough                   // the upstream's own error, for the client as it is
+)
+
+// attempt is one try; see the comment above.
+type attempt struct {
+	// immutable after newAttempt
 	g    *Gateway
-	c    *call
+	c    *call // the client request: read only
 	cand *Candidate
-	span trace.Span
+	x    exchange // the body sent, and what the answer goes through
 
-	x     exchange        // the body sent, and what the answer goes through
-	usage translate.Usage // the tokens the upstream reported
+	ctx       context.Context // the client request's
+	actx      context.Context // the attempt's: ends with a cause (timeout, stopping, hedge lost)
+	cancel    context.CancelCauseFunc
+	stopStop  func() bool // detaches the shutdown watch
+	firstByte *time.Timer // armed until the first byte
+	total     *time.Timer // a stream's total-time bound, once it started
+	idle      *time.Timer // a stream's bound on the pause between two chunks, once it started
+	sent      time.Time
+	resp      *http.Response
 
-	status  int           // upstream HTTP status (0: none)
-	reason  string        // error.type ("" on success)
-	outcome string        // firstbyte.outcome
-	ttfb    time.Duration // set on a 2xx that reached its first byte
-	hasTTFB bool
+	res  Result
+	kind answerKind
+	// stopping: the shutdown grace ended the attempt before an answer; the
+	// client gets a 503 saying so.
+	stopping bool
+
+	// answer is a failed-over upstream error, for the client should it be
+	// the last failure (nil: none to show).
+	answer *upstreamAnswer
+
+	unary unaryAnswer  // answerUnary
+	strm  streamAnswer // answerStream
+	pass  passAnswer   // answerPassThrough
 }
 
-// finish judges the attempt's end once, tells the breaker, and ends the
-// span with the verdict on it.
-func (a *attemptRun) finish(adm admission) {
-	end := AttemptEnd{Status: a.status, ErrorType: a.reason, Outcome: a.outcome, TTFB: a.ttfb, HasTTFB: a.hasTTFB}
-	if a.usage.Known {
-		end.InputTokens, end.OutputTokens, end.HasUsage = a.usage.InputTokens, a.usage.OutputTokens, true
+// newAttempt prepares t's attempt of c's request, to be sent with x.
+func (g *Gateway) newAttempt(ctx context.Context, c *call, cand *Candidate, x exchange) *attempt {
+	a := &attempt{g: g, c: c, cand: cand, x: x, ctx: ctx}
+	a.actx, a.cancel = context.WithCancelCause(ctx)
+	if g.stop != nil {
+		// The end of the shutdown grace ends the attempt: a stream then
+		// closes with an error event, a request still waiting gets a 503.
+		a.stopStop = context.AfterFunc(g.stop, func() { a.cancel(errStopping) })
 	}
-	adm.resolve(end.breakerResult())
-	end.endSpan(a.span, a.g.timestamp())
+	return a
 }
 
-// abandon ends an attempt a panic cut short (a bug in the gateway: its
-// transport, a translator), on the panic's way to recovered. The breaker
-// hears neutral, as for the shutdown's cut (canceled): the gateway's own bug
-// says nothing of the provider, so it must neither open nor close the
-// circuit, yet the admission must be resolved, or a half-open probe would
-// stay in flight for good and the provider be skipped for ever after.
-func (a *attemptRun) abandon(adm admission) {
-	if a.span == nil { // the panic came before the span began
-		adm.resolve(resultNeutral)
-		return
-	}
-	a.reason, a.outcome = fault.ErrorCanceled, telemetry.OutcomeCanceled
-	a.finish(adm)
-}
-
-// failover records a failover-safe failure.
-func (a *attemptRun) failover(status int, reason string) verdict {
-	a.setStatus(status)
-	a.reason, a.outcome = reason, telemetry.OutcomeFailover
-	clientStatus := status
-	switch {
-	case reason == fault.ErrorTimeout:
-		clientStatus = http.StatusGatewayTimeout
-	case reason == fault.ErrorResponseBufferFull:
-		// The gateway's own answer buffers are full for now: unavailable,
-		// worth a retry, and not the upstream's bad answer a 502 would say.
-		clientStatus = http.StatusServiceUnavailable
-	case status < 400:
-		clientStatus = http.StatusBadGateway // transport, or an unusable answer
-	}
-	a.c.failures = append(a.c.failures, attemptFailure{target: a.cand.Target, attempt: a.c.attempts, status: clientStatus, reason: reason})
-	if a.g.log.Enabled(context.Background(), slog.LevelDebug) {
-		a.g.log.LogAttrs(context.Background(), slog.LevelDebug, "attempt failed over",
-			slog.String("target", a.cand.Target), slog.String("upstream_model", a.cand.Model),
-			slog.Int("attempt", a.c.attempts), slog.Int("status", status), slog.String("error_type", reason))
-	}
-	return verdictRetry
-}
-
-// setStatus records the upstream status only when there was one.
-func (a *attemptRun) setStatus(s int) {
-	if s >= 100 {
-		a.status = s
-	}
-}
-
-func (a *attemptRun) run(ctx context.Context) verdict {
+// reach sends the request and waits for what the client could be given
+// first. It reports whether there is an answer to deliver; when there is
+// none, the Result says why (a failover-safe failure, or the client left).
+func (a *attempt) reach() bool {
 	c, u := a.c, a.cand.upstream
-	actx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	// One timer bounds the wait for the first byte (for a unary answer, the
 	// whole of it: first_byte <= total, so total never matters there); a
 	// stream arms its total-time timer only once it has started.
-	firstByte := time.AfterFunc(u.firstByte, func() { cancel(errFirstByteTimeout) })
-	defer firstByte.Stop()
-	if a.g.stop != nil {
-		// The end of the shutdown grace ends the attempt: relayStream then
-		// closes the stream with an error event, transportFailure answers
-		// a request still waiting with a 503.
-		defer context.AfterFunc(a.g.stop, func() { cancel(errStopping) })()
-	}
+	a.firstByte = time.AfterFunc(u.firstByte, func() { a.cancel(errFirstByteTimeout) })
 
 	body := a.x.body
 	target := u.endpointURL(c.ep)
@@ -190,64 +126,129 @@ func (a *attemptRun) run(ctx context.Context) verdict {
 		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
 		ContentLength: int64(len(body)),
 		Host:          target.Host,
-	}).WithContext(actx)
+	}).WithContext(a.actx)
 	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
 	u.setAuth(req.Header)
-	a.g.propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	a.g.propagator.Inject(a.actx, propagation.HeaderCarrier(req.Header))
 
-	sent := a.g.now()
+	a.sent = a.g.now()
 	// The transport directly: a client would only add redirect handling,
 	// which a provider's API never needs (a 3xx fails over below).
 	resp, err := a.g.transport.RoundTrip(req)
 	if err != nil {
-		c.upstreamWait += a.g.since(sent)
-		return a.transportFailure(ctx, actx)
+		a.res.Wait += a.g.since(a.sent)
+		a.transportFailure()
+		return false
 	}
-	defer resp.Body.Close()
+	a.resp = resp
 
 	s := resp.StatusCode
 	if s >= 200 && s < 300 {
+		// A success that spent a limit cools the provider until its reset;
+		// what remains of its request limit paces the attempts until then.
+		sig := readRateSignal(resp.Header, a.sent)
+		a.res.RetryAt = sig.exhausted
+		if sig.requests >= 0 {
+			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.requests, true, sig.requestsReset
+		}
 		if c.fields.Stream {
-			return a.relayStream(ctx, actx, cancel, resp, sent, firstByte)
+			return a.reachStream()
 		}
-		return a.relayUnary(ctx, actx, resp, sent, firstByte)
+		return a.reachUnary()
 	}
-	if fault.Classify(s, "") == fault.Full { // 408, 429, 5xx, and a 1xx or 3xx no client could use
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
-		c.upstreamWait += a.g.since(sent)
-		return a.failover(s, strconv.Itoa(s))
+	if s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge || s == http.StatusTooManyRequests ||
+		fault.Classify(s, "") == fault.Full || fault.Disabling(fault.OfAnswer(s, nil)) {
+		return a.reachErrorAnswer()
 	}
-	if s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge || a.x.conv != convNone {
-		errBody, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorHeld+1))
-		whole := len(errBody) <= maxErrorHeld // else there is more to come
-		c.upstreamWait += a.g.since(sent)
-		if (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, errBody) {
-			// The provider's own context limit: another provider may have a
-			// larger window. Not the provider's fault.
-			return a.failover(s, fault.ErrorContextOverflow)
-		}
-		return a.passThrough(resp, errBody, whole)
+	return a.reachClientError(nil, false)
+}
+
+// deliver sends what reach found to the client, with the routing
+// decision's headers (route, the request's route; target, the target
+// that served), and returns the status the client got.
+func (a *attempt) deliver(w http.ResponseWriter, route *Route) int {
+	a.res.Delivered = true
+	switch a.kind {
+	case answerUnary:
+		return a.deliverUnary(w, route)
+	case answerStream:
+		return a.deliverStream(w, route)
+	case answerPassThrough:
+		return a.deliverPassThrough(w, route)
 	}
-	return a.passThrough(resp, nil, false)
+	return 0
+}
+
+// close gives back everything the attempt holds, however it ended.
+func (a *attempt) close() {
+	if a.firstByte != nil {
+		a.firstByte.Stop()
+	}
+	if a.total != nil {
+		a.total.Stop()
+	}
+	if a.idle != nil {
+		a.idle.Stop()
+	}
+	if a.stopStop != nil {
+		a.stopStop()
+	}
+	a.cancel(nil)
+	if a.resp != nil {
+		a.resp.Body.Close()
+	}
+	a.unary.release()
+	a.strm.release()
+}
+
+// failover records a failover-safe failure.
+func (a *attempt) failover(status int, reason string) {
+	a.setStatus(status)
+	a.res.ErrorType, a.res.Outcome = reason, telemetry.OutcomeFailover
+	a.res.HasTTFB = false
+}
+
+// setStatus records the upstream status only when there was one.
+func (a *attempt) setStatus(s int) {
+	if s >= 100 {
+		a.res.Status = s
+	}
+}
+
+// canceled records an end that says nothing of the provider: the client
+// left, or the gateway is going.
+func (a *attempt) canceled() {
+	a.res.ErrorType, a.res.Outcome = fault.ErrorCanceled, telemetry.OutcomeCanceled
+	a.res.HasTTFB = false
 }
 
 // transportFailure classifies an error before any usable answer arrived.
-func (a *attemptRun) transportFailure(ctx, actx context.Context) verdict {
-	if ctx.Err() != nil {
-		a.reason, a.outcome = fault.ErrorCanceled, telemetry.OutcomeCanceled
-		return verdictDone
-	}
-	if errors.Is(context.Cause(actx), errStopping) {
+func (a *attempt) transportFailure() {
+	switch cause := context.Cause(a.actx); {
+	case a.ctx.Err() != nil:
+		a.canceled()
+	case errors.Is(cause, errStopping):
 		// Not the provider's fault, and no other target could answer in
 		// time either: the process is going.
-		a.reason, a.outcome = fault.ErrorCanceled, telemetry.OutcomeCanceled
-		c := a.c
-		setGatewayHeaders(c.w.Header(), c)
-		a.g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
-		return verdictDone
+		a.canceled()
+		a.stopping = true
+	case errors.Is(cause, errFirstByteTimeout), errors.Is(cause, errTotalTimeout):
+		a.failover(0, fault.ErrorTimeout)
+	case errors.Is(cause, errIdleTimeout):
+		a.failover(0, fault.ErrorStall)
+	default:
+		a.failover(0, fault.ErrorTransport)
 	}
-	if errors.Is(context.Cause(actx), errFirstByteTimeout) || errors.Is(context.Cause(actx), errTotalTimeout) {
-		return a.failover(0, fault.ErrorTimeout)
+}
+
+// abandon ends an attempt a panic cut short (a bug in the gateway: its
+// transport, a translator), on the panic's way to recovered: as for the
+// shutdown's cut, the gateway's own bug says nothing of the provider.
+func (a *attempt) abandon() { a.canceled() }
+
+// usage puts what the upstream reported on the result.
+func (a *attempt) usage(u translate.Usage) {
+	if u.Known {
+		a.res.InputTokens, a.res.OutputTokens, a.res.HasUsage = u.InputTokens, u.OutputTokens, true
 	}
-	return a.failover(0, fault.ErrorTransport)
 }

@@ -74,9 +74,11 @@ func newBreaker(threshold int, cooldown time.Duration, now func() time.Time, onC
 // admission is an attempt's permission from its breaker. resolve must be
 // called exactly once on every admission admit handed out.
 type admission struct {
-	b     *breaker
-	gen   uint64 // the breaker's generation when admitted
-	probe bool   // the half-open probe
+	b      *breaker
+	gen    uint64 // the breaker's generation when admitted
+	probe  bool   // the half-open probe
+	forced bool   // admitted whatever the state (breaker.force)
+	seq    int64  // the attempt's number among its provider's (allowance)
 }
 
 // admit says whether an attempt may go to the provider now and, if so,
@@ -117,7 +119,7 @@ func (a admission) resolve(r result) {
 	if b == nil {
 		return
 	}
-	if !a.probe && r != resultFault && (r == resultNeutral || b.failures.Load() == 0) {
+	if !a.probe && !a.forced && r != resultFault && (r == resultNeutral || b.failures.Load() == 0) {
 		return // nothing to change: the common success path takes no lock
 	}
 	b.mu.Lock()
@@ -132,6 +134,15 @@ func (a admission) resolve(r result) {
 // apply changes the state for a resolved admission and returns the new
 // state. Called with mu held.
 func (b *breaker) apply(a admission, r result) CircuitState {
+	if a.forced && b.state != CircuitClosed {
+		switch r {
+		case resultSuccess:
+			b.close()
+		case resultFault:
+			b.open()
+		}
+		return b.state
+	}
 	if a.probe {
 		b.probing = false
 		switch r {
@@ -203,4 +214,26 @@ func (b *breaker) blocked() bool {
 		return b.probing
 	}
 	return false
+}
+
+// openUntil is when an open circuit's cooldown ends (zero when it is not
+// open).
+func (b *breaker) openUntil() time.Time {
+	if b.tripped.Load() == 0 {
+		return time.Time{}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != CircuitOpen {
+		return time.Time{}
+	}
+	return time.Unix(0, b.until)
+}
+
+// force admits an attempt whatever the state: the blackout rule's try of
+// the provider most likely to answer when every one is away. It resolves
+// as a half-open probe does (a success closes the circuit, a fault opens
+// it again), without taking the probe slot of real traffic.
+func (b *breaker) force() admission {
+	return admission{b: b, gen: b.gen.Load(), forced: true}
 }

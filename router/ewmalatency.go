@@ -60,24 +60,14 @@ func (e *EWMALatency) Order(dst []*Candidate, _ string, eligible []*Candidate) (
 		return dst, telemetry.SelectionCold
 	}
 	var buf probeScratch
-	scores, scratch, seen, oseen, every := buf.slices(n)
+	scores, scratch, seen, _, _ := buf.slices(n)
 	now := e.now()
 	scores, seen = e.scores(scores, seen, eligible, now)
-	base := len(dst)
-	dst, cold := rankByScore(dst, eligible, scores, scratch)
-	out := dst[base:]
-	if cold > 0 {
-		shuffle(out[:cold], e.rand)
-		return dst, telemetry.SelectionCold
+	dst, selection := orderByScoreProbing(dst, eligible, scores, scratch, seen, now, e.rand, &buf, func(int) time.Duration { return e.every })
+	if selection == "" {
+		selection = telemetry.SelectionLeader
 	}
-	for _, c := range out {
-		oseen, every = append(oseen, seen[indexOf(eligible, c)]), append(every, e.every)
-	}
-	if k := staleProbe(out, oseen, now, every); k > 0 {
-		lead(out, k)
-		return dst, telemetry.SelectionExplore
-	}
-	return dst, telemetry.SelectionLeader
+	return dst, selection
 }
 
 // Rank implements Strategy: by EWMA (seconds), unmeasured first.

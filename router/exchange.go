@@ -42,10 +42,10 @@ type exchange struct {
 // feature the candidate's wire format cannot honour.
 var errUntranslatable = errors.New("request cannot be translated for this provider")
 
-// prepare builds the body cand is sent. An error means the request cannot
+// exchange builds the body cand is sent. An error means the request cannot
 // be served by cand's wire format (*translate.RequestError inside); another
 // candidate may still serve it.
-func (c *call) prepare(cand *Candidate) (exchange, error) {
+func (c *call) exchange(cand *Candidate) (exchange, error) {
 	u := cand.upstream
 	if c.ep.family != familyChat || u.kind == c.ep.clientKind() {
 		body := c.fields.withModel(nil, c.body, cand.Model)
@@ -82,14 +82,17 @@ func (x exchange) answer(cand *Candidate, created int64) translate.Answer {
 }
 
 // streamFor is what a streamed answer goes through: a translator, or a
-// pass-through that only reads its usage (and strips the usage chunk the
-// client did not ask for); nil for the endpoints outside the chat family.
+// pass-through that holds the stream to its API and reads its usage (and
+// strips the usage chunk the client did not ask for); nil for the
+// endpoints that do not stream.
 func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.Stream {
 	switch {
 	case x.conv == convMessagesToChat:
 		return translate.NewMessagesToChatStream(x.answer(cand, created))
 	case x.conv == convChatToMessages:
 		return translate.NewChatToMessagesStream(x.answer(cand, created))
+	case c.ep.family == familyResponses:
+		return translate.NewResponsesCheck()
 	case c.ep.family != familyChat:
 		return nil
 	case cand.upstream.kind == config.KindOpenAI:

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -119,30 +120,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	fakeClock := o.Now != nil
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Rand == nil {
-		o.Rand = DefaultRand
-	}
-	if o.TracerProvider == nil {
-		o.TracerProvider = noop.NewTracerProvider()
-	}
-	if o.Transport == nil {
-		o.Transport = NewTransport()
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Draining == nil {
-		o.Draining = func() bool { return false }
-	}
-	if o.OnPanic == nil {
-		o.OnPanic = func() {}
-	}
-	if o.StreamWriteTimeout <= 0 {
-		o.StreamWriteTimeout = DefaultStreamWriteTimeout
-	}
+	o.setDefaults()
 	strategy, err := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Stats: o.Stats, Rand: o.Rand, Now: o.Now})
 	if err != nil {
 		return nil, err
@@ -185,16 +163,75 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	for _, k := range cfg.Auth.Keys {
 		g.keys = append(g.keys, []byte(k))
 	}
-	logCircuit := func(provider string, from, to CircuitState) {
-		g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
+	g.buildUpstreams(cfg, o.Previous)
+	g.buildRoutes(cfg)
+	g.mux = g.newMux()
+	g.handler = http.HandlerFunc(g.serveHTTP)
+	return g, nil
+}
+
+// setDefaults fills the zero collaborators with their documented defaults.
+func (o *Options) setDefaults() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Rand == nil {
+		o.Rand = DefaultRand
+	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = noop.NewTracerProvider()
+	}
+	if o.Transport == nil {
+		o.Transport = NewTransport()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Draining == nil {
+		o.Draining = func() bool { return false }
+	}
+	if o.OnPanic == nil {
+		o.OnPanic = func() {}
+	}
+	if o.StreamWriteTimeout <= 0 {
+		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+}
+
+// buildUpstreams makes each provider's run-time state; a provider whose
+// config is unchanged since prev (nil: none) keeps prev's (breaker,
+// concurrency slots).
+func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
+	ev := upstreamEvents{
+		circuit: func(provider string, from, to CircuitState) {
+			g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
+		},
+		disabled: func(provider string, on bool, reason string) {
+			if on {
+				g.log.Error("provider disabled: "+disabledWhy[reason]+"; one request probes it at a growing interval (30s doubling to 10m) until one succeeds, or a reload",
+					"provider", provider, "reason", reason)
+				return
+			}
+			g.log.Info("provider enabled again: its probe succeeded", "provider", provider, "was", reason)
+		},
 	}
 	for name, p := range cfg.Providers {
-		if prev := o.Previous; prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
-			g.upstreams[name] = prev.upstreams[name] // same provider: same breaker and slots
+		if prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
+			u := prev.upstreams[name] // same provider: same breaker, slots and cooldown
+			if reason, _ := u.off.state(); reason != "" {
+				u.off.reset() // a reload gives a disabled provider a fresh start
+				g.log.Info("provider enabled again by the reload", "provider", name, "was", reason)
+			}
+			g.upstreams[name] = u
 			continue
 		}
-		g.upstreams[name] = newUpstream(name, p, o.Now, logCircuit)
+		g.upstreams[name] = newUpstream(name, p, g.now, ev)
 	}
+}
+
+// buildRoutes makes the candidates of every target and client model, and
+// files each under the endpoint families its provider's kind serves.
+func (g *Gateway) buildRoutes(cfg *config.Config) {
 	seen := map[string]bool{}
 	for i, t := range cfg.Targets {
 		u := g.upstreams[t.VirtualKey]
@@ -226,9 +263,12 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 		}
 	}
 	sort.Strings(g.models)
-	g.mux = g.newMux()
-	g.handler = http.HandlerFunc(g.serveHTTP)
-	return g, nil
+}
+
+// disabledWhy says what each disabling reason means, for the log.
+var disabledWhy = map[string]string{
+	fault.ErrorAuth:  "it refuses the gateway's credential (401 or 403): check its api_key",
+	fault.ErrorQuota: "its account has no credit or quota left (402, insufficient_quota, a credit-balance error)",
 }
 
 // Serves reports whether the config routes to upstreamModel on target: a

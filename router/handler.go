@@ -1,15 +1,12 @@
 package router
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"mime"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,27 +29,33 @@ const (
 	HeaderSkipped       = "X-Firstbyte-Skipped"
 )
 
-// call is one client request in flight through the pipeline.
+// call is one client request in flight: what the client sent, the route
+// its attempts take, and what the client got. Attempts read it; only the
+// handler and the pipeline driver write it.
 type call struct {
-	ep        *endpoint
-	w         http.ResponseWriter
-	r         *http.Request
-	body      []byte
-	fields    requestFields
-	selection string
-	span      trace.Span // the request's SERVER span
+	ep     *endpoint
+	w      http.ResponseWriter
+	r      *http.Request
+	body   []byte
+	fields requestFields
+	span   trace.Span // the request's SERVER span
 
-	// filled as the pipeline runs
-	status   int    // what the client got (0: nothing written, e.g. it went away)
-	attempts int    // upstream requests actually sent
-	target   string // the last attempt's target
-	failures []attemptFailure
-	skipped  []skip
+	route    Route                 // its way through the candidates
+	orderBuf [rankedCap]*Candidate // the route's order, without an allocation
+	status   int                   // what the client got (0: nothing written, e.g. it went away)
+	target   string                // the target of the last attempt
 	// untranslatable is why the request could not be translated for a
 	// candidate of the other wire format (a *translate.RequestError inside).
 	untranslatable error
-	upstreamWait   time.Duration
-	spanEnded      bool
+	// x is the exchange prepared for xFor (prepare runs once per candidate,
+	// not once per try).
+	x    exchange
+	xFor *Candidate
+	// answer is the last failed-over upstream error, for the client when
+	// every candidate fails (nil: the last failure had none to show).
+	answer       *upstreamAnswer
+	upstreamWait time.Duration
+	spanEnded    bool
 }
 
 // serveHTTP is the entry of every client request: it refuses a request
@@ -75,59 +78,6 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.logRequests {
 		g.logRequest(r, rw)
 	}
-}
-
-// logRequest writes the request's one line: what was asked, where it went
-// and how it ended, never a prompt, completion or key. A model the
-// gateway does not serve is left out (it is whatever the client wrote).
-func (g *Gateway) logRequest(r *http.Request, rw *responseWriter) {
-	attrs := make([]slog.Attr, 0, 10)
-	c := rw.call
-	if c != nil {
-		if sc := c.span.SpanContext(); sc.HasTraceID() {
-			attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
-		}
-		attrs = append(attrs, slog.String("endpoint", c.ep.path))
-		if _, served := slices.BinarySearch(g.models, c.fields.Model); served {
-			attrs = append(attrs, slog.String("model", c.fields.Model))
-		}
-		if c.target != "" {
-			attrs = append(attrs, slog.String("target", c.target))
-		}
-		attrs = append(attrs, slog.Int("attempts", c.attempts))
-		if len(c.skipped) > 0 {
-			names := make([]string, len(c.skipped))
-			for i, s := range c.skipped {
-				names[i] = s.target + ":" + s.reason
-			}
-			attrs = append(attrs, slog.String("skipped", strings.Join(names, ",")))
-		}
-		if c.selection != "" {
-			attrs = append(attrs, slog.String("selection", c.selection))
-		}
-	} else {
-		attrs = append(attrs, slog.String("endpoint", r.Method+" "+endpointForLog(r.URL.Path)))
-	}
-	attrs = append(attrs, slog.Int("status", rw.status))
-	if !rw.firstByte.IsZero() {
-		attrs = append(attrs, slog.Duration("ttfb", rw.firstByte.Sub(rw.start)))
-	}
-	attrs = append(attrs, slog.Duration("duration", g.since(rw.start)))
-	g.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
-}
-
-// endpointForLog names a path that is not an API endpoint: the model
-// list, or the path itself cut short (a client's typo is worth seeing; a
-// hostile path must not bloat the log).
-func endpointForLog(path string) string {
-	if path == "/v1/models" || strings.HasPrefix(path, "/v1/models/") {
-		return "/v1/models"
-	}
-	const max = 64
-	if len(path) > max {
-		return path[:max] + "..."
-	}
-	return path
 }
 
 // flush sends what has been written to the client now: before the spans
@@ -157,10 +107,10 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 			telemetry.KeyHTTPStatus.Int(c.status),
 			telemetry.KeyUpstreamWait.Float64(c.upstreamWait.Seconds()),
 		}
-		if c.fields.Model != "" && c.attempts > 0 {
+		if n := c.route.Attempts(); c.fields.Model != "" && n > 0 {
 			attrs = append(attrs, telemetry.KeyRequestedModel.String(c.fields.Model),
-				telemetry.KeySelection.String(c.selection), telemetry.KeyTarget.String(c.target),
-				telemetry.KeyAttempt.Int(c.attempts))
+				telemetry.KeySelection.String(c.route.Selection()), telemetry.KeyTarget.String(c.target),
+				telemetry.KeyAttempt.Int(n))
 		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")
@@ -216,51 +166,20 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
 		return
 	}
-	var buf [rankedCap]*Candidate
-	var order []*Candidate
 	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
-		var unknown string
-		order, unknown = manualOrder(buf[:0], strings.Join(names, ","), eligible)
+		order, unknown := manualOrder(c.orderBuf[:0], strings.Join(names, ","), eligible)
 		if unknown != "" {
 			g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
 				HeaderProviderOrder+" names "+quoteForMessage(unknown)+", which is not a target serving model "+quoteForMessage(fields.Model))
 			return
 		}
-		c.selection = telemetry.SelectionManual
+		c.route = Route{order: order, selection: telemetry.SelectionManual}
 	} else {
-		order, c.selection = g.order(buf[:0], fields.Model, eligible)
+		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
+		c.route = Route{order: order, selection: selection, probe: probe}
 	}
-	g.runPipeline(ctx, c, order)
-}
-
-// manualOrder puts the targets named in the order header first, in that
-// order, then the other eligible ones as declared, so naming targets never
-// loses a request that another target could serve. It returns the first
-// name that is not an eligible target ("" when all are), and an empty
-// header is such a name.
-func manualOrder(dst []*Candidate, names string, eligible []*Candidate) ([]*Candidate, string) {
-	base := len(dst)
-	for name := range strings.SplitSeq(names, ",") {
-		name = strings.TrimSpace(name)
-		found := false
-		for _, c := range eligible {
-			if c.Target == name {
-				found = true
-				if !containsCandidate(dst[base:], c) {
-					dst = append(dst, c)
-				}
-			}
-		}
-		if !found {
-			return dst, cmp.Or(name, "(empty)")
-		}
-	}
-	for _, c := range eligible {
-		if !containsCandidate(dst[base:], c) {
-			dst = append(dst, c)
-		}
-	}
-	return dst, ""
+	c.route.span, c.route.prep = c.span, c
+	g.run(ctx, c)
 }
 
 // fail answers with the gateway's own error in the caller's shape.

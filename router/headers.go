@@ -86,17 +86,19 @@ func containsSecret(values []string, secret string) bool {
 	return false
 }
 
-// setGatewayHeaders puts the routing decision on a response.
-func setGatewayHeaders(h http.Header, c *call) {
-	if c.target != "" {
-		h[HeaderTarget] = []string{c.target}
+// setGatewayHeaders puts the routing decision on a response: the route's
+// attempts, selection and skips, and target, the target of the last
+// attempt ("": none).
+func setGatewayHeaders(h http.Header, r *Route, target string) {
+	if target != "" {
+		h[HeaderTarget] = []string{target}
 	}
-	h[HeaderAttempts] = []string{strconv.Itoa(c.attempts)}
-	h[HeaderSelection] = []string{c.selection}
-	if len(c.skipped) > 0 {
-		names := make([]string, len(c.skipped))
-		for i, s := range c.skipped {
-			names[i] = s.target
+	h[HeaderAttempts] = []string{strconv.Itoa(r.Attempts())}
+	h[HeaderSelection] = []string{r.Selection()}
+	if skipped := r.Skipped(); len(skipped) > 0 {
+		names := make([]string, len(skipped))
+		for i, s := range skipped {
+			names[i] = s.Target
 		}
 		h[HeaderSkipped] = []string{strings.Join(names, ",")}
 	}

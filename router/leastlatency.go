@@ -30,13 +30,13 @@ var _ Strategy = (*LeastLatency)(nil)
 
 func init() {
 	registerStrategy("least-latency", true, func(d StrategyDeps) Strategy {
-		return &LeastLatency{stats: d.Stats, now: d.Now, rand: d.Rand}
+		return newLeastLatency(d.Stats, d.Now, d.Rand)
 	})
 }
 
-// NewLeastLatency returns the strategy reading src, whose clock is now
+// newLeastLatency returns the strategy reading src, whose clock is now
 // (nil: time.Now). A nil r means DefaultRand.
-func NewLeastLatency(src StatsSource, now func() time.Time, r Rand) *LeastLatency {
+func newLeastLatency(src StatsSource, now func() time.Time, r Rand) *LeastLatency {
 	if r == nil {
 		r = DefaultRand
 	}

@@ -30,7 +30,7 @@ func benchCandidates(n int, cold bool) ([]*router.Candidate, *collector.Tracker)
 		}
 		for j := range collector.DefaultWindow {
 			// Declared fastest-last, so the sort has work to do.
-			tr.Record(name, "m", time.Duration(n-i)*time.Millisecond+time.Duration(j)*time.Microsecond, now)
+			tr.RecordSample(name, "m", time.Duration(n-i)*time.Millisecond+time.Duration(j)*time.Microsecond, now, collector.OriginSelf)
 		}
 	}
 	return cs, tr
@@ -45,7 +45,11 @@ func BenchmarkLeastLatencyOrder(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				cs, tr := benchCandidates(n, cold)
-				s := router.NewLeastLatency(tr, tr.Now, nil)
+				st, err := router.NewStrategy("least-latency", router.StrategyDeps{Stats: tr})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := st.(*router.LeastLatency) // the concrete type: the buffer below stays on the stack
 				b.ReportAllocs()
 				for b.Loop() {
 					// As the handler calls it: a stack buffer of the
@@ -66,7 +70,7 @@ func BenchmarkTrackerP50(b *testing.B) {
 	cs, tr := benchCandidates(3, false)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, ok := tr.P50(cs[1].Target, cs[1].Model); !ok {
+		if _, _, ok := liveP50(tr, time.Now(), cs[1].Target, cs[1].Model); !ok {
 			b.Fatal("no p50")
 		}
 	}

@@ -235,7 +235,7 @@ func TestLeastLatencyStory(t *testing.T) {
 	})
 
 	t.Run("anthropic measured at 0.9 s: groq, openai, anthropic", func(t *testing.T) {
-		if p50, n, ok := g.tracker.P50("anthropic", "claude-haiku"); !ok || p50 != 900*time.Millisecond || n != 1 {
+		if p50, n, ok := liveP50(g.tracker, clock.Now(), "anthropic", "claude-haiku"); !ok || p50 != 900*time.Millisecond || n != 1 {
 			t.Fatalf("tracker P50(anthropic) = %v, %d, %v; want 900ms from one span", p50, n, ok)
 		}
 		if got, want := orderTried(), []string{"groq", "openai", "anthropic"}; !slices.Equal(got, want) {
@@ -353,10 +353,10 @@ targets:
 	readAll(t, resp.Body)
 	ask(t, g.url, "m", router.HeaderProviderOrder, "unary")
 
-	if p50, _, _ := g.tracker.P50("stream", "m"); p50 != 100*time.Millisecond {
+	if p50, _, _ := liveP50(g.tracker, clock.Now(), "stream", "m"); p50 != 100*time.Millisecond {
 		t.Errorf("stream p50 = %v, want 100ms (its first chunk, not its 3 s length)", p50)
 	}
-	if p50, _, _ := g.tracker.P50("unary", "m"); p50 != 400*time.Millisecond {
+	if p50, _, _ := liveP50(g.tracker, clock.Now(), "unary", "m"); p50 != 400*time.Millisecond {
 		t.Errorf("unary p50 = %v, want 400ms (the whole answer)", p50)
 	}
 	if lead := g.gw.Routing()[0].Targets[0]; lead.Target != "stream" || !lead.Leader {
@@ -481,8 +481,8 @@ func TestConcurrentRequestsRaceFree(t *testing.T) {
 	if n := failures.Load(); n != 0 {
 		t.Errorf("%d of 320 concurrent requests failed", n)
 	}
-	_, na, _ := tracker.P50("a", "m")
-	_, nb, _ := tracker.P50("b", "m")
+	_, na, _ := liveP50(tracker, time.Now(), "a", "m")
+	_, nb, _ := liveP50(tracker, time.Now(), "b", "m")
 	// 320 successes: the leader's window is full (100) and the runner-up
 	// was explored about one request in ten.
 	if max(na, nb) != 100 || min(na, nb) < 10 {

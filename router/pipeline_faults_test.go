@@ -34,6 +34,7 @@ type failureRow struct {
 	ErrorType string `json:"error_type"`
 	Fault     string `json:"fault"`
 	Failover  bool   `json:"failover"`
+	Body      string `json:"body"` // what the provider's answer says, when the row needs it
 }
 
 func failureTable(t *testing.T) []failureRow {
@@ -74,6 +75,12 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 			case <-time.After(5 * time.Second):
 			}
 		}, true
+	case fault.ErrorAuth, fault.ErrorQuota:
+		body := row.Body
+		if body == "" {
+			body = `{"error":{"message":"status ` + strconv.Itoa(row.Status) + `","type":"test"}}`
+		}
+		return jsonAnswer(row.Status, body), true
 	case fault.ErrorTransport:
 		return func(w http.ResponseWriter, r *http.Request) {
 			conn, _, err := w.(http.Hijacker).Hijack()

@@ -16,9 +16,9 @@ func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
 	cands := make([]*Candidate, 5)
 	for i, name := range []string{"a", "b", "c", "d", "e"} {
 		cands[i] = &Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1,
-			upstream: &upstream{breaker: newBreaker(1, time.Minute, clock, nil)}}
+			upstream: &upstream{now: clock, breaker: newBreaker(1, time.Minute, clock, nil)}}
 	}
-	g := &Gateway{strategy: Fallback{}}
+	g := &Gateway{strategy: Fallback{}, now: clock}
 	names := func(cs []*Candidate) []string {
 		var out []string
 		for _, c := range cs {
@@ -27,7 +27,7 @@ func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
 		return out
 	}
 	var buf [rankedCap]*Candidate
-	order := func() []*Candidate { o, _ := g.order(buf[:0], "m", cands); return o }
+	order := func() []*Candidate { o, _, _ := g.order(buf[:0], "m", cands); return o }
 	trip := func(c *Candidate) {
 		adm, ok := c.upstream.breaker.admit()
 		if !ok {

@@ -438,7 +438,7 @@ func TestAllFailed(t *testing.T) {
 			Attempts []struct {
 				Target string `json:"target"`
 				Status int    `json:"status"`
-			} `json:"attempts"`
+			} `json:"firstbyte_attempts"`
 		} `json:"error"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {

@@ -68,13 +68,13 @@ var _ Strategy = (*ReliableLatency)(nil)
 
 func init() {
 	registerStrategy("reliable-latency", true, func(d StrategyDeps) Strategy {
-		return NewReliableLatency(d.Stats, d.Now, d.Rand)
+		return newReliableLatency(d.Stats, d.Now, d.Rand)
 	})
 }
 
-// NewReliableLatency returns the strategy reading src, whose clock is now
+// newReliableLatency returns the strategy reading src, whose clock is now
 // (nil: time.Now). A nil r means DefaultRand.
-func NewReliableLatency(src StatsSource, now func() time.Time, r Rand) *ReliableLatency {
+func newReliableLatency(src StatsSource, now func() time.Time, r Rand) *ReliableLatency {
 	if r == nil {
 		r = DefaultRand
 	}
@@ -170,30 +170,20 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 		return dst, telemetry.SelectionCold
 	}
 	var buf probeScratch
-	scores, scratch, seen, oseen, every := buf.slices(n)
+	scores, scratch, seen, _, _ := buf.slices(n)
 	now := s.now()
 	scores, seen, best := s.scores(scores, seen, eligible, now, true)
 	base := len(dst)
-	dst, cold := rankByScore(dst, eligible, scores, scratch)
-	out := dst[base:]
-	if cold > 0 {
-		shuffle(out[:cold], s.rand)
-		return dst, telemetry.SelectionCold
-	}
-	for _, c := range out {
-		i := indexOf(eligible, c)
-		oseen = append(oseen, seen[i])
+	dst, selection := orderByScoreProbing(dst, eligible, scores, scratch, seen, now, s.rand, &buf, func(i int) time.Duration {
 		if scores[i] == unscoredLast {
-			every = append(every, OnlyFaultsProbeEvery)
-		} else {
-			every = append(every, s.every)
+			return OnlyFaultsProbeEvery
 		}
-	}
-	if k := staleProbe(out, oseen, now, every); k > 0 {
-		lead(out, k)
-		return dst, telemetry.SelectionExplore
-	}
-	if best >= 0 && out[0] == eligible[best] {
+		return s.every
+	})
+	switch {
+	case selection != "":
+		return dst, selection
+	case best >= 0 && dst[base] == eligible[best]:
 		return dst, telemetry.SelectionLeader
 	}
 	return dst, telemetry.SelectionExplore

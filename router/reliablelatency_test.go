@@ -145,7 +145,7 @@ func TestPosteriorWidensWithAge(t *testing.T) {
 // each selection was reported.
 func leads(t *testing.T, st statsTable, now func() time.Time, n int) (map[string]int, map[string]int) {
 	t.Helper()
-	s := NewReliableLatency(st, now, rand.New(rand.NewPCG(1, 2)))
+	s := newReliableLatency(st, now, rand.New(rand.NewPCG(1, 2)))
 	s.every = time.Hour // the safety-net probe is tested on its own
 	cands := newCandidates("a", "b", "c")
 	leadBy, sels := map[string]int{}, map[string]int{}
@@ -236,7 +236,7 @@ func TestReliableLatencySafetyNetProbe(t *testing.T) {
 		"a": target(20*ms, 0.25, 100, 100, 0, 0),
 		"b": {Outcomes: 3, Faults: 3, FaultRate: 1, LastOutcome: t0.Add(-OnlyFaultsProbeEvery)},
 	}
-	s := NewReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	s := newReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("a", "b")
 	got, sel := s.Order(nil, "m", cands)
 	if !slices.Equal(names(got), []string{"b", "a"}) || sel != "explore" {
@@ -250,7 +250,7 @@ func TestReliableLatencySafetyNetProbe(t *testing.T) {
 func TestReliableLatencyRank(t *testing.T) {
 	ms := time.Millisecond
 	st := statsTable{"a": target(20*ms, 0.25, 70, 100, 30, 300*ms), "b": target(40*ms, 0.25, 10, 10, 0, 0)}
-	got, leader := NewReliableLatency(st, fixedNow, nil).Rank(nil, "m", newCandidates("a", "b"))
+	got, leader := newReliableLatency(st, fixedNow, nil).Rank(nil, "m", newCandidates("a", "b"))
 	if !slices.Equal(rankedNames(got), []string{"b", "a"}) || leader != 0 {
 		t.Fatalf("Rank = %v leader %d, want [b a] leader 0", rankedNames(got), leader)
 	}
@@ -262,7 +262,7 @@ func TestReliableLatencyRank(t *testing.T) {
 }
 
 func TestReliableLatencySingleTarget(t *testing.T) {
-	s := NewReliableLatency(statsTable{"a": target(time.Second, 0.1, 3, 3, 3, 0)}, fixedNow, nil)
+	s := newReliableLatency(statsTable{"a": target(time.Second, 0.1, 3, 3, 3, 0)}, fixedNow, nil)
 	got, sel := s.Order(nil, "m", newCandidates("a"))
 	if !slices.Equal(names(got), []string{"a"}) || sel != "leader" {
 		t.Errorf("Order = %v %s, want [a] leader", names(got), sel)
@@ -275,7 +275,7 @@ func TestReliableLatencySingleTarget(t *testing.T) {
 func TestReliableLatencyOrderDoesNotAllocate(t *testing.T) {
 	ms := time.Millisecond
 	st := statsTable{"a": target(20*ms, 0.25, 100, 100, 3, ms), "b": target(40*ms, 0.25, 10, 10, 0, 0), "c": target(80*ms, 0.25, 10, 10, 1, ms)}
-	s := NewReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	s := newReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("a", "b", "c")
 	buf := make([]*Candidate, 0, 16)
 	if allocs := testing.AllocsPerRun(100, func() { s.Order(buf[:0], "m", cands) }); allocs != 0 {
@@ -292,7 +292,7 @@ func TestReliableLatencyMoreThanRankedCap(t *testing.T) {
 		specs[i] = string(rune('a' + i))
 		st[specs[i]] = target(time.Duration(20-i)*time.Second, 0.1, 100, 100, 0, 0)
 	}
-	got, _ := NewReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2))).Order(nil, "m", newCandidates(specs...))
+	got, _ := newReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2))).Order(nil, "m", newCandidates(specs...))
 	want := slices.Clone(specs)
 	slices.Reverse(want)
 	if !slices.Equal(names(got), want) {
@@ -309,8 +309,8 @@ func TestReliableLatencyOverTracker(t *testing.T) {
 	tr := collector.NewTracker(collector.TrackerOptions{Now: clock})
 	for i := range 20 {
 		at := now.Add(-time.Duration(20-i) * 100 * time.Millisecond)
-		tr.Record("groq", "m", 200*time.Millisecond, at)
-		tr.Record("openai", "m", 260*time.Millisecond, at)
+		tr.RecordSample("groq", "m", 200*time.Millisecond, at, collector.OriginSelf)
+		tr.RecordSample("openai", "m", 260*time.Millisecond, at, collector.OriginSelf)
 		tr.RecordFault("groq", "m", fault.Full, 300*time.Millisecond, false, at) // groq fails half its attempts, slowly
 	}
 	s, err := NewStrategy("reliable-latency", StrategyDeps{Stats: tr, Rand: rand.New(rand.NewPCG(5, 6)), Now: clock})
@@ -327,7 +327,7 @@ func TestReliableLatencyOverTracker(t *testing.T) {
 // strategy, as requests do (run with -race).
 func TestReliableLatencyConcurrentOrder(t *testing.T) {
 	st := statsTable{"groq": target(300*time.Millisecond, 0.2, 10, 10, 0, 0), "openai": target(320*time.Millisecond, 0.2, 10, 10, 1, 0)}
-	s := NewReliableLatency(st, nil, nil)
+	s := newReliableLatency(st, nil, nil)
 	cands := newCandidates("groq", "openai", "anthropic")
 	var wg sync.WaitGroup
 	for range 8 {

@@ -1,6 +1,10 @@
 package router
 
-import "time"
+import (
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
 
 // Re-measuring: a mode that sends a runner-up no traffic of its own accord
 // (ewma-latency; reliable-latency as a safety net) would never notice that
@@ -40,4 +44,31 @@ func (c *Candidate) claimProbe(now time.Time, every time.Duration) bool {
 		return false
 	}
 	return c.lastProbe.CompareAndSwap(last, now.UnixNano())
+}
+
+// orderByScoreProbing is the ordering skeleton of the modes that rank by a
+// score and re-measure stale runners-up: eligible appended to dst by
+// ascending score (rankByScore, with scratch), the unscored first and
+// shuffled (selection cold); else a runner-up whose newest data (seen, per
+// eligible index) is older than every(i) leads one request (selection
+// explore). Otherwise the selection is "": the mode says why its first
+// candidate leads.
+func orderByScoreProbing(dst, eligible []*Candidate, scores, scratch []float64, seen []time.Time, now time.Time, r Rand, buf *probeScratch, every func(i int) time.Duration) ([]*Candidate, string) {
+	base := len(dst)
+	dst, cold := rankByScore(dst, eligible, scores, scratch)
+	out := dst[base:]
+	if cold > 0 {
+		shuffle(out[:cold], r)
+		return dst, telemetry.SelectionCold
+	}
+	_, _, _, oseen, intervals := buf.slices(len(eligible))
+	for _, c := range out {
+		i := indexOf(eligible, c)
+		oseen, intervals = append(oseen, seen[i]), append(intervals, every(i))
+	}
+	if k := staleProbe(out, oseen, now, intervals); k > 0 {
+		lead(out, k)
+		return dst, telemetry.SelectionExplore
+	}
+	return dst, ""
 }

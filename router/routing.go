@@ -48,6 +48,13 @@ type TargetRouting struct {
 
 	Circuit     string `json:"circuit"` // closed | open | half_open
 	CircuitOpen bool   `json:"circuit_open"`
+	// Disabled is why the target's provider is disabled (auth, quota; ""
+	// when it is not); NextProbe is when its next probe may go (RFC 3339).
+	Disabled  string `json:"disabled,omitempty"`
+	NextProbe string `json:"next_probe,omitempty"`
+	// RateLimitedUntil is when the provider's rate limits let it be tried
+	// again (Unix seconds; 0 when it is not cooled).
+	RateLimitedUntil float64 `json:"rate_limited_until"`
 }
 
 // Routing reads the current state of every model, sorted by model, as chat
@@ -87,10 +94,17 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 	}
 	for i, r := range ranked {
 		c := r.Candidate
-		state := c.upstream.breaker.State()
+		u := c.upstream
+		state := u.breaker.State()
 		t := TargetRouting{
 			Target: c.Target, UpstreamModel: c.Model, Rank: i + 1, Leader: i == leader, Note: r.Note,
 			Circuit: state.String(), CircuitOpen: state != CircuitClosed,
+		}
+		if reason, next := u.off.state(); reason != "" {
+			t.Disabled, t.NextProbe = reason, next.UTC().Format(time.RFC3339)
+		}
+		if until := u.cool.Until(g.now()); !until.IsZero() {
+			t.RateLimitedUntil = float64(until.UnixNano()) / 1e9
 		}
 		if !math.IsNaN(r.Score) && !math.IsInf(r.Score, 0) {
 			s := r.Score

@@ -157,7 +157,7 @@ func TestSamplingNeverHidesAttempts(t *testing.T) {
 	if n := len(exp.GetSpans()); n != 0 {
 		t.Errorf("%d spans exported with always_off, want 0", n)
 	}
-	if _, n, _ := tracker.P50("a", "m"); n != 3 {
+	if _, n, _ := liveP50(tracker, time.Now(), "a", "m"); n != 3 {
 		t.Errorf("tracker has %d samples, want 3: export sampling must not hide attempts", n)
 	}
 }
@@ -366,7 +366,7 @@ func TestTelemetryIsOffTheClientsPath(t *testing.T) {
 		if body := readAll(t, resp.Body); body != `{"ok":true}` {
 			t.Fatalf("request %d: body %q", i+1, body)
 		}
-		if _, n, _ := tracker.P50("a", "m"); n != i+1 {
+		if _, n, _ := liveP50(tracker, time.Now(), "a", "m"); n != i+1 {
 			t.Errorf("after answer %d the tracker holds %d samples, want %d: routing must learn before the answer leaves", i+1, n, i+1)
 		}
 	}

@@ -5,41 +5,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
-	"sync/atomic"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
-
-// Candidate is one eligible way to serve a client model: a target (virtual
-// key) and the upstream model it is asked for. Candidates are built once
-// from the config; requests share them.
-type Candidate struct {
-	Target string  // virtual key
-	Model  string  // upstream model
-	Index  int     // declaration order among the targets
-	Weight float64 // loadbalance weight; cost-optimized ties
-	Tries  int     // 1 + retry.attempts
-	// Price is the provider's rate card for Model: input + output USD per
-	// million tokens; Priced is false when the provider has no price for it.
-	Price  float64
-	Priced bool
-
-	upstream  *upstream         // runtime state of the provider (breaker, limiter)
-	spanNames map[string]string // attempt span name by operation: "{operation} {upstream model}"
-
-	// lastProbe is when a mode last sent this candidate a re-measuring
-	// probe (unix ns): shared by every request, so probes stay bounded.
-	lastProbe atomic.Int64
-}
-
-// spanName names an attempt span of operation, built once per candidate.
-func (c *Candidate) spanName(operation string) string {
-	if n, ok := c.spanNames[operation]; ok {
-		return n
-	}
-	return operation + " " + c.Model
-}
 
 // Strategy is a routing mode: it orders the eligible candidates for one
 // request, and can say how it ranks them (for /debug/routing and the

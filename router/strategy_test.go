@@ -126,7 +126,7 @@ func TestLeastLatencyOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewLeastLatency(tt.stats, fixedNow, tt.rand)
+			s := newLeastLatency(tt.stats, fixedNow, tt.rand)
 			got, sel := s.Order(nil, "m", newCandidates("groq", "openai", "anthropic"))
 			if !slices.Equal(names(got), tt.want) || sel != tt.wantSelection {
 				t.Errorf("Order = %v %s, want %v %s", names(got), sel, tt.want, tt.wantSelection)
@@ -139,7 +139,7 @@ func TestLeastLatencyRank(t *testing.T) {
 	ms := time.Millisecond
 	st := p50s(map[string]time.Duration{"openai": 600 * ms, "anthropic": 200 * ms})
 	st["groq"] = stats.Target{Outcomes: 1, Faults: 1, FaultRate: 1}
-	s := NewLeastLatency(st, fixedNow, nil)
+	s := newLeastLatency(st, fixedNow, nil)
 	got, leader := s.Rank(nil, "m", newCandidates("groq", "openai", "anthropic", "new"))
 	if want := []string{"new", "anthropic", "openai", "groq"}; !slices.Equal(rankedNames(got), want) || leader != 1 {
 		t.Fatalf("Rank = %v leader %d, want %v leader 1", rankedNames(got), leader, want)
@@ -150,7 +150,7 @@ func TestLeastLatencyRank(t *testing.T) {
 }
 
 func TestLeastLatencySingleTargetNeverExplores(t *testing.T) {
-	s := NewLeastLatency(p50s(map[string]time.Duration{"a": time.Second}), fixedNow, &scriptedRand{ints: []int{0, 0, 0}})
+	s := newLeastLatency(p50s(map[string]time.Duration{"a": time.Second}), fixedNow, &scriptedRand{ints: []int{0, 0, 0}})
 	got, sel := s.Order(nil, "m", newCandidates("a"))
 	if !slices.Equal(names(got), []string{"a"}) || sel != "leader" {
 		t.Errorf("Order = %v %s, want [a] leader", names(got), sel)
@@ -161,7 +161,7 @@ func TestLeastLatencySingleTargetNeverExplores(t *testing.T) {
 // within 10 % +- 2 %, and explorations spread over both runners-up.
 func TestLeastLatencyExplorationShare(t *testing.T) {
 	st := p50s(map[string]time.Duration{"groq": 300 * time.Millisecond, "openai": 600 * time.Millisecond, "anthropic": 900 * time.Millisecond})
-	s := NewLeastLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	s := newLeastLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("groq", "openai", "anthropic")
 	counts := map[string]int{}
 	leadBy := map[string]int{}
@@ -181,7 +181,7 @@ func TestLeastLatencyExplorationShare(t *testing.T) {
 }
 
 func TestLeastLatencyAppendsToDst(t *testing.T) {
-	s := NewLeastLatency(p50s(map[string]time.Duration{"a": 2 * time.Second, "b": time.Second}), fixedNow, &scriptedRand{ints: []int{9}})
+	s := newLeastLatency(p50s(map[string]time.Duration{"a": 2 * time.Second, "b": time.Second}), fixedNow, &scriptedRand{ints: []int{9}})
 	dst := make([]*Candidate, 0, 4)
 	got, _ := s.Order(dst, "m", newCandidates("a", "b"))
 	if !slices.Equal(names(got), []string{"b", "a"}) || &got[0] != &dst[:1][0] {
@@ -191,7 +191,7 @@ func TestLeastLatencyAppendsToDst(t *testing.T) {
 
 func TestLeastLatencyOrderDoesNotAllocate(t *testing.T) {
 	st := p50s(map[string]time.Duration{"a": 2 * time.Second, "b": time.Second, "c": 3 * time.Second})
-	s := NewLeastLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
+	s := newLeastLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("a", "b", "c")
 	buf := make([]*Candidate, 0, 16)
 	if allocs := testing.AllocsPerRun(100, func() { s.Order(buf[:0], "m", cands) }); allocs != 0 {
@@ -206,7 +206,7 @@ func TestLeastLatencyManyTargets(t *testing.T) {
 		specs[i] = string(rune('a' + i))
 		lat[specs[i]] = time.Duration(20-i) * time.Millisecond
 	}
-	got, sel := NewLeastLatency(p50s(lat), fixedNow, &scriptedRand{ints: []int{9}}).Order(nil, "m", newCandidates(specs...))
+	got, sel := newLeastLatency(p50s(lat), fixedNow, &scriptedRand{ints: []int{9}}).Order(nil, "m", newCandidates(specs...))
 	want := slices.Clone(specs)
 	slices.Reverse(want)
 	if !slices.Equal(names(got), want) || sel != "leader" {

@@ -12,8 +12,8 @@ import (
 )
 
 // upstream is a provider at run time: where it is, how it authenticates,
-// and the guards (circuit breaker, concurrency limit) shared by every
-// target that uses it.
+// and the guards shared by every target that uses it: its circuit breaker,
+// concurrency limit, rate-limit cooldown and disabled state.
 type upstream struct {
 	// immutable after newUpstream
 	kind      string
@@ -21,25 +21,44 @@ type upstream struct {
 	host      string // server.address
 	port      int    // server.port
 	firstByte time.Duration
+	idle      time.Duration
 	total     time.Duration
+	now       func() time.Time
 	breaker   *breaker
 	limiter   *limiter            // nil: unlimited
 	urls      map[string]*url.URL // endpoint suffix -> upstream URL, built once
+
+	cool  cooldown  // until when its rate limits keep it away
+	allow allowance // what remains of its request limit
+	off   disabler  // its credential or quota failed
 }
 
 // endpointURL is where ep's requests go on this provider.
 func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.upstreamSuffix(u.kind)] }
 
-// newUpstream builds a provider's run-time state; onCircuit (nil: none) is
-// told of its breaker's transitions.
-func newUpstream(name string, p *config.Provider, now func() time.Time, onCircuit func(provider string, from, to CircuitState)) *upstream {
+// upstreamEvents are told of a provider's state changes; nil members:
+// none.
+type upstreamEvents struct {
+	circuit  func(provider string, from, to CircuitState)
+	disabled func(provider string, on bool, reason string)
+}
+
+// newUpstream builds a provider's run-time state.
+func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstreamEvents) *upstream {
 	base := strings.TrimRight(p.BaseURL, "/")
 	u := &upstream{
 		kind:      p.Kind,
 		apiKey:    p.APIKey,
 		firstByte: p.Timeout.FirstByte,
+		idle:      p.Timeout.Idle,
 		total:     p.Timeout.Total,
+		now:       now,
+		cool:      cooldown{max: p.RateLimit.MaxCooldown},
 	}
+	if ev.disabled != nil {
+		u.off.onChange = func(on bool, reason string) { ev.disabled(name, on, reason) }
+	}
+	onCircuit := ev.circuit
 	var onChange func(from, to CircuitState)
 	if onCircuit != nil {
 		onChange = func(from, to CircuitState) { onCircuit(name, from, to) }

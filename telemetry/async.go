@@ -18,7 +18,7 @@ type asyncStage struct {
 	// immutable after newAsyncStage
 	next   TracesConsumer
 	onDrop func(spans int)
-	proc   *AggregatingProcessor // for its conversion buffers and OnError
+	proc   *AggregatingProcessor // for its conversion buffers
 
 	queue   chan asyncItem
 	stopped atomic.Bool   // no more spans are queued once set

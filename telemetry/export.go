@@ -168,15 +168,10 @@ func (e *pdataExporter) ConsumeTraces(_ context.Context, td ptrace.Traces) error
 // anySampled: the one-span traces from the aggregating processor carry the
 // span's W3C flags; bit 0 is "sampled".
 func anySampled(td ptrace.Traces) bool {
-	rss := td.ResourceSpans()
-	for i := range rss.Len() {
-		sss := rss.At(i).ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			for k := range spans.Len() {
-				if spans.At(k).Flags()&1 != 0 {
-					return true
-				}
+	for _, spans := range SpanSlices(td) {
+		for k := range spans.Len() {
+			if spans.At(k).Flags()&1 != 0 {
+				return true
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -36,59 +35,6 @@ const (
 	spanFlagsContextHasIsRemote = 0x100
 	spanFlagsContextIsRemote    = 0x200
 )
-
-// SpansToTraces converts ended SDK spans to collector pdata, as the OTLP
-// exporter would put them on the wire: spans that share a resource and an
-// instrumentation scope are grouped under one ResourceSpans and ScopeSpans,
-// in the order they first appear. Nil spans are skipped.
-func SpansToTraces(spans []sdktrace.ReadOnlySpan) ptrace.Traces {
-	td := ptrace.NewTraces()
-	// A process has one resource and a handful of scopes, so linear searches
-	// beat maps keyed by attribute sets, which are slow to hash.
-	type resourceGroup struct {
-		res *resource.Resource
-		rs  ptrace.ResourceSpans
-	}
-	type scopeGroup struct {
-		res   *resource.Resource
-		scope instrumentation.Scope
-		spans ptrace.SpanSlice
-	}
-	var (
-		resources []resourceGroup
-		scopes    []scopeGroup
-	)
-	for _, s := range spans {
-		if s == nil {
-			continue
-		}
-		res, scope := s.Resource(), s.InstrumentationScope()
-		si := slices.IndexFunc(scopes, func(g scopeGroup) bool {
-			return sameResource(g.res, res) && g.scope == scope
-		})
-		if si < 0 {
-			ri := slices.IndexFunc(resources, func(g resourceGroup) bool { return sameResource(g.res, res) })
-			if ri < 0 {
-				rs := td.ResourceSpans().AppendEmpty()
-				putResource(rs, res)
-				resources = append(resources, resourceGroup{res: res, rs: rs})
-				ri = len(resources) - 1
-			}
-			ss := resources[ri].rs.ScopeSpans().AppendEmpty()
-			putScope(ss, scope)
-			scopes = append(scopes, scopeGroup{res: res, scope: scope, spans: ss.Spans()})
-			si = len(scopes) - 1
-		}
-		putSpan(scopes[si].spans.AppendEmpty(), s)
-	}
-	return td
-}
-
-// sameResource reports whether a and b describe the same entity, trying
-// the cheap pointer comparison first: spans of one provider share theirs.
-func sameResource(a, b *resource.Resource) bool {
-	return a == b || a.Equivalent() == b.Equivalent()
-}
 
 // spanBuffer is a one-span ptrace.Traces refilled for each ended span. Once
 // it has held a span of the same shape (same resource, scope, attribute keys
@@ -440,10 +386,6 @@ type AggregatingProcessor struct {
 	// A span it refuses is not converted on the goroutine that ended it
 	// (the asynchronous consumer still gets every span).
 	ConsumerTakes func(sdktrace.ReadOnlySpan) bool
-	// OnError is told about every error a consumer returns (for example to
-	// count it). Nil: errors are dropped; a span processor has no one to
-	// return them to.
-	OnError func(error)
 
 	// buffers holds idle *spanBuffer per span kind (index trace.SpanKind):
 	// server and attempt spans alternate, and a buffer refilled with a span
@@ -513,14 +455,13 @@ func (p *AggregatingProcessor) consume(c TracesConsumer, s sdktrace.ReadOnlySpan
 		b = newSpanBuffer()
 	}
 	td := b.fill(s)
-	err := c.ConsumeTraces(context.Background(), td)
+	// An error is dropped: a span processor has no one to return it to,
+	// and the consumers here (the aggregator, the metrics) return none.
+	_ = c.ConsumeTraces(context.Background(), td)
 	// A consumer that marked the data read-only has made it unusable for the
 	// next span; let it go rather than panic when refilling it.
 	if !td.IsReadOnly() {
 		pool.Put(b)
-	}
-	if err != nil && p.OnError != nil {
-		p.OnError(err)
 	}
 }
 

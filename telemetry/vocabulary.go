@@ -10,6 +10,10 @@
 package telemetry
 
 import (
+	"iter"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 )
@@ -35,13 +39,14 @@ var (
 
 // The project's own attribute keys.
 const (
-	KeyTarget         = attribute.Key("firstbyte.target")          // virtual key of the target tried
-	KeyRequestedModel = attribute.Key("firstbyte.requested_model") // client-facing model
-	KeyAttempt        = attribute.Key("firstbyte.attempt")         // 1-based attempt number within the request
-	KeySelection      = attribute.Key("firstbyte.selection")       // cold|leader|explore|order|manual|failover
-	KeyOutcome        = attribute.Key("firstbyte.outcome")         // success|failover|client_error|broken|canceled
-	KeyUpstreamWait   = attribute.Key("firstbyte.upstream_wait")   // server span: seconds spent waiting on upstreams
-	KeySkipReason     = attribute.Key("firstbyte.skip_reason")     // skip event: circuit_open|queue_full
+	KeyTarget         = attribute.Key("firstbyte.target")                   // virtual key of the target tried
+	KeyRequestedModel = attribute.Key("firstbyte.requested_model")          // client-facing model
+	KeyAttempt        = attribute.Key("firstbyte.attempt")                  // 1-based attempt number within the request
+	KeySelection      = attribute.Key("firstbyte.selection")                // cold|leader|explore|order|manual|failover
+	KeyOutcome        = attribute.Key("firstbyte.outcome")                  // success|failover|client_error|broken|canceled
+	KeyUpstreamWait   = attribute.Key("firstbyte.upstream_wait")            // server span: seconds spent waiting on upstreams
+	KeyOutputRate     = attribute.Key("firstbyte.output_tokens_per_second") // a stream's output tokens per second after its first chunk
+	KeySkipReason     = attribute.Key("firstbyte.skip_reason")              // skip event: circuit_open|queue_full|rate_limited|disabled|untranslatable
 	// KeyFault carries the failure model's verdict on an attempt (package
 	// fault): "none", "half" or "full".
 	KeyFault = attribute.Key("firstbyte.fault")
@@ -80,3 +85,20 @@ const (
 	// neither the provider's failure nor a failover.
 	OutcomeCanceled = "canceled"
 )
+
+// SpanSlices yields the spans of every ScopeSpans of td, with their
+// resource, in order: the walk every consumer of span data makes.
+func SpanSlices(td ptrace.Traces) iter.Seq2[pcommon.Resource, ptrace.SpanSlice] {
+	return func(yield func(pcommon.Resource, ptrace.SpanSlice) bool) {
+		rss := td.ResourceSpans()
+		for i := range rss.Len() {
+			rs := rss.At(i)
+			sss := rs.ScopeSpans()
+			for j := range sss.Len() {
+				if !yield(rs.Resource(), sss.At(j).Spans()) {
+					return
+				}
+			}
+		}
+	}
+}

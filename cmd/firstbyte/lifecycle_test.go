@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -283,8 +284,8 @@ targets:
 	}
 
 	// A good file: swapped in.
-	s.Tracker.Record("a", "m", 10*time.Millisecond, time.Time{})
-	s.Tracker.Record("a", "gone", 10*time.Millisecond, time.Time{})
+	s.Tracker.RecordSample("a", "m", 10*time.Millisecond, time.Time{}, collector.OriginSelf)
+	s.Tracker.RecordSample("a", "gone", 10*time.Millisecond, time.Time{}, collector.OriginSelf)
 	if err := os.WriteFile(path, []byte(cfgText("m: m, n: n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -295,10 +296,10 @@ targets:
 	if chat("n") != 200 {
 		t.Error("model n, added by the reload, is not served")
 	}
-	if _, n, ok := s.Tracker.P50("a", "m"); !ok || n != 1 {
+	if _, n, ok := liveP50(s.Tracker, "a", "m"); !ok || n != 1 {
 		t.Errorf("the sample of a target that remains was lost (%d samples)", n)
 	}
-	if _, _, ok := s.Tracker.P50("a", "gone"); ok {
+	if _, _, ok := liveP50(s.Tracker, "a", "gone"); ok {
 		t.Error("the samples of a pair no longer configured were kept")
 	}
 
@@ -381,7 +382,7 @@ telemetry: {ingest: {enabled: true, foreign: ` + foreign + `}}
 		}
 	}
 	samples := func() int {
-		_, n, _ := s.Tracker.P50("a", "up")
+		_, n, _ := liveP50(s.Tracker, "a", "up")
 		return n
 	}
 	reload := func(foreign string) {
@@ -510,4 +511,11 @@ targets:
 			t.Fatalf("%s = %d after the answer ended, want 0", series, held())
 		}
 	}
+}
+
+// liveP50 is what the tracker's statistics say of (target, model) now: its
+// p50 and live samples, ok false when it has none.
+func liveP50(tr *collector.Tracker, target, model string) (time.Duration, int, bool) {
+	st := tr.StatsAt(target, model, time.Now())
+	return st.P50, st.Samples, st.Samples > 0
 }

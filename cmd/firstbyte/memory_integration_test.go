@@ -176,7 +176,7 @@ targets:
 // errorCode is the first attempt's error in an all-failed answer, "" for
 // any other body.
 func errorCode(body string) string {
-	_, rest, ok := strings.Cut(body, `"attempts":[`)
+	_, rest, ok := strings.Cut(body, `"firstbyte_attempts":[`)
 	if !ok {
 		return ""
 	}

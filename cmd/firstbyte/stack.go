@@ -252,6 +252,7 @@ func routingRows(models []router.ModelRouting) []collector.RoutingRow {
 			rows = append(rows, collector.RoutingRow{
 				Model: m.Model, Target: t.Target, P50Seconds: t.P50Seconds, Samples: t.Samples,
 				Leader: t.Leader, CircuitOpen: t.CircuitOpen, FaultRate: t.FaultRate, Outcomes: t.Outcomes,
+				Disabled: t.Disabled, RateLimitedUntil: t.RateLimitedUntil,
 			})
 		}
 	}

@@ -26,10 +26,11 @@ const (
 	// fault as much as the provider's, so it weighs half in a fault rate
 	// and never opens a circuit.
 	Half
-	// Full: a provider fault: a transport error, a first-byte or total
-	// timeout, 408, 429, 5xx (529 included), an unusable 2xx (a unary body
-	// that is not valid JSON or is larger than limits.max_response), or a
-	// stream cut after its first byte.
+	// Full: a provider fault: a transport error, a first-byte, idle
+	// (stall) or total timeout, 408, 429, 5xx (529 included), a credential
+	// or quota failure (auth, quota), an unusable 2xx (a unary body that is
+	// not valid JSON or is larger than limits.max_response), or a broken
+	// stream.
 	Full
 )
 
@@ -76,9 +77,13 @@ const (
 	ErrorInvalidResponse    = "invalid_response"        // a 2xx unary body that is not valid JSON, or a 1xx/3xx
 	ErrorResponseTooLarge   = "response_too_large"      // a unary answer over limits.max_response
 	ErrorResponseBufferFull = "response_buffer_full"    // limits.max_buffered, shared by every request, was spent: the gateway's own memory pressure
-	ErrorStreamBroken       = "stream_interrupted"      // a stream cut after its first byte
+	ErrorStreamBroken       = "broken_stream"           // a stream cut, unterminated or malformed, or not a stream at all
+	ErrorStall              = "stall"                   // a stream paused longer than timeout.idle after its first byte
+	ErrorAuth               = "auth"                    // the provider refused the gateway's credential (401, 403)
+	ErrorQuota              = "quota"                   // the provider's account has no credit or quota left (402, insufficient_quota, a credit-balance 400)
 	ErrorContextOverflow    = "context_length_exceeded" // the provider's own context window was too small
 	ErrorCanceled           = "canceled"                // the client went away first
+	ErrorHedgeLost          = "hedge_lost"              // another attempt of the request answered first; this one was cancelled
 )
 
 // Exception class names the official OpenAI and Anthropic SDKs report as
@@ -100,12 +105,13 @@ const (
 func Classify(status int, errorType string) Fault {
 	switch errorType {
 	case ErrorTimeout, ErrorTransport, ErrorInvalidResponse, ErrorResponseTooLarge, ErrorStreamBroken,
+		ErrorStall, ErrorAuth, ErrorQuota,
 		sdkRateLimit, sdkInternalServer, sdkConnection, sdkConnectionTimeout, sdkOverloaded, sdkServiceUnavail, sdkTimeout:
 		if status == 0 || errorType[0] < 'A' || errorType[0] > 'Z' {
 			return Full
 		}
 		// An SDK class name with a status: the status is the better witness.
-	case ErrorContextOverflow, ErrorCanceled, ErrorResponseBufferFull:
+	case ErrorContextOverflow, ErrorCanceled, ErrorResponseBufferFull, ErrorHedgeLost:
 		return None
 	}
 	switch {

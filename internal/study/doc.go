@@ -5,9 +5,10 @@
 // skips, who got the first pick and how fast that changed after each
 // change), against an oracle that knows every target's distribution.
 //
-// Every request is ordered by router.Gateway.Plan, exactly as the pipeline
-// orders it; every attempt asks the provider's real breaker (Admit) and
-// resolves it; every attempt ends in a real attempt span, through the real
+// Every request gets its route from router.Gateway.Route, exactly as the
+// handler does, and the run drives the router's own pipeline (Route.Next,
+// Route.End): every attempt asks the provider's real breaker and resolves
+// it; every attempt ends in a real attempt span, through the real
 // OpenTelemetry SDK and span processor, into the statistics source the
 // modes read. Only the providers are simulated: log-normal latencies,
 // faults and hangs drawn from seeded streams, one per provider. Everything

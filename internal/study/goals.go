@@ -34,6 +34,11 @@ const (
 	HangRatio        = 2.0
 	BreakerSkips     = 0.05
 	MinServedShare   = 0.999
+	// (h): failed attempts per request, and the mean against the oracle's.
+	RateLimitFaults = 0.02
+	RateLimitRatio  = 1.15
+	// (i): the first request served after every target's outage ends.
+	OutageRecovery = time.Second
 )
 
 // Goals evaluates every goal whose scenario and modes were run.
@@ -109,9 +114,13 @@ func (st *Study) Goals() []Goal {
 			Text:   fmt.Sprintf("(d-breaker) %s: at most %.2f skips per request", m, BreakerSkips),
 			Figure: fmt.Sprintf("%.4f", x)})
 	}
+	out = append(out, st.failureGoals()...)
 	for _, m := range LatencyModes {
 		worst, where := math.Inf(1), ""
 		for _, s := range st.Scenarios {
+			if s.Outage != nil {
+				continue // nothing can be served while every target is down
+			}
 			if r := st.Result(s.Name, m); r != nil && r.ServedShare() < worst {
 				worst, where = r.ServedShare(), s.Name
 			}
@@ -137,4 +146,41 @@ func seconds(d time.Duration) float64 {
 // msText prints a duration in milliseconds.
 func msText(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+// failureGoals are the goals of the providers that fail as real ones do:
+// (g) a revoked key, (h) a rate limit, (i) an outage of every target.
+func (st *Study) failureGoals() []Goal {
+	var out []Goal
+	for _, m := range LatencyModes {
+		if r := st.Result("g", m); r != nil {
+			n := 0
+			for _, d := range r.Draws[t20] {
+				n += d.Attempts
+			}
+			allowed := math.Ceil(r.duration.Seconds() / DisableProbeEvery.Seconds())
+			out = append(out, Goal{Scenario: "g", Mode: m, Value: float64(n), Met: float64(n) <= allowed,
+				Text:   fmt.Sprintf("(g) %s: at most one attempt on the revoked key per %s probe interval", m, secs(DisableProbeEvery)),
+				Figure: fmt.Sprintf("%d attempts in %s (%d allowed)", n, secs(r.duration), int(allowed))})
+		}
+		if r := st.Result("h", m); r != nil {
+			x := r.PerRequest(r.Faults)
+			out = append(out, Goal{Scenario: "h", Mode: m, Value: x, Met: x <= RateLimitFaults,
+				Text:   fmt.Sprintf("(h) %s: at most %.2f failed attempts per request", m, RateLimitFaults),
+				Figure: fmt.Sprintf("%.4f", x)})
+			if o := st.Result("h", Oracle); o != nil {
+				y := st.Ratio(r)
+				out = append(out, Goal{Scenario: "h", Mode: m, Value: y, Met: y <= RateLimitRatio,
+					Text:   fmt.Sprintf("(h) %s: mean TTFB within %.2fx the oracle's", m, RateLimitRatio),
+					Figure: fmt.Sprintf("%.3fx (%s against %s)", y, msText(r.Mean()), msText(o.Mean()))})
+			}
+		}
+		if r := st.Result("i", m); r != nil {
+			d := r.Recovered
+			out = append(out, Goal{Scenario: "i", Mode: m, Value: seconds(d), Met: d >= 0 && d < OutageRecovery && r.LateFailures == 0,
+				Text:   fmt.Sprintf("(i) %s: the first request served within %s of the outage's end, none failed after", m, secs(OutageRecovery)),
+				Figure: fmt.Sprintf("%s after, %d failed after", msText(d), r.LateFailures)})
+		}
+	}
+	return out
 }

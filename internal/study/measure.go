@@ -51,6 +51,11 @@ type Result struct {
 	// Admitted and Resolved count the breaker admissions handed out and
 	// resolved: every one handed out must be resolved.
 	Admitted, Resolved int
+	// Recovered is, in a scenario with an outage, how long after its end
+	// the first request was served (-1: never); LateFailures counts the
+	// requests that failed after that.
+	Recovered    time.Duration
+	LateFailures int
 
 	duration  time.Duration
 	windowSum time.Duration
@@ -72,7 +77,7 @@ func (d Draws) MeanSuccess() time.Duration {
 
 func newResult(s *Scenario, mode string, duration time.Duration) *Result {
 	n := buckets(duration)
-	r := &Result{Scenario: s, Mode: mode, Selections: map[string]int{}, duration: duration,
+	r := &Result{Scenario: s, Mode: mode, Selections: map[string]int{}, duration: duration, Recovered: -1,
 		Picks: make([][]int, n), BucketRequests: make([]int, n), Draws: make([][]Draws, len(s.Targets))}
 	for b := range r.Picks {
 		r.Picks[b] = make([]int, len(s.Targets))
@@ -96,7 +101,7 @@ func (r *Result) measured(t time.Duration) (int, bool) {
 }
 
 // drew records a provider's answer to an attempt starting at t.
-func (r *Result) drew(target int, t time.Duration, end router.AttemptEnd, took time.Duration) {
+func (r *Result) drew(target int, t time.Duration, end router.Result, took time.Duration) {
 	b, ok := r.measured(t)
 	if !ok {
 		return
@@ -128,6 +133,14 @@ func (r *Result) record(c *client, served bool, ttfb time.Duration) {
 	r.Selections[c.selection]++
 	if c.firstPick >= 0 {
 		r.Picks[b][c.firstPick]++
+	}
+	if o := r.Scenario.Outage; o != nil {
+		switch end := c.start + ttfb; {
+		case served && end >= o.To && r.Recovered < 0:
+			r.Recovered = end - o.To
+		case !served && r.Recovered >= 0:
+			r.LateFailures++
+		}
 	}
 	if !served {
 		return

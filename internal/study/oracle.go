@@ -34,6 +34,9 @@ func attemptCost(b Behaviour, firstByte time.Duration) (q, seconds float64) {
 	if b.Hang {
 		return 0, T
 	}
+	if b.Status != 0 {
+		return 0, QuickFault.Seconds()
+	}
 	m := b.Median.Seconds()
 	z := math.Log(T/m) / Sigma
 	inTime := phi(z)
@@ -61,13 +64,24 @@ func orderCost(order []int, q, cost []float64) float64 {
 // with the least expected time to a first byte, and returns that time in
 // seconds.
 func oracleOrder(dst []int, s *Scenario, t time.Duration) ([]int, float64) {
+	return oracleOrderAt(dst, s, t, nil)
+}
+
+// oracleOrderAt is oracleOrder knowing, through room (nil: always), which
+// rate-limited targets take an attempt at t: one that would refuse it goes
+// last, as if it failed.
+func oracleOrderAt(dst []int, s *Scenario, t time.Duration, room func(i int, t time.Duration) bool) ([]int, float64) {
 	q := make([]float64, len(s.Targets))
 	cost := make([]float64, len(s.Targets))
 	base := len(dst)
 	for i := range s.Targets {
 		if s.active(i, t) {
 			dst = append(dst, i)
-			q[i], cost[i] = attemptCost(s.Behave(i, t), s.FirstByte)
+			b := s.Behave(i, t)
+			q[i], cost[i] = attemptCost(b, s.FirstByte)
+			if b.Limit > 0 && room != nil && !room(i, t) {
+				q[i] = 0
+			}
 		}
 	}
 	order := dst[base:]

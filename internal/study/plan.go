@@ -11,60 +11,90 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// How a run orders its requests: through the gateway's own Plan, built
-// from an ordinary config, or the oracle's order.
+// How a run routes its requests: through the gateway's own Route, built
+// from an ordinary config, or through the oracle's order on a gateway of
+// its own.
 
-// step is one candidate of a request's order: a target, and its router
-// candidate (nil for the oracle, which has no breaker and emits no span).
-type step struct {
-	target int
-	cand   *router.Candidate
-}
-
-// planner orders a request that starts at t.
+// planner gives a request that starts at t its route, and the selection
+// the run records for it.
 type planner interface {
-	plan(dst []step, t time.Duration) ([]step, string, error)
+	plan(t time.Duration) (*router.Route, string, error)
 }
 
-// gatewayPlanner is the product's ordering: Plan of the gateway in force,
-// which changes when the scenario reloads the config.
-type gatewayPlanner struct {
-	gateways []*router.Gateway // in force from from[i] on
-	from     []time.Duration
-	index    map[string]int // target name -> index in the scenario
-	buf      []*router.Candidate
+// gateways are the gateways of a run, one per config it has: the
+// scenario's reload changes the targets from its instant on.
+type gateways struct {
+	g    []*router.Gateway // in force from from[i] on
+	from []time.Duration
 }
 
-func (p *gatewayPlanner) plan(dst []step, t time.Duration) ([]step, string, error) {
-	g := p.gateways[0]
-	for i, f := range p.from {
+// gatewaysOf builds the gateways of s under mode, with o.
+func gatewaysOf(s *Scenario, mode string, o router.Options) (gateways, error) {
+	var gws gateways
+	configs := [][]int{activeTargets(s, 0)}
+	gws.from = []time.Duration{-WarmUp}
+	if at := s.reload(); at > 0 {
+		configs[0] = activeTargets(s, at-1)
+		configs = append(configs, activeTargets(s, at))
+		gws.from = append(gws.from, at)
+	}
+	for _, targets := range configs {
+		cfg, err := gatewayConfig(s, mode, targets)
+		if err != nil {
+			return gws, err
+		}
+		g, err := router.New(cfg, o)
+		if err != nil {
+			return gws, fmt.Errorf("scenario %s, mode %s: %w", s.Name, mode, err)
+		}
+		gws.g = append(gws.g, g)
+	}
+	return gws, nil
+}
+
+// at is the gateway in force at t.
+func (gws gateways) at(t time.Duration) *router.Gateway {
+	g := gws.g[0]
+	for i, f := range gws.from {
 		if t >= f {
-			g = p.gateways[i]
+			g = gws.g[i]
 		}
 	}
-	order, selection, ok := g.Plan(p.buf[:0], ClientModel)
+	return g
+}
+
+// gatewayPlanner is the product's ordering: Route of the gateway in force.
+type gatewayPlanner struct{ gateways gateways }
+
+func (p *gatewayPlanner) plan(t time.Duration) (*router.Route, string, error) {
+	route, _, ok := p.gateways.at(t).Route(ClientModel, nil)
 	if !ok {
-		return dst, "", fmt.Errorf("no target serves %s", ClientModel)
+		return nil, "", fmt.Errorf("no target serves %s", ClientModel)
 	}
-	p.buf = order
-	for _, c := range order {
-		dst = append(dst, step{target: p.index[c.Target], cand: c})
-	}
-	return dst, selection, nil
+	return route, route.Selection(), nil
 }
 
-// oraclePlanner is the oracle's ordering.
+// oraclePlanner is the oracle's ordering, named to a gateway of the
+// targets in force with no circuit breaker.
 type oraclePlanner struct {
-	s   *Scenario
-	buf []int
+	s        *Scenario
+	gateways gateways
+	room     func(i int, t time.Duration) bool // a rate-limited target takes an attempt at t
+	buf      []int
+	names    []string
 }
 
-func (p *oraclePlanner) plan(dst []step, t time.Duration) ([]step, string, error) {
-	p.buf, _ = oracleOrder(p.buf[:0], p.s, t)
+func (p *oraclePlanner) plan(t time.Duration) (*router.Route, string, error) {
+	p.buf, _ = oracleOrderAt(p.buf[:0], p.s, t, p.room)
+	p.names = p.names[:0]
 	for _, i := range p.buf {
-		dst = append(dst, step{target: i})
+		p.names = append(p.names, p.s.Targets[i].Name)
 	}
-	return dst, telemetry.SelectionOrder, nil
+	route, unknown, ok := p.gateways.at(t).Route(ClientModel, p.names)
+	if !ok || unknown != "" {
+		return nil, "", fmt.Errorf("oracle: no route through %v at %v", p.names, t)
+	}
+	return route, telemetry.SelectionOrder, nil
 }
 
 // activeTargets lists the targets in the config at t.

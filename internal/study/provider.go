@@ -67,18 +67,57 @@ func (l *lockedRand) Float64() float64 {
 // provider is one simulated upstream.
 type provider struct {
 	rng *rand.Rand
+	// window is the second (of measured time, floored) a rate limit
+	// counts in, and taken the attempts it took in it.
+	window time.Duration
+	taken  int
+}
+
+// room reports whether a target limited to limit attempts a second takes
+// one starting at t: its count starts afresh every whole second.
+func (p *provider) room(limit int, t time.Duration) bool {
+	if w := windowOf(t); w != p.window {
+		p.window, p.taken = w, 0
+	}
+	return limit == 0 || p.taken < limit
+}
+
+// windowOf is the start of the rate limit's second that t falls in.
+func windowOf(t time.Duration) time.Duration {
+	w := t.Truncate(time.Second)
+	if w > t { // negative times (the warm-up) truncate towards zero
+		w -= time.Second
+	}
+	return w
 }
 
 func newProvider(seed uint64, index int) *provider {
 	return &provider{rng: rand.New(newSource(seed, streamProvider+uint64(index)))}
 }
 
-// answer draws how an attempt under behaviour b ends and how long it takes,
-// the first-byte timeout (a unary answer's whole time) cutting anything
-// longer.
-func (p *provider) answer(b Behaviour, firstByte time.Duration) (router.AttemptEnd, time.Duration) {
+// answer draws how an attempt under behaviour b, starting at t (now on the
+// clock), ends and how long it takes, the first-byte timeout (a unary
+// answer's whole time) cutting anything longer.
+func (p *provider) answer(b Behaviour, firstByte, t time.Duration, now time.Time) (router.Result, time.Duration) {
+	switch {
+	case b.Status != 0:
+		return router.Result{Status: b.Status, ErrorType: fault.OfAnswer(b.Status, nil), Outcome: telemetry.OutcomeFailover}, QuickFault
+	case b.Limit > 0 && !p.room(b.Limit, t):
+		return router.Result{Status: 429, ErrorType: "429", Outcome: telemetry.OutcomeFailover, RetryAt: now.Add(b.RetryAfter)}, QuickFault
+	}
+	// Like a real provider, a rate-limited one says on each success what
+	// remains of its limit and when the limit resets.
+	var left router.Result
+	if b.Limit > 0 {
+		p.taken++
+		left.Remaining, left.HasRemaining = int64(b.Limit-p.taken), true
+		left.RemainingReset = now.Add(p.window + time.Second - t)
+		if left.Remaining == 0 {
+			left.RetryAt = left.RemainingReset
+		}
+	}
 	u, n1, n2 := p.rng.Float64(), p.rng.Float64(), p.rng.Float64()
-	timeout := router.AttemptEnd{ErrorType: fault.ErrorTimeout, Outcome: telemetry.OutcomeFailover}
+	timeout := router.Result{ErrorType: fault.ErrorTimeout, Outcome: telemetry.OutcomeFailover}
 	switch {
 	case b.Hang:
 		return timeout, firstByte
@@ -86,13 +125,14 @@ func (p *provider) answer(b Behaviour, firstByte time.Duration) (router.AttemptE
 		if b.FaultAfter >= firstByte {
 			return timeout, firstByte
 		}
-		return router.AttemptEnd{Status: 503, ErrorType: strconv.Itoa(503), Outcome: telemetry.OutcomeFailover}, b.FaultAfter
+		return router.Result{Status: 503, ErrorType: strconv.Itoa(503), Outcome: telemetry.OutcomeFailover}, b.FaultAfter
 	}
 	d := lognormal(b.Median, standardNormal(n1, n2))
 	if d >= firstByte {
 		return timeout, firstByte
 	}
-	return router.AttemptEnd{Status: 200, Outcome: telemetry.OutcomeSuccess, TTFB: d, HasTTFB: true}, d
+	left.Status, left.Outcome, left.TTFB, left.HasTTFB = 200, telemetry.OutcomeSuccess, d, true
+	return left, d
 }
 
 // lognormal is median·e^(Sigma·z): a draw whose median is median.

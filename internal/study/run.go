@@ -3,24 +3,26 @@ package study
 import (
 	"container/heap"
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // One run is one scenario under one mode: a discrete-event simulation of
-// Clients closed-loop clients on a virtual clock. A request is ordered the
-// moment it starts (Plan), then its candidates are tried in that order, each
-// admitted by its provider's breaker at the moment its attempt would start
-// (a refusal is a skip), each attempt ending, at its virtual end, in an
-// attempt span the statistics source learns from before anything else
-// happens at that instant. The request ends at the first success; when
-// every candidate failed or was skipped it is a failure. Its client then
+// Clients closed-loop clients on a virtual clock. A request gets its route
+// the moment it starts (router.Gateway.Route: the product's order, or the
+// oracle's), then the run drives the router's own pipeline: each Turn the
+// route hands out (admitted by its provider's breaker at the moment its
+// attempt would start; a refusal is a skip) is a simulated attempt that
+// ends, at its virtual end, in an attempt span the statistics source
+// learns from before anything else happens at that instant (Route.End).
+// The request ends when the route says it is done (the first success);
+// when the route has no candidate left it is a failure. Its client then
 // sends the next one at once.
 
 // Oracle is the name the oracle runs under, next to the modes.
@@ -31,10 +33,9 @@ type client struct {
 	id int
 
 	// the request
-	order     []step // its own backing array: the order outlives the event
+	route     *router.Route
 	start     time.Duration
 	selection string
-	pos, try  int // candidate being tried, and its try
 	attempts  int
 	faults    int
 	skips     int
@@ -42,9 +43,9 @@ type client struct {
 
 	// the attempt in flight
 	inFlight bool
-	adm      router.Admission
-	span     trace.Span
-	end      router.AttemptEnd
+	turn     router.Turn
+	target   int // the scenario's index of turn's target
+	end      router.Result
 }
 
 // runner is one run's state. Everything in it is touched by one goroutine.
@@ -56,6 +57,7 @@ type runner struct {
 	queue     eventQueue
 	seq       uint64
 	providers []*provider
+	index     map[string]int // target name -> index in the scenario
 	planner   planner
 	tracer    trace.Tracer
 	clients   []*client
@@ -67,11 +69,23 @@ type runner struct {
 func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration time.Duration, deps Deps) (*Result, error) {
 	r := &runner{s: s, mode: mode, duration: duration, clock: &clock{t: -WarmUp}}
 	r.res = newResult(s, mode, duration)
-	for i := range s.Targets {
+	r.index = map[string]int{}
+	for i, t := range s.Targets {
 		r.providers = append(r.providers, newProvider(seed, i))
+		r.index[t.Name] = i
 	}
 	if mode == Oracle {
-		r.planner = &oraclePlanner{s: s}
+		// The oracle knows what a breaker would learn, and teaches nothing.
+		o := *s
+		o.Breaker = nil
+		gws, err := gatewaysOf(&o, "fallback", router.Options{Now: r.clock.Now})
+		if err != nil {
+			return nil, err
+		}
+		r.tracer = noop.NewTracerProvider().Tracer(telemetry.TracerName)
+		r.planner = &oraclePlanner{s: s, gateways: gws, room: func(i int, t time.Duration) bool {
+			return r.providers[i].room(s.Behave(i, t).Limit, t)
+		}}
 	} else {
 		stats, consumer := deps.NewStats(r.clock.Now)
 		sdk, shutdown, err := telemetry.Setup(ctx, telemetry.Options{
@@ -86,29 +100,11 @@ func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration
 		defer func() { _ = shutdown(context.WithoutCancel(ctx)) }()
 		r.tracer = sdk.TracerProvider.Tracer(telemetry.TracerName)
 		rnd := &lockedRand{r: rand.New(newSource(seed, streamRouter))}
-		p := &gatewayPlanner{index: map[string]int{}}
-		for i, t := range s.Targets {
-			p.index[t.Name] = i
+		gws, err := gatewaysOf(s, mode, router.Options{Stats: stats, Rand: rnd, Now: r.clock.Now, TracerProvider: sdk.TracerProvider})
+		if err != nil {
+			return nil, err
 		}
-		configs := [][]int{activeTargets(s, 0)}
-		p.from = []time.Duration{-WarmUp}
-		if at := s.reload(); at > 0 {
-			configs[0] = activeTargets(s, at-1)
-			configs = append(configs, activeTargets(s, at))
-			p.from = append(p.from, at)
-		}
-		for _, targets := range configs {
-			cfg, err := gatewayConfig(s, mode, targets)
-			if err != nil {
-				return nil, err
-			}
-			g, err := router.New(cfg, router.Options{Stats: stats, Rand: rnd, Now: r.clock.Now, TracerProvider: sdk.TracerProvider})
-			if err != nil {
-				return nil, fmt.Errorf("scenario %s, mode %s: %w", s.Name, mode, err)
-			}
-			p.gateways = append(p.gateways, g)
-		}
-		r.planner = p
+		r.planner = &gatewayPlanner{gateways: gws}
 	}
 	for i := range Clients {
 		r.clients = append(r.clients, &client{id: i, firstPick: -1})
@@ -137,86 +133,52 @@ func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration
 // startRequest orders a new request of c and starts its first attempt.
 func (r *runner) startRequest(c *client) {
 	now := r.clock.t
-	order, selection, err := r.planner.plan(c.order[:0], now)
+	route, selection, err := r.planner.plan(now)
 	if err != nil {
 		r.err = err
 		return
 	}
-	*c = client{id: c.id, order: order, start: now, selection: selection, firstPick: -1}
+	*c = client{id: c.id, route: route, start: now, selection: selection, firstPick: -1}
 	r.next(c)
 }
 
-// next starts the attempt of the current candidate, passing over those
-// whose breaker refuses (skips), or ends the request when none is left.
+// next starts the next attempt of c's route (its skips counted), or ends
+// the request when the route has no candidate left.
 func (r *runner) next(c *client) {
 	now := r.clock.t
-	for c.pos < len(c.order) {
-		st := c.order[c.pos]
-		if st.cand != nil {
-			adm, ok := st.cand.Admit()
-			if !ok {
-				if c.try == 0 {
-					c.skips++
-				}
-				c.pos, c.try = c.pos+1, 0
-				continue
-			}
-			c.adm = adm
-			r.res.Admitted++
-		}
-		c.attempts++
-		if c.attempts == 1 {
-			c.firstPick = st.target
-		}
-		b := r.s.Behave(st.target, now)
-		end, took := r.providers[st.target].answer(b, r.s.FirstByte)
-		c.end, c.inFlight = end, true
-		if st.cand != nil {
-			selection := c.selection
-			if c.attempts > 1 {
-				selection = telemetry.SelectionFailover
-			}
-			_, c.span = r.tracer.Start(context.Background(), st.cand.SpanName(telemetry.OperationChat),
-				trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(r.clock.Now()),
-				trace.WithAttributes(st.cand.AttemptAttributes(telemetry.OperationChat, ClientModel, c.attempts, selection)...))
-		}
-		r.res.drew(st.target, now, end, took)
-		r.schedule(c.id, now+took)
+	t, ok := c.route.Next()
+	c.skips = len(c.route.Skipped())
+	if !ok {
+		r.requestEnded(c, false)
 		return
 	}
-	r.requestEnded(c, false)
+	r.res.Admitted++
+	c.attempts++
+	target := r.index[t.Cand.Target]
+	if c.attempts == 1 {
+		c.firstPick = target
+	}
+	b := r.s.Behave(target, now)
+	end, took := r.providers[target].answer(b, r.s.FirstByte, now, r.clock.Now())
+	c.turn, c.target, c.end, c.inFlight = t, target, end, true
+	c.turn.StartSpan(context.Background(), r.tracer, telemetry.OperationChat, ClientModel, trace.WithTimestamp(r.clock.Now()))
+	r.res.drew(target, now, end, took)
+	r.schedule(c.id, now+took)
 }
 
-// attemptEnded ends c's attempt in flight at the current instant: its span
-// (the statistics learn from it now) and its admission; then the request
-// ends on a success or moves on.
+// attemptEnded ends c's attempt in flight at the current instant (its span
+// ends: the statistics learn from it now; its admission is resolved);
+// then the request ends, or moves on, as the route says.
 func (r *runner) attemptEnded(c *client) {
 	c.inFlight = false
-	st := c.order[c.pos]
-	if st.cand != nil {
-		c.adm.Resolve(c.end)
-		r.res.Resolved++
-		c.end.EndSpan(c.span, r.clock.Now())
-		c.span = nil
-	}
-	if c.end.Outcome == telemetry.OutcomeSuccess {
-		r.requestEnded(c, true)
+	r.res.Resolved++
+	done := c.route.End(&c.turn, c.end, trace.WithTimestamp(r.clock.Now()))
+	if done {
+		r.requestEnded(c, c.end.Outcome == telemetry.OutcomeSuccess)
 		return
 	}
 	c.faults++
-	c.try++
-	if c.try >= r.tries(st) {
-		c.pos, c.try = c.pos+1, 0
-	}
 	r.next(c)
-}
-
-// tries is how many tries a candidate gets (1 + retry.attempts).
-func (r *runner) tries(st step) int {
-	if st.cand != nil {
-		return st.cand.Tries
-	}
-	return 1
 }
 
 // requestEnded records c's request and, within the measured time, sends

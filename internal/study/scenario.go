@@ -65,6 +65,14 @@ type Behaviour struct {
 	FaultRate  float64       // share of attempts that fail with a 503 ...
 	FaultAfter time.Duration // ... after this long
 	Hang       bool          // never answers: the first-byte timeout cuts the attempt
+	// Status, when set, is what every attempt gets, after QuickFault: 401,
+	// the provider refusing the credential.
+	Status int
+	// Limit, when set, is how many attempts a second the target takes
+	// (counted afresh every whole second); beyond it an attempt gets 429
+	// with a Retry-After of RetryAfter, after QuickFault.
+	Limit      int
+	RetryAfter time.Duration
 }
 
 // ChangeKind says what a change asks of the modes.
@@ -111,6 +119,10 @@ type Scenario struct {
 	Changes []Change
 	// Window, when set, gets its own mean and ratio to the oracle.
 	Window *Window
+	// Outage, when set, is when every target is down: the run measures how
+	// soon after its end a request is served again, and the share of
+	// requests served is not held to the goal across it.
+	Outage *Window
 }
 
 // Index of the targets every scenario shares, in declaration order.
@@ -140,11 +152,28 @@ const (
 	DriftCross     = 10 * time.Second
 )
 
-// Phase times of (b) and (d).
+// Phase times of (b), (d) and (i).
 const (
-	SlowFrom, SlowTo = 4 * time.Second, 10 * time.Second
-	HangFrom, HangTo = 2 * time.Second, 8 * time.Second
+	SlowFrom, SlowTo     = 4 * time.Second, 10 * time.Second
+	HangFrom, HangTo     = 2 * time.Second, 8 * time.Second
+	OutageFrom, OutageTo = 4 * time.Second, 7 * time.Second
 )
+
+// Settings of (g), (h) and (i).
+const (
+	// RateLimit is how many attempts a second t20 takes in (h), and
+	// RetryAfter what its 429 says beyond.
+	RateLimit  = 40
+	RetryAfter = 2 * time.Second
+	// DisableProbeEvery is the product's first probe interval of a disabled
+	// target: (g) holds the attempts on the revoked key to one per interval.
+	DisableProbeEvery = 30 * time.Second
+)
+
+// OutageBreaker is the circuit breaker of (i): the product's default, so
+// that only the blackout rule stands between an outage's end and the
+// next answer (the circuits would stay open for their 30 s cooldown).
+var OutageBreaker = Breaker{Failures: 5, Cooldown: 30 * time.Second}
 
 // normal is a target behaving as declared.
 func normal(targets []Target, i int) Behaviour {
@@ -191,6 +220,7 @@ func Scenarios() []*Scenario {
 	}
 	stable := baseTargets()
 	slow := baseTargets()
+	revoked, limited, outage := baseTargets(), baseTargets(), baseTargets()
 	added := append(baseTargets(), Target{Name: "t10", Median: AddedMedian, AddedAt: AddAt})
 	drift := baseTargets()
 	return []*Scenario{
@@ -234,6 +264,46 @@ func Scenarios() []*Scenario {
 				return b
 			},
 			Changes: []Change{{At: DriftCross, Kind: Adaptation, Leader: t40}},
+		},
+		{
+			Name: "g", Title: "a revoked key", Targets: revoked, FirstByte: DefaultFirstByte,
+			About: "t20 answers 401 to every attempt, throughout (its key was revoked): the gateway disables it " +
+				"and probes it with one request every 30 s (doubling), so its clients never see the 401.",
+			Behave: func(i int, _ time.Duration) Behaviour {
+				b := normal(revoked, i)
+				if i == t20 {
+					b.Status = 401
+				}
+				return b
+			},
+		},
+		{
+			Name: "h", Title: "a rate-limited fastest", Targets: limited, FirstByte: DefaultFirstByte,
+			About: fmt.Sprintf("t20 takes %d attempts a second (counted afresh each second); beyond, it answers 429 with "+
+				"Retry-After: %g. Like a real provider, each success says what remains (x-ratelimit-remaining-requests) "+
+				"and when it resets: the gateway stops sending at 0, before it is refused. The oracle knows the limit: "+
+				"t20 first while it has room.", RateLimit, RetryAfter.Seconds()),
+			Behave: func(i int, _ time.Duration) Behaviour {
+				b := normal(limited, i)
+				if i == t20 {
+					b.Limit, b.RetryAfter = RateLimit, RetryAfter
+				}
+				return b
+			},
+		},
+		{
+			Name: "i", Title: "an outage of every target", Targets: outage, FirstByte: DefaultFirstByte, Breaker: &OutageBreaker,
+			About: fmt.Sprintf("Every target answers 503 at once from %s to %s. Circuit breaker on every provider: %d "+
+				"consecutive faults open it for %s, so every circuit is open when the outage ends.",
+				secs(OutageFrom), secs(OutageTo), OutageBreaker.Failures, secs(OutageBreaker.Cooldown)),
+			Behave: func(i int, t time.Duration) Behaviour {
+				b := normal(outage, i)
+				if t >= OutageFrom && t < OutageTo {
+					b.FaultRate, b.FaultAfter = 1, QuickFault
+				}
+				return b
+			},
+			Outage: &Window{Name: "outage", From: OutageFrom, To: OutageTo},
 		},
 	}
 }

@@ -179,8 +179,9 @@ type Provider struct {
 	// Models are the client-facing models served under the same name
 	// upstream, by every target of this provider. Empty: its targets serve
 	// only what their model_map names.
-	Models  []string `yaml:"models"`
-	Timeout Timeouts `yaml:"timeout"`
+	Models    []string  `yaml:"models"`
+	Timeout   Timeouts  `yaml:"timeout"`
+	RateLimit RateLimit `yaml:"rate_limit"`
 	// MaxConcurrency caps in-flight requests to this provider. Zero: no cap.
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// Queue is how many requests may wait for a slot when MaxConcurrency is
@@ -208,8 +209,19 @@ type Timeouts struct {
 	// FirstByte bounds the wait from sending to the first chunk (streaming)
 	// or the whole response (unary); past it the attempt fails over. Zero: 30s.
 	FirstByte time.Duration `yaml:"first_byte"`
+	// Idle bounds the pause between two chunks of a stream once it has
+	// started; past it the stream ends with an error event and the attempt
+	// is a provider fault (stall). At most Total. Zero: 30s.
+	Idle time.Duration `yaml:"idle"`
 	// Total bounds the whole attempt including streaming. Zero: 10m.
 	Total time.Duration `yaml:"total"`
+}
+
+// RateLimit is how the provider's own rate-limit signals are honoured.
+type RateLimit struct {
+	// MaxCooldown caps how long one Retry-After, retry-after-ms or reset
+	// header may cool the provider (skip it, reason rate_limited). Zero: 5m.
+	MaxCooldown time.Duration `yaml:"max_cooldown"`
 }
 
 // CircuitBreaker opens after consecutive failover-safe failures and skips
@@ -308,6 +320,8 @@ const (
 	DefaultKind           = KindOpenAI
 	DefaultFirstByte      = 30 * time.Second
 	DefaultTotal          = 10 * time.Minute
+	DefaultIdle           = 30 * time.Second
+	DefaultMaxCooldown    = 5 * time.Minute
 	DefaultCBFailures     = 5
 	DefaultCBCooldown     = 30 * time.Second
 	DefaultMode           = "least-latency"
@@ -362,6 +376,8 @@ func (c *Config) applyDefaults() {
 		setDefault(&p.Kind, DefaultKind)
 		setDefault(&p.Timeout.FirstByte, DefaultFirstByte)
 		setDefault(&p.Timeout.Total, DefaultTotal)
+		setDefault(&p.Timeout.Idle, min(DefaultIdle, p.Timeout.Total))
+		setDefault(&p.RateLimit.MaxCooldown, DefaultMaxCooldown)
 		setDefault(&p.CircuitBreaker.Failures, DefaultCBFailures)
 		setDefault(&p.CircuitBreaker.Cooldown, DefaultCBCooldown)
 	}

@@ -245,7 +245,7 @@ func TestDocsConfigExampleIsValid(t *testing.T) {
 // docs/config.md's paragraph) name exactly the fields tagged
 // reload:"restart".
 func TestDocsNameTheRestartOnlyKeys(t *testing.T) {
-	want := RestartOnlyPaths()
+	want := restartOnlyPaths()
 	if len(want) == 0 {
 		t.Fatal("no field is tagged reload:\"restart\"")
 	}

@@ -27,9 +27,9 @@ func RestartChanges(old, cfg *Config) []RestartChange {
 	return out
 }
 
-// RestartOnlyPaths lists every restart-only field's path, in declaration
+// restartOnlyPaths lists every restart-only field's path, in declaration
 // order: what the docs' "needs a restart" lists must name.
-func RestartOnlyPaths() []string {
+func restartOnlyPaths() []string {
 	var out []string
 	var c Config
 	v := reflect.ValueOf(&c).Elem()

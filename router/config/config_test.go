@@ -221,6 +221,11 @@ var configErrorTests = []struct {
 		`log.level: unknown level "warning" (did you mean "warn"?)`,
 		`log.format: unknown format "yaml" (want one of text, json)`,
 	}},
+	{name: "stream and rate-limit timings", file: "timings.yaml", want: []string{
+		`providers.a.timeout.idle: must not be negative`,
+		`providers.a.rate_limit.max_cooldown: must not be negative`,
+		`providers.b.timeout.idle: 2m exceeds timeout.total 1m`,
+	}},
 	{name: "duplicate provider names", file: "duplicate_provider.yaml", want: []string{
 		`providers.groq: key "groq" is written twice (lines 2 and 3); keep one`,
 	}},
@@ -250,7 +255,7 @@ var configErrorTests = []struct {
 		`providers.groq.circuit_breaker.failures: "lots" is not a whole number: write e.g. 8`,
 		`providers.groq.pricing.up.input: "cheap" is not a number: write e.g. 1.5`,
 		`providers.groq.pricing.up.output: .inf is not a number: write e.g. 1.5`,
-		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, models, timeout, max_concurrency, queue, circuit_breaker, pricing, not a list`,
+		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, models, timeout, rate_limit, max_concurrency, queue, circuit_breaker, pricing, not a list`,
 		`targets[0].model_map: must be a mapping of names to values, not a list`,
 		`targets[0].weight: "heavy" is not a number: write e.g. 1.5`,
 		`targets[2]: must be a mapping with keys such as virtual_key, model_map, retry, weight, not 42`,

@@ -278,6 +278,15 @@ func (v *validation) providers() {
 		if p.Timeout.Total < 0 {
 			v.add(path+".timeout.total", "must be positive")
 		}
+		if p.Timeout.Idle < 0 {
+			v.add(path+".timeout.idle", "must not be negative")
+		}
+		if p.Timeout.Idle > 0 && p.Timeout.Total > 0 && p.Timeout.Idle > p.Timeout.Total {
+			v.add(path+".timeout.idle", "%s exceeds timeout.total %s", FormatDuration(p.Timeout.Idle), FormatDuration(p.Timeout.Total))
+		}
+		if p.RateLimit.MaxCooldown < 0 {
+			v.add(path+".rate_limit.max_cooldown", "must not be negative")
+		}
 		if p.Timeout.FirstByte > 0 && p.Timeout.Total > 0 && p.Timeout.FirstByte > p.Timeout.Total {
 			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", FormatDuration(p.Timeout.FirstByte), FormatDuration(p.Timeout.Total))
 		}

@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,6 +65,19 @@ var ErrInvalidUpstream = errors.New("upstream answer does not follow its API's f
 // message_delta, no message_stop): the client must get an error event, not a
 // clean end that would pass a cut answer off as whole.
 var ErrTruncated = errors.New("upstream stream ended before its final event")
+
+// ErrStreamError is returned by a pass-through stream's Finish when the
+// upstream ended its stream with its own error event: the stream is
+// broken, and the client has the provider's event already.
+var ErrStreamError = errors.New("upstream ended its stream with an error event")
+
+// checkEventJSON reports a stream event whose data is not one JSON value.
+func checkEventJSON(ev sseEvent) error {
+	if _, ok := jsonscan.Valid(ev.data); !ok {
+		return fmt.Errorf("%w: a stream event's data is not JSON", ErrInvalidUpstream)
+	}
+	return nil
+}
 
 type upstreamError struct{ what string }
 

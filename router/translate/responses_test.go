@@ -147,7 +147,7 @@ func TestPassThroughModel(t *testing.T) {
 		t.Errorf("chat:\n%s\nwant\n%s", out, want)
 	}
 	msgs := sse(aEvent("message_start", aStart), aEvent("ping", `{"type":"ping"}`))
-	out, err = feedPieces(NewPassThrough(Messages, false, "my-model"), msgs)
+	out, err = NewPassThrough(Messages, false, "my-model").Feed(nil, msgs) // no message_stop: Finish would say it is cut
 	must(t, err)
 	if want := bytes.ReplaceAll(msgs, []byte("claude-sonnet-4-5-20250929"), []byte("my-model")); !bytes.Equal(out, want) {
 		t.Errorf("messages:\n%s\nwant\n%s", out, want)

@@ -7,9 +7,9 @@ import (
 )
 
 // passThrough relays a stream in the client's own format, reading its
-// usage; it changes bytes only when asked: the OpenAI usage-only chunk the
-// gateway asked for on the client's behalf is left out (strip), and the
-// model the stream names is replaced (model).
+// usage and holding it to its API; it changes bytes only when asked: the
+// OpenAI usage-only chunk the gateway asked for on the client's behalf is
+// left out (strip), and the model the stream names is replaced (model).
 type passThrough struct {
 	// Immutable after construction.
 	format Format
@@ -18,6 +18,7 @@ type passThrough struct {
 
 	dec   sseDecoder
 	usage Usage
+	end   string // the event that ended the stream ("": none yet); what follows is relayed unread
 	err   error
 	buf   []byte // scratch for a rewritten event
 }
@@ -25,14 +26,21 @@ type passThrough struct {
 // NewPassThrough relays a stream of format f (Chat, Messages or Responses)
 // as it came and records its usage: an OpenAI chat stream's final usage
 // chunk, an Anthropic stream's message_start and message_delta, a
-// Responses stream's response.completed. With stripUsage (Chat only) the
+// Responses stream's final response. With stripUsage (Chat only) the
 // usage-only chunk is left out of what the client gets; with a model, the
 // stream names that model instead of the upstream's (every chunk of a chat
 // stream, message_start, the response object of the response.* events).
 // Without either, Feed appends p as it came; with one, it holds back an
-// incomplete event until the rest arrives. Finish appends what was held
-// back and never reports truncation: the stream is the client's own
-// format, ended as the upstream ended it.
+// incomplete event until the rest arrives.
+//
+// The stream is held to its API: an event whose data is not one JSON value
+// (nor a chat stream's [DONE]) is an error (ErrInvalidUpstream). Finish
+// appends what was held back and reports ErrTruncated when the stream never
+// said how it ended ([DONE]; message_stop; response.completed or
+// response.incomplete), and ErrStreamError when it ended with the
+// provider's own error event (Anthropic's error; the Responses API's
+// response.failed or error), which the client has already: a cut or failed
+// stream is never passed off as whole.
 func NewPassThrough(f Format, stripUsage bool, model string) Stream {
 	p := &passThrough{format: f, strip: stripUsage && f == Chat}
 	if model != "" {
@@ -49,20 +57,21 @@ func NewChatUsageFilter(strip bool) Stream { return NewPassThrough(Chat, strip, 
 // it came.
 func NewMessagesUsageScanner() Stream { return NewPassThrough(Messages, false, "") }
 
+// NewResponsesCheck is NewPassThrough for a Responses stream left as it
+// came.
+func NewResponsesCheck() Stream { return NewPassThrough(Responses, false, "") }
+
 func (f *passThrough) Usage() Usage { return f.usage }
 
 // verbatim reports whether every byte is relayed as it came.
 func (f *passThrough) verbatim() bool { return !f.strip && f.model == nil }
 
 func (f *passThrough) Feed(dst, p []byte) ([]byte, error) {
-	if f.err != nil {
-		if f.verbatim() && f.format != Chat {
-			return append(dst, p...), nil // relaying goes on; only the reading stopped
-		}
-		return dst, f.err
-	}
 	if f.verbatim() {
 		dst = append(dst, p...)
+	}
+	if f.err != nil {
+		return dst, f.err
 	}
 	f.dec.begin(p)
 	for {
@@ -70,28 +79,62 @@ func (f *passThrough) Feed(dst, p []byte) ([]byte, error) {
 		if !ok {
 			break
 		}
-		dst = f.relay(dst, ev)
+		if dst, f.err = f.event(dst, ev); f.err != nil {
+			return dst, f.err
+		}
 	}
 	if err := f.dec.end(); err != nil {
 		f.err = err
-		if f.verbatim() && f.format != Chat {
-			return dst, nil
-		}
 	}
 	return dst, f.err
 }
 
 func (f *passThrough) Finish(dst []byte) ([]byte, error) {
 	if f.err != nil {
-		if f.verbatim() && f.format != Chat {
-			return dst, nil
-		}
 		return dst, f.err
 	}
 	if ev, ok := f.dec.finishEvent(); ok {
-		dst = f.relay(dst, ev)
+		if dst, f.err = f.event(dst, ev); f.err != nil {
+			return dst, f.err
+		}
 	}
-	return dst, nil
+	switch f.end {
+	case "[DONE]", "message_stop", "response.completed", "response.incomplete":
+		return dst, nil
+	case "error", "response.failed":
+		return dst, ErrStreamError
+	}
+	return dst, ErrTruncated
+}
+
+// event checks one event, notes whether it ends the stream, and relays it.
+func (f *passThrough) event(dst []byte, ev sseEvent) ([]byte, error) {
+	if !ev.hasData || f.end != "" {
+		if !f.verbatim() {
+			dst = append(dst, ev.raw...) // after the end: relayed unread
+		}
+		return dst, nil
+	}
+	if f.format == Chat && string(ev.data) == "[DONE]" {
+		f.end = "[DONE]"
+		return f.relay(dst, ev), nil
+	}
+	if err := checkEventJSON(ev); err != nil {
+		return dst, err
+	}
+	if f.format != Chat {
+		name := ev.name
+		if len(name) == 0 { // providers that name events only in their data
+			if typ := jsonscan.Field(validObject(ev.data), "type"); isString(typ) {
+				name = typ[1 : len(typ)-1]
+			}
+		}
+		switch string(name) {
+		case "message_stop", "error", "response.completed", "response.incomplete", "response.failed":
+			f.end = string(name)
+		}
+	}
+	return f.relay(dst, ev), nil
 }
 
 // relay reads one event and, unless every byte goes as it came, appends
@@ -211,9 +254,6 @@ func (f *passThrough) messagesUsage(ev sseEvent) (model []byte) {
 // and returns the model member of the response object a response.* event
 // carries.
 func (f *passThrough) responsesUsage(ev sseEvent) (model []byte) {
-	if !ev.hasData || !bytes.HasPrefix(ev.name, []byte("response.")) && len(ev.name) > 0 {
-		return nil
-	}
 	switch string(ev.name) {
 	case "response.created", "response.in_progress", "response.completed", "response.incomplete", "response.failed", "":
 	default:

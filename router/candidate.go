@@ -1,0 +1,70 @@
+package router
+
+import (
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// Candidate is one eligible way to serve a client model: a target (virtual
+// key) and the upstream model it is asked for. Candidates are built once
+// from the config; requests share them.
+type Candidate struct {
+	Target string  // virtual key
+	Model  string  // upstream model
+	Index  int     // declaration order among the targets
+	Weight float64 // loadbalance weight; cost-optimized ties
+	Tries  int     // 1 + retry.attempts
+	// Price is the provider's rate card for Model: input + output USD per
+	// million tokens; Priced is false when the provider has no price for it.
+	Price  float64
+	Priced bool
+
+	upstream  *upstream         // runtime state of the provider (breaker, limiter)
+	spanNames map[string]string // attempt span name by operation: "{operation} {upstream model}"
+
+	// lastProbe is when a mode last sent this candidate a re-measuring
+	// probe (unix ns): shared by every request, so probes stay bounded.
+	lastProbe atomic.Int64
+}
+
+// spanName names an attempt span of operation, built once per candidate.
+func (c *Candidate) spanName(operation string) string {
+	if n, ok := c.spanNames[operation]; ok {
+		return n
+	}
+	return operation + " " + c.Model
+}
+
+// attemptAttributes are the attributes an attempt span starts with.
+func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt int, selection string) []attribute.KeyValue {
+	u := c.upstream
+	return []attribute.KeyValue{
+		telemetry.KeyOperationName.String(operation),
+		telemetry.KeyProviderName.String(u.kind),
+		telemetry.KeyRequestModel.String(c.Model),
+		telemetry.KeyServerAddress.String(u.host),
+		telemetry.KeyServerPort.Int(u.port),
+		telemetry.KeyTarget.String(c.Target),
+		telemetry.KeyRequestedModel.String(requestedModel),
+		telemetry.KeyAttempt.Int(attempt),
+		telemetry.KeySelection.String(selection),
+	}
+}
+
+// Circuit is the candidate's circuit state now.
+func (c *Candidate) Circuit() CircuitState { return c.upstream.breaker.State() }
+
+// Provider says where the candidate's provider is and what it speaks: its
+// wire format (openai or anthropic) and the host and port of its base_url
+// (443 or 80 by scheme when the URL names none), as attempt spans carry
+// them in server.address and server.port.
+func (c *Candidate) Provider() (kind, host string, port int) {
+	return c.upstream.kind, c.upstream.host, c.upstream.port
+}
+
+// Candidates lists every (target, client model) candidate, in declaration
+// order: what the aggregator may learn about, and nothing else.
+func (g *Gateway) Candidates() []*Candidate { return append([]*Candidate(nil), g.targets...) }

@@ -1,0 +1,119 @@
+package router
+
+import (
+	"io"
+	"sync"
+)
+
+// Holding a unary answer whole: read into a pooled buffer, or into pooled
+// blocks joined once at the end, every byte beyond the answer's own
+// allowance reserved from the answer budget (budget.go) before it is
+// taken.
+
+// readAnswer reads a unary answer of contentLength bytes (-1: unknown) from
+// r, up to limit bytes (over: more came), into *bufp, a pooled buffer it
+// may replace with a larger one. Every byte it holds beyond answerBase is
+// reserved from cl first; err is errBufferFull when that did not fit.
+func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *claim) (body []byte, over bool, err error) {
+	switch {
+	case contentLength > 0 && int64(cap(*bufp)) <= contentLength:
+		// One byte past the answer: the read that finds the end has room,
+		// else readAtMost would take a block only to be told EOF.
+		if !cl.take(contentLength + 1) {
+			return nil, false, errBufferFull
+		}
+		*bufp = make([]byte, 0, contentLength+1)
+	case cap(*bufp) > answerBase:
+		// A larger answer left this buffer in the pool: this answer holds
+		// it now, or, when the budget has no room for it, a small one.
+		if !cl.take(int64(cap(*bufp) - answerBase)) {
+			*bufp = make([]byte, 0, answerBase)
+		}
+	}
+	body, over, err = readAtMost((*bufp)[:0], r, limit+1, cl)
+	if cap(body) <= maxReadBlock {
+		*bufp = body[:0]
+	}
+	return body, over, err
+}
+
+// readAtMost appends r to dst until EOF, or until n bytes have come (then
+// over is true and the bytes are dropped). Past dst's capacity it reads into
+// pooled blocks of growing size, joined once at the end when the whole is
+// within n: an answer over the limit costs the limit in memory and no copy
+// (growing one slice by doubling would hold one and a half times it while it
+// copies, and leave the rest as garbage). Each block, and the joined copy,
+// is reserved from cl before it is taken; every block is back in its pool,
+// its bytes given back to cl, when readAtMost returns, so the caller's claim
+// holds the joined copy only (a panic skips that, and the caller's release
+// of the whole claim gives the bytes back). A reservation that does not fit
+// ends the read with errBufferFull; any error returns no body.
+func readAtMost(dst []byte, r io.Reader, n int64, cl *claim) (body []byte, over bool, err error) {
+	var spare [24]*[]byte // a 64 MiB answer takes 22
+	blocks := spare[:0]   // after dst, in order
+	total := int64(len(dst))
+	cur := &dst
+	for total < n {
+		if len(*cur) == cap(*cur) {
+			// Twice the last block (or dst, or answerBase), at most
+			// maxReadBlock, and no larger than what may still come.
+			c := blockClass(min(2*max(int64(cap(*cur)), answerBase), maxReadBlock, n-total))
+			if !cl.take(minReadBlock << c) {
+				dropBlocks(blocks, cl)
+				return dst[:0], false, errBufferFull
+			}
+			blocks = append(blocks, getBlock(c))
+			cur = blocks[len(blocks)-1]
+		}
+		room := (*cur)[len(*cur):min(int64(cap(*cur)), int64(len(*cur))+n-total)]
+		m, err := r.Read(room)
+		*cur = (*cur)[:len(*cur)+m]
+		total += int64(m)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			dropBlocks(blocks, cl)
+			return dst[:0], false, err
+		}
+	}
+	if total >= n {
+		dropBlocks(blocks, cl)
+		return dst[:0], true, nil
+	}
+	if int64(len(dst)) == total {
+		// Empty blocks (the last one may have been taken only to be told
+		// EOF) are no reason to copy.
+		dropBlocks(blocks, cl)
+		return dst, false, nil
+	}
+	// One slice of the whole, with a byte to spare, so an answer of the
+	// same size read into it again (it goes back to answerPool) sees its
+	// end without a block.
+	if !cl.take(total + 1) {
+		dropBlocks(blocks, cl)
+		return dst[:0], false, errBufferFull
+	}
+	out := make([]byte, 0, total+1)
+	out = append(out, dst...)
+	for _, p := range blocks {
+		out = append(out, *p...)
+	}
+	dropBlocks(blocks, cl)
+	return out, false, nil
+}
+
+// dropBlocks puts blocks back in their pools and gives their bytes back.
+func dropBlocks(blocks []*[]byte, cl *claim) {
+	for _, p := range blocks {
+		cl.give(int64(cap(*p)))
+		putBlock(blockClass(int64(cap(*p))), p)
+	}
+}
+
+// answerBase is the buffer each unary answer starts with (answerPool's
+// New): the answer's own, not taken from the budget.
+const answerBase = 32 << 10
+
+// answerPool holds unary answer buffers.
+var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, answerBase); return &b }}

@@ -1,0 +1,106 @@
+package router
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+var rlNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+func TestReadRateSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name                    string
+		h                       http.Header
+		retryAt, exhausted, rst time.Duration // from rlNow; -1: zero time
+		refused                 time.Duration // refusedUntil, -1: zero
+	}{
+		{"nothing", http.Header{}, -1, -1, -1, -1},
+		{"Retry-After seconds", http.Header{"Retry-After": {"120"}}, 120 * time.Second, -1, -1, 120 * time.Second},
+		{"Retry-After fractional", http.Header{"Retry-After": {" 1.5 "}}, 1500 * time.Millisecond, -1, -1, 1500 * time.Millisecond},
+		{"Retry-After HTTP date", http.Header{"Retry-After": {"Tue, 01 Dec 2026 12:00:30 GMT"}}, 30 * time.Second, -1, -1, 30 * time.Second},
+		{"Retry-After RFC 850 date", http.Header{"Retry-After": {"Tuesday, 01-Dec-26 12:01:00 GMT"}}, time.Minute, -1, -1, time.Minute},
+		{"Retry-After date in the past", http.Header{"Retry-After": {"Tue, 01 Dec 2026 11:00:00 GMT"}}, -1, -1, -1, -1},
+		{"Retry-After garbage", http.Header{"Retry-After": {"soon"}}, -1, -1, -1, -1},
+		{"Retry-After negative", http.Header{"Retry-After": {"-5"}}, -1, -1, -1, -1},
+		{"Retry-After NaN", http.Header{"Retry-After": {"NaN"}}, -1, -1, -1, -1},
+		{"Retry-After Inf", http.Header{"Retry-After": {"+Inf"}}, -1, -1, -1, -1},
+		{"retry-after-ms wins", http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"1234"}}, 1234 * time.Millisecond, -1, -1, 1234 * time.Millisecond},
+		{"retry-after-ms garbage falls back", http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"x"}}, 2 * time.Second, -1, -1, 2 * time.Second},
+		{"OpenAI reset durations", http.Header{
+			"X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {"6m0s"},
+			"X-Ratelimit-Remaining-Tokens": {"1200"}, "X-Ratelimit-Reset-Tokens": {"20ms"},
+		}, -1, 6 * time.Minute, 20 * time.Millisecond, 6 * time.Minute},
+		{"OpenAI reset compound", http.Header{"X-Ratelimit-Remaining-Tokens": {"0"}, "X-Ratelimit-Reset-Tokens": {"1m30.5s"}}, -1, 90500 * time.Millisecond, 90500 * time.Millisecond, 90500 * time.Millisecond},
+		{"reset in seconds", http.Header{"X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {"60"}}, -1, time.Minute, time.Minute, time.Minute},
+		{"reset as a Unix time", http.Header{"X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {"1796126445"}}, -1, time.Unix(1796126445, 0).Sub(rlNow), time.Unix(1796126445, 0).Sub(rlNow), time.Unix(1796126445, 0).Sub(rlNow)},
+		{"nothing spent: the earliest reset for a refusal", http.Header{
+			"X-Ratelimit-Remaining-Requests": {"3"}, "X-Ratelimit-Reset-Requests": {"5s"},
+			"X-Ratelimit-Remaining-Tokens": {"10"}, "X-Ratelimit-Reset-Tokens": {"2s"},
+		}, -1, -1, 2 * time.Second, 2 * time.Second},
+		{"Anthropic RFC 3339", http.Header{
+			"Anthropic-Ratelimit-Requests-Remaining": {"0"}, "Anthropic-Ratelimit-Requests-Reset": {"2026-12-01T12:00:45Z"},
+			"Anthropic-Ratelimit-Input-Tokens-Remaining": {"0"}, "Anthropic-Ratelimit-Input-Tokens-Reset": {"2026-12-01T12:00:10Z"},
+		}, -1, 45 * time.Second, 10 * time.Second, 45 * time.Second},
+		{"Anthropic output tokens", http.Header{"Anthropic-Ratelimit-Output-Tokens-Remaining": {"0"}, "Anthropic-Ratelimit-Output-Tokens-Reset": {"2026-12-01T12:00:05+00:00"}}, -1, 5 * time.Second, 5 * time.Second, 5 * time.Second},
+		{"Retry-After beats resets", http.Header{"Retry-After": {"3"}, "X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {"1m"}}, 3 * time.Second, time.Minute, time.Minute, 3 * time.Second},
+		{"garbage resets", http.Header{"X-Ratelimit-Remaining-Requests": {"zero"}, "X-Ratelimit-Reset-Requests": {"later"}, "Anthropic-Ratelimit-Tokens-Reset": {"-1s"}}, -1, -1, -1, -1},
+		{"negative remaining counts as spent", http.Header{"X-Ratelimit-Remaining-Requests": {"-1"}, "X-Ratelimit-Reset-Requests": {"1s"}}, -1, time.Second, time.Second, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := readRateSignal(tc.h, rlNow)
+			at := func(d time.Duration) time.Time {
+				if d == -1 {
+					return time.Time{}
+				}
+				return rlNow.Add(d)
+			}
+			if !s.retryAt.Equal(at(tc.retryAt)) || !s.exhausted.Equal(at(tc.exhausted)) || !s.reset.Equal(at(tc.rst)) {
+				t.Errorf("readRateSignal = retry %v, exhausted %v, reset %v; want %v, %v, %v", s.retryAt, s.exhausted, s.reset, at(tc.retryAt), at(tc.exhausted), at(tc.rst))
+			}
+			if got := s.refusedUntil(); !got.Equal(at(tc.refused)) {
+				t.Errorf("refusedUntil = %v, want %v", got, at(tc.refused))
+			}
+		})
+	}
+}
+
+// FuzzRateSignal: any header values parse without a panic into instants
+// that are never before now (a provider cannot make the gateway cool a
+// target into the past, or forever: the cooldown's cap applies after).
+func FuzzRateSignal(f *testing.F) {
+	for _, v := range []string{"120", "1.5", "Tue, 01 Dec 2026 12:00:30 GMT", "6m0s", "20ms", "2026-12-01T12:00:45Z", "-1", "NaN", "1e400", "9999999999999999999", ""} {
+		f.Add(v, v, "0")
+	}
+	f.Fuzz(func(t *testing.T, retry, reset, remaining string) {
+		h := http.Header{"Retry-After": {retry}, "Retry-After-Ms": {reset}, "X-Ratelimit-Reset-Requests": {reset},
+			"X-Ratelimit-Remaining-Requests": {remaining}, "Anthropic-Ratelimit-Tokens-Reset": {retry}, "Anthropic-Ratelimit-Tokens-Remaining": {remaining}}
+		s := readRateSignal(h, rlNow)
+		for _, at := range []time.Time{s.retryAt, s.exhausted, s.reset, s.refusedUntil()} {
+			if !at.IsZero() && at.Before(rlNow) {
+				t.Fatalf("an instant before now: %v (headers %v)", at, h)
+			}
+		}
+		c := cooldown{max: 5 * time.Minute}
+		c.extend(rlNow, s.refusedUntil())
+		if u := c.Until(rlNow); !u.IsZero() && u.After(rlNow.Add(5*time.Minute)) {
+			t.Fatalf("cooled until %v, past the 5m cap", u)
+		}
+	})
+}
+
+func TestCooldownExtendsNeverShortens(t *testing.T) {
+	c := cooldown{max: time.Minute}
+	if !c.extend(rlNow, rlNow.Add(10*time.Second)) || !c.cooled(rlNow.Add(9*time.Second)) || c.cooled(rlNow.Add(10*time.Second)) {
+		t.Fatal("a 10s cooldown does not cool for 10s")
+	}
+	if c.extend(rlNow, rlNow.Add(5*time.Second)) || !c.Until(rlNow).Equal(rlNow.Add(10*time.Second)) {
+		t.Fatal("a shorter one shortened it")
+	}
+	if !c.extend(rlNow, rlNow.Add(time.Hour)) || !c.Until(rlNow).Equal(rlNow.Add(time.Minute)) {
+		t.Fatalf("an hour was not capped at max_cooldown: until %v", c.Until(rlNow))
+	}
+	if c.extend(rlNow, rlNow.Add(-time.Second)) {
+		t.Fatal("a time in the past moved it")
+	}
+}

@@ -1,0 +1,123 @@
+package router
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// An upstream 4xx that is not failover-safe is the client's to see: its
+// status, content type and body, translated into the client's error shape
+// when the formats differ. Its first maxErrorHeld bytes are read before it
+// is judged (a provider's context-length overflow fails over instead).
+
+// passAnswer is an upstream error held for the client.
+type passAnswer struct {
+	prefix []byte // what was read of the body (nil: nothing yet)
+	whole  bool   // prefix is all of it
+}
+
+// reachErrorAnswer reads the start of an upstream error answer to judge
+// it: a provider fault (408, 429, 5xx, a 1xx or 3xx, a credential or quota
+// failure) or the provider's own context overflow fails over, and is kept
+// as the answer the client gets should it be the last failure; anything
+// else is the client's to see.
+func (a *attempt) reachErrorAnswer() bool {
+	resp, s := a.resp, a.resp.StatusCode
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorHeld+1))
+	whole := len(body) <= maxErrorHeld
+	errType := fault.OfAnswer(s, body)
+	switch {
+	case fault.Classify(s, errType) == fault.Full:
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
+		a.res.Wait += a.g.since(a.sent)
+		if !fault.Disabling(errType) {
+			a.res.RetryAt = comeBack(s, readRateSignal(resp.Header, a.sent))
+		}
+		a.keepAnswer(body, whole)
+		a.failover(s, errType)
+		return false
+	case (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, body):
+		// The provider's own context limit: another provider may have a
+		// larger window. Not the provider's fault.
+		a.res.Wait += a.g.since(a.sent)
+		a.keepAnswer(body, whole)
+		a.failover(s, fault.ErrorContextOverflow)
+		return false
+	}
+	return a.reachClientError(body, whole)
+}
+
+// comeBack is when a refusal says the provider takes requests again: a 429
+// by any of its headers, a 503 or 529 only by Retry-After (their reset
+// headers describe limits the refusal was not about).
+func comeBack(status int, sig rateSignal) time.Time {
+	switch status {
+	case http.StatusTooManyRequests:
+		return sig.refusedUntil()
+	case http.StatusServiceUnavailable, 529:
+		return sig.retryAt
+	}
+	return time.Time{}
+}
+
+// reachClientError hands the client an upstream 4xx that is its own to see.
+// body is what was read of it already (nil: nothing), whole if that is all
+// of it. An error to translate is read now (its first maxErrorHeld bytes);
+// one in the client's own format that is not whole in hand is relayed as
+// it comes.
+func (a *attempt) reachClientError(body []byte, whole bool) bool {
+	if body == nil && a.x.conv != convNone {
+		body, _ = io.ReadAll(io.LimitReader(a.resp.Body, maxErrorHeld+1))
+		whole = len(body) <= maxErrorHeld
+	}
+	a.res.Wait += a.g.since(a.sent)
+	a.kind = answerPassThrough
+	a.pass = passAnswer{prefix: body, whole: whole}
+	a.clientError()
+	return true
+}
+
+// clientError records an upstream error handed to the client.
+func (a *attempt) clientError() {
+	s := a.resp.StatusCode
+	a.res.Status, a.res.Outcome, a.res.ErrorType = s, telemetry.OutcomeClientError, strconv.Itoa(s)
+}
+
+// deliverPassThrough hands the upstream's error to the client: a body in
+// the client's own format that is not whole in hand is relayed as it
+// comes, after the prefix, with the upstream's own framing; a translated
+// error is made from the prefix alone.
+func (a *attempt) deliverPassThrough(w http.ResponseWriter, route *Route) int {
+	resp, prefix := a.resp, a.pass.prefix
+	h := w.Header()
+	relayed := a.x.conv == convNone && !a.pass.whole
+	copyResponseHeaders(h, resp.Header, !relayed, a.cand.upstream.apiKey)
+	if a.x.conv != convNone {
+		// The other API's error, in the client's shape: status, type and
+		// message kept. A compressed body cannot be read (the gateway never
+		// asked for one): its bytes must not become the message.
+		if encoded(resp.Header) {
+			prefix = []byte("upstream answered " + strconv.Itoa(resp.StatusCode) + " with a compressed body (Content-Encoding) the gateway cannot translate")
+		}
+		prefix = a.x.errorBody(resp.StatusCode, prefix)
+		h.Del("Content-Encoding")
+		h["Content-Type"] = jsonContentType
+	}
+	if !relayed {
+		h.Set("Content-Length", strconv.Itoa(len(prefix)))
+	}
+	setGatewayHeaders(h, route, a.cand.Target)
+	w.WriteHeader(resp.StatusCode)
+	if relayed {
+		flushingCopy(w, prefix, resp.Body, a.g.writeTimeout)
+	} else {
+		_, _ = w.Write(prefix)
+	}
+	return resp.StatusCode
+}

@@ -1,0 +1,275 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// A stream is sent as it comes, flushed chunk by chunk. Until something is
+// for the client nothing is committed and the attempt can still fail over;
+// after the first byte a failure ends the stream with an error event in
+// the client's format: there is no failover once the client has bytes.
+//
+// Every chunk goes through the exchange's stream: a translator when the
+// client speaks the other format (its first event is written the moment
+// the upstream's first event is whole, so the time to first byte stays
+// honest), or a pass-through that reads the usage and drops the usage chunk
+// the client did not ask for.
+
+// streamAnswer is a stream in flight: its buffers, its converter and where
+// its reading stands.
+type streamAnswer struct {
+	bufp, outp *[]byte // pooled: what is read, and what the client gets of it
+	st         translate.Stream
+	first      []byte    // the client's first output, in hand after reach
+	rerr, ferr error     // the read's and the converter's state after the first output
+	started    time.Time // when the first chunk came
+}
+
+func (s *streamAnswer) release() {
+	if s.bufp != nil {
+		chunkPool.Put(s.bufp)
+		chunkPool.Put(s.outp)
+		s.bufp, s.outp, s.first = nil, nil, nil
+	}
+}
+
+// convert passes p through the exchange's stream; what it returns is what
+// the client gets of it (maybe nothing yet: an event is not whole).
+func (s *streamAnswer) convert(p []byte) ([]byte, error) {
+	if s.st == nil {
+		return p, nil
+	}
+	return s.st.Feed((*s.outp)[:0], p)
+}
+
+// reachStream waits for the first chunk (that moment is the TTFB sample),
+// then reads on until the client has something to get.
+func (a *attempt) reachStream() bool {
+	resp, s, u := a.resp, &a.strm, a.cand.upstream
+	if !eventStream(resp.Header) {
+		// Not a stream at all (an HTML error page, a JSON answer): nothing
+		// the client asked for, and nothing a stream parser should see.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain))
+		a.res.Wait += a.g.since(a.sent)
+		a.failover(resp.StatusCode, fault.ErrorStreamBroken)
+		return false
+	}
+	s.bufp, s.outp = chunkPool.Get().(*[]byte), chunkPool.Get().(*[]byte)
+	buf := *s.bufp
+	s.st = a.x.streamFor(a.c, a.cand, a.g.now().Unix())
+
+	n, err := readSome(resp.Body, buf)
+	wait := a.g.since(a.sent) // one reading: the upstream wait and the TTFB sample
+	a.res.Wait += wait
+	if n == 0 {
+		// A 2xx with no body at all is a transport failure too.
+		a.setStatus(resp.StatusCode)
+		a.transportFailure()
+		return false
+	}
+	a.firstByte.Stop()
+	a.res.Status = resp.StatusCode
+	s.started = a.g.now()
+	a.total = time.AfterFunc(u.total-wait, func() { a.cancel(errTotalTimeout) })
+	a.idle = time.AfterFunc(u.idle, func() { a.cancel(errIdleTimeout) })
+
+	out, ferr := s.convert(buf[:n])
+	for len(out) == 0 && ferr == nil && err == nil {
+		t := a.g.now()
+		a.idle.Reset(u.idle)
+		n, err = readSome(resp.Body, buf)
+		a.res.Wait += a.g.since(t)
+		if n > 0 {
+			out, ferr = s.convert(buf[:n])
+		}
+	}
+	if len(out) == 0 && ferr == nil && err == io.EOF && s.st != nil {
+		out, ferr = s.st.Finish((*s.outp)[:0])
+		err = errStreamFinished
+	}
+	if len(out) == 0 {
+		// The upstream's stream ended, broke or was not the API's before a
+		// byte of it was the client's: fail over.
+		if ferr != nil || err == io.EOF || err == errStreamFinished {
+			a.failover(resp.StatusCode, fault.ErrorStreamBroken)
+		} else {
+			a.transportFailure()
+		}
+		return false
+	}
+	a.res.TTFB, a.res.HasTTFB = wait, true
+	s.first, s.rerr, s.ferr = out, err, ferr
+	a.kind = answerStream
+	return true
+}
+
+// deliverStream sends the first output at once and relays every later
+// chunk as it comes, flushing each, until the upstream ends; a failure
+// after the first byte ends the stream with an error event.
+func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
+	resp, s := a.resp, &a.strm
+	buf := *s.bufp
+	h := w.Header()
+	copyResponseHeaders(h, resp.Header, true, a.cand.upstream.apiKey)
+	if a.x.conv != convNone {
+		h.Del("Content-Encoding")
+	}
+	setGatewayHeaders(h, route, a.cand.Target)
+	w.WriteHeader(resp.StatusCode)
+	cw := newChunkWriter(w, a.g.writeTimeout)
+	defer cw.wd.clear()
+	defer func() {
+		if s.st != nil {
+			a.usage(s.st.Usage())
+			a.outputRate(a.g.since(s.started))
+		}
+	}()
+	// The upstream did its part whenever the client leaves first.
+	a.res.Outcome = telemetry.OutcomeSuccess
+	if !cw.write(s.first) {
+		return resp.StatusCode
+	}
+	err, ferr := s.rerr, s.ferr
+	var out []byte
+	idle := a.cand.upstream.idle
+	for ferr == nil && err == nil {
+		t := a.g.now()
+		var n int
+		a.idle.Reset(idle)
+		n, err = readSome(resp.Body, buf)
+		a.res.Wait += a.g.since(t)
+		if n > 0 {
+			if out, ferr = s.convert(buf[:n]); !cw.write(out) {
+				return resp.StatusCode
+			}
+		}
+	}
+	if ferr == nil && err == io.EOF && s.st != nil {
+		// The upstream ended cleanly: close the client's stream, unless the
+		// upstream never said how it stopped (cut short).
+		out, ferr = s.st.Finish((*s.outp)[:0])
+		if !cw.write(out) {
+			return resp.StatusCode
+		}
+	}
+	if ferr == nil && (err == io.EOF || err == errStreamFinished) {
+		return resp.StatusCode
+	}
+	if a.ctx.Err() != nil { // the client left mid-stream
+		return resp.StatusCode
+	}
+	if errors.Is(ferr, translate.ErrStreamError) {
+		// The provider ended its stream with its own error event, which the
+		// client has: broken, with nothing to add.
+		a.res.Outcome, a.res.ErrorType = telemetry.OutcomeBroken, fault.ErrorStreamBroken
+		return resp.StatusCode
+	}
+	a.brokenStream(cw, ferr != nil)
+	return resp.StatusCode
+}
+
+// brokenStream ends a stream the upstream broke mid-way (or sent what is
+// not its API's stream, or stopped without saying how), or the shutdown
+// grace ended: it finishes any partial event, then says so.
+func (a *attempt) brokenStream(cw *chunkWriter, invalid bool) {
+	a.res.Outcome, a.res.ErrorType = telemetry.OutcomeBroken, fault.ErrorStreamBroken
+	msg := "upstream stream interrupted after the first byte"
+	switch cause := context.Cause(a.actx); {
+	case invalid:
+		msg = "upstream stream ended early or was not a valid stream of its API"
+	case errors.Is(cause, errTotalTimeout):
+		msg = "upstream exceeded its total timeout mid-stream"
+	case errors.Is(cause, errIdleTimeout):
+		a.res.ErrorType = fault.ErrorStall
+		msg = "upstream stalled mid-stream: no chunk within its idle timeout (" + a.cand.upstream.idle.String() + ")"
+	case errors.Is(cause, errStopping):
+		a.res.Outcome, a.res.ErrorType = telemetry.OutcomeSuccess, "" // the upstream did its part
+		msg = "the gateway is shutting down and its grace period for open streams ended; the stream is incomplete"
+	}
+	var ev []byte
+	if cw.tail != [2]byte{'\n', '\n'} {
+		ev = append(ev, "\n\n"...)
+	}
+	ev = append(ev, translate.StreamErrorEvent(a.c.ep.shape.format(), msg)...)
+	cw.write(ev)
+}
+
+// chunkWriter writes stream chunks to the client, each flushed at once
+// and bounded by the write deadline, and remembers the last two bytes
+// written (whether an event was left open).
+type chunkWriter struct {
+	w    http.ResponseWriter
+	wd   *writeDeadline
+	tail [2]byte
+}
+
+func newChunkWriter(w http.ResponseWriter, timeout time.Duration) *chunkWriter {
+	return &chunkWriter{w: w, wd: newWriteDeadline(w, timeout)}
+}
+
+// write sends p and flushes it; false when the client is gone or stopped
+// reading.
+func (cw *chunkWriter) write(p []byte) bool {
+	if len(p) == 0 {
+		return true
+	}
+	cw.wd.extend()
+	if _, err := cw.w.Write(p); err != nil {
+		return false
+	}
+	if err := cw.wd.rc.Flush(); err != nil {
+		return false
+	}
+	if len(p) >= 2 {
+		cw.tail[0], cw.tail[1] = p[len(p)-2], p[len(p)-1]
+	} else {
+		cw.tail[0], cw.tail[1] = cw.tail[1], p[0]
+	}
+	return true
+}
+
+// eventStream reports whether an answer to a streaming request is a
+// server-sent event stream, as its Content-Type says.
+func eventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
+}
+
+// outputRate puts the stream's output tokens per second on the result:
+// the output tokens the upstream reported over the time since its first
+// chunk (none when it reported none).
+func (a *attempt) outputRate(elapsed time.Duration) {
+	if a.res.HasUsage && a.res.OutputTokens > 0 && elapsed > 0 {
+		a.res.OutputRate = float64(a.res.OutputTokens) / elapsed.Seconds()
+	}
+}
+
+// errStreamFinished marks a stream whose translator was already finished.
+var errStreamFinished = errors.New("stream finished")
+
+// readSome reads until it has at least one byte or an error.
+func readSome(r io.Reader, buf []byte) (int, error) {
+	for {
+		n, err := r.Read(buf)
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+}
+
+// chunkPool holds stream relay buffers: 8 KiB holds any SSE event a
+// provider sends in one read, and keeps 1,000 open streams small.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}

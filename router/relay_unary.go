@@ -1,0 +1,153 @@
+package router
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// A unary answer is checked before a byte of it is sent: it must be valid
+// JSON within limits.max_response, or it is a provider fault and fails
+// over. It is held whole (held.go) within the process-wide budget of
+// limits.max_buffered (budget.go) from the moment it is read until it has
+// been written.
+
+// unaryAnswer is a unary answer held for the client.
+type unaryAnswer struct {
+	bufp   *[]byte // pooled buffer the answer was read into
+	cl     claim   // what the answer holds of the budget
+	answer []byte  // what the client gets (the upstream's, or its translation)
+}
+
+// release gives the buffer back to its pool and the bytes back to the
+// budget, in that order of care: the budget first, since a buffer in the
+// pool is nobody's.
+func (u *unaryAnswer) release() {
+	if u.bufp == nil {
+		return
+	}
+	u.cl.release()
+	if cap(*u.bufp) <= maxReadBlock { // do not keep the odd huge answer alive
+		answerPool.Put(u.bufp)
+	}
+	u.bufp, u.answer = nil, nil
+}
+
+// reachUnary waits for the whole answer (that moment is the unary TTFB
+// sample) and checks it.
+func (a *attempt) reachUnary() bool {
+	resp := a.resp
+	u := &a.unary
+	u.bufp = answerPool.Get().(*[]byte)
+	u.cl = claim{b: a.g.budget}
+	limit := a.g.maxResponse
+	if resp.ContentLength > limit {
+		a.res.Wait += a.g.since(a.sent)
+		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
+		return false
+	}
+	body, over, err := readAnswer(u.bufp, resp.Body, resp.ContentLength, limit, &u.cl)
+	// The one reading of the moment the whole answer was in: the wait on
+	// the upstream, the TTFB sample (not the checks below) and created.
+	arrived := a.g.now()
+	wait := arrived.Sub(a.sent)
+	a.res.Wait += wait
+	switch {
+	case err == errBufferFull:
+		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
+		return false
+	case err != nil:
+		a.setStatus(resp.StatusCode)
+		a.transportFailure()
+		return false
+	case over:
+		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
+		return false
+	}
+	enc := encoded(resp.Header)
+	if enc && a.x.conv != convNone {
+		// The gateway cannot translate what it cannot read, and it never
+		// asked for an encoding: as unusable as garbage.
+		a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
+		return false
+	}
+	if !enc && a.x.conv != convNone && !validJSON(body) {
+		// Cut short or garbage: a fast wrong answer must neither reach the
+		// client as a success nor teach the tracker a latency. (An answer
+		// relayed as it came is checked by a.x.unary, in the pass that
+		// reads its usage; one to translate is checked before the budget
+		// holds room for its translation.)
+		a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
+		return false
+	}
+	// A translation is a second copy, about the size of the first: the
+	// budget holds that much for it (the answer's own allowance covers a
+	// small one).
+	translated := !enc && a.x.conv != convNone && len(body) > answerBase
+	if translated && !u.cl.take(int64(len(body))) {
+		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
+		return false
+	}
+	a.firstByte.Stop()
+	answer := body
+	if !enc {
+		out, usage, err := a.x.unary(a.c, a.cand, answer, arrived.Unix())
+		if err != nil {
+			// Valid JSON, but not the API's answer: as unusable as garbage.
+			a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
+			return false
+		}
+		if more := int64(cap(out) - len(body)); translated && more > 0 && !u.cl.take(more) {
+			// It came out larger than the budget held for it, and the rest
+			// does not fit: it is held already, but no longer than this.
+			a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
+			return false
+		}
+		answer = out
+		a.usage(usage)
+	}
+	a.res.TTFB, a.res.HasTTFB = wait, true
+	a.res.Status, a.res.Outcome = resp.StatusCode, telemetry.OutcomeSuccess
+	u.answer = answer
+	a.kind = answerUnary
+	return true
+}
+
+// deliverUnary writes the checked answer.
+func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
+	resp, answer := a.resp, a.unary.answer
+	h := w.Header()
+	copyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.upstream.apiKey)
+	if a.x.conv != convNone {
+		h.Del("Content-Encoding")
+		h["Content-Type"] = jsonContentType
+		h["Content-Length"] = []string{strconv.Itoa(len(answer))}
+	}
+	setGatewayHeaders(h, route, a.cand.Target)
+	w.WriteHeader(resp.StatusCode)
+	if len(answer) > largeAnswer {
+		// More than the socket buffers hold: a client that stops reading
+		// would block the write for good without a deadline.
+		wd := newWriteDeadline(w, a.g.writeTimeout)
+		defer wd.clear()
+		wd.extend()
+	}
+	_, _ = w.Write(answer)
+	return resp.StatusCode
+}
+
+var jsonContentType = []string{"application/json"}
+
+// largeAnswer is the unary answer size above which its write gets a
+// deadline; smaller ones fit the kernel's buffers and never block long.
+const largeAnswer = 256 << 10
+
+// encoded reports whether the body comes content-encoded (then it is
+// relayed as it is, unchecked: the gateway never asks for an encoding, so
+// only a provider that sends one unasked does this).
+func encoded(h http.Header) bool {
+	ce := h.Get("Content-Encoding")
+	return ce != "" && ce != "identity"
+}

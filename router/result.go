@@ -1,0 +1,91 @@
+package router
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// Result is what one attempt did: what its span records and what the
+// pipeline decides on. An attempt returns it; nothing else reports how an
+// attempt went.
+type Result struct {
+	Status    int    // upstream HTTP status; 0 for none
+	ErrorType string // error.type: "" on success, a status code, or a fault.Error* reason
+	Outcome   string // firstbyte.outcome
+	TTFB      time.Duration
+	HasTTFB   bool // the attempt reached its first byte
+	// The tokens the upstream reported (gen_ai.usage.*), when HasUsage.
+	InputTokens, OutputTokens int64
+	HasUsage                  bool
+	// OutputRate is a stream's output tokens per second after its first
+	// chunk (firstbyte.output_tokens_per_second); 0 when unknown.
+	OutputRate float64
+
+	// Delivered: bytes of this attempt reached the client, so there is no
+	// failover after it, whatever happens next.
+	Delivered bool
+	// Wait is how long the attempt waited on its upstream (the request
+	// span's firstbyte.upstream_wait adds these up).
+	Wait time.Duration
+	// RetryAt is when the provider said it will take requests again (a
+	// refusal's Retry-After or reset header, or a success that spent a
+	// limit); zero when it said nothing. The provider is cooled until then.
+	RetryAt time.Time
+	// Remaining is what the provider said remains of its request limit
+	// (when HasRemaining), until RemainingReset: the gateway stops sending
+	// before it runs out, counting its own attempts since.
+	Remaining      int64
+	HasRemaining   bool
+	RemainingReset time.Time
+}
+
+// Fault is the failure model's verdict on the end.
+func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorType) }
+
+// breakerResult is what the end tells the breaker: neutral when nothing
+// was learned of the provider (the client left, or the gateway had no room
+// to hold its answer), a fault when the failure model says so, else
+// success (the provider answered).
+func (r Result) breakerResult() result {
+	switch {
+	case r.Outcome == telemetry.OutcomeCanceled, r.ErrorType == fault.ErrorResponseBufferFull:
+		return resultNeutral
+	case r.Fault() == fault.Full:
+		return resultFault
+	}
+	return resultSuccess
+}
+
+// endSpan puts the end on the attempt span (status, error.type, the time
+// to first chunk on a success, usage, outcome and the failure model's
+// verdict) and ends it.
+func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
+	attrs := make([]attribute.KeyValue, 0, 8)
+	if r.Status != 0 {
+		attrs = append(attrs, telemetry.KeyHTTPStatus.Int(r.Status))
+	}
+	if r.ErrorType != "" {
+		attrs = append(attrs, telemetry.KeyErrorType.String(r.ErrorType))
+	}
+	if r.HasTTFB && r.Outcome == telemetry.OutcomeSuccess {
+		attrs = append(attrs, telemetry.KeyTimeToFirstByte.Float64(r.TTFB.Seconds()))
+	}
+	if r.HasUsage {
+		attrs = append(attrs, telemetry.KeyInputTokens.Int64(r.InputTokens), telemetry.KeyOutputTokens.Int64(r.OutputTokens))
+	}
+	if r.OutputRate > 0 {
+		attrs = append(attrs, telemetry.KeyOutputRate.Float64(r.OutputRate))
+	}
+	attrs = append(attrs, telemetry.KeyOutcome.String(r.Outcome), telemetry.KeyFault.String(r.Fault().String()))
+	span.SetAttributes(attrs...)
+	if r.Outcome != telemetry.OutcomeSuccess && r.Outcome != telemetry.OutcomeClientError {
+		span.SetStatus(codes.Error, r.ErrorType)
+	}
+	span.End(ts)
+}

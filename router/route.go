@@ -1,0 +1,332 @@
+package router
+
+import (
+	"time"
+
+	"context"
+	"net/http"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// The pipeline is one small state machine, the same for every mode and for
+// every driver: the gateway's handler drives it with real HTTP attempts,
+// firstbyte study with simulated ones on a virtual clock.
+//
+//	order ──> Next ──(admitted)──> attempt ──> End ──(failover)──> Next ...
+//	            │                                └──(served, client error, left)──> done
+//	            └──(refused: a skip)──> the next candidate ... ──> none left: all failed
+//
+// A Route is built with the request's order (Gateway.Route). Next hands out
+// the next attempt, a Turn, admitted by its provider's circuit breaker (a
+// refusal is a skip, not an attempt); the driver runs it and reports how it
+// ended with End, which resolves the admission and says whether the request
+// is done. A driver may pass a Turn over without an attempt (Skip: the
+// request cannot be translated for it, its queue is full) or drop it
+// (Abandon: the client left). Nothing else decides what happens next.
+//
+// Every candidate gets 1 + retry.attempts tries; the cursor moves past a
+// candidate when its tries are spent or its breaker refuses. Several Turns
+// may be out at once (a hedge): each is resolved by its own End.
+
+// Skip reasons (X-Firstbyte-Skipped, firstbyte_skips_total{reason}).
+const (
+	SkipCircuitOpen = "circuit_open"
+	SkipQueueFull   = "queue_full"
+	// SkipRateLimited: the provider's rate limits keep it away until the
+	// time it gave (Retry-After or a reset header).
+	SkipRateLimited = "rate_limited"
+	// SkipDisabled: the provider refused the gateway's credential, or its
+	// account cannot pay; only its probe goes until one succeeds.
+	SkipDisabled = "disabled"
+	// SkipUntranslatable: the request uses a feature the target's wire
+	// format cannot honour (e.g. n > 1 for an Anthropic provider).
+	SkipUntranslatable = "untranslatable"
+)
+
+// Skip is a candidate passed over without an attempt.
+type Skip struct{ Target, Reason string }
+
+// Failure is a failover-safe failure, kept for the answer the client gets
+// when every candidate failed.
+type Failure struct {
+	Target  string
+	Attempt int
+	Status  int    // what the client gets if this is the last failure
+	Reason  string // error.type: an HTTP status, "timeout", "transport", ...
+}
+
+// preparer readies a candidate for a request: "" when it is ready, else
+// the skip reason.
+type preparer interface {
+	prepare(c *Candidate) (skipReason string)
+}
+
+// Route is one request's way through its candidates. It is used by one
+// goroutine at a time (the driver's).
+type Route struct {
+	order     []*Candidate
+	selection string
+	// span is the request's span: every skip becomes an event on it as it
+	// happens (the metrics count skips there). Nil: none.
+	span trace.Span
+	// prep readies a candidate for the request before its breaker is
+	// asked, once per candidate (the gateway translates the request for its
+	// wire format); a reason it returns is a skip. Nil: every candidate is
+	// ready.
+	prep preparer
+
+	// probe is a disabled candidate whose probe this request claimed (it
+	// leads the order); nil: none. Whatever becomes of it, it is resolved.
+	probe *Candidate
+
+	pos, try int  // the cursor: the candidate Next tries, and its try
+	attempts int  // Turns handed out: upstream attempts started
+	forced   bool // the blackout rule has handed out its try
+	skipped  []Skip
+	failures []Failure
+}
+
+// NewRoute is a route through order (which it keeps; the caller must not
+// change it), whose first candidate leads for selection
+// (X-Firstbyte-Selection).
+func NewRoute(order []*Candidate, selection string) *Route {
+	return &Route{order: order, selection: selection}
+}
+
+// Turn is one attempt the route handed out: the candidate, its 1-based
+// attempt number within the request, the selection its span records, and
+// the breaker's admission that End resolves.
+type Turn struct {
+	Cand      *Candidate
+	Attempt   int
+	Selection string // the request's selection for attempt 1, then failover
+
+	pos, try int // where the cursor was: Skip moves past this candidate
+	adm      admission
+	probe    bool       // the disabled provider's probe, or a forced try of it
+	span     trace.Span // nil until StartSpan
+	resolved bool
+}
+
+// Selection is why the first candidate leads (X-Firstbyte-Selection).
+func (r *Route) Selection() string { return r.selection }
+
+// Attempts is how many attempts were handed out (X-Firstbyte-Attempts).
+func (r *Route) Attempts() int { return r.attempts }
+
+// Skipped lists the candidates passed over, once per target.
+func (r *Route) Skipped() []Skip { return r.skipped }
+
+// Failures lists the failover-safe failures, in the order they ended.
+func (r *Route) Failures() []Failure { return r.failures }
+
+// Next hands out the next attempt: the candidate under the cursor, if its
+// provider admits one now (not disabled unless this is its probe, not
+// cooled, its breaker willing); a refusal is a skip (on its first try) and
+// the cursor moves on. When every candidate was passed over without an
+// attempt because it was away (open, disabled, or cooled with at least one
+// open or disabled), the one most likely to answer is tried anyway, once:
+// a request is never refused for what only the gateway believes. ok is
+// false when no candidate is left.
+func (r *Route) Next() (t Turn, ok bool) {
+	for r.pos < len(r.order) {
+		c := r.order[r.pos]
+		probe := c == r.probe
+		if r.prep != nil && r.try == 0 {
+			if reason := r.prep.prepare(c); reason != "" {
+				r.passOver(c, reason, probe)
+				continue
+			}
+		}
+		adm, refused := c.upstream.admit(c.upstream.now(), probe)
+		if refused != "" {
+			if r.try == 0 {
+				r.skip(c.Target, refused)
+			}
+			r.passOver(c, "", probe)
+			continue
+		}
+		t = r.turn(c, adm, probe)
+		if r.try++; r.try >= c.Tries {
+			r.pos, r.try = r.pos+1, 0
+		}
+		return t, true
+	}
+	if c := r.blackout(); c != nil {
+		r.forced = true
+		return r.turn(c, c.upstream.breaker.force(), c.upstream.off.on.Load()), true
+	}
+	return Turn{}, false
+}
+
+// turn hands out an attempt of c.
+func (r *Route) turn(c *Candidate, adm admission, probe bool) Turn {
+	r.attempts++
+	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, pos: r.pos, try: r.try, adm: adm, probe: probe}
+	if r.attempts > 1 {
+		t.Selection = telemetry.SelectionFailover
+	}
+	return t
+}
+
+// passOver moves the cursor past c without an attempt, listing it as a
+// skip for reason ("" : already listed); a probe passed over is given back.
+func (r *Route) passOver(c *Candidate, reason string, probe bool) {
+	if reason != "" {
+		r.skip(c.Target, reason)
+	}
+	if probe {
+		c.upstream.off.probeDone()
+		r.probe = nil
+	}
+	r.pos, r.try = r.pos+1, 0
+}
+
+// blackout is the candidate to try when the route was passed over whole
+// without an attempt, every candidate away, at least one of them open or
+// disabled (when every one is only cooled, the providers said when to come
+// back: the client is told so instead): the one available soonest, ties to
+// the earlier in the order (the mode's best history). nil when the rule
+// does not apply or has been used.
+func (r *Route) blackout() *Candidate {
+	if r.forced || r.attempts > 0 || len(r.skipped) < len(r.order) {
+		return nil
+	}
+	hard := false
+	for _, s := range r.skipped {
+		switch s.Reason {
+		case SkipCircuitOpen, SkipDisabled:
+			hard = true
+		case SkipRateLimited:
+		default:
+			return nil
+		}
+	}
+	if !hard {
+		return nil
+	}
+	var best *Candidate
+	var bestAt time.Time
+	for _, c := range r.order {
+		at := c.upstream.availableAt(c.upstream.now())
+		if best == nil || at.Before(bestAt) {
+			best, bestAt = c, at
+		}
+	}
+	return best
+}
+
+// Skip passes t's candidate over without an attempt, for reason: its
+// admission is resolved as saying nothing of the provider, the attempt it
+// was counted as is given back, and the cursor moves past the candidate.
+// Only a first try is listed as a skip (a retry's refusal is not).
+func (r *Route) Skip(t *Turn, reason string) {
+	r.Abandon(t)
+	if t.try == 0 {
+		r.skip(t.Cand.Target, reason)
+	}
+	if r.pos == t.pos {
+		r.pos, r.try = r.pos+1, 0
+	}
+}
+
+// Abandon drops t without an attempt: the client left while it waited
+// (for a concurrency slot). The admission says nothing of the provider.
+func (r *Route) Abandon(t *Turn) {
+	t.resolve(resultNeutral)
+	if t.probe {
+		t.Cand.upstream.off.probeDone()
+	}
+	r.attempts--
+}
+
+// End records how t's attempt ended: its span ends with the verdict (ts
+// stamps it), its admission is resolved, and
+// a failover-safe failure is kept for the all-failed answer. done is true
+// when the request needs no further attempt: it was served, the client got
+// the upstream's own error, or the client left.
+func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
+	if t.span != nil {
+		res.endSpan(t.span, ts)
+		t.span = nil
+	}
+	t.resolve(res.breakerResult())
+	t.Cand.upstream.settle(res, t.probe, t.adm.seq)
+	if res.Outcome != telemetry.OutcomeFailover {
+		return true
+	}
+	r.failures = append(r.failures, Failure{Target: t.Cand.Target, Attempt: t.Attempt, Status: res.clientStatus(), Reason: res.ErrorType})
+	return false
+}
+
+// skip records a candidate passed over, once per target.
+func (r *Route) skip(target, reason string) {
+	for _, s := range r.skipped {
+		if s.Target == target {
+			return
+		}
+	}
+	s := Skip{Target: target, Reason: reason}
+	r.skipped = append(r.skipped, s)
+	if r.span != nil {
+		r.span.AddEvent(telemetry.EventSkip, skipEvent(s))
+	}
+}
+
+// onlySkipped reports whether every candidate passed over was for reason.
+func (r *Route) onlySkipped(reason string) bool {
+	for _, s := range r.skipped {
+		if s.Reason != reason {
+			return false
+		}
+	}
+	return true
+}
+
+// StartSpan starts t's attempt span, a CLIENT child of ctx's span, with
+// the attributes every attempt starts with; opts add the start time.
+// Route.End ends it.
+func (t *Turn) StartSpan(ctx context.Context, tracer trace.Tracer, operation, requestedModel string, opts ...trace.SpanStartOption) context.Context {
+	opts = append(opts, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(t.Cand.attemptAttributes(operation, requestedModel, t.Attempt, t.Selection)...))
+	ctx, t.span = tracer.Start(ctx, t.Cand.spanName(operation), opts...)
+	return ctx
+}
+
+// resolve tells the breaker how the admitted attempt ended, once.
+func (t *Turn) resolve(r result) {
+	if !t.resolved {
+		t.resolved = true
+		t.adm.resolve(r)
+	}
+}
+
+// skipEvent is the request span's event for a skip.
+func skipEvent(s Skip) trace.EventOption {
+	return trace.WithAttributes(
+		attribute.String(string(telemetry.KeyTarget), s.Target),
+		attribute.String(string(telemetry.KeySkipReason), s.Reason))
+}
+
+// clientStatus is the status the client gets when this failover-safe
+// failure is the last: the upstream's status, 504 for a timeout, 503 when
+// the gateway could not hold the answer, 502 for a transport failure or an
+// unusable answer.
+func (res Result) clientStatus() int {
+	switch {
+	case res.ErrorType == fault.ErrorTimeout:
+		return http.StatusGatewayTimeout
+	case res.ErrorType == fault.ErrorResponseBufferFull:
+		// The gateway's own answer buffers are full for now: unavailable,
+		// worth a retry, and not the upstream's bad answer a 502 would say.
+		return http.StatusServiceUnavailable
+	case res.Status < 400:
+		return http.StatusBadGateway // transport, or an unusable answer
+	}
+	return res.Status
+}
