@@ -151,6 +151,13 @@ func UsageFromMessagesResponse(body []byte) (u Usage, valid bool) {
 	return messagesUsage(Usage{}, v), valid
 }
 
+// UsageFromResponsesResponse reads the usage of a Responses API response
+// object the gateway relays unchanged; valid as for UsageFromChatResponse.
+func UsageFromResponsesResponse(body []byte) (u Usage, valid bool) {
+	v, valid := topLevel(body, "usage")
+	return responsesUsage(v), valid
+}
+
 // topLevel finds a member of a body's top-level object (the last one of
 // that name, as encoding/json reads it) in the pass that checks the body.
 // valid reports whether the body is one valid JSON value: a value that is
