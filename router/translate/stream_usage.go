@@ -125,7 +125,7 @@ func (f *passThrough) event(dst []byte, ev sseEvent) ([]byte, error) {
 	if f.format != Chat {
 		name := ev.name
 		if len(name) == 0 { // providers that name events only in their data
-			if typ := jsonscan.Field(validObject(ev.data), "type"); isString(typ) {
+			if typ := jsonscan.Field(trimmed(ev.data), "type"); isString(typ) {
 				name = typ[1 : len(typ)-1]
 			}
 		}
@@ -146,7 +146,7 @@ func (f *passThrough) relay(dst []byte, ev sseEvent) []byte {
 	case Chat:
 		drop = f.chatUsage(ev)
 		if f.model != nil && !drop && ev.hasData {
-			model = jsonscan.Field(validObject(ev.data), "model")
+			model = jsonscan.Field(trimmed(ev.data), "model") // checked by event
 		}
 	case Messages:
 		model = f.messagesUsage(ev)
@@ -181,13 +181,9 @@ func (f *passThrough) relay(dst []byte, ev sseEvent) []byte {
 	return append(dst, "\n\n"...)
 }
 
-// validObject is data when it is one JSON object, else nil.
-func validObject(data []byte) []byte {
-	if v, ok := jsonscan.Valid(data); ok && isObject(v) {
-		return v
-	}
-	return nil
-}
+// trimmed is an event's data, checked to be one JSON value, without the
+// whitespace before it (the walkers start at the value).
+func trimmed(data []byte) []byte { return data[jsonscan.SkipSpace(data, 0):] }
 
 // chatUsage records the usage an OpenAI chunk carries and reports whether
 // it is the usage-only chunk. Most chunks carry no usage object
