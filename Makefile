@@ -8,13 +8,30 @@ DEMO_DURATION ?= 2m
 ROUTING_E2E_FLAGS ?= -rounds 1
 
 .PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
-.PHONY: test-deploy test-fuzz fuzz soak study routing-e2e
+.PHONY: test-deploy test-fuzz fuzz soak study routing-e2e helm fleetbench
 
 build: ## the gateway binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
 
 otelcol: ## the OpenTelemetry Collector built from collector modules (nested module)
 	cd collector/otelcol && $(GO) build -trimpath -o ../../$(BIN)/firstbyte-otelcol .
+
+# helm, built from its Go module: the nested module deploy/helm/tools pins
+# the version (a `tool` directive), so the gateway's go.mod stays lean. The
+# ldflags are helm's own release build's: its version, and the Kubernetes
+# version it assumes (from the client-go it is built with), which
+# `helm template` and `helm lint` check a chart's kubeVersion against.
+HELM       := $(BIN)/helm
+HELM_TOOLS := deploy/helm/tools
+helm: $(HELM) ## helm (for the chart's tests), built from deploy/helm/tools
+$(HELM): $(HELM_TOOLS)/go.mod $(HELM_TOOLS)/go.sum
+	cd $(HELM_TOOLS) && helm=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v3) && \
+	k8s=$$($(GO) list -m -f '{{.Version}}' k8s.io/client-go) && k8s=$${k8s#v} && \
+	major=$$(( $${k8s%%.*} + 1 )) && minor=$$(echo $$k8s | cut -d. -f2) && \
+	$(GO) build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$$helm \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$$major -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$$minor \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$$major -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$$minor" \
+		-o $(CURDIR)/$(HELM) helm.sh/helm/v3/cmd/helm
 
 demo: build ## simulated providers, the gateway and live traffic; stops after DEMO_DURATION or Ctrl-C
 	$(BIN)/firstbyte demo -duration $(DEMO_DURATION)
@@ -31,8 +48,8 @@ test-integration: build otelcol ## the real binary against a real Prometheus, a 
 	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
 		$(GO) test -count=1 -tags integration ./dashboards/ ./cmd/firstbyte/
 
-test-deploy: build otelcol ## deploy/: every file of the compose stack through its own tool (Docker not needed)
-	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
+test-deploy: build otelcol helm ## deploy/: every file of the compose stack and the Helm chart through its own tool (Docker and a cluster not needed)
+	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol HELM_BIN=$(CURDIR)/$(HELM) \
 		$(GO) test -count=1 -tags integration ./deploy/
 
 test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs against the real binary
@@ -71,18 +88,24 @@ bench: build ## micro-benchmarks and the side-by-side load comparison (figures: 
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./router/translate/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
 
+fleetbench: build otelcol ## the fleet figures (docs/fleet.md, "Beyond one collector"): p50 freshness at 1 in N, the collector's CPU per fanned-out span (~8 min)
+	$(GO) run ./cmd/firstbyte-fleetbench p50
+	$(GO) run ./cmd/firstbyte-fleetbench fanout -gateway $(BIN)/firstbyte -otelcol $(BIN)/firstbyte-otelcol \
+		-rate 2000 -endpoints 2,4,8 -kind both -limit 10 -repeat 3
+
 study: ## the routing-quality study: every mode through failure scenarios on a virtual clock (results: docs/routing-study.md)
 	$(GO) run ./cmd/firstbyte study -out docs/study -markdown docs/routing-study.md
 
 routing-e2e: build ## routing quality through the real binary: every scenario, mode and the oracle (~7 min a round; figures: docs/routing-e2e.md)
 	$(GO) run ./cmd/firstbyte-loadtest -routing -gateway $(BIN)/firstbyte $(ROUTING_E2E_FLAGS)
 
-lint: ## gofmt and go vet, both modules
+lint: ## gofmt and go vet of every module (the helm tools module has no code: its go.mod is checked tidy)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./cmd/firstbyte/ ./dashboards/
 	$(GO) vet -tags integration ./deploy/
 	cd collector/otelcol && $(GO) vet ./...
+	cd $(HELM_TOOLS) && $(GO) mod tidy -diff
 	cd examples/clients/go && $(GO) vet ./...
 
 clean:

@@ -44,6 +44,10 @@ type series struct {
 type seriesStats struct {
 	samples int
 	p50     time.Duration
+	p75     time.Duration
+	p90     time.Duration
+	p95     time.Duration
+	p99     time.Duration
 	ewma    time.Duration // of the samples and timeouts, oldest first
 	oldest  int64         // takenAt of the oldest live sample, unix ns
 	newest  int64         // takenAt of the newest live sample, unix ns
@@ -296,6 +300,8 @@ func (s *series) publish(maxAge int64) {
 		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
 		st.staleAt = st.oldest + maxAge
 		st.p50 = s.sorted[medianIndex(n)]
+		st.p75, st.p90 = s.sorted[quantileIndex(n, 0.75)], s.sorted[quantileIndex(n, 0.9)]
+		st.p95, st.p99 = s.sorted[quantileIndex(n, 0.95)], s.sorted[quantileIndex(n, 0.99)]
 		st.byOrigin = s.byOrigin
 		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
 	}
@@ -356,6 +362,10 @@ func (st *seriesStats) targetStats() stats.Target {
 	ts := stats.Target{
 		Samples:          st.samples,
 		P50:              st.p50,
+		P75:              st.p75,
+		P90:              st.p90,
+		P95:              st.p95,
+		P99:              st.p99,
 		EWMA:             st.ewma,
 		LogMean:          st.logMean,
 		LogStd:           st.logStd,

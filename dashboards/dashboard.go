@@ -10,7 +10,8 @@
 // (github.com/grafana/grafana-foundation-sdk), so the JSON model is
 // Grafana's own and this package only says what the panels show.
 // firstbyte.json is generated, never edited by hand: change panels.go and
-// run `go generate ./dashboards/`.
+// run `go generate ./dashboards/`, which also refreshes the Helm chart's
+// copy (deploy/helm/firstbyte/dashboards/; a test in deploy/ checks it).
 //
 // What it must not do: import the packages that define the metrics (only
 // its tests do), so the dashboard depends on metric names alone, as a
@@ -19,6 +20,7 @@
 package dashboards
 
 //go:generate go test -run ^TestDashboardUpToDate$ -update .
+//go:generate cp firstbyte.json ../deploy/helm/firstbyte/dashboards/firstbyte.json
 
 import (
 	"bytes"

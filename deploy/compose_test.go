@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
@@ -487,6 +491,141 @@ func TestOperationsDocMatchesCompose(t *testing.T) {
 					t.Errorf("%s does not say what happens at %s (provider %s's phase in %s)", doc, at, p.Name, repoRel(file))
 				}
 			}
+		}
+	}
+}
+
+// healthDefaultTimeout is `firstbyte health`'s own -timeout default.
+const healthDefaultTimeout = 2 * time.Second
+
+// Each gateway replica has a health check the distroless image can run:
+// exec form (there is no shell for CMD-SHELL), the image's own binary's
+// `health` subcommand reading the config the replica serves, with a
+// timeout longer than the command's own, so an unhealthy replica is
+// reported with the command's reason rather than killed mid-check.
+func TestComposeGatewaysHaveHealthchecks(t *testing.T) {
+	s := loadStack(t)
+	d := loadDockerfile(t)
+	eps := d.stage("gateway").all("ENTRYPOINT")
+	if len(eps) != 1 || len(eps[0].args) == 0 {
+		t.Fatalf("gateway stage: want one ENTRYPOINT, got %v", eps)
+	}
+	binary := eps[0].args[0]
+	gateways := serviceOfKind(s, "firstbyte serve")
+	if len(gateways) == 0 {
+		t.Fatal("no firstbyte serve service")
+	}
+	for _, name := range gateways {
+		sv := s.services[name]
+		hc := sv.Healthcheck
+		if hc == nil {
+			t.Errorf("service %s has no healthcheck: nothing can wait until it is ready", name)
+			continue
+		}
+		if len(hc.Test) < 3 || hc.Test[0] != "CMD" || hc.Test[1] != binary || hc.Test[2] != "health" {
+			t.Errorf("service %s: healthcheck test %q, want [\"CMD\", %q, \"health\", ...] (exec form: the image has no shell)", name, hc.Test, binary)
+			continue
+		}
+		args := hc.Test[2:]
+		served, err := oneFlag(sv, "config")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch cfgs, urls := flagValues(args, "config"), flagValues(args, "url"); {
+		case len(urls) == 1:
+			// An explicit URL: the integration test checks where it points.
+		case len(cfgs) != 1 || cfgs[0] != served:
+			t.Errorf("service %s: healthcheck %q reads config %v, but the service serves %s: it would probe another address",
+				name, hc.Test, cfgs, served)
+		}
+		timeout := healthDefaultTimeout
+		if vs := flagValues(args, "timeout"); len(vs) == 1 {
+			if timeout, err = time.ParseDuration(vs[0]); err != nil {
+				t.Errorf("service %s: healthcheck -timeout %q: %v", name, vs[0], err)
+			}
+		}
+		durs := map[string]time.Duration{}
+		for _, f := range []struct{ name, v string }{
+			{"interval", hc.Interval}, {"timeout", hc.Timeout}, {"start_period", hc.StartPeriod}, {"start_interval", hc.StartInterval},
+		} {
+			if f.v == "" {
+				continue
+			}
+			v, err := time.ParseDuration(f.v)
+			if err != nil || v <= 0 {
+				t.Errorf("service %s: healthcheck %s %q is not a positive duration", name, f.name, f.v)
+			}
+			durs[f.name] = v
+		}
+		if durs["timeout"] <= timeout {
+			t.Errorf("service %s: healthcheck timeout %q is not longer than the command's own %v: Docker would kill the check before it says why",
+				name, hc.Timeout, timeout)
+		}
+		if durs["interval"] == 0 || durs["interval"] < durs["timeout"] {
+			t.Errorf("service %s: healthcheck interval %q must be set and at least its timeout %q", name, hc.Interval, hc.Timeout)
+		}
+		if hc.Retries < 1 {
+			t.Errorf("service %s: healthcheck retries %d, want at least 1", name, hc.Retries)
+		}
+	}
+}
+
+// A service that waits for a gateway waits until it is healthy (ready to
+// serve), not merely started; every dependency names a service of the
+// file, with a condition Compose knows and the dependency can meet.
+func TestComposeWaitsForHealthyGateways(t *testing.T) {
+	s := loadStack(t)
+	waits := 0
+	for _, name := range s.names() {
+		for dep, cond := range s.services[name].DependsOn {
+			if !s.has(dep) {
+				t.Errorf("service %s depends on %q, which is no service of %s", name, dep, composeFile)
+				continue
+			}
+			switch cond {
+			case "service_started", "service_healthy", "service_completed_successfully":
+			default:
+				t.Errorf("service %s: depends_on %s has condition %q, which Compose does not know", name, dep, cond)
+			}
+			hasCheck := s.services[dep].Healthcheck != nil
+			if cond == "service_healthy" && !hasCheck {
+				t.Errorf("service %s waits for %s to be healthy, but %s has no healthcheck: Compose refuses that", name, dep, dep)
+			}
+			if kindOf(s.services[dep]) == "firstbyte serve" {
+				waits++
+				if cond != "service_healthy" {
+					t.Errorf("service %s depends on gateway %s with condition %q; want service_healthy, so it starts once %s answers /readyz",
+						name, dep, cond, dep)
+				}
+			}
+		}
+	}
+	if waits == 0 {
+		t.Error("no service waits for a gateway: the traffic would start against replicas not yet ready")
+	}
+}
+
+func TestDependsOnForms(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     dependsOn
+		wantErr  bool
+	}{
+		{name: "list", in: "[a, b]", want: dependsOn{"a": "service_started", "b": "service_started"}},
+		{name: "map", in: "{a: {condition: service_healthy}, b: {}}", want: dependsOn{"a": "service_healthy", "b": "service_started"}},
+		{name: "typo in a key", in: "{a: {conditon: service_healthy}}", wantErr: true},
+	}
+	for _, tt := range tests {
+		var got struct {
+			D dependsOn `yaml:"depends_on"`
+		}
+		err := yaml.UnmarshalWithOptions([]byte("depends_on: "+tt.in), &got, yaml.Strict())
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s: error %v, want error %v", tt.name, err, tt.wantErr)
+			continue
+		}
+		if !tt.wantErr && !maps.Equal(got.D, tt.want) {
+			t.Errorf("%s: depends_on %s = %v, want %v", tt.name, tt.in, got.D, tt.want)
 		}
 	}
 }

@@ -37,7 +37,52 @@ type service struct {
 	Expose      []string          `yaml:"expose"`
 	Ports       []string          `yaml:"ports"`
 	NetworkMode string            `yaml:"network_mode"`
-	DependsOn   []string          `yaml:"depends_on"`
+	DependsOn   dependsOn         `yaml:"depends_on"`
+	Healthcheck *healthcheck      `yaml:"healthcheck"`
+}
+
+// healthcheck is a service's Docker health check.
+type healthcheck struct {
+	Test          []string `yaml:"test"`
+	Interval      string   `yaml:"interval"`
+	Timeout       string   `yaml:"timeout"`
+	Retries       int      `yaml:"retries"`
+	StartPeriod   string   `yaml:"start_period"`
+	StartInterval string   `yaml:"start_interval"`
+}
+
+// dependsOn is depends_on in either of Compose's forms: a list of
+// services (each then waits only for the start), or a map of service to
+// {condition: service_started | service_healthy | ...}. It maps each
+// service to its condition.
+type dependsOn map[string]string
+
+func (d *dependsOn) UnmarshalYAML(data []byte) error {
+	var list []string
+	if err := yaml.Unmarshal(data, &list); err == nil {
+		*d = dependsOn{}
+		for _, name := range list {
+			(*d)[name] = "service_started"
+		}
+		return nil
+	}
+	var long map[string]struct {
+		Condition string `yaml:"condition"`
+		Restart   bool   `yaml:"restart"`
+		Required  *bool  `yaml:"required"`
+	}
+	if err := yaml.UnmarshalWithOptions(data, &long, yaml.Strict()); err != nil {
+		return fmt.Errorf("depends_on: want a list of services or a map of service to {condition: ...}: %w", err)
+	}
+	*d = dependsOn{}
+	for name, dep := range long {
+		cond := dep.Condition
+		if cond == "" {
+			cond = "service_started"
+		}
+		(*d)[name] = cond
+	}
+	return nil
 }
 
 type build struct {

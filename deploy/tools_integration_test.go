@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,6 +62,109 @@ func requireDeployTools(t *testing.T) deployTools {
 		t.Fatalf("missing tools:\n  %s", strings.Join(missing, "\n  "))
 	}
 	return tl
+}
+
+// checkFirstbyteCommands: every service of the gateway image runs a
+// firstbyte subcommand with flags it has, and so does each health check.
+func checkFirstbyteCommands(t *testing.T, tl deployTools, s *stack) {
+	checked := 0
+	for _, name := range s.names() {
+		sv := s.services[name]
+		if sv.Build == nil || sv.Build.Target != "gateway" {
+			continue
+		}
+		if len(sv.Command) == 0 {
+			t.Errorf("service %s runs the image's default command; name it, so it is checked here", name)
+			continue
+		}
+		checked += checkSubcommand(t, tl, sv, "service "+name, sv.Command)
+		if hc := sv.Healthcheck; hc != nil && len(hc.Test) > 2 {
+			checked += checkSubcommand(t, tl, sv, "service "+name+"'s healthcheck", hc.Test[2:])
+		}
+	}
+	if checked == 0 {
+		t.Error("no firstbyte flag was checked")
+	}
+}
+
+// checkHealthchecksDialAdmin runs each gateway's health check, as compose
+// gives it, with the real binary: nothing listens here, so it fails, and
+// says which URL it tried, which must be the replica's own admin
+// listener on loopback.
+func checkHealthchecksDialAdmin(t *testing.T, tl deployTools, s *stack) {
+	n := loadNetwork(t, s)
+	checked := 0
+	for _, name := range serviceOfKind(s, "firstbyte serve") {
+		sv := s.services[name]
+		cfg := n.gateways[name]
+		if sv.Healthcheck == nil || len(sv.Healthcheck.Test) < 3 || cfg == nil {
+			continue // reported by the compose tests
+		}
+		// The healthcheck's own arguments, its config path replaced by the
+		// repository's file, with a short timeout: nothing listens here,
+		// so it fails, naming the URL it tried.
+		args := slices.Clone(sv.Healthcheck.Test[2:])
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-config" {
+				file, err := mountedFile(sv, args[i+1])
+				if err != nil {
+					t.Fatalf("%s healthcheck: %v", name, err)
+				}
+				args[i+1] = file
+			}
+		}
+		args = append(args, "-timeout", "300ms")
+		r := runTool(t, serviceEnv(t, sv), tl.firstbyte, args...)
+		m := regexp.MustCompile(`GET (http://\S+)/readyz: `).FindStringSubmatch(r.out)
+		if m == nil {
+			t.Errorf("service %s: firstbyte %s said %q; want \"GET URL/readyz: ...\"", name, strings.Join(args, " "), r.out)
+			continue
+		}
+		addr, err := urlAddr(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, port, err := hostPort(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, adminPort, _ := hostPort(cfg.Admin.Listen)
+		if !isLoopback(host) || port != adminPort {
+			t.Errorf("service %s: its health check dials %s; its admin listener is %s, which the check reaches at 127.0.0.1:%d in its own container",
+				name, addr, cfg.Admin.Listen, adminPort)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no gateway health check was run")
+	}
+}
+
+// checkSubcommand runs `firstbyte SUB -h` for argv (SUB and its
+// arguments) and checks that SUB is a subcommand and that every flag argv
+// gives is one of its flags; it returns how many flags it checked.
+func checkSubcommand(t *testing.T, tl deployTools, sv service, who string, argv []string) int {
+	t.Helper()
+	// The flag parser of a subcommand lists its flags on -h; an unknown
+	// subcommand says so instead.
+	sub := argv[0]
+	r := runTool(t, serviceEnv(t, sv), tl.firstbyte, sub, "-h")
+	if strings.Contains(r.out, "unknown command") || !strings.Contains(r.out, "Usage of "+sub) {
+		t.Errorf("%s runs `firstbyte %s`, which is not a firstbyte subcommand:\n%s", who, sub, r.out)
+		return 0
+	}
+	checked := 0
+	for _, a := range argv[1:] {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		flag, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.Contains(r.out, "  -"+flag+" ") && !strings.Contains(r.out, "  -"+flag+"\n") {
+			t.Errorf("%s: `firstbyte %s` has no flag -%s:\n%s", who, sub, flag, r.out)
+		}
+		checked++
+	}
+	return checked
 }
 
 // serviceEnv is the environment a service's process gets: compose's
@@ -138,38 +243,11 @@ func TestStackFilesPassTheirTools(t *testing.T) {
 	})
 
 	t.Run("every firstbyte command is a subcommand with those flags", func(t *testing.T) {
-		checked := 0
-		for _, name := range s.names() {
-			sv := s.services[name]
-			if sv.Build == nil || sv.Build.Target != "gateway" {
-				continue
-			}
-			if len(sv.Command) == 0 {
-				t.Errorf("service %s runs the image's default command; name it, so it is checked here", name)
-				continue
-			}
-			// The flag parser of a subcommand lists its flags on -h (exit 2);
-			// an unknown subcommand says so instead.
-			sub := sv.Command[0]
-			r := runTool(t, serviceEnv(t, sv), tl.firstbyte, sub, "-h")
-			if strings.Contains(r.out, "unknown command") || !strings.Contains(r.out, "Usage of "+sub) {
-				t.Errorf("service %s runs `firstbyte %s`, which is not a firstbyte subcommand:\n%s", name, sub, r.out)
-				continue
-			}
-			for _, a := range sv.Command[1:] {
-				if !strings.HasPrefix(a, "-") {
-					continue
-				}
-				flag, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-				if !strings.Contains(r.out, "  -"+flag+" ") && !strings.Contains(r.out, "  -"+flag+"\n") {
-					t.Errorf("service %s: `firstbyte %s` has no flag -%s:\n%s", name, sub, flag, r.out)
-				}
-				checked++
-			}
-		}
-		if checked == 0 {
-			t.Error("no firstbyte flag was checked")
-		}
+		checkFirstbyteCommands(t, tl, s)
+	})
+
+	t.Run("the gateways' health checks dial their own admin listener", func(t *testing.T) {
+		checkHealthchecksDialAdmin(t, tl, s)
 	})
 
 	t.Run("the collector validates its configs with the service's environment", func(t *testing.T) {

@@ -2,6 +2,7 @@ package router
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -124,7 +125,7 @@ func (g *Gateway) gatewayFailure(c *call) {
 		if i > 0 {
 			msg += ";"
 		}
-		msg += " attempt " + strconv.Itoa(f.Attempt) + " " + f.Target + ": " + f.Reason
+		msg += " attempt " + strconv.Itoa(f.Attempt) + " " + f.Target + ": " + cmp.Or(f.Detail, f.Reason)
 	}
 	for i, s := range skipped {
 		if i > 0 || len(failures) > 0 {
@@ -153,6 +154,10 @@ func (r *Route) summary() []byte {
 		extra = strconv.AppendInt(extra, int64(f.Status), 10)
 		extra = append(extra, `,"error":`...)
 		extra = appendJSONString(extra, f.Reason)
+		if f.Detail != "" {
+			extra = append(extra, `,"detail":`...)
+			extra = appendJSONString(extra, f.Detail)
+		}
 		extra = append(extra, '}')
 	}
 	extra = append(extra, ']')

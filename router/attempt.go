@@ -137,7 +137,7 @@ func (a *attempt) reach() bool {
 	resp, err := a.g.transport.RoundTrip(req)
 	if err != nil {
 		a.res.Wait += a.g.since(a.sent)
-		a.transportFailure()
+		a.transportFailure(err)
 		return false
 	}
 	a.resp = resp
@@ -222,8 +222,9 @@ func (a *attempt) canceled() {
 	a.res.HasTTFB = false
 }
 
-// transportFailure classifies an error before any usable answer arrived.
-func (a *attempt) transportFailure() {
+// transportFailure classifies err, which ended the attempt before any
+// usable answer arrived.
+func (a *attempt) transportFailure(err error) {
 	switch cause := context.Cause(a.actx); {
 	case a.ctx.Err() != nil:
 		a.canceled()
@@ -236,8 +237,11 @@ func (a *attempt) transportFailure() {
 		a.failover(0, fault.ErrorTimeout)
 	case errors.Is(cause, errIdleTimeout):
 		a.failover(0, fault.ErrorStall)
+	case errors.Is(cause, errHedgeLost):
+		a.res.ErrorType, a.res.Outcome, a.res.HasTTFB = fault.ErrorHedgeLost, telemetry.OutcomeHedgeLost, false
 	default:
 		a.failover(0, fault.ErrorTransport)
+		a.res.Detail = transportReason(err) // "transport (connection refused)": what the client reads
 	}
 }
 

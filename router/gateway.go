@@ -99,8 +99,10 @@ type Gateway struct {
 	maxResponse int64           // a unary answer larger than this is a provider fault
 	budget      *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
 	keys        [][]byte
-	providers   map[string]*config.Provider // as configured, to hand state on to the next gateway
-	pairs       map[pair]bool               // every configured (target, upstream model)
+	providers   map[string]*config.Provider    // as configured, to hand state on to the next gateway
+	pairs       map[pair]bool                  // every configured (target, upstream model)
+	hedge       *hedging                       // strategy.hedge; nil: off
+	newTimer    func(time.Duration) hedgeTimer // the race's timers: real ones, or a test's
 
 	handler      http.Handler // the client API: mux behind serveHTTP
 	mux          *http.ServeMux
@@ -165,6 +167,8 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
+	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
+	g.newTimer = newRealTimer
 	g.mux = g.newMux()
 	g.handler = http.HandlerFunc(g.serveHTTP)
 	return g, nil

@@ -74,7 +74,7 @@ func (a *attempt) reachStream() bool {
 	if n == 0 {
 		// A 2xx with no body at all is a transport failure too.
 		a.setStatus(resp.StatusCode)
-		a.transportFailure()
+		a.transportFailure(err)
 		return false
 	}
 	a.firstByte.Stop()
@@ -103,7 +103,7 @@ func (a *attempt) reachStream() bool {
 		if ferr != nil || err == io.EOF || err == errStreamFinished {
 			a.failover(resp.StatusCode, fault.ErrorStreamBroken)
 		} else {
-			a.transportFailure()
+			a.transportFailure(err)
 		}
 		return false
 	}

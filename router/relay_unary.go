@@ -60,7 +60,7 @@ func (a *attempt) reachUnary() bool {
 		return false
 	case err != nil:
 		a.setStatus(resp.StatusCode)
-		a.transportFailure()
+		a.transportFailure(err)
 		return false
 	case over:
 		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)

@@ -30,6 +30,10 @@ type Result struct {
 	// Delivered: bytes of this attempt reached the client, so there is no
 	// failover after it, whatever happens next.
 	Delivered bool
+	// Detail is what the client reads of a failure when the error.type
+	// alone says too little ("transport (connection refused)"); "" : the
+	// error.type.
+	Detail string
 	// Wait is how long the attempt waited on its upstream (the request
 	// span's firstbyte.upstream_wait adds these up).
 	Wait time.Duration
@@ -54,7 +58,7 @@ func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorTyp
 // success (the provider answered).
 func (r Result) breakerResult() result {
 	switch {
-	case r.Outcome == telemetry.OutcomeCanceled, r.ErrorType == fault.ErrorResponseBufferFull:
+	case r.Outcome == telemetry.OutcomeCanceled, r.Outcome == telemetry.OutcomeHedgeLost, r.ErrorType == fault.ErrorResponseBufferFull:
 		return resultNeutral
 	case r.Fault() == fault.Full:
 		return resultFault
@@ -84,7 +88,7 @@ func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
 	}
 	attrs = append(attrs, telemetry.KeyOutcome.String(r.Outcome), telemetry.KeyFault.String(r.Fault().String()))
 	span.SetAttributes(attrs...)
-	if r.Outcome != telemetry.OutcomeSuccess && r.Outcome != telemetry.OutcomeClientError {
+	if r.Outcome != telemetry.OutcomeSuccess && r.Outcome != telemetry.OutcomeClientError && r.Outcome != telemetry.OutcomeHedgeLost {
 		span.SetStatus(codes.Error, r.ErrorType)
 	}
 	span.End(ts)

@@ -58,6 +58,7 @@ type Failure struct {
 	Attempt int
 	Status  int    // what the client gets if this is the last failure
 	Reason  string // error.type: an HTTP status, "timeout", "transport", ...
+	Detail  string // the reason in more words ("transport (connection refused)"); "": none
 }
 
 // preparer readies a candidate for a request: "" when it is ready, else
@@ -87,6 +88,10 @@ type Route struct {
 	pos, try int  // the cursor: the candidate Next tries, and its try
 	attempts int  // Turns handed out: upstream attempts started
 	forced   bool // the blackout rule has handed out its try
+	hedges   int  // of the attempts, hedges (Hedge)
+	// hedge is the request's hedge result (won, lost, denied; "" : none
+	// was due), which the driver sets.
+	hedge    string
 	skipped  []Skip
 	failures []Failure
 }
@@ -109,6 +114,7 @@ type Turn struct {
 	pos, try int // where the cursor was: Skip moves past this candidate
 	adm      admission
 	probe    bool       // the disabled provider's probe, or a forced try of it
+	hedge    bool       // a hedge, started beside a late attempt
 	span     trace.Span // nil until StartSpan
 	resolved bool
 }
@@ -163,6 +169,32 @@ func (r *Route) Next() (t Turn, ok bool) {
 	}
 	return Turn{}, false
 }
+
+// Hedge hands out a hedge beside t, a late attempt still running: the
+// next candidate in the order after t's (t's own retries are given up: a
+// hedge goes to another target), admitted as Next admits. ok is false when
+// no candidate is left.
+func (r *Route) Hedge(t *Turn) (h Turn, ok bool) {
+	if r.pos == t.pos {
+		r.pos, r.try = r.pos+1, 0
+	}
+	if r.pos >= len(r.order) {
+		return Turn{}, false
+	}
+	h, ok = r.Next()
+	if ok {
+		h.hedge = true
+		r.hedges++
+	}
+	return h, ok
+}
+
+// SetHedge records the request's hedge result (HedgeWon, HedgeLost,
+// HedgeDenied): X-Firstbyte-Hedged and the request span carry it.
+func (r *Route) SetHedge(result string) { r.hedge = result }
+
+// HedgeResult is the request's hedge result ("" : none was due).
+func (r *Route) HedgeResult() string { return r.hedge }
 
 // turn hands out an attempt of c.
 func (r *Route) turn(c *Candidate, adm admission, probe bool) Turn {
@@ -260,7 +292,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true
 	}
-	r.failures = append(r.failures, Failure{Target: t.Cand.Target, Attempt: t.Attempt, Status: res.clientStatus(), Reason: res.ErrorType})
+	r.failures = append(r.failures, Failure{Target: t.Cand.Target, Attempt: t.Attempt, Status: res.clientStatus(), Reason: res.ErrorType, Detail: res.Detail})
 	return false
 }
 

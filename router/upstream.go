@@ -109,19 +109,29 @@ func (u *upstream) setAuth(h http.Header) {
 
 var defaultAnthropicVersion = []string{"2023-06-01"}
 
+// maxUpstreamHeaderBytes bounds an upstream response's header block (the
+// status line and every header, HTTP/1 and HTTP/2 alike). Beyond it the
+// round trip fails, which the attempt classifies as a transport fault: the
+// request fails over and the client never sees the header. Providers send
+// a few KiB; Go's own default, 10 MiB, would let one answer hold that much
+// per attempt before any limit of the gateway applies.
+const maxUpstreamHeaderBytes = 1 << 20
+
 // NewTransport is the upstream HTTP transport: pooled keep-alive
 // connections, HTTP/2 where offered, bodies passed as the provider sent
-// them (no transparent gzip, so bytes are relayed unchanged).
+// them (no transparent gzip, so bytes are relayed unchanged), response
+// headers bounded by maxUpstreamHeaderBytes.
 func NewTransport() *http.Transport {
 	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,
+		MaxResponseHeaderBytes: maxUpstreamHeaderBytes,
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    256,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		DisableCompression:     true,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/url"
 	"os"
@@ -15,25 +16,61 @@ import (
 )
 
 // cmdCheck validates a config: exit 0 with a one-screen summary on stdout,
-// or exit 1 with every error as "field.path: message" on stderr. Neither
-// ever shows a secret (provider keys, client keys, tokens).
+// or exit 1 with every error as "field.path: message" on stderr. Warnings
+// (config.Warnings: accepted, but every request would fail) go to stderr
+// as "warning: field.path: message" either way, and alone they do not
+// change the exit code. Nothing it prints ever shows a secret (provider
+// keys, client keys, tokens).
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
-	cfg, path, code := configFromFlags("check", args, stderr)
-	if cfg == nil {
+	path, code, ok := configFlag("check", args, stderr)
+	if !ok {
 		return code
 	}
-	writeSummary(stdout, path, cfg, os.Getenv)
+	cfg, err := config.Load(path)
+	if err != nil {
+		printConfigError(stderr, path, err)
+		return 1
+	}
+	verr := cfg.Validate()
+	warnings := cfg.Warnings()
+	if verr != nil {
+		printConfigError(stderr, path, verr)
+		printWarnings(stderr, warnings)
+		return 1
+	}
+	printWarnings(stderr, warnings)
+	writeSummary(stdout, path, cfg, len(warnings), os.Getenv)
 	return 0
+}
+
+// printWarnings writes one "warning: field.path: message" line per
+// warning.
+func printWarnings(w io.Writer, warnings config.FieldErrors) {
+	for _, fe := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", fe.Error())
+	}
+}
+
+// logConfigWarnings logs cfg's warnings, one line each, as serve starts.
+func logConfigWarnings(log *slog.Logger, cfg *config.Config) {
+	for _, fe := range cfg.Warnings() {
+		log.Warn("config warning", "field", fe.Path, "warning", fe.Msg)
+	}
 }
 
 // summaryRows caps the provider and model lines so the summary stays on
 // one screen; the rest are counted.
 const summaryRows = 12
 
-// writeSummary prints what the gateway will do with cfg. getenv supplies
-// the OTLP environment the exporter would read.
-func writeSummary(w io.Writer, path string, cfg *config.Config, getenv func(string) string) {
-	fmt.Fprintf(w, "%s: ok\n", path)
+// writeSummary prints what the gateway will do with cfg; warnings is how
+// many warnings were printed apart. getenv supplies the OTLP environment
+// the exporter would read.
+func writeSummary(w io.Writer, path string, cfg *config.Config, warnings int, getenv func(string) string) {
+	if warnings > 0 {
+		fmt.Fprintf(w, "%s: ok, with %d warning%s (on stderr)\n", path, warnings, plural(warnings))
+	} else {
+		fmt.Fprintf(w, "%s: ok\n", path)
+	}
 	auth := "no client auth: anyone who reaches it may use it"
 	if n := len(cfg.Auth.Keys); n > 0 {
 		auth = fmt.Sprintf("auth: %d client key%s", n, plural(n))
@@ -64,6 +101,7 @@ func writeSummary(w io.Writer, path string, cfg *config.Config, getenv func(stri
 			pricing = fmt.Sprintf("pricing for %d model%s", k, plural(k))
 		}
 		fmt.Fprintf(w, "  provider %-12s %-9s %s (%s)\n", n, p.Kind, redactURL(p.BaseURL), pricing)
+		fmt.Fprintf(w, "           %s\n", providerLimits(p))
 	}
 
 	ms, models := modelRoutes(cfg)
@@ -76,13 +114,31 @@ func writeSummary(w io.Writer, path string, cfg *config.Config, getenv func(stri
 	}
 }
 
+// providerLimits is what bounds one attempt on p and how its breaker
+// trips, defaults applied.
+func providerLimits(p *config.Provider) string {
+	concurrency := "max_concurrency unlimited"
+	if p.MaxConcurrency > 0 {
+		concurrency = fmt.Sprintf("max_concurrency %d, queue %d", p.MaxConcurrency, p.Queue)
+	}
+	cb := p.CircuitBreaker
+	return fmt.Sprintf("timeout first_byte %s, total %s; %s; breaker opens after %d failure%s for %s",
+		config.FormatDuration(p.Timeout.FirstByte), config.FormatDuration(p.Timeout.Total), concurrency,
+		cb.Failures, plural(cb.Failures), config.FormatDuration(cb.Cooldown))
+}
+
 // modelRoutes lists the client models, sorted, and for each the targets
-// serving it as "target→upstream model", in declaration order.
+// serving it as "target→upstream model" (with "(retry N)" when the target
+// retries), in declaration order.
 func modelRoutes(cfg *config.Config) ([]string, map[string][]string) {
 	models := map[string][]string{}
 	for _, t := range cfg.Targets {
+		retry := ""
+		if n := t.Retry.Attempts; n > 0 {
+			retry = fmt.Sprintf(" (retry %d)", n)
+		}
 		for m, up := range t.Routes(cfg.Providers[t.VirtualKey]) {
-			models[m] = append(models[m], t.VirtualKey+"→"+up)
+			models[m] = append(models[m], t.VirtualKey+"→"+up+retry)
 		}
 	}
 	return slices.Sorted(maps.Keys(models)), models
@@ -159,18 +215,28 @@ func plural(n int) string {
 // configFromFlags parses a command's -config flag and loads and validates
 // that file; on failure it has printed why and returns the exit code.
 func configFromFlags(cmd string, args []string, stderr io.Writer) (*config.Config, string, int) {
+	path, code, ok := configFlag(cmd, args, stderr)
+	if !ok {
+		return nil, path, code
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		printConfigError(stderr, path, err)
+		return nil, path, 1
+	}
+	return cfg, path, 0
+}
+
+// configFlag parses a command's flags, -config alone; on failure it has
+// printed why and returns exit code 2.
+func configFlag(cmd string, args []string, stderr io.Writer) (path string, code int, ok bool) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	path := fs.String("config", defaultConfigPath(), "config file")
+	p := fs.String("config", defaultConfigPath(), "config file")
 	if err := fs.Parse(args); err != nil {
-		return nil, *path, 2
+		return *p, 2, false
 	}
-	cfg, err := loadConfig(*path)
-	if err != nil {
-		printConfigError(stderr, *path, err)
-		return nil, *path, 1
-	}
-	return cfg, *path, 0
+	return *p, 0, true
 }
 
 func loadConfig(path string) (*config.Config, error) {

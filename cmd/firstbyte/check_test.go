@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -18,7 +22,8 @@ func writeConfig(t *testing.T, text string) string {
 
 // TestCheckSummary: a good config exits 0 with one screen that says what
 // the gateway will do: listeners, auth, token, mode, limits, drain, logs,
-// telemetry, providers and the targets of each model.
+// telemetry, providers (each with its timeouts, concurrency and breaker)
+// and the targets of each model (with their retries).
 func TestCheckSummary(t *testing.T) {
 	t.Setenv("FIRSTBYTE_API_KEY", "k")
 	t.Setenv("GROQ_API_KEY", "g")
@@ -37,8 +42,10 @@ func TestCheckSummary(t *testing.T) {
   log        level debug, format json, requests off
   telemetry  service gw; export to http://127.0.0.1:4318; ingest on (token set), foreign on from checkout, search (unary: search)
   provider groq         openai    https://api.groq.com/openai/v1 (pricing for 1 model)
+           timeout first_byte 5s, total 2m; max_concurrency 10, queue 5; breaker opens after 3 failures for 10s
   provider together     openai    https://api.together.xyz/v1 (no pricing)
-  model llama-3.3-70b        groq→llama-3.3-70b-versatile, together→meta-llama/Llama-3.3-70B-Instruct-Turbo
+           timeout first_byte 30s, total 10m; max_concurrency unlimited; breaker opens after 5 failures for 30s
+  model llama-3.3-70b        groq→llama-3.3-70b-versatile (retry 1), together→meta-llama/Llama-3.3-70B-Instruct-Turbo
 `
 	if out != want {
 		t.Errorf("check valid.yaml printed\n%s\nwant\n%s", out, want)
@@ -86,7 +93,7 @@ targets:
 	}
 	want := path + `: 4 error(s)
 lisen: unknown key "lisen" (did you mean "listen"?)
-providers.groq.timeout.first_byte: 10 is not a duration: write a duration with a unit, e.g. 10s
+providers.groq.timeout.first_byte: a number is not a duration: write a duration with a unit, e.g. 10s
 targets[0].virtual_key: unknown provider "grok" (did you mean "groq"?)
 targets[1].modelmap: unknown key "modelmap" (did you mean "model_map"?)
 `
@@ -157,4 +164,22 @@ telemetry: {ingest: {enabled: true, token: [${INGEST_TOKEN}]}}
 		t.Errorf("check bad config: exit %d, want 1\n%s", code, errOut)
 	}
 	check("check errors", out+errOut)
+}
+
+// TestServeLogsConfigWarnings: what check warns of, serve logs at start,
+// one line per warning naming the field.
+func TestServeLogsConfigWarnings(t *testing.T) {
+	cfg, err := config.Load("../../router/config/testdata/base_url_paths.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	logConfigWarnings(slog.New(slog.NewTextHandler(&buf, nil)), cfg)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "field=providers.openai.base_url") {
+		t.Errorf("logged\n%s\nwant 5 warnings, the first about providers.openai.base_url", buf.String())
+	}
+	if strings.Contains(buf.String(), "secret") {
+		t.Errorf("a logged warning shows a base_url's credentials:\n%s", buf.String())
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -22,28 +24,21 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
-// The demo's story: three providers serve one model at clearly different
-// speeds (two speak the OpenAI API, claude-sim the Anthropic API: the
-// clients' chat completions reach it translated); the gateway learns who is fastest from its own spans and sends
-// nine requests in ten there. At 0:30 the fastest one degrades (slow and
-// failing), failovers appear and the lead moves; at 1:00 it recovers, and
-// exploration (one request in ten) re-measures it until it wins the lead
-// back, about half a minute later.
+// The demo: three providers serve one model at clearly different speeds
+// (two speak the OpenAI API, claude-sim the Anthropic API: the clients'
+// chat completions reach it translated); the gateway learns who is fastest
+// from its own spans and sends nine requests in ten there. Then the story
+// (demostory.go): the fastest degrades (slow and failing), failovers
+// appear and the lead moves; it recovers, and exploration (one request in
+// ten) re-measures it until it wins the lead back. Each step begins when
+// the one before has happened, not at a set time, so a slow machine tells
+// the whole story too, only later.
 const demoModel = "llama-3.3-70b"
 
+// demoSimConfig are the two providers that keep their pace throughout.
 const demoSimConfig = `
 seed: 7
 providers:
-  - name: groq-sim
-    ttfb: {median: 150ms, spread: 0.2}
-    stream: {chunks: 8, interval: 10ms}
-    phases:
-      - after: 30s
-        ttfb: {median: 900ms}
-        errors: {rate: 0.25, status: 503}
-      - after: 60s
-        ttfb: {median: 150ms}
-        errors: {rate: 0}
   - name: together-sim
     ttfb: {median: 350ms, spread: 0.2}
     stream: {chunks: 8, interval: 10ms}
@@ -51,6 +46,15 @@ providers:
     ttfb: {median: 600ms, spread: 0.2}
     stream: {chunks: 8, interval: 10ms}
 `
+
+// demoStarFast and demoStarSlow are groq-sim (demoStar) as the story
+// switches it: fast, and degraded.
+var (
+	demoStarFast = sim.Provider{Name: demoStar, TTFB: sim.Dist{Median: 150 * time.Millisecond, Spread: 0.2},
+		Stream: sim.Pace{Chunks: 8, Interval: 10 * time.Millisecond}}
+	demoStarSlow = sim.Provider{Name: demoStar, TTFB: sim.Dist{Median: 900 * time.Millisecond, Spread: 0.2},
+		Stream: sim.Pace{Chunks: 8, Interval: 10 * time.Millisecond}, Errors: sim.ErrorRate{Rate: 0.25, Status: http.StatusServiceUnavailable}}
+)
 
 // demoGatewayConfig maps the one client model onto each simulated provider
 // under the provider's own model name, as a real multi-provider set-up does.
@@ -70,13 +74,18 @@ targets:
 `, listen, admin, urls["groq-sim"], urls["together-sim"], urls["claude-sim"], demoModel)
 }
 
+// demoWorkers is how many simulated clients the demo runs by default:
+// enough traffic that exploration (a twentieth of the requests for each
+// runner-up) re-measures a recovered provider within seconds.
+const demoWorkers = 32
+
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	duration := fs.Duration("duration", 5*time.Minute, "stop after this long (Ctrl-C stops sooner)")
 	listen := fs.String("listen", "127.0.0.1:8080", "client API address (a free port is used if taken)")
 	admin := fs.String("admin", "127.0.0.1:9464", "admin address: /metrics, /debug/routing (a free port is used if taken)")
-	workers := fs.Int("workers", 8, "concurrent simulated clients")
+	workers := fs.Int("workers", demoWorkers, "concurrent simulated clients")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -89,22 +98,13 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
 
-	simCfg, err := sim.ParseConfig([]byte(demoSimConfig))
+	providers, err := startDemoProviders(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
 		return 1
 	}
-	cluster, err := sim.Start(ctx, simCfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
-		return 1
-	}
-	defer cluster.Close()
-	urls := map[string]string{}
-	for _, p := range simCfg.Providers {
-		urls[p.Name] = cluster.URL(p.Name)
-	}
-	cfg, err := config.Parse([]byte(demoGatewayConfig(freeOr(*listen), freeOr(*admin), urls)), os.LookupEnv)
+	defer providers.Close()
+	cfg, err := config.Parse([]byte(demoGatewayConfig(freeOr(*listen), freeOr(*admin), providers.urls)), os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
 		return 1
@@ -120,15 +120,36 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		_ = s.Shutdown(sctx)
 	}()
 
-	d := &demoDriver{url: "http://" + s.APIAddr + "/v1/chat/completions", client: &http.Client{Timeout: 30 * time.Second}}
+	start := time.Now()
+	// Every client keeps its connection (the default keeps two idle per
+	// host, and the rest would be a new connection per request).
+	clients := &http.Transport{MaxIdleConnsPerHost: *workers, IdleConnTimeout: 90 * time.Second}
+	defer clients.CloseIdleConnections()
+	d := &demoDriver{url: "http://" + s.APIAddr + "/v1/chat/completions", client: &http.Client{Timeout: 30 * time.Second, Transport: clients}}
+	story := newDemoStory(providers.degrade)
 	var wg sync.WaitGroup
 	for i := 0; i < *workers; i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); d.loop(ctx) }()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		story.run(ctx, start, 200*time.Millisecond, func() string { return demoLeader(s.current().Routing()) })
+	}()
 
-	start := time.Now()
-	tty := isTerminal(stdout)
+	drawDemo(ctx, stdout, start, *duration, s, d, story)
+	wg.Wait()
+	fmt.Fprintf(stdout, "\ndemo stopped after %s: %d requests, %d failed; %s\n",
+		time.Since(start).Round(time.Second), d.ok.Load()+d.failed.Load(), d.failed.Load(), story.ending())
+	return 0
+}
+
+// drawDemo draws the table until ctx ends: the first frame at once (the
+// table fills in as the gateway learns), then every second on a terminal
+// (every 5 s elsewhere), and the last one when the demo stops.
+func drawDemo(ctx context.Context, w io.Writer, start time.Time, total time.Duration, s *stack, d *demoDriver, story *demoStory) {
+	tty := isTerminal(w)
 	interval := time.Second
 	if !tty {
 		interval = 5 * time.Second
@@ -136,13 +157,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	view := newDemoView(demoRecent)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	// The first frame goes out at once (the table fills in as the gateway
-	// learns), the last one when the demo stops.
 	draw := func() {
 		now := time.Now()
 		f := view.frame(now.Sub(start), s.current().Routing(), gatherDemoCounts(s.Registry), d)
-		f.Elapsed, f.Total, f.API, f.Admin = now.Sub(start), *duration, s.APIAddr, s.AdminAddr
-		_, _ = io.WriteString(stdout, renderDemoFrame(f, tty))
+		f.Elapsed, f.Total, f.API, f.Admin, f.Story = now.Sub(start), total, s.APIAddr, s.AdminAddr, story.lines()
+		_, _ = io.WriteString(w, renderDemoFrame(f, tty))
 	}
 	draw()
 	for done := false; !done; {
@@ -153,9 +172,73 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		}
 		draw()
 	}
-	wg.Wait()
-	fmt.Fprintf(stdout, "\ndemo stopped after %s: %d requests, %d failed.\n", time.Since(start).Round(time.Second), d.ok.Load()+d.failed.Load(), d.failed.Load())
-	return 0
+}
+
+// demoProviders are the demo's simulated upstreams: a cluster for the two
+// that keep their pace, and demoStar behind a switch between its fast and
+// its degraded self, which the story turns.
+type demoProviders struct {
+	cluster *sim.Cluster
+	urls    map[string]string // name -> base URL
+	// immutable after startDemoProviders
+	fast, slow *sim.Server
+	srv        *http.Server
+	served     chan struct{} // closed when srv.Serve has returned
+	current    atomic.Pointer[sim.Server]
+}
+
+func startDemoProviders(ctx context.Context) (*demoProviders, error) {
+	simCfg, err := sim.ParseConfig([]byte(demoSimConfig))
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := sim.Start(ctx, simCfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &demoProviders{cluster: cluster, urls: map[string]string{}, served: make(chan struct{})}
+	for _, sp := range simCfg.Providers {
+		p.urls[sp.Name] = cluster.URL(sp.Name)
+	}
+	// Seeded like the cluster's providers, on streams of their own.
+	p.fast = sim.NewProvider(demoStarFast, sim.Options{Rand: rand.New(rand.NewPCG(simCfg.Seed, 100))})
+	p.slow = sim.NewProvider(demoStarSlow, sim.Options{Rand: rand.New(rand.NewPCG(simCfg.Seed, 101))})
+	p.current.Store(p.fast)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cluster.Close()
+		return nil, err
+	}
+	p.urls[demoStar] = "http://" + ln.Addr().String() + "/v1"
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { defer close(p.served); _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// ServeHTTP is demoStar: its current self answers.
+func (p *demoProviders) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.current.Load().ServeHTTP(w, r)
+}
+
+// degrade switches demoStar to its degraded self (on) or back.
+func (p *demoProviders) degrade(on bool) {
+	if on {
+		p.current.Store(p.slow)
+	} else {
+		p.current.Store(p.fast)
+	}
+}
+
+// Close stops every provider: open connections are broken, so handlers see
+// their requests cancelled, and it waits for them.
+func (p *demoProviders) Close() {
+	_ = p.srv.Close()
+	<-p.served
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = p.fast.WaitIdle(ctx)
+	_ = p.slow.WaitIdle(ctx)
+	_ = p.cluster.Close()
 }
 
 // freeOr returns addr if it can be bound now, else a free loopback port, so

@@ -63,3 +63,38 @@ func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
 		t.Errorf("the demo's admin address %s still accepts connections after it stopped", admin)
 	}
 }
+
+// TestDemoTellsItsWholeStory: within a 60 s run, on whatever machine runs
+// the tests, the demo's story reaches its end: groq-sim degrades, loses
+// the lead, recovers and leads again, and the output says so before the
+// demo stops. Each step waits for what the gateway does, not for a time.
+func TestDemoTellsItsWholeStory(t *testing.T) {
+	p := startChildProc(t, "demo", requireBinary(t, "FIRSTBYTE_BIN"), childEnv(),
+		"demo", "-duration", "60s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0")
+	start := time.Now()
+	const told = "groq-sim leads again, "
+	pollUntil(t, 75*time.Second, "the story's last line, or the demo's end", func() bool {
+		return strings.Contains(p.stdout.String(), told) || p.exited()
+	})
+	if !p.exited() {
+		p.stop(t, syscall.SIGINT, 10*time.Second)
+	}
+	out := p.stdout.String()
+	t.Logf("the story was told after %v", time.Since(start).Round(time.Second))
+	i, end := strings.Index(out, told), strings.Index(out, "demo stopped after")
+	if i < 0 || end < i {
+		t.Fatalf("the demo stopped before its story ended:\n%s", tailOf(out, 3000))
+	}
+	for _, step := range []string{
+		"groq-sim slows to ~900ms", // the story's steps, each with its times
+		"leads; groq-sim stays degraded",
+		"groq-sim is fast again",
+	} {
+		if !regexp.MustCompile(`\d+:\d\d-\d+:\d\d\s+[^\n]*` + regexp.QuoteMeta(step)).MatchString(out) {
+			t.Errorf("no finished step %q with its start and end in the output:\n%s", step, tailOf(out, 3000))
+		}
+	}
+	if !strings.Contains(out[end:], "the story was told by") {
+		t.Errorf("the closing line does not say the story was told:\n%s", tailOf(out, 500))
+	}
+}

@@ -64,6 +64,7 @@ type demoFrame struct {
 	Requests, Failed       int64
 	Leader, Explore, Cold  string // shares of first picks over the run
 	Events                 []string
+	Story                  []string // the story's lines (demoStory.lines)
 }
 
 type demoRow struct {
@@ -161,8 +162,10 @@ func renderDemoFrame(f demoFrame, tty bool) string {
 			b.WriteString(e + "\n")
 		}
 	}
-	b.WriteString("\nstory: at 0:30 groq-sim slows to ~900ms with 25% 503s (failovers; the lead moves once half its\n" +
-		"       last 100 samples are slow); at 1:00 it recovers, and exploration re-measures it until it leads again.\n" +
-		"       claude-sim speaks the Anthropic API: the clients' chat completions reach it translated.\n")
+	b.WriteString("\n")
+	for _, l := range f.Story {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("claude-sim speaks the Anthropic API: the clients' chat completions reach it translated.\n")
 	return b.String()
 }

@@ -48,6 +48,7 @@ func TestDemoFramesOnARecordedRun(t *testing.T) {
 	if len(f.Events) != 1 || f.Events[0] != "0:40  lead groq-sim -> together-sim: p50 350ms now beats groq-sim's 900ms" {
 		t.Errorf("events %q", f.Events)
 	}
+	f.Story = []string{"story: each step begins when the one before has happened", "  0:30-      the lead has moved  <- now, ends at 0:45"}
 	out := renderDemoFrame(f, false)
 	for _, want := range []string{
 		"TARGET              P50 SAMPLES FIRST PICKS   SHARE     NOW   FAILED  STATUS",
@@ -55,6 +56,7 @@ func TestDemoFramesOnARecordedRun(t *testing.T) {
 		"together-sim      350ms     100         340     26%     94%        0  ★ leader",
 		"NOW: of the last 10s",
 		"0:40  lead groq-sim -> together-sim",
+		"\nstory: each step begins when the one before has happened\n  0:30-      the lead has moved  <- now, ends at 0:45\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("frame lacks %q:\n%s", want, out)

@@ -29,6 +29,9 @@ Usage:
   firstbyte sim -config FILE       simulated OpenAI- and Anthropic-compatible providers
   firstbyte study [-out DIR] [-seed N] [-scenarios LIST] [-modes LIST] [-duration D]
                                    the routing-quality study: every mode through failure scenarios, deterministic
+  firstbyte health [-url URL] [-live] [-config FILE]
+                                   exit 0 when the admin /readyz (-live: /health) answers 200, else 1;
+                                   a container health check with no curl (default URL from admin.listen)
   firstbyte version                version, commit, Go version
 `
 
@@ -48,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdSim(args[1:], stdout, stderr)
 	case "study":
 		return cmdStudy(args[1:], stdout, stderr)
+	case "health":
+		return cmdHealth(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "firstbyte %s (commit %s, %s)\n", version, buildCommit(), runtime.Version())
 		return 0

@@ -39,6 +39,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	logStartup(logger, s, cfg, os.Getenv)
+	logConfigWarnings(logger, cfg)
 
 	for sig := range sigs {
 		if sig == syscall.SIGHUP {

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -43,6 +44,12 @@ var configEnv = []string{
 	"FIRSTBYTE_A_ADMIN",
 	"FIRSTBYTE_B_ADMIN",
 	"FIRSTBYTE_INGEST_TOKEN",
+	"FIRSTBYTE_OTELCOL_KEY_RATE",
+	"FIRSTBYTE_OTELCOL_KEY_BURST",
+	"FIRSTBYTE_OTELCOL_DOWN_ENDPOINT",
+	"FIRSTBYTE_OTELCOL_ROOT",
+	"FIRSTBYTE_LEAF_A",
+	"FIRSTBYTE_LEAF_B",
 }
 
 func unsetConfigEnv(t *testing.T) {
@@ -79,6 +86,9 @@ func TestConfigsValidate(t *testing.T) {
 		{name: "export-file.yaml", uris: []string{configURI("export-file.yaml")}},
 		{name: "fleet.yaml", uris: []string{configURI("fleet.yaml")}},
 		{name: "fanout.yaml + fanout-backend.yaml", uris: []string{configURI("fanout.yaml"), configURI("fanout-backend.yaml")}},
+		{name: "fanout.yaml + ratelimit.yaml", uris: []string{configURI("fanout.yaml"), configURI("ratelimit.yaml")}},
+		{name: "tree-leaf.yaml", uris: []string{configURI("tree-leaf.yaml")}},
+		{name: "tree-root.yaml", uris: []string{configURI("tree-root.yaml")}},
 		{name: "embedded default"},
 	}
 	for _, tt := range tests {
@@ -98,7 +108,7 @@ func TestConfigsValidate(t *testing.T) {
 // TestConfigsListenOnLoopbackOnly resolves each config with its defaults and
 // checks every receiver endpoint is on loopback.
 func TestConfigsListenOnLoopbackOnly(t *testing.T) {
-	for _, name := range []string{"single.yaml", "fanout.yaml", "export-file.yaml", "fleet.yaml"} {
+	for _, name := range []string{"single.yaml", "fanout.yaml", "export-file.yaml", "fleet.yaml", "tree-leaf.yaml", "tree-root.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			unsetConfigEnv(t)
 			provider, err := otelcol.NewConfigProvider(testSettings(configURI(name)).ConfigProviderSettings)
@@ -125,7 +135,9 @@ func TestConfigsListenOnLoopbackOnly(t *testing.T) {
 				if h := otlp.Protocols.HTTP.Get(); h != nil {
 					endpoints = append(endpoints, h.ServerConfig.NetAddr.Endpoint)
 				}
-				if len(endpoints) != 2 {
+				// The tree's receivers that only collectors post to are HTTP
+				// only; the others take both.
+				if len(endpoints) != 2 && !(len(endpoints) == 1 && strings.HasPrefix(name, "tree-")) {
 					t.Errorf("receiver %s endpoints = %v, want grpc and http", id, endpoints)
 				}
 				for _, ep := range endpoints {
@@ -276,15 +288,15 @@ type receiverAddrs struct {
 }
 
 // startCollector picks two free loopback ports for the OTLP receiver, runs
-// the collector in-process with the config at uri until the test ends, and
+// the collector in-process with the configs at uris until the test ends, and
 // returns once it is running.
-func startCollector(t *testing.T, uri string) receiverAddrs {
+func startCollector(t *testing.T, uris ...string) receiverAddrs {
 	t.Helper()
 	addrs := receiverAddrs{http: freeLoopbackAddr(t), grpc: freeLoopbackAddr(t)}
 	t.Setenv("FIRSTBYTE_OTELCOL_HTTP_ENDPOINT", addrs.http)
 	t.Setenv("FIRSTBYTE_OTELCOL_GRPC_ENDPOINT", addrs.grpc)
 
-	col, err := otelcol.NewCollector(testSettings(uri))
+	col, err := otelcol.NewCollector(testSettings(uris...))
 	if err != nil {
 		t.Fatalf("NewCollector: %v", err)
 	}
@@ -562,4 +574,137 @@ func hasTrace(td ptrace.Traces, traceID pcommon.TraceID) bool {
 		}
 	}
 	return false
+}
+
+// TestRateLimitOverlayLimitsPerKey runs fanout.yaml with ratelimit.yaml
+// over it: of a batch with 20 attempt spans of each of two keys and a
+// server span, each instance gets the burst of each key and the server
+// span.
+func TestRateLimitOverlayLimitsPerKey(t *testing.T) {
+	unsetConfigEnv(t)
+	a, b := newSink(t), newSink(t)
+	t.Setenv("FIRSTBYTE_A_ADMIN", a.hostPort())
+	t.Setenv("FIRSTBYTE_B_ADMIN", b.hostPort())
+	t.Setenv("FIRSTBYTE_OTELCOL_KEY_RATE", "0.001")
+	t.Setenv("FIRSTBYTE_OTELCOL_KEY_BURST", "3")
+	recv := startCollector(t, configURI("fanout.yaml"), configURI("ratelimit.yaml"))
+
+	td := buildSampleTrace(pcommon.TraceID{0x7a}) // a server span and a groq attempt
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	attempt := spans.At(1)
+	for i := range 39 {
+		s := spans.AppendEmpty()
+		attempt.CopyTo(s)
+		s.SetSpanID(pcommon.SpanID{byte(i + 3)})
+		if i >= 19 {
+			s.Attributes().PutStr("firstbyte.target", "openai")
+			s.Attributes().PutStr("gen_ai.request.model", "gpt-4o-mini")
+		}
+	}
+	recv.postHTTP(t, td)
+
+	want := map[string]int{"": 1, "groq": 3, "openai": 3}
+	for _, s := range []struct {
+		name string
+		sink *sink
+	}{{"instance a", a}, {"instance b", b}} {
+		var got map[string]int
+		deadline := time.Now().Add(waitFor)
+		for time.Now().Before(deadline) {
+			got = s.sink.spansByTarget()
+			if got[""]+got["groq"]+got["openai"] >= 7 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond) // a later batch would have come by now
+		got = s.sink.spansByTarget()
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%s received %v spans by firstbyte.target, want %v", s.name, got, want)
+				break
+			}
+		}
+	}
+}
+
+// spansByTarget counts the spans received by firstbyte.target ("" for
+// none).
+func (s *sink) spansByTarget() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range s.got {
+		for _, rs := range r.traces.ResourceSpans().All() {
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, sp := range ss.Spans().All() {
+					v, _ := sp.Attributes().Get("firstbyte.target")
+					out[v.Str()]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestTreeDeliversTheFleetsLimitedStreamToEveryInstance runs a root and
+// two leaves (tree-root.yaml, tree-leaf.yaml), each leaf with two
+// instances (sinks). Spans sent to both leaves reach every instance of
+// every leaf, limited per key once for the whole fleet (the rate is so low
+// here that each key passes its burst of one and no more); server spans
+// do not travel.
+func TestTreeDeliversTheFleetsLimitedStreamToEveryInstance(t *testing.T) {
+	unsetConfigEnv(t)
+	downA, downB := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	t.Setenv("FIRSTBYTE_OTELCOL_KEY_RATE", "0.001")
+	t.Setenv("FIRSTBYTE_LEAF_A", downA)
+	t.Setenv("FIRSTBYTE_LEAF_B", downB)
+	root := startCollector(t, configURI("tree-root.yaml"))
+
+	t.Setenv("FIRSTBYTE_OTELCOL_ROOT", root.http)
+	sinks := map[string]*sink{}
+	leaves := map[string]receiverAddrs{}
+	for leaf, down := range map[string]string{"a": downA, "b": downB} {
+		s1, s2 := newSink(t), newSink(t)
+		sinks[leaf+"1"], sinks[leaf+"2"] = s1, s2
+		t.Setenv("FIRSTBYTE_OTELCOL_DOWN_ENDPOINT", down)
+		t.Setenv("FIRSTBYTE_A_ADMIN", s1.hostPort())
+		t.Setenv("FIRSTBYTE_B_ADMIN", s2.hostPort())
+		leaves[leaf] = startCollector(t, configURI("tree-leaf.yaml"))
+	}
+
+	// Leaf a: a server span, 10 groq attempts, 10 openai; leaf b: 10 groq.
+	batch := func(traceID byte, targets ...string) ptrace.Traces {
+		td := buildSampleTrace(pcommon.TraceID{traceID})
+		spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		attempt := spans.At(1)
+		for i, target := range targets {
+			s := spans.AppendEmpty()
+			attempt.CopyTo(s)
+			s.SetSpanID(pcommon.SpanID{byte(i + 3)})
+			s.Attributes().PutStr("firstbyte.target", target)
+		}
+		return td
+	}
+	var aTargets, bTargets []string
+	for range 9 {
+		aTargets = append(aTargets, "groq", "openai")
+		bTargets = append(bTargets, "groq")
+	}
+	leaves["a"].postHTTP(t, batch(0xa1, append(aTargets, "openai")...))
+	leaves["b"].postHTTP(t, batch(0xb1, bTargets...))
+
+	want := map[string]int{"groq": 1, "openai": 1}
+	deadline := time.Now().Add(waitFor)
+	for _, s := range sinks {
+		for time.Now().Before(deadline) && len(s.spansByTarget()) < 2 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	time.Sleep(600 * time.Millisecond) // three hops of 200 ms batches: anything more has come by now
+	for name, s := range sinks {
+		if got := s.spansByTarget(); !maps.Equal(got, want) {
+			t.Errorf("instance %s received %v spans by firstbyte.target, want %v", name, got, want)
+		}
+	}
 }

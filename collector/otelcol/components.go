@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/service/telemetry"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/firstbyte-dev/firstbyte/collector/otelcol/keyratelimitprocessor"
 )
 
 // Go module of each component, shown by `firstbyte-otelcol components`.
@@ -23,11 +25,13 @@ import (
 const (
 	coreRelease = "v0.165.0" // the 0.x collector modules
 	otelcolPath = "go.opentelemetry.io/collector/"
+	ownPath     = "github.com/firstbyte-dev/firstbyte/collector/otelcol/"
 )
 
 // components returns the factories this distribution is built with: the
-// OTLP receiver, the batch and memory_limiter processors, and the OTLP
-// (HTTP and gRPC) and debug exporters. No extensions and no connectors.
+// OTLP receiver, the batch and memory_limiter processors and our own
+// firstbyte_ratelimit, and the OTLP (HTTP and gRPC) and debug exporters.
+// No extensions and no connectors.
 func components() (otelcol.Factories, error) {
 	var err error
 	factories := otelcol.Factories{Telemetry: quietTelemetry{otelconftelemetry.NewFactory()}}
@@ -45,6 +49,7 @@ func components() (otelcol.Factories, error) {
 	factories.Processors, err = otelcol.MakeFactoryMap[processor.Factory](
 		batchprocessor.NewFactory(),
 		memorylimiterprocessor.NewFactory(),
+		keyratelimitprocessor.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -52,6 +57,7 @@ func components() (otelcol.Factories, error) {
 	factories.ProcessorModules = map[component.Type]string{
 		batchprocessor.NewFactory().Type():         otelcolPath + "processor/batchprocessor " + coreRelease,
 		memorylimiterprocessor.NewFactory().Type(): otelcolPath + "processor/memorylimiterprocessor " + coreRelease,
+		keyratelimitprocessor.Type:                 ownPath + "keyratelimitprocessor (this module)",
 	}
 
 	// MakeFactoryMap also registers the deprecated type names: otlp_http is

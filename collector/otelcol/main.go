@@ -1,7 +1,8 @@
 // Command firstbyte-otelcol is an OpenTelemetry Collector built from the
 // upstream go.opentelemetry.io/collector modules with only what firstbyte
 // needs: an OTLP receiver (gRPC and HTTP), the batch and memory_limiter
-// processors, and OTLP/HTTP, OTLP/gRPC and debug exporters.
+// processors, our own firstbyte_ratelimit (keyratelimitprocessor), and
+// OTLP/HTTP, OTLP/gRPC and debug exporters.
 //
 // It receives the spans that firstbyte instances export and, with
 // config/fanout.yaml, fans them out to every instance's admin
@@ -48,7 +49,7 @@ func settings() otelcol.CollectorSettings {
 	return otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{
 			Command:     "firstbyte-otelcol",
-			Description: "OpenTelemetry Collector for firstbyte (core components: OTLP receiver, batch, memory_limiter, OTLP and debug exporters)",
+			Description: "OpenTelemetry Collector for firstbyte (core components: OTLP receiver, batch, memory_limiter, OTLP and debug exporters; and firstbyte_ratelimit)",
 			Version:     version,
 		},
 		Factories: components,

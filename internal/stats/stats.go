@@ -19,6 +19,10 @@ type Target struct {
 	// attempts); P50 is element ⌊n/2⌋ of them sorted ascending.
 	Samples int
 	P50     time.Duration
+	// P75, P90, P95 and P99 are elements ⌊q·n⌋ of the same sorted samples
+	// (Quantile reads them by q): how late is late for this target, the
+	// hedge's trigger.
+	P75, P90, P95, P99 time.Duration
 	// EWMA is the exponentially weighted moving average (alpha 0.3) of the
 	// samples in the order they were taken, with every timed-out attempt
 	// counted as a sample of the time it cost.
@@ -69,4 +73,25 @@ func (s *Target) LastSeen() time.Time {
 		return s.LastOutcome
 	}
 	return s.Newest
+}
+
+// Quantiles are the quantiles Target carries, and Quantile reads.
+var Quantiles = []float64{0.5, 0.75, 0.9, 0.95, 0.99}
+
+// Quantile is the live samples' quantile q, one of Quantiles (0 for any
+// other q, or with no sample).
+func (s *Target) Quantile(q float64) time.Duration {
+	switch q {
+	case 0.5:
+		return s.P50
+	case 0.75:
+		return s.P75
+	case 0.9:
+		return s.P90
+	case 0.95:
+		return s.P95
+	case 0.99:
+		return s.P99
+	}
+	return 0
 }

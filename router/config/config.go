@@ -1,21 +1,10 @@
 package config
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
-	"math"
-	"os"
-	"reflect"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
 
@@ -59,8 +48,8 @@ type Config struct {
 
 	// What Parse learnt about the file besides its values, for
 	// Validate: problems found while decoding, fields whose ${VAR} named
-	// an unset variable, where each field path was written, and the paths
-	// that could not be decoded (see decoder).
+	// a variable that is not set or is empty, where each field path was
+	// written, and the paths that could not be decoded (see decoder).
 	decodeErrs []FieldError
 	unsetVars  []FieldError
 	positions  map[string]token.Position
@@ -250,7 +239,30 @@ type CircuitBreaker struct {
 // Strategy chooses how eligible targets are ordered.
 type Strategy struct {
 	// Mode is one of Modes. Zero: least-latency.
-	Mode string `yaml:"mode"`
+	Mode  string `yaml:"mode"`
+	Hedge Hedge  `yaml:"hedge"`
+}
+
+// Hedge races a second attempt against a first one that is late: when the
+// first has produced no first byte after After, the next candidate in the
+// mode's order starts in parallel and whichever answers first serves the
+// request. It costs tokens (the loser's upstream may have started work):
+// off unless Enabled.
+type Hedge struct {
+	// Enabled turns hedging on, in every mode. Zero: off.
+	Enabled bool `yaml:"enabled"`
+	// After is how late the first attempt must be: a quantile of its
+	// target's own live samples (p50, p75, p90, p95 or p99; no hedge on a
+	// target with fewer than 10 samples) or a duration (e.g. 300ms); never
+	// less than 5ms. Zero: p95.
+	After string `yaml:"after"`
+	// Budget bounds hedges as a share of a model's requests over a
+	// sliding 10 s window, so a slow provider never doubles the load.
+	// Zero: 0.05.
+	Budget float64 `yaml:"budget"`
+	// Max is how many hedges one request may have in flight beside its
+	// first attempt. Zero: 1.
+	Max int `yaml:"max"`
 }
 
 // Target puts a provider behind one or more client-facing models.
@@ -337,6 +349,9 @@ const (
 	DefaultCBFailures     = 5
 	DefaultCBCooldown     = 30 * time.Second
 	DefaultMode           = "least-latency"
+	DefaultHedgeAfter     = "p95"
+	DefaultHedgeBudget    = 0.05
+	DefaultHedgeMax       = 1
 	DefaultServiceName    = "firstbyte"
 	DefaultResponseModel  = ResponseModelUpstream
 	DefaultTargetWeight   = 1.0
@@ -407,6 +422,9 @@ func (c *Config) applyDefaults() {
 		setDefault(&p.CircuitBreaker.Cooldown, DefaultCBCooldown)
 	}
 	setDefault(&c.Strategy.Mode, DefaultMode)
+	setDefault(&c.Strategy.Hedge.After, DefaultHedgeAfter)
+	setDefault(&c.Strategy.Hedge.Budget, DefaultHedgeBudget)
+	setDefault(&c.Strategy.Hedge.Max, DefaultHedgeMax)
 	for i := range c.Targets {
 		if c.Targets[i].Weight == nil {
 			w := DefaultTargetWeight
@@ -423,224 +441,6 @@ func setDefault[T comparable](field *T, def T) {
 	if *field == zero {
 		*field = def
 	}
-}
-
-// Load reads, decodes, expands and defaults a config file. It does
-// not validate: call Validate, which reports every problem at once.
-func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(data, os.LookupEnv)
-}
-
-// Parse decodes YAML, expands ${VAR} and ${VAR:-default} in every
-// string with lookup, and applies defaults.
-//
-// Unknown keys, wrong types and keys written twice do not stop it: each is
-// kept, with its path and position, for Validate to report together with
-// the semantic problems of what did decode (so check lists them all). It
-// fails only when there is nothing to decode: the text is not YAML, not a
-// mapping, or a simulator config; that error is a FieldErrors too.
-func Parse(data []byte, lookup func(string) (string, bool)) (*Config, error) {
-	var c Config
-	file, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
-	if err != nil {
-		return nil, FieldErrors{syntaxError(err)}
-	}
-	d := newDecoder()
-	var body ast.Node
-	for _, doc := range file.Docs {
-		if doc.Body == nil {
-			continue
-		}
-		if body != nil {
-			pos := posOf(doc.Body)
-			if doc.Start != nil && doc.Start.Position != nil {
-				pos = *doc.Start.Position
-			}
-			d.errs = append(d.errs, FieldError{Line: pos.Line, Column: pos.Column,
-				Msg: fmt.Sprintf("line %d: a second YAML document; a config file is one document (remove the --- separator)", pos.Line)})
-			continue
-		}
-		body = doc.Body
-	}
-	if body != nil {
-		d.collectAnchors(body)
-		// The top-level entries are read once: reading them records their
-		// alias and merge errors and spends the merge budget.
-		es, ok := d.mappingEntries(d.resolve(body, ""), "")
-		if ok && looksLikeSimConfig(d.anchors, es) {
-			return nil, FieldErrors{{Msg: "this looks like a simulator config (firstbyte sim -config FILE), not a gateway config: " +
-				"its providers are a list of simulated servers; a gateway config names providers in a mapping and routes to them with targets"}}
-		}
-		if !ok {
-			return nil, FieldErrors{{Msg: fmt.Sprintf("the config must be a mapping of keys (%s), not %s",
-				strings.Join(fieldNames(yamlFields(reflect.TypeFor[Config]())), ", "), describe(body))}}
-		}
-		d.fillEntries(es, reflect.ValueOf(&c).Elem(), "")
-	}
-	c.decodeErrs, c.positions, c.undecoded = d.errs, d.seen, d.undecoded
-	c.unsetVars = expandStrings(reflect.ValueOf(&c).Elem(), "", lookup)
-	c.applyDefaults()
-	return &c, nil
-}
-
-// syntaxError is a YAML parse error as one line with its position; the
-// parser's own message already says what it expected.
-func syntaxError(err error) FieldError {
-	var yerr yaml.Error
-	if errors.As(err, &yerr) && yerr.GetToken() != nil && yerr.GetToken().Position != nil {
-		pos := yerr.GetToken().Position
-		return FieldError{Line: pos.Line, Column: pos.Column,
-			Msg: fmt.Sprintf("line %d, column %d: not valid YAML: %s", pos.Line, pos.Column, yerr.GetMessage())}
-	}
-	return FieldError{Msg: "not valid YAML: " + err.Error()}
-}
-
-// looksLikeSimConfig recognises a `firstbyte sim` config (top-level seed,
-// providers as a list of servers with name, listen, ttfb), which would
-// otherwise decode into a cascade of unrelated errors. es are the file's
-// top-level entries. What it looks into below them it reads with a
-// scratch decoder: the real one reports those nodes' problems, with their
-// field paths, when it decodes them.
-func looksLikeSimConfig(anchors map[string]ast.Node, es []entry) bool {
-	d := newDecoder()
-	d.anchors = anchors
-	var seed, targets bool
-	var providers ast.Node
-	for _, e := range es {
-		switch e.key {
-		case "seed":
-			seed = true
-		case "targets":
-			targets = true
-		case "providers":
-			providers = d.resolve(e.value, "")
-		}
-	}
-	if seq, ok := providers.(*ast.SequenceNode); ok && len(seq.Values) > 0 {
-		item, ok := d.mappingEntries(d.resolve(seq.Values[0], ""), "")
-		if ok {
-			for _, e := range item {
-				switch e.key {
-				case "name", "ttfb", "listen", "stream", "errors", "phases":
-					return true
-				}
-			}
-		}
-	}
-	return seed && !targets
-}
-
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
-
-// expandStrings walks v and expands ${VAR} in every string it holds,
-// returning the fields that named an unset variable without a default.
-// It runs once at load, so reflection is fine here.
-func expandStrings(v reflect.Value, path string, lookup func(string) (string, bool)) []FieldError {
-	var unset []FieldError
-	switch v.Kind() {
-	case reflect.String:
-		s := v.String()
-		if !strings.Contains(s, "${") {
-			return nil
-		}
-		out := envRef.ReplaceAllStringFunc(s, func(ref string) string {
-			m := envRef.FindStringSubmatch(ref)
-			if val, ok := lookup(m[1]); ok && val != "" {
-				return val
-			}
-			if m[2] != "" {
-				return m[3]
-			}
-			unset = append(unset, FieldError{Path: path, Msg: fmt.Sprintf("environment variable %s is not set", m[1])})
-			return ""
-		})
-		v.SetString(out)
-	case reflect.Pointer:
-		if !v.IsNil() {
-			unset = append(unset, expandStrings(v.Elem(), path, lookup)...)
-		}
-	case reflect.Struct:
-		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			unset = append(unset, expandStrings(v.Field(i), joinPath(path, name), lookup)...)
-		}
-	case reflect.Slice:
-		for i := 0; i < v.Len(); i++ {
-			unset = append(unset, expandStrings(v.Index(i), path+"["+strconv.Itoa(i)+"]", lookup)...)
-		}
-	case reflect.Map:
-		// Map values are not addressable: expand a copy and store it back.
-		for _, k := range v.MapKeys() {
-			elem := v.MapIndex(k)
-			if elem.Kind() == reflect.String {
-				cp := reflect.New(elem.Type()).Elem()
-				cp.Set(elem)
-				unset = append(unset, expandStrings(cp, joinPath(path, k.String()), lookup)...)
-				v.SetMapIndex(k, cp)
-				continue
-			}
-			unset = append(unset, expandStrings(elem, joinPath(path, k.String()), lookup)...)
-		}
-	}
-	return unset
-}
-
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
-// ByteSize is a size in bytes written as "10MiB", "512KiB", "2MB" or a
-// plain number.
-type ByteSize int64
-
-// String writes the size the way a config would: the largest binary unit
-// that divides it exactly ("10MiB", "512KiB", "1000").
-func (b ByteSize) String() string {
-	for _, u := range []struct {
-		suffix string
-		mult   ByteSize
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if b != 0 && b%u.mult == 0 {
-			return strconv.FormatInt(int64(b/u.mult), 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(int64(b), 10)
-}
-
-// ParseByteSize parses "10MiB", "10MB", "10M", "1024" and the like.
-func ParseByteSize(s string) (ByteSize, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{
-		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-		{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
-		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
-	}
-	num, mult := strings.TrimSpace(s), int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("invalid size %q (want e.g. 10MiB, 512KiB or a byte count)", s)
-	}
-	return ByteSize(n * mult), nil
 }
 
 // Routes are the client models t serves through its provider p, each

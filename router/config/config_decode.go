@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -34,9 +33,6 @@ type decoder struct {
 	// "targets[0].virtual_key: required" after "virtual_keys: unknown key"
 	// would be the same mistake reported twice.
 	undecoded map[string]bool
-	// secret is set while decoding a field tagged secret:"true": its value
-	// is never repeated in an error.
-	secret bool
 	// mergeDepth and mergedEntries bound what merge keys can expand to: a
 	// mapping that merges itself, or merges fanning out level after level,
 	// would otherwise never end.
@@ -117,14 +113,10 @@ func posOf(n ast.Node) token.Position {
 	return token.Position{}
 }
 
-// describe names a value as an error message shows it: "a list",
-// "a mapping", `"ten"` or 10; a secret's value is never shown.
-func (d *decoder) describe(n ast.Node) string {
-	if d.secret && !isCollection(n) {
-		return "a plain value"
-	}
-	return describe(n)
-}
+// describe names a value as an error message shows it: by its kind
+// ("a list", "a mapping", "a string", "a number", "empty"), never by what
+// it says (see redact.go).
+func (d *decoder) describe(n ast.Node) string { return describe(n) }
 
 func describe(n ast.Node) string {
 	switch v := n.(type) {
@@ -135,14 +127,24 @@ func describe(n ast.Node) string {
 	case *ast.SequenceNode:
 		return "a list"
 	case *ast.StringNode:
-		return strconv.Quote(v.Value)
+		if v.Token != nil && (v.Token.Type == token.SingleQuoteType || v.Token.Type == token.DoubleQuoteType) {
+			return "a quoted string"
+		}
+		return "a string"
 	case *ast.LiteralNode:
-		return strconv.Quote(v.Value.Value)
+		return "a block of text"
+	case *ast.IntegerNode:
+		return "a number"
+	case *ast.FloatNode:
+		return "a decimal number"
+	case *ast.InfinityNode:
+		return "an infinity"
+	case *ast.NanNode:
+		return "NaN"
+	case *ast.BoolNode:
+		return "true or false"
 	}
-	if tk := n.GetToken(); tk != nil {
-		return tk.Value
-	}
-	return n.String()
+	return "a plain value"
 }
 
 func isCollection(n ast.Node) bool {
@@ -194,7 +196,7 @@ func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
 			if isCollection(node) {
 				d.fail(path, pos, "must be a list, not %s", d.describe(node))
 			} else {
-				d.fail(path, pos, "must be a list, not %s: write [%s] for a single item", d.describe(node), d.itemHint(node))
+				d.fail(path, pos, "must be a list, not %s: write [...] for a single item", d.describe(node))
 			}
 			return
 		}
@@ -205,145 +207,13 @@ func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
 			d.fill(item, s.Index(i), p)
 		}
 		v.Set(s)
-	case reflect.String:
-		switch n := node.(type) {
-		case *ast.StringNode:
-			v.SetString(n.Value)
-		case *ast.LiteralNode:
-			v.SetString(n.Value.Value)
-		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-			v.SetString(n.GetToken().Value) // as written: 0123 stays 0123
-		default:
-			d.fail(path, pos, "must be a string, not %s", d.describe(node))
-		}
-	case reflect.Bool:
-		b, ok := node.(*ast.BoolNode)
-		if !ok {
-			d.failScalar(node, path, pos, "true or false", "write true or false")
-			return
-		}
-		v.SetBool(b.Value)
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		n, ok := node.(*ast.IntegerNode)
-		if !ok {
-			d.failScalar(node, path, pos, "a whole number", "write e.g. 8")
-			return
-		}
-		i, ok := intValue(n)
-		if !ok || v.OverflowInt(i) {
-			d.fail(path, pos, "%s is too large", d.describe(node))
-			return
-		}
-		v.SetInt(i)
-	case reflect.Float64:
-		var f float64
-		switch n := node.(type) {
-		case *ast.IntegerNode:
-			i, ok := intValue(n)
-			if !ok {
-				d.fail(path, pos, "%s is too large", d.describe(node))
-				return
-			}
-			f = float64(i)
-		case *ast.FloatNode:
-			f = n.Value
-		default:
-			d.failScalar(node, path, pos, "a number", "write e.g. 1.5")
-			return
-		}
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			d.fail(path, pos, "%s is not a finite number", d.describe(node))
-			return
-		}
-		v.SetFloat(f)
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Int32, reflect.Float64:
+		d.fillScalar(node, v, path, pos)
 	default:
 		// A config field of a kind this decoder does not know is a bug in
 		// the config struct, not in the user's file.
 		panic(fmt.Sprintf("config field %s has unsupported type %s", path, v.Type()))
 	}
-}
-
-// itemHint is how a scalar that should have been a one-item list is
-// written as one.
-func (d *decoder) itemHint(n ast.Node) string {
-	if d.secret {
-		return "..."
-	}
-	return n.GetToken().Value
-}
-
-// intValue is an integer node's value, if it fits an int64 (the parser
-// holds non-negative ones as uint64).
-func intValue(n *ast.IntegerNode) (int64, bool) {
-	switch i := n.Value.(type) {
-	case int64:
-		return i, true
-	case uint64:
-		if i <= math.MaxInt64 {
-			return int64(i), true
-		}
-	}
-	return 0, false
-}
-
-// failScalar reports a value that is not of the scalar kind want; a quoted
-// number gets the hint to drop the quotes.
-func (d *decoder) failScalar(node ast.Node, path string, pos token.Position, want, hint string) {
-	if isCollection(node) {
-		d.fail(path, pos, "must be %s, not %s", want, d.describe(node))
-		return
-	}
-	if s, ok := node.(*ast.StringNode); ok && (s.Token.Type == token.SingleQuoteType || s.Token.Type == token.DoubleQuoteType) {
-		if _, err := strconv.ParseFloat(s.Value, 64); err == nil || s.Value == "true" || s.Value == "false" {
-			hint = "write it without quotes"
-		}
-	}
-	d.fail(path, pos, "%s is not %s: %s", d.describe(node), want, hint)
-}
-
-const (
-	durationHint = "write a duration with a unit, e.g. 10s"
-	sizeHint     = "write a size such as 10MiB, 512KiB or a byte count"
-)
-
-func (d *decoder) fillDuration(node ast.Node, v reflect.Value, path string, pos token.Position) {
-	switch n := node.(type) {
-	case *ast.IntegerNode:
-		if i, ok := intValue(n); ok && i == 0 { // 0 needs no unit
-			v.SetInt(0)
-			return
-		}
-	case *ast.StringNode:
-		if dur, err := time.ParseDuration(n.Value); err == nil {
-			v.SetInt(int64(dur))
-			return
-		}
-	}
-	if isCollection(node) {
-		d.fail(path, pos, "must be a duration, not %s: %s", d.describe(node), durationHint)
-		return
-	}
-	d.fail(path, pos, "%s is not a duration: %s", d.describe(node), durationHint)
-}
-
-func (d *decoder) fillByteSize(node ast.Node, v reflect.Value, path string, pos token.Position) {
-	switch n := node.(type) {
-	case *ast.IntegerNode:
-		if i, ok := intValue(n); ok && i >= 0 {
-			v.SetInt(i)
-			return
-		}
-	case *ast.StringNode:
-		if b, err := ParseByteSize(n.Value); err == nil {
-			v.SetInt(int64(b))
-			return
-		}
-	}
-	if isCollection(node) {
-		d.fail(path, pos, "must be a size, not %s: %s", d.describe(node), sizeHint)
-		return
-	}
-	d.fail(path, pos, "%s is not a size: %s", d.describe(node), sizeHint)
 }
 
 // entries are a mapping's key/value pairs, with merge keys (<<: *base)
@@ -486,7 +356,7 @@ func (d *decoder) fillEntries(es []entry, v reflect.Value, path string) {
 		idx, known := fields[e.key]
 		if !known {
 			want := suggest(e.key, fieldNames(fields))
-			msg := fmt.Sprintf("unknown key %q", e.key)
+			msg := "unknown key " + quoteName(e.key)
 			if want != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", want)
 				if !present[want] {
@@ -495,14 +365,14 @@ func (d *decoder) fillEntries(es []entry, v reflect.Value, path string) {
 			} else {
 				msg += " (valid here: " + strings.Join(fieldNames(fields), ", ") + ")"
 			}
+			if !looksLikeName(e.key) {
+				p = path // the key is the part of the path not to repeat; the line says where
+			}
 			d.errs = append(d.errs, FieldError{Path: p, Msg: msg, Line: e.pos.Line, Column: e.pos.Column})
 			continue
 		}
 		d.seen[p] = e.pos
-		secret := d.secret
-		d.secret = secret || v.Type().Field(idx).Tag.Get("secret") == "true"
-		d.fill(e.value, v.Field(idx), p)
-		d.secret = secret
+		d.fill(e.value, v.Field(idx), p) // no value is ever repeated in an error, a secret's included (redact.go)
 	}
 }
 

@@ -225,6 +225,15 @@ var configErrorTests = []struct {
 		`response_model: unknown response_model "requestd" (did you mean "requested"?)`,
 		`providers.claude.responses: only an openai provider serves the Responses API; /v1/responses requests to an anthropic provider are translated to Messages (leave it out)`,
 	}},
+	{name: "hedging out of range", file: "hedge.yaml", want: []string{
+		`strategy.hedge.after: "p42" is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)`,
+		`strategy.hedge.budget: must be above 0 and at most 1 (a share of requests), got 1.5`,
+		`strategy.hedge.max: must be 1 to 8 hedges in flight per request, got 9`,
+	}},
+	{name: "hedging after a duration too short", file: "hedge_short.yaml", want: []string{
+		`strategy.hedge.after: 1ms is less than the floor of 5ms`,
+		`strategy.hedge.budget: must be above 0 and at most 1 (a share of requests), got -0.1`,
+	}},
 	{name: "stream and rate-limit timings", file: "timings.yaml", want: []string{
 		`providers.a.timeout.idle: must not be negative`,
 		`providers.a.rate_limit.max_cooldown: must not be negative`,
@@ -239,31 +248,31 @@ var configErrorTests = []struct {
 		`targets[0].retry.attempts: key "attempts" is written twice on line 6; keep one`,
 	}},
 	{name: "wrong type", file: "wrong_type.yaml", want: []string{
-		`providers.local.max_concurrency: "lots" is not a whole number: write e.g. 8`,
+		`providers.local.max_concurrency: a string is not a whole number: write e.g. 8`,
 	}},
 	{name: "bad size", file: "bad_size.yaml", want: []string{
-		`limits.max_body: "lots" is not a size: write a size such as 10MiB, 512KiB or a byte count`,
+		`limits.max_body: a string is not a size: write a size such as 10MiB, 512KiB or a byte count`,
 	}},
 	{name: "wrong types of every kind", file: "wrong_types.yaml", want: []string{
-		`limits: must be a mapping with keys such as max_body, max_response, max_buffered, max_connections, read_timeout, idle_timeout, not "10MiB"`,
-		`shutdown.delay: 5 is not a duration: write a duration with a unit, e.g. 10s`,
-		`shutdown.grace: "ten" is not a duration: write a duration with a unit, e.g. 10s`,
-		`log.requests: "yes" is not true or false: write true or false`,
-		`auth.keys: must be a list, not a plain value: write [...] for a single item`,
+		`limits: must be a mapping with keys such as max_body, max_response, max_buffered, max_connections, read_timeout, idle_timeout, not a string`,
+		`shutdown.delay: a number is not a duration: write a duration with a unit, e.g. 10s`,
+		`shutdown.grace: a string is not a duration: write a duration with a unit, e.g. 10s`,
+		`log.requests: a quoted string is not true or false: write true or false`,
+		`auth.keys: must be a list, not a string: write [...] for a single item`,
 		`providers.groq.base_url: must be a string, not a mapping`,
-		`providers.groq.models: must be a list, not "llama": write [llama] for a single item`,
-		`providers.groq.timeout.first_byte: 10 is not a duration: write a duration with a unit, e.g. 10s`,
-		`providers.groq.timeout.total: 1.5 is not a duration: write a duration with a unit, e.g. 10s`,
-		`providers.groq.max_concurrency: "8" is not a whole number: write it without quotes`,
-		`providers.groq.queue: 2.5 is not a whole number: write e.g. 8`,
-		`providers.groq.circuit_breaker.failures: "lots" is not a whole number: write e.g. 8`,
-		`providers.groq.pricing.up.input: "cheap" is not a number: write e.g. 1.5`,
-		`providers.groq.pricing.up.output: .inf is not a number: write e.g. 1.5`,
+		`providers.groq.models: must be a list, not a string: write [...] for a single item`,
+		`providers.groq.timeout.first_byte: a number is not a duration: write a duration with a unit, e.g. 10s`,
+		`providers.groq.timeout.total: a decimal number is not a duration: write a duration with a unit, e.g. 10s`,
+		`providers.groq.max_concurrency: a quoted string is not a whole number: write it without quotes`,
+		`providers.groq.queue: a decimal number is not a whole number: write e.g. 8`,
+		`providers.groq.circuit_breaker.failures: a string is not a whole number: write e.g. 8`,
+		`providers.groq.pricing.up.input: a string is not a number: write e.g. 1.5`,
+		`providers.groq.pricing.up.output: an infinity is not a number: write e.g. 1.5`,
 		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, models, timeout, rate_limit, responses, max_concurrency, queue, circuit_breaker, pricing, not a list`,
 		`targets[0].model_map: must be a mapping of names to values, not a list`,
-		`targets[0].weight: "heavy" is not a number: write e.g. 1.5`,
-		`targets[2]: must be a mapping with keys such as virtual_key, model_map, retry, weight, not 42`,
-		`telemetry.ingest.enabled: 1 is not true or false: write true or false`,
+		`targets[0].weight: a string is not a number: write e.g. 1.5`,
+		`targets[2]: must be a mapping with keys such as virtual_key, model_map, retry, weight, not a number`,
+		`telemetry.ingest.enabled: a number is not true or false: write true or false`,
 		`telemetry.ingest.foreign.services: must be a list, not a mapping`,
 	}},
 	{name: "empty targets", file: "empty_targets.yaml", want: []string{
@@ -272,7 +281,6 @@ var configErrorTests = []struct {
 	{name: "every semantic error at once", file: "many_errors.yaml", want: []string{
 		`listen: invalid address "not an address" (want host:port, e.g. 127.0.0.1:8080)`,
 		`auth.keys[0]: environment variable FIRSTBYTE_TEST_UNSET_KEY is not set`,
-		`auth.keys[0]: must not be empty`,
 		`providers.groq.kind: unknown kind "grpc" (want one of openai, anthropic)`,
 		`providers.groq.base_url: invalid URL "ftp://example" (want http(s)://host/path)`,
 		`providers.groq.timeout.first_byte: 2m exceeds timeout.total 1m`,
@@ -288,7 +296,7 @@ var configErrorTests = []struct {
 		`telemetry.otlp_endpoint: invalid URL "localhost:4318" (want http(s)://host:port, e.g. http://127.0.0.1:4318)`,
 	}},
 	{name: "limits, shutdown and log", file: "limits_shutdown_log.yaml", want: []string{
-		`limits.max_response: -1 is not a size: write a size such as 10MiB, 512KiB or a byte count`,
+		`limits.max_response: a number is not a size: write a size such as 10MiB, 512KiB or a byte count`,
 		`limits.max_connections: must be positive, got -5 (leave it out for the default, 4096)`,
 		`limits.read_timeout: 500ms is too short to read a request: use at least 1s (the default is 1m)`,
 		`limits.idle_timeout: must be positive, got -1s (leave it out for the default, 2m)`,
@@ -344,7 +352,7 @@ var configErrorTests = []struct {
 		`providers.a: << merges nest too deeply (does a mapping merge itself?)`,
 	}},
 	{name: "a top-level merge of nothing, each error once", file: "merge_no_anchor.yaml", want: []string{
-		`<< must merge a mapping, not 42`,
+		`<< must merge a mapping, not a number`,
 		`alias *nope names no anchor`,
 	}},
 	{name: "an alias of nothing, once and at its field", file: "alias_no_anchor.yaml", want: []string{
@@ -368,10 +376,74 @@ var configErrorTests = []struct {
 		`providers.groq: must be a mapping with kind and base_url`,
 	}},
 	{name: "simulator config", file: "sim_config.yaml", want: []string{simConfigMsg}},
+	{name: "a variable set but empty, and one error per unset variable", file: "env_empty.yaml",
+		env: map[string]string{"OPENAI_API_KEY": ""}, want: []string{
+			`auth.keys[0]: environment variable FIRSTBYTE_API_KEY is not set`,
+			`providers.openai.api_key: environment variable OPENAI_API_KEY is set but empty`,
+			`providers.groq.base_url: environment variable GROQ_BASE_URL is not set`,
+		}},
+	{name: "a virtual_key typo before the prices that follow from it", file: "virtual_key_typo.yaml", want: []string{
+		`targets[0].virtual_key: unknown provider "grok" (did you mean "groq"?)`,
+		`providers.groq.pricing.llama-3.3-70b-versatile: no target uses provider "groq", so this price is never read (targets[0].virtual_key names no provider: was it meant to be "groq"?)`,
+		`targets[2].virtual_key: unknown provider "togther" (did you mean "together"?)`,
+		`providers.together.pricing.meta-llama/Llama-3.1-8B-Instruct-Turbo: no target sends model "meta-llama/Llama-3.1-8B-Instruct-Turbo" to together; ` +
+			`pricing is by upstream model (the model_map value), and together's are: meta-llama/Llama-3.3-70B-Instruct-Turbo ` +
+			`(targets[2].virtual_key names no provider: was it meant to be "together"?)`,
+	}},
 }
 
 const simConfigMsg = "this looks like a simulator config (firstbyte sim -config FILE), not a gateway config: " +
 	"its providers are a list of simulated servers; a gateway config names providers in a mapping and routes to them with targets"
+
+// configWarningTests are testdata files that validate but have warnings,
+// and every warning, in order.
+var configWarningTests = []struct {
+	name string
+	file string
+	want []string
+}{
+	{name: "base_urls without their API path", file: "base_url_paths.yaml", want: []string{
+		`providers.openai.base_url: https://api.openai.com has no API path: requests would go to https://api.openai.com/chat/completions, which answers 404; write https://api.openai.com/v1`,
+		`providers.anthropic.base_url: https://api.anthropic.com has no API path: requests would go to https://api.anthropic.com/messages, which answers 404; write https://api.anthropic.com/v1`,
+		`providers.groq.base_url: https://api.groq.com/v1 is not the API root of api.groq.com (/openai/v1): requests would go to https://api.groq.com/v1/chat/completions, which answers 404; write https://api.groq.com/openai/v1`,
+		`providers.fireworks.base_url: https://api.fireworks.ai/inference is not the API root of api.fireworks.ai (/inference/v1): requests would go to https://api.fireworks.ai/inference/chat/completions, which answers 404; write https://api.fireworks.ai/inference/v1`,
+		`providers.openrouter.base_url: https://openrouter.ai/api/v1/chat/completions is not the API root of openrouter.ai (/api/v1): requests would go to https://openrouter.ai/api/v1/chat/completions/chat/completions, which answers 404; write https://openrouter.ai/api/v1`,
+	}},
+}
+
+func TestConfigWarnings(t *testing.T) {
+	for _, tt := range configWarningTests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadTestConfig(t, tt.file, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("%s: Validate() = %v, want nil (warnings are not errors)", tt.file, err)
+			}
+			var got []string
+			for _, w := range cfg.Warnings() {
+				got = append(got, w.Error())
+				if strings.Contains(w.Error(), "secret") {
+					t.Errorf("a warning shows the URL's credentials: %s", w)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%s: warnings\n%s\nwant\n%s", tt.file, strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+	// The examples and the valid fixtures warn of nothing.
+	for _, f := range configValidFiles {
+		cfg, err := loadTestConfig(t, f, validEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ws := cfg.Warnings(); len(ws) > 0 {
+			t.Errorf("%s: warnings %v, want none", f, ws)
+		}
+	}
+}
 
 // configValidFiles are the testdata files that must load and validate.
 var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml"}
@@ -410,6 +482,9 @@ func TestConfigTestdataAllTested(t *testing.T) {
 	for _, tt := range configErrorTests {
 		tested = append(tested, tt.file)
 	}
+	for _, tt := range configWarningTests {
+		tested = append(tested, tt.file)
+	}
 	for _, f := range files {
 		if !slices.Contains(tested, filepath.Base(f)) {
 			t.Errorf("testdata/%s is in no table of config_test.go", filepath.Base(f))
@@ -421,7 +496,7 @@ func TestConfigTestdataAllTested(t *testing.T) {
 // same order every time (maps of several keys included), sorted by where
 // they are in the file.
 // TestEveryValidateMessageHasARow: every message Validate writes (each
-// v.add format in validate.go, its verbs matching anything) is some line
+// v.add and v.addAfter format in validate.go, its verbs matching anything) is some line
 // of configErrorTests, so none goes untested. "%s" alone is an
 // unknownValue, whose wording the rows of typos.yaml and many_errors.yaml
 // cover.
@@ -438,11 +513,16 @@ func TestEveryValidateMessageHasARow(t *testing.T) {
 		if !ok {
 			return true
 		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "add" || len(call.Args) < 2 {
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		msgArg := map[string]int{"add": 1, "addAfter": 2}[sel.Sel.Name] // the format's argument
+		if msgArg == 0 || len(call.Args) <= msgArg {
 			return true
 		}
 		found++
-		lit, ok := call.Args[1].(*ast.BasicLit)
+		lit, ok := call.Args[msgArg].(*ast.BasicLit)
 		if !ok || lit.Kind != token.STRING {
 			t.Errorf("%s: the message is not a string literal; this test cannot check it", fset.Position(call.Pos()))
 			return true
@@ -730,6 +810,9 @@ func TestExampleConfigsAreValid(t *testing.T) {
 			}
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("%s: %v", f, err)
+			}
+			if ws := cfg.Warnings(); len(ws) > 0 {
+				t.Errorf("%s: warnings\n%v", f, ws)
 			}
 		})
 	}

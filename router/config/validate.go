@@ -12,46 +12,17 @@ import (
 	"time"
 )
 
-// FieldError is one configuration problem, named by its field path
-// (targets[2].virtual_key) so a user can find it in the file.
-type FieldError struct {
-	// Path is the field, as written in the file; empty for a problem with
-	// the file as a whole (not YAML, a simulator config).
-	Path string
-	Msg  string
-	// Line and Column are where in the file the problem is (1-based).
-	// Zero: the field is not in the file (a default, a missing key).
-	Line, Column int
-}
-
-func (e FieldError) Error() string {
-	if e.Path == "" {
-		return e.Msg
-	}
-	return e.Path + ": " + e.Msg
-}
-
-// FieldErrors is every problem found, in file order: by line and column,
-// then problems about fields the file does not write, each group in the
-// order Validate checks them (which is deterministic).
-type FieldErrors []FieldError
-
-func (es FieldErrors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
 // Validate reports every problem in c at once, or nil: what Parse
 // could not decode (unknown keys, wrong types, keys written twice), unset
 // ${VAR}s, and the semantic problems of everything that did decode. It
 // expects a Config from Parse or Load (defaults applied).
 func (c *Config) Validate() error {
-	v := &validation{c: c}
+	v := &validation{c: c, fromEnv: map[string]bool{}}
 	v.errs = append(v.errs, c.decodeErrs...)
 	v.errs = append(v.errs, c.unsetVars...)
+	for _, e := range c.unsetVars {
+		v.fromEnv[e.Path] = true
+	}
 	v.listeners()
 	for i, k := range c.Auth.Keys {
 		if k == "" {
@@ -74,16 +45,30 @@ func (c *Config) Validate() error {
 type validation struct {
 	c    *Config
 	errs FieldErrors
+	// fromEnv are the fields whose ${VAR} was not set or empty: that error
+	// is their one error.
+	fromEnv map[string]bool
 }
 
 // add records a problem at path, unless path (or a field above it) could
-// not be decoded: that was reported already, and its zero value would only
-// repeat it as a second, confusing error.
+// not be decoded, or its ${VAR} was not set or empty: that was reported
+// already, and what the field holds instead (a zero value, a URL with a
+// hole in it) would only repeat it as a second, confusing error.
 func (v *validation) add(path, format string, args ...any) {
-	if v.c.broken(path) {
+	v.record(FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// addAfter is add for a problem that follows from the one at cause (see
+// FieldError.follows); an empty cause is add.
+func (v *validation) addAfter(cause, path, format string, args ...any) {
+	v.record(FieldError{Path: path, Msg: fmt.Sprintf(format, args...), follows: cause})
+}
+
+func (v *validation) record(e FieldError) {
+	if v.c.broken(e.Path) || v.fromEnv[e.Path] {
 		return
 	}
-	v.errs = append(v.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, e)
 }
 
 // broken reports whether path or a field above it could not be decoded.
@@ -145,26 +130,27 @@ func (v *validation) sorted() FieldErrors {
 		}
 		return a.Column < b.Column
 	})
-	return v.errs
+	return causesFirst(v.errs)
 }
 
 // unknownValue says a value is not one of valid, with a "did you mean"
-// for a near miss, else the valid ones.
+// for a near miss, else the valid ones. The value is quoted only when it
+// looks like a name (quoteName).
 func unknownValue(what, got string, valid []string) string {
 	if s := suggest(got, valid); s != "" {
-		return fmt.Sprintf("unknown %s %q (did you mean %q?)", what, got, s)
+		return fmt.Sprintf("unknown %s %s (did you mean %q?)", what, quoteName(got), s)
 	}
 	if len(valid) == 0 {
-		return fmt.Sprintf("unknown %s %q (none is configured)", what, got)
+		return fmt.Sprintf("unknown %s %s (none is configured)", what, quoteName(got))
 	}
-	return fmt.Sprintf("unknown %s %q (want one of %s)", what, got, strings.Join(valid, ", "))
+	return fmt.Sprintf("unknown %s %s (want one of %s)", what, quoteName(got), strings.Join(valid, ", "))
 }
 
 func (v *validation) listeners() {
 	c := v.c
 	okAddr := func(path, addr string) bool {
 		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-			v.add(path, "invalid address %q (want host:port, e.g. 127.0.0.1:8080)", addr)
+			v.add(path, "invalid address %s (want host:port, e.g. 127.0.0.1:8080)", quoteName(addr))
 			return false
 		}
 		return true
@@ -268,7 +254,7 @@ func (v *validation) providers() {
 		if p.BaseURL == "" {
 			v.add(path+".base_url", "required")
 		} else if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.add(path+".base_url", "invalid URL %q (want http(s)://host/path)", p.BaseURL)
+			v.add(path+".base_url", "invalid URL %s (want http(s)://host/path)", quoteName(p.BaseURL))
 		}
 		for i, m := range p.Models {
 			if strings.TrimSpace(m) == "" {
@@ -309,6 +295,13 @@ func (v *validation) providers() {
 			v.add(path+".circuit_breaker.cooldown", "must be positive")
 		}
 		served := slices.Sorted(maps.Keys(upstream[name]))
+		// A target whose virtual_key is a near miss of this provider's name
+		// (grok for groq) was likely meant for it: a price its upstream
+		// model would have read is not news, only the typo is.
+		typo, hint := c.typoFor(name), ""
+		if typo != "" {
+			hint = fmt.Sprintf(" (%s names no provider: was it meant to be %q?)", typo, name)
+		}
 		for _, model := range slices.Sorted(maps.Keys(p.Pricing)) {
 			pp := path + ".pricing." + model
 			price := p.Pricing[model]
@@ -321,13 +314,30 @@ func (v *validation) providers() {
 			switch {
 			case upstream[name][model] || !upstreamKnown:
 			case len(served) == 0:
-				v.add(pp, "no target uses provider %q, so this price is never read", name)
+				v.addAfter(typo, pp, "no target uses provider %q, so this price is never read%s", name, hint)
 			default:
-				v.add(pp, "no target sends model %q to %s%s; pricing is by upstream model (the model_map value), and %s's are: %s",
-					model, name, didYouMean(model, served), name, strings.Join(served, ", "))
+				v.addAfter(typo, pp, "no target sends model %q to %s%s; pricing is by upstream model (the model_map value), and %s's are: %s%s",
+					model, name, didYouMean(model, served), name, strings.Join(served, ", "), hint)
 			}
 		}
 	}
+}
+
+// typoFor is the virtual_key path of the first target whose virtual_key
+// names no provider but is a near miss of provider (the one "did you
+// mean" would suggest), or "".
+func (c *Config) typoFor(provider string) string {
+	names := slices.Sorted(maps.Keys(c.Providers))
+	for i, t := range c.Targets {
+		path := fmt.Sprintf("targets[%d].virtual_key", i)
+		if _, ok := c.Providers[t.VirtualKey]; ok || t.VirtualKey == "" || c.broken(path) {
+			continue
+		}
+		if suggest(t.VirtualKey, names) == provider {
+			return path
+		}
+	}
+	return ""
 }
 
 // upstreamModels are, per provider, the models its targets send upstream:
@@ -357,10 +367,44 @@ func (c *Config) upstreamModels() map[string]map[string]bool {
 
 func (v *validation) strategy() {
 	mode := v.c.Strategy.Mode
-	if slices.Contains(Modes, mode) {
-		return
+	if !slices.Contains(Modes, mode) {
+		v.add("strategy.mode", "%s", unknownValue("mode", mode, Modes))
 	}
-	v.add("strategy.mode", "%s", unknownValue("mode", mode, Modes))
+	h := v.c.Strategy.Hedge
+	if _, _, err := ParseHedgeAfter(h.After); err != nil {
+		v.add("strategy.hedge.after", "%v", err)
+	}
+	if !(h.Budget > 0 && h.Budget <= 1) {
+		v.add("strategy.hedge.budget", "must be above 0 and at most 1 (a share of requests), got %g", h.Budget)
+	}
+	if h.Max < 1 || h.Max > 8 {
+		v.add("strategy.hedge.max", "must be 1 to 8 hedges in flight per request, got %d", h.Max)
+	}
+}
+
+// HedgeFloor is the least strategy.hedge.after waits, whatever it says.
+const HedgeFloor = 5 * time.Millisecond
+
+// HedgeQuantiles are the quantiles strategy.hedge.after may name.
+var HedgeQuantiles = map[string]float64{"p50": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+
+// ParseHedgeAfter reads strategy.hedge.after: a quantile ("p95": q is
+// 0.95) or a duration (d, at least HedgeFloor).
+func ParseHedgeAfter(s string) (q float64, d time.Duration, err error) {
+	if q, ok := HedgeQuantiles[s]; ok {
+		return q, 0, nil
+	}
+	if strings.HasPrefix(s, "p") {
+		return 0, 0, fmt.Errorf("%s is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)", quoteName(s))
+	}
+	d, perr := time.ParseDuration(s)
+	if perr != nil {
+		return 0, 0, fmt.Errorf("%s is neither a quantile (e.g. p95) nor a duration (e.g. 300ms)", quoteName(s))
+	}
+	if d < HedgeFloor {
+		return 0, 0, fmt.Errorf("%s is less than the floor of %s", s, HedgeFloor)
+	}
+	return 0, d, nil
 }
 
 func (v *validation) targets() {
@@ -420,7 +464,7 @@ func (v *validation) telemetry() {
 	c := v.c
 	if e := c.Telemetry.OTLPEndpoint; e != "" {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.add("telemetry.otlp_endpoint", "invalid URL %q (want http(s)://host:port, e.g. http://127.0.0.1:4318)", e)
+			v.add("telemetry.otlp_endpoint", "invalid URL %s (want http(s)://host:port, e.g. http://127.0.0.1:4318)", quoteName(e))
 		}
 	}
 	in := c.Telemetry.Ingest
@@ -444,7 +488,7 @@ func (v *validation) telemetry() {
 		case strings.TrimSpace(s) == "":
 			v.add(path, "must not be empty")
 		case len(f.Services) > 0 && !allowed[s]:
-			v.add(path, "%q is not in services, so its spans are never taken", s)
+			v.add(path, "%s is not in services, so its spans are never taken", quoteName(s))
 		}
 	}
 }
