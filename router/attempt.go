@@ -114,7 +114,7 @@ func (a *attempt) reach() bool {
 	a.firstByte = time.AfterFunc(u.firstByte, func() { a.cancel(errFirstByteTimeout) })
 
 	body := a.x.body
-	target := u.endpointURL(c.ep)
+	target := a.x.url
 	req := (&http.Request{
 		Method:        http.MethodPost,
 		URL:           target, // shared, never modified: built once per provider and endpoint

@@ -22,8 +22,11 @@ type Candidate struct {
 	Price  float64
 	Priced bool
 
-	upstream  *upstream         // runtime state of the provider (breaker, limiter)
-	spanNames map[string]string // attempt span name by operation: "{operation} {upstream model}"
+	upstream *upstream // runtime state of the provider (breaker, limiter)
+	// answerModel is the model name its answers report: the client's
+	// (response_model: requested), or "" for the upstream's own.
+	answerModel string
+	spanNames   map[string]string // attempt span name by operation: "{operation} {upstream model}"
 
 	// lastProbe is when a mode last sent this candidate a re-measuring
 	// probe (unix ns): shared by every request, so probes stay bounded.

@@ -242,6 +242,9 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 		served := t.Routes(cfg.Providers[t.VirtualKey])
 		for _, m := range slices.Sorted(maps.Keys(served)) {
 			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
+			if cfg.ResponseModel == config.ResponseModelRequested {
+				c.answerModel = m
+			}
 			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
 				c.Price, c.Priced = p.Input+p.Output, true
 			}

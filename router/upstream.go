@@ -17,6 +17,7 @@ import (
 type upstream struct {
 	// immutable after newUpstream
 	kind      string
+	responses bool // serves the Responses API itself (providers.X.responses)
 	apiKey    string
 	host      string // server.address
 	port      int    // server.port
@@ -48,6 +49,7 @@ func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstr
 	base := strings.TrimRight(p.BaseURL, "/")
 	u := &upstream{
 		kind:      p.Kind,
+		responses: p.ServesResponses(),
 		apiKey:    p.APIKey,
 		firstByte: p.Timeout.FirstByte,
 		idle:      p.Timeout.Idle,

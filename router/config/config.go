@@ -30,6 +30,11 @@ type Config struct {
 	// Shutdown is how a SIGTERM or SIGINT drains.
 	Shutdown Shutdown `yaml:"shutdown"`
 	Log      Log      `yaml:"log"`
+	// ResponseModel is the model name answers report: "upstream", the
+	// upstream model that answered (what cost-tracking tools price by),
+	// translated answers included; or "requested", the name the client
+	// asked for (a relayed answer is rewritten). Zero: upstream.
+	ResponseModel string `yaml:"response_model"`
 	// Providers are the virtual keys, by name: a target names one in its
 	// virtual_key. Client keys are Auth.Keys, not these. At least one is
 	// required.
@@ -171,6 +176,13 @@ type Provider struct {
 	Models    []string  `yaml:"models"`
 	Timeout   Timeouts  `yaml:"timeout"`
 	RateLimit RateLimit `yaml:"rate_limit"`
+	// Responses says whether an openai provider serves the Responses API
+	// (POST /responses): /v1/responses requests go to it as they came.
+	// False: they are translated to Chat Completions for it, as for an
+	// OpenAI-compatible server that has only that. Nil: true for kind
+	// openai, false for anthropic (whose targets get them translated to
+	// Messages); true on an anthropic provider is refused.
+	Responses *bool `yaml:"responses"`
 	// MaxConcurrency caps in-flight requests to this provider. Zero: no cap.
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// Queue is how many requests may wait for a slot when MaxConcurrency is
@@ -341,7 +353,14 @@ const (
 	DefaultHedgeBudget    = 0.05
 	DefaultHedgeMax       = 1
 	DefaultServiceName    = "firstbyte"
+	DefaultResponseModel  = ResponseModelUpstream
 	DefaultTargetWeight   = 1.0
+)
+
+// ResponseModel values.
+const (
+	ResponseModelUpstream  = "upstream"
+	ResponseModelRequested = "requested"
 )
 
 // Provider kinds (wire formats).
@@ -359,7 +378,9 @@ var Modes = []string{"cost-optimized", "ewma-latency", "fallback", "least-latenc
 var (
 	logLevels  = []string{"debug", "info", "warn", "error"}
 	logFormats = []string{"text", "json"}
-	kinds      = []string{KindOpenAI, KindAnthropic}
+	// responseModels are the values response_model accepts.
+	responseModels = []string{ResponseModelUpstream, ResponseModelRequested}
+	kinds          = []string{KindOpenAI, KindAnthropic}
 )
 
 func (c *Config) applyDefaults() {
@@ -393,6 +414,10 @@ func (c *Config) applyDefaults() {
 		setDefault(&p.Timeout.Total, DefaultTotal)
 		setDefault(&p.Timeout.Idle, min(DefaultIdle, p.Timeout.Total))
 		setDefault(&p.RateLimit.MaxCooldown, DefaultMaxCooldown)
+		if p.Responses == nil {
+			v := p.Kind == KindOpenAI
+			p.Responses = &v
+		}
 		setDefault(&p.CircuitBreaker.Failures, DefaultCBFailures)
 		setDefault(&p.CircuitBreaker.Cooldown, DefaultCBCooldown)
 	}
@@ -407,6 +432,7 @@ func (c *Config) applyDefaults() {
 		}
 	}
 	setDefault(&c.Telemetry.ServiceName, DefaultServiceName)
+	setDefault(&c.ResponseModel, DefaultResponseModel)
 }
 
 // setDefault sets *field to def when it is zero.
@@ -430,6 +456,15 @@ func (t Target) Routes(p *Provider) map[string]string {
 	}
 	maps.Copy(routes, t.ModelMap)
 	return routes
+}
+
+// ServesResponses reports whether the provider serves the Responses API
+// itself (Responses, with its default applied).
+func (p *Provider) ServesResponses() bool {
+	if p.Responses == nil {
+		return p.Kind == KindOpenAI
+	}
+	return *p.Responses
 }
 
 // EffectiveWeight is the target's weight with its default applied.

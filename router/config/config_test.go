@@ -211,7 +211,7 @@ var configErrorTests = []struct {
 	}},
 	{name: "typos next to semantic errors, without cascades", file: "typos.yaml", want: []string{
 		`lisen: unknown key "lisen" (did you mean "listen"?)`,
-		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, providers, strategy, targets, telemetry)`,
+		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry)`,
 		`providers.groq.timeuot: unknown key "timeuot" (did you mean "timeout"?)`,
 		`providers.groq.max-concurrency: unknown key "max-concurrency" (did you mean "max_concurrency"?)`,
 		`targets[0].virtual_keys: unknown key "virtual_keys" (did you mean "virtual_key"?)`,
@@ -220,6 +220,10 @@ var configErrorTests = []struct {
 		`strategy.mode: unknown mode "least_latency" (did you mean "least-latency"?)`,
 		`log.level: unknown level "warning" (did you mean "warn"?)`,
 		`log.format: unknown format "yaml" (want one of text, json)`,
+	}},
+	{name: "answers' model name and the Responses API", file: "responses.yaml", want: []string{
+		`response_model: unknown response_model "requestd" (did you mean "requested"?)`,
+		`providers.claude.responses: only an openai provider serves the Responses API; /v1/responses requests to an anthropic provider are translated to Messages (leave it out)`,
 	}},
 	{name: "hedging out of range", file: "hedge.yaml", want: []string{
 		`strategy.hedge.after: "p42" is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)`,
@@ -264,7 +268,7 @@ var configErrorTests = []struct {
 		`providers.groq.circuit_breaker.failures: a string is not a whole number: write e.g. 8`,
 		`providers.groq.pricing.up.input: a string is not a number: write e.g. 1.5`,
 		`providers.groq.pricing.up.output: an infinity is not a number: write e.g. 1.5`,
-		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, models, timeout, rate_limit, max_concurrency, queue, circuit_breaker, pricing, not a list`,
+		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, models, timeout, rate_limit, responses, max_concurrency, queue, circuit_breaker, pricing, not a list`,
 		`targets[0].model_map: must be a mapping of names to values, not a list`,
 		`targets[0].weight: a string is not a number: write e.g. 1.5`,
 		`targets[2]: must be a mapping with keys such as virtual_key, model_map, retry, weight, not a number`,
@@ -339,7 +343,7 @@ var configErrorTests = []struct {
 		`line 1, column 12: not valid YAML: sequence end token ']' not found`,
 	}},
 	{name: "not a mapping", file: "not_a_mapping.yaml", want: []string{
-		`the config must be a mapping of keys (listen, admin, auth, limits, shutdown, log, providers, strategy, targets, telemetry), not a list`,
+		`the config must be a mapping of keys (listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry), not a list`,
 	}},
 	{name: "two documents", file: "two_documents.yaml", want: []string{
 		`line 4: a second YAML document; a config file is one document (remove the --- separator)`,

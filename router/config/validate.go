@@ -220,6 +220,9 @@ func (v *validation) shutdownAndLog() {
 	if !slices.Contains(logFormats, c.Log.Format) {
 		v.add("log.format", "%s", unknownValue("format", c.Log.Format, logFormats))
 	}
+	if !slices.Contains(responseModels, c.ResponseModel) {
+		v.add("response_model", "%s", unknownValue("response_model", c.ResponseModel, responseModels))
+	}
 }
 
 func (v *validation) providers() {
@@ -272,6 +275,9 @@ func (v *validation) providers() {
 		}
 		if p.RateLimit.MaxCooldown < 0 {
 			v.add(path+".rate_limit.max_cooldown", "must not be negative")
+		}
+		if p.Kind == KindAnthropic && p.Responses != nil && *p.Responses {
+			v.add(path+".responses", "only an openai provider serves the Responses API; /v1/responses requests to an anthropic provider are translated to Messages (leave it out)")
 		}
 		if p.Timeout.FirstByte > 0 && p.Timeout.Total > 0 && p.Timeout.FirstByte > p.Timeout.Total {
 			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", FormatDuration(p.Timeout.FirstByte), FormatDuration(p.Timeout.Total))
