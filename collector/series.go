@@ -24,6 +24,13 @@ type series struct {
 	ring     sampleRing      // guarded by mu: live samples, oldest taken first
 	sorted   []time.Duration // guarded by mu: the TTFBs in ring, ascending
 	outcomes outcomeRing     // guarded by mu: live attempt outcomes, oldest taken first
+	// lates are the live censored observations, oldest first: attempts
+	// cancelled because another attempt of their request answered first
+	// (hedge_lost), each with how long it had waited. Not outcomes: the
+	// failure model says nothing of them.
+	lates    outcomeRing
+	lateSums decayingSums // guarded by mu: their recency-weighted count
+	lateCost costSum      // guarded by mu: how long they had waited
 	// guarded by mu: the recency-weighted sums of ring's log TTFBs and of
 	// outcomes' fault weights, kept up to date entry by entry.
 	logSums, faultSums decayingSums
@@ -61,6 +68,10 @@ type seriesStats struct {
 	weightedOutcomes, weightedFaults float64
 	faultSeconds                     float64
 	lastOutcome                      int64 // unix ns; 0 with none
+
+	late                      int // censored observations (hedge_lost)
+	weightedLate, lateSeconds float64
+	lastLate                  int64 // unix ns; 0 with none
 }
 
 var emptyStats = &seriesStats{staleAt: math.MaxInt64}
@@ -107,6 +118,7 @@ func newSeries(target, model string, window int) *series {
 		ring:     sampleRing{buf: make([]sample, window)},
 		sorted:   make([]time.Duration, 0, window),
 		outcomes: outcomeRing{buf: make([]outcome, window)},
+		lates:    outcomeRing{buf: make([]outcome, window)},
 	}
 	s.stats.Store(emptyStats)
 	return s
@@ -140,7 +152,34 @@ func (s *series) expire(now, maxAge int64) bool {
 		s.outcomeLeft(s.outcomes.popFront())
 		dropped = true
 	}
+	for s.lates.n > 0 && expired(s.lates.front().takenAt, now, maxAge) {
+		s.lateLeft(s.lates.popFront())
+		dropped = true
+	}
 	return dropped
+}
+
+// insertLate adds a censored observation x (its cost: how long it had
+// waited), evicting the oldest if the window is full (or dropping x, if it
+// is older still). Called with mu held.
+func (s *series) insertLate(x outcome) {
+	evicted, didEvict, ok := s.lates.makeRoom(x)
+	if didEvict {
+		s.lateLeft(evicted)
+	}
+	if !ok {
+		return
+	}
+	s.lates.insertByTime(x)
+	s.lateSums.add(1, x.takenAt)
+	s.lateCost.add(x.cost)
+}
+
+// lateLeft takes x, just evicted or expired from lates, out of their sums.
+// Called with mu held.
+func (s *series) lateLeft(x outcome) {
+	s.lateSums.remove(1, x.takenAt)
+	s.lateCost.sub(x.cost)
 }
 
 // insertSample adds x, evicting the oldest sample if the window is full (or
@@ -273,6 +312,13 @@ func (s *series) rebuildSums() {
 			s.logSums.add(x.logTTFB, x.takenAt)
 		}
 	}
+	s.lateSums.reset()
+	la, lb := s.lates.segments()
+	for _, seg := range [2][]outcome{la, lb} {
+		for _, x := range seg {
+			s.lateSums.add(1, x.takenAt)
+		}
+	}
 	s.faultSums.reset()
 	oa, ob := s.outcomes.segments()
 	for _, seg := range [2][]outcome{oa, ob} {
@@ -280,7 +326,7 @@ func (s *series) rebuildSums() {
 			s.faultSums.add(x.fault.Weight(), x.takenAt)
 		}
 	}
-	s.logSums.changes, s.faultSums.changes = 0, 0
+	s.logSums.changes, s.faultSums.changes, s.lateSums.changes = 0, 0, 0
 	s.refoldEWMA()
 }
 
@@ -288,11 +334,11 @@ func (s *series) rebuildSums() {
 // mu held.
 func (s *series) publish(maxAge int64) {
 	n := len(s.sorted)
-	if n == 0 && s.outcomes.n == 0 {
+	if n == 0 && s.outcomes.n == 0 && s.lates.n == 0 {
 		s.stats.Store(emptyStats)
 		return
 	}
-	if s.logSums.changes >= rebuildEvery || s.faultSums.changes >= rebuildEvery {
+	if s.logSums.changes >= rebuildEvery || s.faultSums.changes >= rebuildEvery || s.lateSums.changes >= rebuildEvery {
 		s.rebuildSums()
 	}
 	st := &seriesStats{samples: n, staleAt: math.MaxInt64}
@@ -315,6 +361,12 @@ func (s *series) publish(maxAge int64) {
 		st.outcomes = s.outcomes.n
 		st.faultRate = faultRate(st.faults, st.outcomes)
 		st.faultSeconds = s.faultCost.meanSeconds(s.faulted)
+	}
+	if s.lates.n > 0 {
+		st.staleAt = min(st.staleAt, s.lates.front().takenAt+maxAge)
+		st.late, st.weightedLate = s.lates.n, max(0, s.lateSums.weight())
+		st.lastLate = s.lates.back().takenAt
+		st.lateSeconds = s.lateCost.meanSeconds(s.lates.n)
 	}
 	s.stats.Store(st)
 }
@@ -376,6 +428,10 @@ func (st *seriesStats) targetStats() stats.Target {
 		WeightedOutcomes: st.weightedOutcomes,
 		WeightedFaults:   st.weightedFaults,
 		FaultSeconds:     st.faultSeconds,
+		Late:             st.late,
+		WeightedLate:     st.weightedLate,
+		LateSeconds:      st.lateSeconds,
+		LastLate:         unixOrZero(st.lastLate),
 		SelfSamples:      st.byOrigin[OriginSelf],
 		PeerSamples:      st.byOrigin[OriginPeer],
 		ForeignSamples:   st.byOrigin[OriginForeign],
@@ -387,4 +443,12 @@ func (st *seriesStats) targetStats() stats.Target {
 		ts.LastOutcome = time.Unix(0, st.lastOutcome)
 	}
 	return ts
+}
+
+// unixOrZero is ns as a time, zero for 0.
+func unixOrZero(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }

@@ -141,6 +141,33 @@ func (t *Tracker) RecordFault(target, model string, f fault.Fault, cost time.Dur
 	s.mu.Unlock()
 }
 
+// RecordLate adds a censored observation for (target, model), taken at
+// takenAt: an attempt that had waited waited without a first byte when it
+// was cancelled because another attempt of its request answered first
+// (hedge_lost). It is neither a sample nor an outcome: it says only that
+// the target was slower than waited, which is news only when waited is
+// past the target's p95 (a hedge cancelled early, because the attempt it
+// raced answered, says nothing against its target): earlier ones are
+// dropped. reliable-latency counts the rest with the faults it weighs
+// (stats.Target.WeightedLate); the other modes ignore them.
+func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt time.Time) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok {
+		return
+	}
+	s := t.seriesFor(target, model)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	if n := len(s.sorted); n == 0 || waited >= s.sorted[quantileIndex(n, 0.95)] {
+		s.insertLate(outcome{cost: max(0, waited), takenAt: at})
+		s.publish(t.maxAge)
+	}
+	s.mu.Unlock()
+}
+
 // sampleTime reads the clock and places takenAt on it, in unix ns: zero or
 // in the future means now; ok is false when it has already expired.
 func (t *Tracker) sampleTime(takenAt time.Time) (now, at int64, ok bool) {

@@ -67,9 +67,11 @@ func newHedging(cfg config.Hedge, stats StatsSource, models []string) *hedging {
 }
 
 // delay is how long an attempt at cand may go without a first byte at now
-// before a hedge starts beside it, at next (nil: none known yet); ok is
-// false when no hedge may: a quantile of too few samples, or a hedge that
-// could not answer before the late attempt itself (see worth).
+// before a hedge starts beside it, at next (nil: none known yet): after
+// the configured quantile (or duration) when a hedge there could answer
+// before the late attempt itself is expected to (see worth), else only
+// after the target's p99, beyond anything it has shown. ok is false when
+// no hedge may: a quantile of too few samples.
 func (h *hedging) delay(cand, next *Candidate, now time.Time) (time.Duration, bool) {
 	if h.q == 0 && h.stats == nil {
 		return h.fixed, true
@@ -83,7 +85,10 @@ func (h *hedging) delay(cand, next *Candidate, now time.Time) (time.Duration, bo
 		d = max(st.Quantile(h.q), config.HedgeFloor)
 	}
 	if next != nil && !h.worth(&st, h.stats.StatsAt(next.Target, next.Model, now), d) {
-		return 0, false
+		// Not worth it at d: only an attempt later than anything the
+		// target has shown (its p99) is hedged, a hang or a fault the
+		// samples do not foresee.
+		return max(d, st.P99), true
 	}
 	return d, true
 }
@@ -94,9 +99,12 @@ func (h *hedging) delay(cand, next *Candidate, now time.Time) (time.Duration, bo
 // failing, by what its faults took (a hang that ends in a timeout, a 503
 // after 300 ms). A hedge that cannot win spends budget and tokens for
 // nothing: a late attempt at a steady fast target is seldom much later.
-// An unmeasured next target is given the benefit of the doubt.
+// An unmeasured next target is given the benefit of the doubt, and so is a
+// first target whose attempts hedges have lately beaten (stats.Target.Late:
+// what a won hedge cancels never becomes a sample, so its samples alone
+// would forget the slow moments hedging hides).
 func (h *hedging) worth(first *stats.Target, next stats.Target, d time.Duration) bool {
-	if next.Samples == 0 || first.Samples == 0 {
+	if next.Samples == 0 || first.Samples == 0 || first.Late > 0 {
 		return true
 	}
 	late := first.P99

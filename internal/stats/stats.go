@@ -51,6 +51,17 @@ type Target struct {
 	// LastOutcome is when the newest live outcome was taken (zero with none).
 	LastOutcome time.Time
 
+	// Late is how many live censored observations there are: attempts
+	// cancelled without a first byte because another attempt of their
+	// request answered first (hedge_lost). They are not outcomes (the
+	// failure model says nothing of them): each says only that the target
+	// was slower than it had waited, LateSeconds on average.
+	// WeightedLate is their count, each weighing 2^(-age/RecencyHalfLife)
+	// relative to the newest, taken at LastLate (zero with none).
+	Late                      int
+	WeightedLate, LateSeconds float64
+	LastLate                  time.Time
+
 	// Where the live samples came from: this instance's own attempts, peer
 	// gateways' spans, and foreign (application) spans.
 	SelfSamples, PeerSamples, ForeignSamples int

@@ -122,9 +122,6 @@ func (r *Result) drew(target int, t time.Duration, end router.Result, took time.
 	}
 }
 
-// lost counts an attempt cancelled because another of its request won.
-func (r *Result) lost(target, attempt int) { r.Lost++ }
-
 // record counts a request that ended after ttfb.
 func (r *Result) record(c *client, served bool, ttfb time.Duration) {
 	b, ok := r.measured(c.start)

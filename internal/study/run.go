@@ -250,7 +250,7 @@ func (r *runner) cancelRacers(c *client) {
 		r.res.Resolved++
 		lost := router.Result{ErrorType: fault.ErrorHedgeLost, Outcome: telemetry.OutcomeHedgeLost}
 		c.route.End(&o.turn, lost, trace.WithTimestamp(r.clock.Now()))
-		r.res.lost(o.target, o.turn.Attempt)
+		r.res.Lost++
 	}
 	c.racers = nil
 }

@@ -20,7 +20,7 @@ const HedgeSuffix = "+hedge"
 // The hedging the "+hedge" runs use: the product's defaults.
 const (
 	HedgeAfter  = "p95"
-	HedgeBudget = 0.05
+	HedgeBudget = 0.1
 	HedgeMax    = 1
 )
 
