@@ -51,6 +51,7 @@ var (
 	attrOutputTokens   = string(telemetry.KeyOutputTokens)
 	attrOutputRate     = string(telemetry.KeyOutputRate)
 	attrHedge          = string(telemetry.KeyHedge)
+	attrInflight       = string(telemetry.KeyInflight)
 )
 
 // AggregatorOptions configures an Aggregator.
@@ -167,14 +168,16 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 			continue
 		}
 		var from *foreignSource // the resource's service, when its spans may be taken as foreign
+		var instance string     // a peer's service.instance.id
 		if origin == OriginPeer {
 			if src, ok := a.foreign.source(res); ok {
 				from = &src
 			}
+			instance = instanceID(res)
 		}
 		for k := range spans.Len() {
 			span := spans.At(k)
-			reject, src := a.learn(span, origin, table, from)
+			reject, src := a.learn(span, origin, table, from, instance)
 			switch reject {
 			case RejectUnknownTarget:
 				unknown++
@@ -202,7 +205,7 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 // a sample that cannot be one (RejectImplausible), and then teaches
 // nothing. Any other span teaches only as a foreign span, when from says
 // its service may.
-func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, from *foreignSource) (reject, source string) {
+func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, from *foreignSource, instance string) (reject, source string) {
 	at := readAttempt(span)
 	source = SourceLocal
 	if origin != OriginSelf {
@@ -237,9 +240,18 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 	if origin != OriginSelf {
 		bound = table.firstByteBound(at.target, at.model)
 	}
+	if at.inflight > 0 && origin == OriginPeer {
+		// When the span ends its own attempt is over: the rest were still
+		// in flight, as far as the peer's span says.
+		a.tracker.RecordPeerInflight(at.target, at.model, instance, int(at.inflight)-1, endTime(span))
+	}
 	switch ttfb, verdict := at.sample(bound); verdict {
 	case sampled:
-		a.tracker.RecordSample(at.target, at.model, ttfb, endTime(span), origin)
+		load := 0 // this instance's own samples say the load they met
+		if origin == OriginSelf {
+			load = int(at.inflight)
+		}
+		a.tracker.recordSample(at.target, at.model, ttfb, endTime(span), origin, load)
 		return "", source
 	case implausible:
 		return RejectImplausible, ""
@@ -308,6 +320,7 @@ type attemptFacts struct {
 	outputRate     float64 // firstbyte.output_tokens_per_second
 	haveRate       bool
 	hedge          string // server span: firstbyte.hedge
+	inflight       int64  // firstbyte.inflight; 0 when absent
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -385,6 +398,10 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.outputRate, f.haveRate = number(v)
 		case attrHedge:
 			f.hedge = v.Str()
+		case attrInflight:
+			if v.Type() == pcommon.ValueTypeInt {
+				f.inflight = v.Int()
+			}
 		}
 	}
 	return f

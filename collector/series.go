@@ -31,6 +31,12 @@ type series struct {
 	lates    outcomeRing
 	lateSums decayingSums // guarded by mu: their recency-weighted count
 	lateCost costSum      // guarded by mu: how long they had waited
+	// guarded by mu: the load curve (the mean time to first byte by the
+	// attempts in flight when a sample started), and the peers' latest
+	// in-flight counts by service.instance.id.
+	load  [stats.LoadLevels]loadLevel
+	peers map[string]peerLoad
+	clock int64 // guarded by mu: the now of the last expire, which publish reads
 	// guarded by mu: the recency-weighted sums of ring's log TTFBs and of
 	// outcomes' fault weights, kept up to date entry by entry.
 	logSums, faultSums decayingSums
@@ -69,6 +75,9 @@ type seriesStats struct {
 	faultSeconds                     float64
 	lastOutcome                      int64 // unix ns; 0 with none
 
+	load         [stats.LoadLevels]time.Duration
+	peerInflight int
+
 	late                      int // censored observations (hedge_lost)
 	weightedLate, lateSeconds float64
 	lastLate                  int64 // unix ns; 0 with none
@@ -105,6 +114,36 @@ type outcome struct {
 }
 
 func (x outcome) when() int64 { return x.takenAt }
+
+// loadLevel is one level of the load curve: an exponentially weighted mean
+// of the samples' time to first byte (seconds) and when it last moved.
+type loadLevel struct {
+	mean float64
+	at   int64 // unix ns; 0: no sample
+}
+
+// loadAlpha is the weight of a new sample in its load level's mean, and
+// loadFresh how long a level counts after its last sample: the curve says
+// how the target fares under load now, not how it did a minute ago (a
+// target that was slow for a while has its slow levels forgotten soon
+// after it recovers).
+const (
+	loadAlpha = 0.2
+	loadFresh = 5 * time.Second
+)
+
+// peerLoad is what a peer's latest span said of its attempts in flight.
+type peerLoad struct {
+	n  int
+	at int64 // unix ns
+}
+
+// Bounds of the peers' in-flight counts: a report counts for peerLoadFor,
+// and at most maxPeers instances are kept per key.
+const (
+	peerLoadFor = 2 * time.Second
+	maxPeers    = 64
+)
 
 type (
 	sampleRing  = timeRing[sample]
@@ -143,6 +182,7 @@ func (s *series) current(now, maxAge int64) *seriesStats {
 // reports whether there were any. The rings are in takenAt order, so they are
 // at their fronts. Called with mu held.
 func (s *series) expire(now, maxAge int64) bool {
+	s.clock = now
 	dropped := false
 	for s.ring.n > 0 && expired(s.ring.front().takenAt, now, maxAge) {
 		s.sampleLeft(s.ring.popFront())
@@ -334,7 +374,7 @@ func (s *series) rebuildSums() {
 // mu held.
 func (s *series) publish(maxAge int64) {
 	n := len(s.sorted)
-	if n == 0 && s.outcomes.n == 0 && s.lates.n == 0 {
+	if n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && !s.loaded() {
 		s.stats.Store(emptyStats)
 		return
 	}
@@ -361,6 +401,18 @@ func (s *series) publish(maxAge int64) {
 		st.outcomes = s.outcomes.n
 		st.faultRate = faultRate(st.faults, st.outcomes)
 		st.faultSeconds = s.faultCost.meanSeconds(s.faulted)
+	}
+	for i, l := range s.load {
+		if l.at != 0 && l.at+int64(loadFresh) > s.clock {
+			st.load[i] = time.Duration(l.mean * float64(time.Second))
+			st.staleAt = min(st.staleAt, l.at+int64(loadFresh))
+		}
+	}
+	for _, p := range s.peers {
+		if p.at+int64(peerLoadFor) > s.clock {
+			st.peerInflight += p.n
+			st.staleAt = min(st.staleAt, p.at+int64(peerLoadFor))
+		}
 	}
 	if s.lates.n > 0 {
 		st.staleAt = min(st.staleAt, s.lates.front().takenAt+maxAge)
@@ -428,6 +480,8 @@ func (st *seriesStats) targetStats() stats.Target {
 		WeightedOutcomes: st.weightedOutcomes,
 		WeightedFaults:   st.weightedFaults,
 		FaultSeconds:     st.faultSeconds,
+		Load:             st.load,
+		PeerInflight:     st.peerInflight,
 		Late:             st.late,
 		WeightedLate:     st.weightedLate,
 		LateSeconds:      st.lateSeconds,
@@ -451,4 +505,61 @@ func unixOrZero(ns int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns)
+}
+
+// loaded reports whether the series holds a load curve level or a peer's
+// in-flight count. Called with mu held.
+func (s *series) loaded() bool {
+	for _, l := range s.load {
+		if l.at != 0 {
+			return true
+		}
+	}
+	return len(s.peers) > 0
+}
+
+// addLoad moves the load curve's level k (attempts in flight when the
+// sample started, all instances') towards ttfb. Called with mu held.
+func (s *series) addLoad(k int, ttfb time.Duration, at int64) {
+	k = min(max(k, 1), stats.LoadLevels)
+	l := &s.load[k-1]
+	v := ttfb.Seconds()
+	if l.at == 0 {
+		l.mean = v
+	} else {
+		l.mean += loadAlpha * (v - l.mean)
+	}
+	l.at = max(l.at, at)
+}
+
+// setPeer records a peer's in-flight count at at, keeping at most maxPeers
+// (the stalest goes). Called with mu held.
+func (s *series) setPeer(instance string, n int, at int64) {
+	if s.peers == nil {
+		s.peers = map[string]peerLoad{}
+	}
+	if p, ok := s.peers[instance]; ok && p.at > at {
+		return // a newer report is in
+	}
+	if _, ok := s.peers[instance]; !ok && len(s.peers) >= maxPeers {
+		oldest, at0 := "", int64(math.MaxInt64)
+		for id, p := range s.peers {
+			if p.at < at0 {
+				oldest, at0 = id, p.at
+			}
+		}
+		delete(s.peers, oldest)
+	}
+	s.peers[instance] = peerLoad{n: max(n, 0), at: at}
+}
+
+// peersNow is the peers' in-flight count as of now. Called with mu held.
+func (s *series) peersNow(now int64) int {
+	n := 0
+	for _, p := range s.peers {
+		if p.at+int64(peerLoadFor) > now {
+			n += p.n
+		}
+	}
+	return n
 }

@@ -98,6 +98,12 @@ func NewTracker(o TrackerOptions) *Tracker {
 // A sample is also a successful attempt: it counts as an outcome with no
 // fault towards the fault rate.
 func (t *Tracker) RecordSample(target, model string, ttfb time.Duration, takenAt time.Time, origin Origin) {
+	t.recordSample(target, model, ttfb, takenAt, origin, 0)
+}
+
+// recordSample is RecordSample and, when inflight > 0, RecordLoad, under
+// one lock: this instance's own samples say the load they met.
+func (t *Tracker) recordSample(target, model string, ttfb time.Duration, takenAt time.Time, origin Origin, inflight int) {
 	if ttfb < 0 || origin >= originCount {
 		return
 	}
@@ -113,6 +119,9 @@ func (t *Tracker) RecordSample(target, model string, ttfb time.Duration, takenAt
 	s.expire(now, t.maxAge)
 	s.insertSample(sample{ttfb: ttfb, logTTFB: logSeconds(ttfb), takenAt: at, origin: origin})
 	s.insertOutcome(outcome{takenAt: at})
+	if inflight > 0 && ttfb > 0 {
+		s.addLoad(inflight+s.peersNow(now), ttfb, at)
+	}
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }
@@ -165,6 +174,46 @@ func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt
 		s.insertLate(outcome{cost: max(0, waited), takenAt: at})
 		s.publish(t.maxAge)
 	}
+	s.mu.Unlock()
+}
+
+// RecordLoad notes how a request fared under load at (target, model): an
+// attempt of this instance that started with inflight of its attempts in
+// flight there (itself included) gave a sample of ttfb, taken at takenAt.
+// The load curve's level is inflight plus the peers' in-flight count as
+// last reported: the load the provider saw.
+func (t *Tracker) RecordLoad(target, model string, inflight int, ttfb time.Duration, takenAt time.Time) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok || ttfb <= 0 || inflight <= 0 {
+		return
+	}
+	s := t.seriesFor(target, model)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	s.addLoad(inflight+s.peersNow(now), ttfb, at)
+	s.publish(t.maxAge)
+	s.mu.Unlock()
+}
+
+// RecordPeerInflight notes that a peer instance had n attempts in flight
+// at (target, model) at takenAt (its latest span said so): the modes add
+// the peers' counts to this instance's own.
+func (t *Tracker) RecordPeerInflight(target, model, instance string, n int, takenAt time.Time) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok || instance == "" {
+		return
+	}
+	s := t.seriesFor(target, model)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	s.setPeer(instance, n, at)
+	s.publish(t.maxAge)
 	s.mu.Unlock()
 }
 

@@ -42,7 +42,7 @@ func (c *Candidate) spanName(operation string) string {
 }
 
 // attemptAttributes are the attributes an attempt span starts with.
-func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt int, selection string) []attribute.KeyValue {
+func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt int, selection string, inflight int64) []attribute.KeyValue {
 	u := c.upstream
 	return []attribute.KeyValue{
 		telemetry.KeyOperationName.String(operation),
@@ -54,6 +54,7 @@ func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt 
 		telemetry.KeyRequestedModel.String(requestedModel),
 		telemetry.KeyAttempt.Int(attempt),
 		telemetry.KeySelection.String(selection),
+		telemetry.KeyInflight.Int64(inflight),
 	}
 }
 

@@ -154,7 +154,8 @@ func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Ca
 			continue
 		}
 		p := posteriorOf(&st, now)
-		est := expectedCost(math.Exp(p.logMean), p.faultA/(p.faultA+p.faultB), p.faultSeconds)
+		load := loadFactor(c, &st)
+		est := expectedCost(math.Exp(p.logMean)*load, p.faultA/(p.faultA+p.faultB), p.faultSeconds)
 		if est < bestEst { // ties: the first declared
 			best, bestEst = i, est
 		}
@@ -164,7 +165,7 @@ func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Ca
 		}
 		mu := p.logMean + p.logSpread*standardNormal(s.rand.Float64(), s.rand.Float64())
 		f := betaDraw(p.faultA, p.faultB, s.rand)
-		dst = append(dst, expectedCost(math.Exp(mu), f, p.faultSeconds))
+		dst = append(dst, expectedCost(math.Exp(mu)*load, f, p.faultSeconds))
 	}
 	return dst, seen, best
 }

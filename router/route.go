@@ -119,6 +119,7 @@ type Turn struct {
 	adm      admission
 	probe    bool       // the disabled provider's probe, or a forced try of it
 	hedge    bool       // a hedge, started beside a late attempt
+	inflight int64      // its provider's attempts in flight from this gateway, itself included
 	span     trace.Span // nil until StartSpan
 	resolved bool
 }
@@ -250,7 +251,8 @@ func (r *Route) HedgeResult() string { return r.hedge }
 // turn hands out an attempt of c.
 func (r *Route) turn(c *Candidate, adm admission, probe bool) Turn {
 	r.attempts++
-	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, pos: r.pos, try: r.try, adm: adm, probe: probe}
+	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, pos: r.pos, try: r.try, adm: adm, probe: probe,
+		inflight: c.upstream.inflight.Add(1)}
 	if r.attempts > 1 {
 		t.Selection = telemetry.SelectionFailover
 	}
@@ -376,7 +378,7 @@ func (r *Route) onlySkipped(reason string) bool {
 // Route.End ends it.
 func (t *Turn) StartSpan(ctx context.Context, tracer trace.Tracer, operation, requestedModel string, opts ...trace.SpanStartOption) context.Context {
 	opts = append(opts, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(t.Cand.attemptAttributes(operation, requestedModel, t.Attempt, t.Selection)...))
+		trace.WithAttributes(t.Cand.attemptAttributes(operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
 	ctx, t.span = tracer.Start(ctx, t.Cand.spanName(operation), opts...)
 	return ctx
 }
@@ -386,6 +388,7 @@ func (t *Turn) resolve(r result) {
 	if !t.resolved {
 		t.resolved = true
 		t.adm.resolve(r)
+		t.Cand.upstream.inflight.Add(-1)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
@@ -26,12 +27,18 @@ type upstream struct {
 	total     time.Duration
 	now       func() time.Time
 	breaker   *breaker
-	limiter   *limiter            // nil: unlimited
-	urls      map[string]*url.URL // endpoint suffix -> upstream URL, built once
+	limiter   *limiter // nil: unlimited
+	// maxConcurrency is its configured cap (0: none): a request beyond it
+	// waits its turn, which the latency modes count.
+	maxConcurrency int
+	urls           map[string]*url.URL // endpoint suffix -> upstream URL, built once
 
-	cool  cooldown  // until when its rate limits keep it away
-	allow allowance // what remains of its request limit
-	off   disabler  // its credential or quota failed
+	// inflight is its attempts in flight from this gateway, exactly: every
+	// Turn the routes hand out counts until it is resolved.
+	inflight atomic.Int64
+	cool     cooldown  // until when its rate limits keep it away
+	allow    allowance // what remains of its request limit
+	off      disabler  // its credential or quota failed
 }
 
 // endpointURL is where ep's requests go on this provider.
@@ -83,6 +90,7 @@ func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstr
 		}
 	}
 	if p.MaxConcurrency > 0 {
+		u.maxConcurrency = p.MaxConcurrency
 		u.limiter = newLimiter(p.MaxConcurrency, p.Queue)
 	}
 	return u

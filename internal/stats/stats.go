@@ -65,6 +65,15 @@ type Target struct {
 	// Where the live samples came from: this instance's own attempts, peer
 	// gateways' spans, and foreign (application) spans.
 	SelfSamples, PeerSamples, ForeignSamples int
+
+	// Load is the target's load curve: Load[k-1] is the recent mean time
+	// to first byte of samples that started with k attempts in flight at
+	// the target (all instances'; the last level holds k >= LoadLevels),
+	// 0 where there is none (LoadFactor reads it). PeerInflight is how many
+	// attempts peer gateways have in flight there now, as their latest
+	// spans said.
+	Load         [LoadLevels]time.Duration
+	PeerInflight int
 }
 
 // RecencyHalfLife is the half-life of the recency weights in Target:
@@ -105,4 +114,35 @@ func (s *Target) Quantile(q float64) time.Duration {
 		return s.P99
 	}
 	return 0
+}
+
+// LoadLevels is how many in-flight levels a target's load curve keeps: the
+// last holds every level from it up.
+const LoadLevels = 16
+
+// LoadFactor is how much slower than when it is idle the load curve says
+// the target answers a request that finds k attempts in flight there
+// (itself included): curve(k)/curve(1), at least 1. The curve (Load) holds
+// the recent mean time to first byte by the load each sample started at;
+// a level without data is read from the nearest level below it that has
+// some: optimistic, so load goes where it has not been tried until the
+// curve shows a queue there. With no data at level 1, the lowest level
+// that has data stands for it; with none at all, 1.
+func (s *Target) LoadFactor(k int) float64 {
+	base := 0
+	for i, d := range s.Load {
+		if d > 0 {
+			base = i + 1
+			break
+		}
+	}
+	if base == 0 || k <= base {
+		return 1
+	}
+	k = min(k, LoadLevels)
+	j := k
+	for j > base && s.Load[j-1] == 0 {
+		j--
+	}
+	return max(float64(s.Load[j-1])/float64(s.Load[base-1]), 1)
 }
