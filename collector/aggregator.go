@@ -52,6 +52,8 @@ var (
 	attrOutputRate     = string(telemetry.KeyOutputRate)
 	attrHedge          = string(telemetry.KeyHedge)
 	attrInflight       = string(telemetry.KeyInflight)
+	attrCacheHit       = string(telemetry.KeyCacheHit)
+	attrAffinity       = string(telemetry.KeyAffinity)
 )
 
 // AggregatorOptions configures an Aggregator.
@@ -247,6 +249,12 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 	}
 	switch ttfb, verdict := at.sample(bound); verdict {
 	case sampled:
+		if at.cacheHit {
+			// A prompt read from the provider's cache answers sooner than a
+			// cold one would: a success, not a latency sample.
+			a.tracker.RecordSuccess(at.target, at.model, endTime(span))
+			return "", source
+		}
 		load := 0 // this instance's own samples say the load they met
 		if origin == OriginSelf {
 			load = int(at.inflight)
@@ -321,6 +329,8 @@ type attemptFacts struct {
 	haveRate       bool
 	hedge          string // server span: firstbyte.hedge
 	inflight       int64  // firstbyte.inflight; 0 when absent
+	cacheHit       bool   // firstbyte.cache_hit
+	affinity       string // server span: firstbyte.affinity
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -398,6 +408,10 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.outputRate, f.haveRate = number(v)
 		case attrHedge:
 			f.hedge = v.Str()
+		case attrCacheHit:
+			f.cacheHit = v.Type() == pcommon.ValueTypeBool && v.Bool()
+		case attrAffinity:
+			f.affinity = v.Str()
 		case attrInflight:
 			if v.Type() == pcommon.ValueTypeInt {
 				f.inflight = v.Int()

@@ -57,6 +57,7 @@ type Metrics struct {
 	cost         *prometheus.CounterVec   // target, model
 	outputRate   *prometheus.HistogramVec // target, model
 	hedges       *prometheus.CounterVec   // model, result
+	affinity     *prometheus.CounterVec   // result
 
 	// prices is the rate card by (target, upstream model), replaced on
 	// reload (SetTargets).
@@ -129,6 +130,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_tokens_total", Help: "Tokens the upstreams reported, by target, requested model and type (input, output), from gen_ai.usage.* on the attempt spans.",
 		}, []string{"target", "model", "type"}),
+		affinity: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_affinity_total",
+			Help: "Requests with a prompt prefix worth keeping on one target, by how the order used it: hit (the target that served the prefix last served it), broken (it was unavailable, or slower than the bound), none (no target had served it lately).",
+		}, []string{"result"}),
 		hedges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_hedges_total",
 			Help: "Hedged requests by requested model and result: won (a hedge served the request), lost (the first attempt did), denied (a hedge was due and the budget refused it).",
@@ -151,7 +156,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
-	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost, m.outputRate, m.hedges)
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost, m.outputRate, m.hedges, m.affinity)
 	for _, r := range []string{RejectUnknownTarget, RejectImplausible, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
 		m.rejected.WithLabelValues(r)
 	}
@@ -236,6 +241,9 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 		m.observeSkips(span)
 		if at.hedge != "" && model != "" {
 			m.hedges.WithLabelValues(model, at.hedge).Inc()
+		}
+		if at.affinity != "" {
+			m.affinity.WithLabelValues(at.affinity).Inc()
 		}
 	case ptrace.SpanKindClient:
 		at := readAttempt(span)

@@ -177,6 +177,25 @@ func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt
 	s.mu.Unlock()
 }
 
+// RecordSuccess adds a successful attempt's outcome for (target, model)
+// without a latency sample: one whose time to first byte says nothing of a
+// cold prompt's (the provider read the prompt from its cache).
+func (t *Tracker) RecordSuccess(target, model string, takenAt time.Time) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok {
+		return
+	}
+	s := t.seriesFor(target, model)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	s.insertOutcome(outcome{takenAt: at})
+	s.publish(t.maxAge)
+	s.mu.Unlock()
+}
+
 // RecordLoad notes how a request fared under load at (target, model): an
 // attempt of this instance that started with inflight of its attempts in
 // flight there (itself included) gave a sample of ttfb, taken at takenAt.

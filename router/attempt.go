@@ -254,5 +254,6 @@ func (a *attempt) abandon() { a.canceled() }
 func (a *attempt) usage(u translate.Usage) {
 	if u.Known {
 		a.res.InputTokens, a.res.OutputTokens, a.res.HasUsage = u.InputTokens, u.OutputTokens, true
+		a.res.CacheHit = u.CacheReadInputTokens > 0
 	}
 }

@@ -18,6 +18,9 @@ type requestFields struct {
 	// thinking and topP: the request has these (an Anthropic request to an
 	// Anthropic target is held to Anthropic's rules only when it has).
 	thinking, topP bool
+	// What the prompt-cache affinity reads (prefix.go): the values of the
+	// members a provider's prompt cache keys on, as they stand in body.
+	system, tools, messages, cacheKey []byte
 }
 
 var (
@@ -64,6 +67,14 @@ func scanRequest(body []byte) (requestFields, error) {
 			}
 		case "thinking":
 			f.thinking = val[0] == '{'
+		case "system", "instructions":
+			f.system = val
+		case "tools":
+			f.tools = val
+		case "messages", "input":
+			f.messages = val
+		case "prompt_cache_key":
+			f.cacheKey = val
 		case "top_p":
 			f.topP = val[0] != 'n'
 		case "stream":

@@ -102,6 +102,7 @@ type Gateway struct {
 	providers   map[string]*config.Provider    // as configured, to hand state on to the next gateway
 	pairs       map[pair]bool                  // every configured (target, upstream model)
 	hedge       *hedging                       // strategy.hedge; nil: off
+	affinity    *affinity                      // who served which prompt prefix last
 	newTimer    func(time.Duration) hedgeTimer // the race's timers: real ones, or a test's
 
 	handler      http.Handler // the client API: mux behind serveHTTP
@@ -168,6 +169,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
 	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
+	g.affinity = newAffinity()
 	g.newTimer = newRealTimer
 	g.mux = g.newMux()
 	g.handler = http.HandlerFunc(g.serveHTTP)

@@ -114,6 +114,9 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		if h := c.route.HedgeResult(); h != "" {
 			attrs = append(attrs, telemetry.KeyHedge.String(h))
 		}
+		if a := c.route.AffinityResult(); a != "" {
+			attrs = append(attrs, telemetry.KeyAffinity.String(a))
+		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")
 		}
@@ -179,6 +182,10 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 	} else {
 		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
 		c.route = Route{order: order, selection: selection, probe: probe}
+		if c.ep.family == familyChat || c.ep.family == familyResponses {
+			c.route.prefix = prefixOf(&c.fields, c.body)
+			g.prefer(&c.route, fields.Model, g.now())
+		}
 	}
 	c.route.span, c.route.prep = c.span, c
 	g.hedgeable(&c.route, fields.Model)

@@ -12,19 +12,28 @@ import (
 // circuit would let an attempt through, then the others; or the order the
 // client named (X-Firstbyte-Provider-Order).
 
+// RouteOptions are what a request brings to its route beside its model.
+type RouteOptions struct {
+	// Names is the order the client named (X-Firstbyte-Provider-Order):
+	// those targets first, in that order, the other eligible ones after,
+	// in declaration order (selection manual). Nil: the mode orders.
+	Names []string
+	// Prefix is the request's prompt prefix, for the prompt-cache
+	// affinity (Key 0: none).
+	Prefix Prefix
+}
+
 // Route is the route a chat request for the client model would take now
 // (the study drives it on a virtual clock, as the handler does with real
-// attempts). With names nil the active mode orders the candidates; else
-// the named targets lead in that order, the other eligible ones after, in
-// declaration order (selection manual). ok is false when no target serves
-// the model; unknown is the first name that is not an eligible target.
-func (g *Gateway) Route(model string, names []string) (r *Route, unknown string, ok bool) {
+// attempts). ok is false when no target serves the model; unknown is the
+// first of o.Names that is not an eligible target.
+func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string, ok bool) {
 	eligible := g.routes[familyChat][model]
 	if len(eligible) == 0 {
 		return nil, "", false
 	}
-	if names != nil {
-		order, unknown := manualOrder(nil, strings.Join(names, ","), eligible)
+	if o.Names != nil {
+		order, unknown := manualOrder(nil, strings.Join(o.Names, ","), eligible)
 		if unknown != "" {
 			return nil, unknown, true
 		}
@@ -33,6 +42,8 @@ func (g *Gateway) Route(model string, names []string) (r *Route, unknown string,
 		order, selection, probe := g.order(nil, model, eligible)
 		r = NewRoute(order, selection)
 		r.probe = probe
+		r.prefix = o.Prefix
+		g.prefer(r, model, g.now())
 	}
 	g.hedgeable(r, model)
 	return r, "", true

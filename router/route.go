@@ -94,10 +94,16 @@ type Route struct {
 	hedge string
 	// hedging is the gateway's hedge policy, and model the request's
 	// client model (its budget); nil: no hedging.
-	hedging  *hedging
-	model    string
-	skipped  []Skip
-	failures []Failure
+	hedging *hedging
+	model   string
+	// prefix is the request's prompt prefix (Key 0: none), and affinity the
+	// gateway's memory of who served it, which End teaches; affinityResult
+	// says how the order used it (AffinityHit, ...; "" : no prefix).
+	prefix         Prefix
+	affinity       *affinity
+	affinityResult string
+	skipped        []Skip
+	failures       []Failure
 }
 
 // NewRoute is a route through order (which it keeps; the caller must not
@@ -241,6 +247,10 @@ func (r *Route) TryHedge(last *Turn) (Turn, bool) {
 	return r.Hedge(last)
 }
 
+// AffinityResult says how the order used the request's prompt prefix:
+// AffinityHit, AffinityBroken, AffinityNone; "" when it has none.
+func (r *Route) AffinityResult() string { return r.affinityResult }
+
 // SetHedge records the request's hedge result (HedgeWon, HedgeLost,
 // HedgeDenied): X-Firstbyte-Hedged and the request span carry it.
 func (r *Route) SetHedge(result string) { r.hedge = result }
@@ -342,6 +352,9 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	}
 	t.resolve(res.breakerResult())
 	t.Cand.upstream.settle(res, t.probe, t.adm.seq)
+	if r.affinity != nil && res.Outcome == telemetry.OutcomeSuccess {
+		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.upstream.now())
+	}
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true
 	}

@@ -48,6 +48,7 @@ const (
 	KeyOutputRate     = attribute.Key("firstbyte.output_tokens_per_second") // a stream's output tokens per second after its first chunk
 	KeyInflight       = attribute.Key("firstbyte.inflight")                 // the target's attempts in flight from this instance when the attempt started, itself included
 	KeyCacheHit       = attribute.Key("firstbyte.cache_hit")                // the upstream reported cached prompt tokens: a sample not for cold prompts
+	KeyAffinity       = attribute.Key("firstbyte.affinity")                 // server span: hit, broken, none (the prompt-cache affinity)
 	KeyHedge          = attribute.Key("firstbyte.hedge")                    // server span: won (a hedge served), lost (the first attempt did), denied (the budget refused one)
 	KeySkipReason     = attribute.Key("firstbyte.skip_reason")              // skip event: circuit_open|queue_full|rate_limited|disabled|untranslatable
 	// KeyFault carries the failure model's verdict on an attempt (package

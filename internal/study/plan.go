@@ -67,7 +67,7 @@ func (gws gateways) at(t time.Duration) *router.Gateway {
 type gatewayPlanner struct{ gateways gateways }
 
 func (p *gatewayPlanner) plan(t time.Duration) (*router.Route, string, error) {
-	route, _, ok := p.gateways.at(t).Route(ClientModel, nil)
+	route, _, ok := p.gateways.at(t).Route(ClientModel, router.RouteOptions{})
 	if !ok {
 		return nil, "", fmt.Errorf("no target serves %s", ClientModel)
 	}
@@ -90,7 +90,7 @@ func (p *oraclePlanner) plan(t time.Duration) (*router.Route, string, error) {
 	for _, i := range p.buf {
 		p.names = append(p.names, p.s.Targets[i].Name)
 	}
-	route, unknown, ok := p.gateways.at(t).Route(ClientModel, p.names)
+	route, unknown, ok := p.gateways.at(t).Route(ClientModel, router.RouteOptions{Names: p.names})
 	if !ok || unknown != "" {
 		return nil, "", fmt.Errorf("oracle: no route through %v at %v", p.names, t)
 	}
