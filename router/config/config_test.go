@@ -492,22 +492,38 @@ func TestConfigTestdataAllTested(t *testing.T) {
 	}
 }
 
-// TestValidateOrderIsStable: the same file gives the same errors in the
-// same order every time (maps of several keys included), sorted by where
-// they are in the file.
 // TestEveryValidateMessageHasARow: every message Validate writes (each
-// v.add and v.addAfter format in validate.go, its verbs matching anything) is some line
+// v.add and v.addAfter format in validate*.go, its verbs matching anything) is some line
 // of configErrorTests, so none goes untested. "%s" alone is an
 // unknownValue, whose wording the rows of typos.yaml and many_errors.yaml
 // cover.
 func TestEveryValidateMessageHasARow(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := goparser.ParseFile(fset, "validate.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("validate*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no validate*.go: %v", err)
 	}
 	verb := regexp.MustCompile(`%[sdgqv]`)
 	found := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := goparser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inspectAdds(t, fset, f, verb, &found)
+	}
+	if found < 40 {
+		t.Fatalf("found %d v.add calls in validate*.go; has it been restructured?", found)
+	}
+}
+
+// inspectAdds checks every v.add and v.addAfter message in f (see
+// TestEveryValidateMessageHasARow), counting them in found.
+func inspectAdds(t *testing.T, fset *token.FileSet, f *ast.File, verb *regexp.Regexp, found *int) {
+	t.Helper()
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
@@ -521,7 +537,7 @@ func TestEveryValidateMessageHasARow(t *testing.T) {
 		if msgArg == 0 || len(call.Args) <= msgArg {
 			return true
 		}
-		found++
+		*found++
 		lit, ok := call.Args[msgArg].(*ast.BasicLit)
 		if !ok || lit.Kind != token.STRING {
 			t.Errorf("%s: the message is not a string literal; this test cannot check it", fset.Position(call.Pos()))
@@ -544,9 +560,6 @@ func TestEveryValidateMessageHasARow(t *testing.T) {
 		t.Errorf("%s: %q is in no row of configErrorTests: add a testdata file that makes it", fset.Position(call.Pos()), format)
 		return true
 	})
-	if found < 40 {
-		t.Fatalf("found %d v.add calls in validate.go; has it been restructured?", found)
-	}
 }
 
 // TestTopLevelMergeBudgetSpentOnce: a top-level merge that expands to more
@@ -580,6 +593,9 @@ func TestTopLevelMergeBudgetSpentOnce(t *testing.T) {
 	}
 }
 
+// TestValidateOrderIsStable: the same file gives the same errors in the
+// same order every time (maps of several keys included), sorted by where
+// they are in the file.
 func TestValidateOrderIsStable(t *testing.T) {
 	for _, file := range []string{"many_errors.yaml", "typos.yaml", "wrong_types.yaml", "pricing.yaml", "duplicate_target.yaml"} {
 		first := configErrors(t, file, nil)
