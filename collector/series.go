@@ -166,7 +166,7 @@ func (s *series) expire(now, maxAge int64) bool {
 		s.lateLeft(s.lates.popFront())
 		dropped = true
 	}
-	return dropped
+	return s.expireLoad(now) || dropped
 }
 
 // insertSample adds x, evicting the oldest sample if the window is full (or

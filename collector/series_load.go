@@ -110,6 +110,26 @@ func (s *series) setPeer(instance string, n int, at int64) {
 	s.peers[instance] = peerLoad{n: max(n, 0), at: at}
 }
 
+// expireLoad forgets the load curve's levels and the peers' reports that
+// are no longer fresh by now, and reports whether there were any: the
+// published stats must change then. Called with mu held.
+func (s *series) expireLoad(now int64) bool {
+	dropped := false
+	for i := range s.load {
+		if l := &s.load[i]; l.at != 0 && l.at+int64(loadFresh) <= now {
+			*l = loadLevel{}
+			dropped = true
+		}
+	}
+	for id, p := range s.peers {
+		if p.at+int64(peerLoadFor) <= now {
+			delete(s.peers, id)
+			dropped = true
+		}
+	}
+	return dropped
+}
+
 // peersNow is the peers' in-flight count as of now. Called with mu held.
 func (s *series) peersNow(now int64) int {
 	n := 0
