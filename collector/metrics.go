@@ -132,8 +132,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"target", "model", "type"}),
 		affinity: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_affinity_total",
-			Help: "Requests with a prompt prefix worth keeping on one target, by how the order used it: hit (the target that served the prefix last served it), broken (it was unavailable, or slower than the bound), none (no target had served it lately).",
-		}, []string{"result"}),
+			Help: "Requests with a prompt prefix worth keeping on one target, by requested model and how the order used it: hit (the target that served the prefix last served it), broken (it was unavailable, or slower than the bound), none (no target had served it lately).",
+		}, []string{"model", "result"}),
 		hedges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_hedges_total",
 			Help: "Hedged requests by requested model and result: won (a hedge served the request), lost (the first attempt did), denied (a hedge was due and the budget refused it).",
@@ -242,8 +242,8 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 		if at.hedge != "" && model != "" {
 			m.hedges.WithLabelValues(model, at.hedge).Inc()
 		}
-		if at.affinity != "" {
-			m.affinity.WithLabelValues(at.affinity).Inc()
+		if at.affinity != "" && model != "" {
+			m.affinity.WithLabelValues(model, at.affinity).Inc()
 		}
 	case ptrace.SpanKindClient:
 		at := readAttempt(span)

@@ -39,7 +39,7 @@ const (
 )
 
 // Affinity results (the request span's firstbyte.affinity,
-// firstbyte_affinity_total{result}).
+// firstbyte_affinity_total{model,result}).
 const (
 	AffinityHit    = "hit"    // the target that served the prefix served it again
 	AffinityBroken = "broken" // it had served it, but was unavailable or too slow now
