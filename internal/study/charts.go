@@ -29,7 +29,7 @@ const ratioChart = "ratio-to-oracle.png"
 
 // timelineScenarios get a chart of the latency modes' first picks over
 // time: the scenarios where the best first choice changes.
-var timelineScenarios = []string{"b", "d", "d-breaker", "e", "f"}
+var timelineScenarios = []string{"b", "d", "d-breaker", "e", "f", "capacity", "fleet"}
 
 func timelineChart(scenario string) string { return "first-picks-" + scenario + ".png" }
 

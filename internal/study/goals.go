@@ -46,14 +46,9 @@ func (st *Study) Goals() []Goal {
 	var out []Goal
 	add := func(g Goal) { out = append(out, g) }
 	ratioGoal := func(scenario, mode string, limit float64, what string) {
-		r := st.Result(scenario, mode)
-		if r == nil || st.Result(scenario, Oracle) == nil {
-			return
+		if g, ok := st.ratioGoal(scenario, mode, limit, what); ok {
+			add(g)
 		}
-		x := st.Ratio(r)
-		add(Goal{Scenario: scenario, Mode: mode, Value: x, Met: x <= limit,
-			Text:   fmt.Sprintf("(%s) %s: mean TTFB within %.2fx the oracle's%s", scenario, mode, limit, what),
-			Figure: fmt.Sprintf("%.3fx (%s against %s)", x, msText(r.Mean()), msText(st.Result(scenario, Oracle).Mean()))})
 	}
 
 	if r := st.Result("a", "least-latency"); r != nil {
@@ -134,6 +129,30 @@ func (st *Study) Goals() []Goal {
 			Figure: fmt.Sprintf("lowest: %s in (%s)", percent(worst, 2), where)})
 	}
 	return out
+}
+
+// ratioGoal is the goal that mode's mean TTFB in scenario is within limit
+// times the oracle's; ok is false when either did not run.
+func (st *Study) ratioGoal(scenario, mode string, limit float64, what string) (Goal, bool) {
+	r, o := st.Result(scenario, mode), st.Result(scenario, Oracle)
+	if r == nil || o == nil {
+		return Goal{}, false
+	}
+	x := st.Ratio(r)
+	return Goal{Scenario: scenario, Mode: mode, Value: x, Met: x <= limit,
+		Text:   fmt.Sprintf("(%s) %s: mean TTFB within %.2fx %s%s", scenario, mode, limit, oracleName(r.Scenario), what),
+		Figure: fmt.Sprintf("%.3fx (%s against %s)", x, msText(r.Mean()), msText(o.Mean()))}, true
+}
+
+// oracleName is how a goal names s's oracle.
+func oracleName(s *Scenario) string {
+	switch {
+	case s.Oracle == OracleSplit:
+		return "the best static split's"
+	case s.Conversations > 0:
+		return "the cache-aware oracle's"
+	}
+	return "the oracle's"
 }
 
 // seconds is d in seconds, -1 for never.

@@ -59,6 +59,17 @@ type Result struct {
 	// requests that failed after that.
 	Recovered    time.Duration
 	LateFailures int
+	// FailedWithRoom counts the requests that failed while some target
+	// would have served an attempt at once (no limit, or a free slot).
+	FailedWithRoom int
+	// Queued counts the attempts that waited for a provider's slot, and
+	// QueueWait sums their waits.
+	Queued    int
+	QueueWait time.Duration
+	// Split, for a split oracle, is the share of the requests sent to each
+	// target, and SplitsTried how many splits the search ran.
+	Split       []float64
+	SplitsTried int
 
 	duration  time.Duration
 	windowSum time.Duration
@@ -120,6 +131,16 @@ func (r *Result) drew(target int, t time.Duration, end router.Result, took time.
 	default:
 		d.Faults++
 	}
+}
+
+// queued records the wait for a slot of an attempt starting at t that
+// holds h.
+func (r *Result) queued(t time.Duration, h hold) {
+	if _, ok := r.measured(t); !ok || h.slot < 0 || h.before <= t {
+		return
+	}
+	r.Queued++
+	r.QueueWait += h.before - t
 }
 
 // record counts a request that ended after ttfb.
@@ -239,6 +260,15 @@ func (r *Result) Quantile(q float64) time.Duration {
 	}
 	k := int(math.Ceil(q*float64(n))) - 1
 	return r.TTFB[min(max(k, 0), n-1)]
+}
+
+// MeanQueueWait is the mean wait of the attempts that waited for a slot
+// (0 with none).
+func (r *Result) MeanQueueWait() time.Duration {
+	if r.Queued == 0 {
+		return 0
+	}
+	return r.QueueWait / time.Duration(r.Queued)
 }
 
 // PerRequest divides a count by the requests.
