@@ -66,6 +66,12 @@ type Result struct {
 	// QueueWait sums their waits.
 	Queued    int
 	QueueWait time.Duration
+	// LeaderPicks[k][w][i] counts the requests of replica k starting in
+	// leadership window w (LeaderWindow long) whose first attempt went to
+	// target i; LeaderChanges[k] is how often replica k's leader changed,
+	// per minute of measured time (leadership.go).
+	LeaderPicks   [][][]int
+	LeaderChanges []float64
 	// Split, for a split oracle, is the share of the requests sent to each
 	// target, and SplitsTried how many splits the search ran.
 	Split       []float64
@@ -98,6 +104,13 @@ func newResult(s *Scenario, mode string, duration time.Duration) *Result {
 	}
 	for i := range r.Draws {
 		r.Draws[i] = make([]Draws, n)
+	}
+	r.LeaderPicks = make([][][]int, s.replicas())
+	for k := range r.LeaderPicks {
+		r.LeaderPicks[k] = make([][]int, leaderWindows(duration))
+		for w := range r.LeaderPicks[k] {
+			r.LeaderPicks[k][w] = make([]int, len(s.Targets))
+		}
 	}
 	return r
 }
@@ -157,6 +170,7 @@ func (r *Result) record(c *client, served bool, ttfb time.Duration) {
 	r.Selections[c.selection]++
 	if c.firstPick >= 0 {
 		r.Picks[b][c.firstPick]++
+		r.LeaderPicks[c.replica][int(c.start/LeaderWindow)][c.firstPick]++
 	}
 	if o := r.Scenario.Outage; o != nil {
 		switch end := c.start + ttfb; {
@@ -191,6 +205,10 @@ func (r *Result) finish() {
 			until = changes[k+1].At
 		}
 		r.ChangeTimes[k] = r.sustainedLead(ch.Leader, ch.At, until)
+	}
+	r.LeaderChanges = make([]float64, len(r.LeaderPicks))
+	for k, picks := range r.LeaderPicks {
+		r.LeaderChanges[k] = float64(leaderChanges(picks)) / r.duration.Minutes()
 	}
 }
 

@@ -95,6 +95,28 @@ func TestStudyProviderQueuesAndCaches(t *testing.T) {
 	}
 }
 
+func TestStudyLeaderChanges(t *testing.T) {
+	tests := []struct {
+		name  string
+		picks [][]int
+		want  int
+	}{
+		{"one leader", [][]int{{5, 1, 0}, {4, 2, 1}, {9, 0, 0}}, 0},
+		{"a change and back", [][]int{{5, 1, 0}, {1, 5, 0}, {5, 1, 0}}, 2},
+		{"a tie keeps the leader", [][]int{{1, 5, 0}, {3, 3, 0}, {0, 4, 4}}, 0},
+		{"a tie without the leader: the first declared", [][]int{{0, 0, 5}, {3, 3, 0}}, 1},
+		{"an empty window keeps the leader", [][]int{{5, 0, 0}, {0, 0, 0}, {5, 0, 0}}, 0},
+		{"the first leader is no change", [][]int{{0, 0, 0}, {0, 2, 0}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := leaderChanges(tt.picks); got != tt.want {
+				t.Errorf("leaderChanges(%v) = %d, want %d", tt.picks, got, tt.want)
+			}
+		})
+	}
+}
+
 // The coarse grid covers every split in tenths; a move shifts one step
 // between two targets and never below zero.
 func TestStudySplits(t *testing.T) {

@@ -77,10 +77,10 @@ func scenarioNames(ss []*Scenario) []string {
 func (st *Study) writeMarkdown(b *bytes.Buffer, h, imageDir string) {
 	img := func(name string) string { return path.Join(imageDir, name) }
 	fmt.Fprintf(b, "`%s`: %d closed-loop clients (where a scenario says no other number), %s of measured time per "+
-		"scenario after a %s warm-up, first picks counted in %s buckets. Targets log-normal "+
+		"scenario after a %s warm-up, first picks counted in %s buckets, leaders in %s windows. Targets log-normal "+
 		"(sigma %.2f), declared t40, t80, t20 (medians 40, 80, 20 ms); every mode drives the real router, tracker and "+
 		"breakers on a virtual clock.\n\n",
-		st.CommandLine(), Clients, secs(st.Options.Duration), secs(WarmUp), ms(Bucket), Sigma)
+		st.CommandLine(), Clients, secs(st.Options.Duration), secs(WarmUp), ms(Bucket), secs(LeaderWindow), Sigma)
 
 	fmt.Fprintf(b, "%s Goals\n\n", h)
 	b.WriteString("| goal | measured | met |\n|---|---|---|\n")
@@ -180,7 +180,12 @@ func (st *Study) writePickTable(b *bytes.Buffer, i int) {
 	for _, ch := range s.Changes {
 		fmt.Fprintf(b, " %s %s at %s |", ch.Kind, s.Targets[ch.Leader].Name, secs(ch.At))
 	}
-	n := len(selections) + len(s.Targets) + len(s.Changes)
+	if s.replicas() > 1 {
+		b.WriteString(" leadership changes / min (worst replica) |")
+	} else {
+		b.WriteString(" leadership changes / min |")
+	}
+	n := len(selections) + len(s.Targets) + len(s.Changes) + 1
 	b.WriteString("\n|---|" + strings.Repeat("---:|", n) + "\n")
 	for _, r := range st.Results[i] {
 		fmt.Fprintf(b, "| %s |", r.Mode)
@@ -201,6 +206,8 @@ func (st *Study) writePickTable(b *bytes.Buffer, i int) {
 			}
 			fmt.Fprintf(b, " %s |", r.ChangeText(k))
 		}
+		worst, _ := r.WorstLeaderChanges()
+		fmt.Fprintf(b, " %.1f |", worst)
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
