@@ -289,10 +289,9 @@ func Scenarios() []*Scenario {
 	}
 	stable := baseTargets()
 	slow := baseTargets()
-	revoked, limited, outage, tail, spikes := baseTargets(), baseTargets(), baseTargets(), baseTargets(), baseTargets()
 	added := append(baseTargets(), Target{Name: "t10", Median: AddedMedian, AddedAt: AddAt})
 	drift := baseTargets()
-	return []*Scenario{
+	out := []*Scenario{
 		{
 			Name: "a", Title: "stable", Targets: stable, FirstByte: DefaultFirstByte,
 			About:  "Nothing changes: the three targets keep their distributions.",
@@ -334,6 +333,16 @@ func Scenarios() []*Scenario {
 			},
 			Changes: []Change{{At: DriftCross, Kind: Adaptation, Leader: t40}},
 		},
+	}
+	out = append(out, failingScenarios()...)
+	return append(out, capacityScenario(), fleetScenario(), cacheScenario())
+}
+
+// failingScenarios are the scenarios of providers that fail as real ones
+// do, (g) to (i), and of slow moments, (tail) and (tail-spikes).
+func failingScenarios() []*Scenario {
+	revoked, limited, outage, tail, spikes := baseTargets(), baseTargets(), baseTargets(), baseTargets(), baseTargets()
+	return []*Scenario{
 		{
 			Name: "g", Title: "a revoked key", Targets: revoked, FirstByte: DefaultFirstByte,
 			About: "t20 answers 401 to every attempt, throughout (its key was revoked): the gateway disables it " +
@@ -395,9 +404,6 @@ func Scenarios() []*Scenario {
 				return b
 			},
 		},
-		capacityScenario(),
-		fleetScenario(),
-		cacheScenario(),
 	}
 }
 
