@@ -76,11 +76,13 @@ func TestAttemptSpans(t *testing.T) {
 		{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "up-a",
 			"server.address": "127.0.0.1", "http.response.status_code": int64(503), "error.type": "503",
 			"firstbyte.target": "a", "firstbyte.requested_model": "m", "firstbyte.attempt": int64(1),
-			"firstbyte.selection": "order", "firstbyte.outcome": "failover"},
+			"firstbyte.selection": "order", "firstbyte.outcome": "failover",
+			"firstbyte.inflight": int64(1), "firstbyte.inflight_at_end": int64(0)},
 		{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "up-b",
 			"server.address": "127.0.0.1", "http.response.status_code": int64(200),
 			"firstbyte.target": "b", "firstbyte.requested_model": "m", "firstbyte.attempt": int64(2),
-			"firstbyte.selection": "failover", "firstbyte.outcome": "success"},
+			"firstbyte.selection": "failover", "firstbyte.outcome": "success",
+			"firstbyte.inflight": int64(1), "firstbyte.inflight_at_end": int64(0)},
 	}
 	for i, s := range attempts {
 		if wantName := "chat up-" + string(rune('a'+i)); s.Name != wantName {

@@ -101,11 +101,13 @@ func TestStudyLeaderChanges(t *testing.T) {
 		picks [][]int
 		want  int
 	}{
-		{"one leader", [][]int{{5, 1, 0}, {4, 2, 1}, {9, 0, 0}}, 0},
-		{"a change and back", [][]int{{5, 1, 0}, {1, 5, 0}, {5, 1, 0}}, 2},
-		{"a tie keeps the leader", [][]int{{1, 5, 0}, {3, 3, 0}, {0, 4, 4}}, 0},
-		{"a tie without the leader: the first declared", [][]int{{0, 0, 5}, {3, 3, 0}}, 1},
-		{"an empty window keeps the leader", [][]int{{5, 0, 0}, {0, 0, 0}, {5, 0, 0}}, 0},
+		{"one leader", [][]int{{50, 10, 0}, {40, 20, 10}, {90, 0, 0}}, 0},
+		{"a change and back", [][]int{{50, 10, 0}, {10, 50, 0}, {50, 10, 0}}, 2},
+		{"a tie keeps the leader", [][]int{{10, 50, 0}, {30, 30, 0}, {0, 40, 40}}, 0},
+		{"a lead within the margin keeps the leader", [][]int{{50, 40, 0}, {40, 50, 0}, {30, 50, 0}}, 0}, // 10, 20 <= 3 x sqrt(90), 3 x sqrt(80)
+		{"a lead past the margin changes it", [][]int{{50, 40, 0}, {20, 50, 0}}, 1},                      // 30 > 3 x sqrt(70)
+		{"a new leader among a tie: the first declared", [][]int{{0, 0, 50}, {30, 30, 0}}, 1},
+		{"an empty window keeps the leader", [][]int{{50, 0, 0}, {0, 0, 0}, {50, 0, 0}}, 0},
 		{"the first leader is no change", [][]int{{0, 0, 0}, {0, 2, 0}}, 0},
 	}
 	for _, tt := range tests {
