@@ -375,10 +375,7 @@ func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
 	go func() {
 		inFlight <- post(t, srv.URL, "/v1/chat/completions", chatBody, "User-Agent", "slow")
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for up.hits.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(t, "the slow request at the upstream", func() bool { return up.hits.Load() == 2 })
 	draining.Store(true)
 	close(release)
 	if r := <-inFlight; !r.Close || r.StatusCode != 200 {
@@ -423,8 +420,10 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 		status int
 		body   string
 	}
-	start := func(path, body string) chan answer {
-		ch := make(chan answer, 1)
+	// start sends a request; began is closed once its answer has begun (a
+	// stream's first chunk relayed; a unary answer's whole).
+	start := func(path, body string) (ch chan answer, began chan struct{}) {
+		ch, began = make(chan answer, 1), make(chan struct{})
 		go func() {
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
@@ -432,6 +431,7 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 				req.Header.Set("User-Agent", "unary")
 			}
 			resp, err := http.DefaultClient.Do(req)
+			close(began)
 			if err != nil {
 				ch <- answer{body: err.Error()}
 				return
@@ -440,12 +440,21 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			ch <- answer{resp.StatusCode, string(b)}
 		}()
-		return ch
+		return ch, began
 	}
-	openai := start("/v1/chat/completions", `{"model":"m","stream":true}`)
-	anthropic := start("/v1/messages", `{"model":"m","stream":true,"max_tokens":5}`)
-	unary := start("/v1/chat/completions", `{"model":"m"}`)
-	time.Sleep(200 * time.Millisecond)
+	openai, openaiBegan := start("/v1/chat/completions", `{"model":"m","stream":true}`)
+	anthropic, anthropicBegan := start("/v1/messages", `{"model":"m","stream":true,"max_tokens":5}`)
+	unary, _ := start("/v1/chat/completions", `{"model":"m"}`)
+	// The grace ends with both streams under way and the unary request at
+	// its upstream, waiting for an answer that never comes.
+	for name, began := range map[string]chan struct{}{"OpenAI stream": openaiBegan, "Anthropic stream": anthropicBegan} {
+		select {
+		case <-began:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no first chunk within 5s", name)
+		}
+	}
+	waitUntil(t, "all three requests at the upstream", func() bool { return up.hits.Load() == 3 })
 	endGrace()
 
 	for _, tt := range []struct {
