@@ -64,6 +64,7 @@ func openBreaker(t *testing.T, b *breaker) {
 }
 
 func TestBreakerOpensOnConsecutiveFaults(t *testing.T) {
+	t.Parallel()
 	clock, tr := newManualClock(), &transitions{}
 	b := newTestBreaker(clock, tr)
 	mustAdmit(t, b).resolve(resultFault)
@@ -88,6 +89,7 @@ func TestBreakerOpensOnConsecutiveFaults(t *testing.T) {
 // TestBreakerProbeOutcomes: after the cooldown one probe goes through;
 // every way it can end resolves it.
 func TestBreakerProbeOutcomes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		result    result
@@ -136,6 +138,7 @@ func TestBreakerProbeOutcomes(t *testing.T) {
 // TestBreakerLateAnswerNeverCloses: an attempt admitted before the circuit
 // opened and answering after it did says nothing of the provider now.
 func TestBreakerLateAnswerNeverCloses(t *testing.T) {
+	t.Parallel()
 	clock, tr := newManualClock(), &transitions{}
 	b := newTestBreaker(clock, tr)
 	late := mustAdmit(t, b) // in flight while two others fail
@@ -167,6 +170,7 @@ func TestBreakerLateAnswerNeverCloses(t *testing.T) {
 // TestBreakerConcurrentProbe: of many requests arriving together after the
 // cooldown, exactly one probes (run with -race).
 func TestBreakerConcurrentProbe(t *testing.T) {
+	t.Parallel()
 	clock, tr := newManualClock(), &transitions{}
 	b := newTestBreaker(clock, tr)
 	openBreaker(t, b)
@@ -210,6 +214,7 @@ func TestBreakerConcurrentProbe(t *testing.T) {
 // probe in flight, and no transition is reported. Admissions the breaker
 // did hand out behave as before afterwards.
 func TestBreakerZeroAdmissionIsHarmless(t *testing.T) {
+	t.Parallel()
 	if (admission{}).b != nil {
 		t.Fatal("the zero admission names a breaker")
 	}

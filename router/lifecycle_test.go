@@ -86,6 +86,7 @@ func rawExchange(t *testing.T, conn net.Conn, br *bufio.Reader, req string) *htt
 }
 
 func TestConflictingFramingRefusedAndConnectionClosed(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, apiAnswer)
 	srv := serveGuarded(t, newGatewayFromYAML(t, twoKinds(up.URL), router.Options{}).Handler())
 	const body = `{"model":"m","max_tokens":5,"messages":[]}`
@@ -182,6 +183,7 @@ func (b *panickingBody) Read(p []byte) (int, error) {
 func (b *panickingBody) Close() error { return nil }
 
 func TestPanicBecomes500InTheCallersShape(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	var panics atomic.Int64
 	gw := newGatewayFromYAML(t, twoKinds("http://127.0.0.1:9"), router.Options{
@@ -249,6 +251,7 @@ func (p *panicOnceTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 // max_concurrency slot back, so the provider serves the next request
 // instead of being queue_full for good.
 func TestPanicReleasesTheConcurrencySlot(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(200, `{"from":"a"}`))
 	cfg := configYAML("fallback", "", target{name: "a", url: a.URL})
 	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, max_concurrency: 1, queue: 0}", 1)
@@ -292,6 +295,7 @@ func TestPanicReleasesTheConcurrencySlot(t *testing.T) {
 // provider), so the circuit stays half-open and the next request probes,
 // and its success closes the circuit.
 func TestPanickingProbeDoesNotStickTheCircuit(t *testing.T) {
+	t.Parallel()
 	var fail atomic.Bool
 	fail.Store(true)
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -354,6 +358,7 @@ func (l *lockedWriter) String() string {
 }
 
 func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("User-Agent"), "slow") {
@@ -390,6 +395,7 @@ func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
 }
 
 func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("User-Agent") == "unary" { // newUpstream has read the body
 			<-r.Context().Done() // an answer that never comes
@@ -489,6 +495,7 @@ func tail(s string) string {
 }
 
 func TestClientThatStopsReadingLosesItsStream(t *testing.T) {
+	t.Parallel()
 	released := make(chan struct{})
 	chunk := "data: " + strings.Repeat("x", 32<<10) + "\n\n"
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -523,6 +530,7 @@ func TestClientThatStopsReadingLosesItsStream(t *testing.T) {
 }
 
 func TestRequestLogLine(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
 	logs := &lockedWriter{w: &bytes.Buffer{}}
 	gw := newGatewayWith(t, "fallback", "", router.Options{
@@ -586,6 +594,7 @@ func TestRequestLogLine(t *testing.T) {
 }
 
 func TestReloadKeepsUnchangedProvidersState(t *testing.T) {
+	t.Parallel()
 	down := newUpstream(t, jsonAnswer(503, `{}`))
 	up := newUpstream(t, jsonAnswer(200, `{}`))
 	yaml := func(failures int) string {

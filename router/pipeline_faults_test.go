@@ -177,6 +177,7 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 // overflow, a full queue, the client leaving), the circuit never sticks:
 // the next request can probe, and a success closes it.
 func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		after string // circuit state once the probe ended
@@ -290,6 +291,7 @@ func newTrackerFor(now func() time.Time) *collector.Tracker {
 // TestCostOptimizedReadsPricing: the provider's rate card for each target's
 // upstream model orders the targets, cheapest first, unpriced last.
 func TestCostOptimizedReadsPricing(t *testing.T) {
+	t.Parallel()
 	cheap := newUpstream(t, jsonAnswer(200, `{"from":"cheap"}`))
 	dear := newUpstream(t, jsonAnswer(200, `{"from":"dear"}`))
 	free := newUpstream(t, jsonAnswer(200, `{"from":"unpriced"}`))

@@ -169,6 +169,7 @@ func wantHeaders(t *testing.T, resp *http.Response, target, attempts, selection 
 const chatBody = `{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.5,"n":1}`
 
 func TestUnaryProxiedByteForByte(t *testing.T) {
+	t.Parallel()
 	answer := `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"héllo \u2603"}}],"weird":  [1, 2 ]}`
 	up := newUpstream(t, jsonAnswer(200, answer))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: up.URL, upstream: "up-model/v1"})
@@ -193,6 +194,7 @@ func TestUnaryProxiedByteForByte(t *testing.T) {
 }
 
 func TestStreamingRelayedChunkByChunk(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	chunks := []string{
 		"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n",
@@ -230,6 +232,7 @@ func TestStreamingRelayedChunkByChunk(t *testing.T) {
 }
 
 func TestFailoverOn503(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(503, `{"error":{"message":"overloaded"}}`))
 	b := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
@@ -241,6 +244,7 @@ func TestFailoverOn503(t *testing.T) {
 }
 
 func TestFailoverSafeFailures(t *testing.T) {
+	t.Parallel()
 	closedPort := func() string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -296,6 +300,7 @@ func TestFailoverSafeFailures(t *testing.T) {
 // a transport failure: the next target serves it, and alone the target's
 // failure is a 502 naming transport.
 func TestEmptyStreamAnswerFailsOver(t *testing.T) {
+	t.Parallel()
 	const stream = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	empty := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -321,6 +326,7 @@ func TestEmptyStreamAnswerFailsOver(t *testing.T) {
 }
 
 func TestClientErrorReturnedUnchanged(t *testing.T) {
+	t.Parallel()
 	errBody := `{"error":{"message":"bad temperature","type":"invalid_request_error","code":"invalid_value"}}`
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/problem+json")
@@ -351,6 +357,7 @@ func TestClientErrorReturnedUnchanged(t *testing.T) {
 // Content-Length; a client of the other format gets its own error shape
 // made from what was held.
 func TestLongClientErrorRelayedWhole(t *testing.T) {
+	t.Parallel()
 	long := `{"error":{"message":"` + strings.Repeat("m", 200<<10) + `","type":"invalid_request_error"}}`
 	for _, withLength := range []bool{true, false} {
 		a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -380,6 +387,7 @@ func TestLongClientErrorRelayedWhole(t *testing.T) {
 // reaches the client as it comes: the client reads its first 100 KiB while
 // the upstream is still waiting to send the rest.
 func TestLongClientErrorIsNotHeldWhole(t *testing.T) {
+	t.Parallel()
 	first, rest := `{"error":{"message":"`+strings.Repeat("m", 100<<10), strings.Repeat("m", 100<<10)+`","type":"invalid_request_error"}}`
 	got := make(chan struct{})
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -410,6 +418,7 @@ func TestLongClientErrorIsNotHeldWhole(t *testing.T) {
 }
 
 func TestRetryCountHonoured(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(503, `{}`))
 	b := newUpstream(t, jsonAnswer(200, `{"ok":1}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL, retry: 2}, target{name: "b", url: b.URL})
@@ -424,6 +433,7 @@ func TestRetryCountHonoured(t *testing.T) {
 }
 
 func TestAllFailed(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(500, `{}`))
 	b := newUpstream(t, jsonAnswer(429, `{}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
@@ -454,6 +464,7 @@ func TestAllFailed(t *testing.T) {
 }
 
 func TestAllFailedTransportIs502AndTimeoutIs504(t *testing.T) {
+	t.Parallel()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
@@ -469,6 +480,7 @@ func TestAllFailedTransportIs502AndTimeoutIs504(t *testing.T) {
 }
 
 func TestMidStreamCutEndsWithErrorEvent(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"one\"}}]}\n\ndata: {\"cho")
@@ -494,6 +506,7 @@ func TestMidStreamCutEndsWithErrorEvent(t *testing.T) {
 }
 
 func TestRequestValidation(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{}`))
 	gw := newGateway(t, "fallback", "limits: {max_body: 1KiB}", target{name: "a", url: up.URL})
 	tests := []struct {
@@ -536,6 +549,7 @@ func TestRequestValidation(t *testing.T) {
 }
 
 func TestAuthKeys(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{}`))
 	gw := newGateway(t, "fallback", `auth: {keys: ["sekrit"]}`, target{name: "a", url: up.URL})
 	if resp := post(t, gw.URL, "/v1/chat/completions", chatBody); resp.StatusCode != 401 {
@@ -557,6 +571,7 @@ func TestAuthKeys(t *testing.T) {
 }
 
 func TestProviderOrderHeader(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(200, `{"from":"a"}`))
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
@@ -568,6 +583,7 @@ func TestProviderOrderHeader(t *testing.T) {
 }
 
 func TestListModels(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: up.URL})
 	resp, err := http.Get(gw.URL + "/v1/models")
@@ -635,6 +651,7 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 // the provider is skipped (failover without a request) until the cooldown
 // has passed; then one probe goes through and its success closes it.
 func TestCircuitBreaker(t *testing.T) {
+	t.Parallel()
 	var failing atomic.Bool
 	failing.Store(true)
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -711,6 +728,7 @@ func routingOf(gw *router.Gateway, target string) router.TargetRouting {
 // TestConcurrencyQueueFull: with max_concurrency 1 and no queue, a second
 // request while one is in flight fails over to the next target.
 func TestConcurrencyQueueFull(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -761,6 +779,7 @@ func TestConcurrencyQueueFull(t *testing.T) {
 }
 
 func TestUnroutedAndWrongMethodAnswerInShape(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Openai-Organization", "org-operator")
 		w.Header().Set("Set-Cookie", "__cf=1")
