@@ -56,6 +56,7 @@ func countExemplars(t *testing.T, reg *prometheus.Registry) (observations uint64
 // TestTTFBExemplars: every successful attempt is observed; exemplars come
 // only from exported (sampled) spans, at most one a second per series.
 func TestTTFBExemplars(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	t0 := time.Unix(1_800_000_000, 0)
@@ -102,6 +103,7 @@ func counterValue(t *testing.T, reg *prometheus.Registry, family string, labels 
 //
 //	groq/llama-3.3-70b-versatile: 1,000 in at $0.59/M + 500 out at $0.79/M = $0.000985
 func TestTokensAndCost(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	m.SetPrices([]Target{{Name: "groq", Model: "llama-3.3-70b-versatile", Priced: true, Price: TokenPrice{Input: 0.59, Output: 0.79}}})
@@ -136,6 +138,7 @@ func TestTokensAndCost(t *testing.T) {
 // metrics were derived, and those the asynchronous side had to drop (the
 // tracker had them all the same).
 func TestLocalSpansCountEveryEndedSpan(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	td := ptrace.NewTraces()
@@ -232,6 +235,7 @@ func histogram(t *testing.T, reg *prometheus.Registry, family string, labels map
 //	      TTFB 0.05 s, 100 in, 20 out]
 //	[attempt 2 on t3: failover, no TTFB]
 func TestMetricsOfOneRequest(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	m.SetPrices([]Target{{Name: "t", Model: "up", Priced: true, Price: TokenPrice{Input: 1, Output: 2}}})
