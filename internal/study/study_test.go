@@ -62,6 +62,7 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 }
 
 func TestStudyOracleOrder(t *testing.T) {
+	t.Parallel()
 	byName := map[string]*Scenario{}
 	for _, s := range Scenarios() {
 		byName[s.Name] = s
@@ -100,6 +101,7 @@ func TestStudyOracleOrder(t *testing.T) {
 
 // Sorting by E[d]/q is the best order: no permutation costs less.
 func TestStudyOracleBeatsEveryPermutation(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 500 {
 		n := 2 + r.IntN(3)
@@ -151,6 +153,7 @@ func permute(xs []int, f func(p []int)) {
 }
 
 func TestStudyAttemptCost(t *testing.T) {
+	t.Parallel()
 	mean20 := 0.020 * math.Exp(Sigma*Sigma/2)
 	tests := []struct {
 		name      string
@@ -178,6 +181,7 @@ func TestStudyAttemptCost(t *testing.T) {
 // in the stable scenario is the fastest target's mean, e^(sigma²/2) times
 // its median.
 func TestStudyOracleIsTheYardstick(t *testing.T) {
+	t.Parallel()
 	st := runStudy(t, Options{Seed: 3, Duration: 5 * time.Second, Scenarios: []string{"a", "c2"}, Modes: []string{"fallback"}})
 	for _, s := range []string{"a", "c2"} {
 		o := st.Result(s, Oracle)
@@ -274,6 +278,7 @@ func TestStudyBreakerOpensAndCloses(t *testing.T) {
 // The goals, family by family, at the default seed and the shortest
 // duration that holds each family's changes.
 func TestStudyGoals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		scenarios []string
