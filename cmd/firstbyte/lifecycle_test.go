@@ -115,12 +115,30 @@ func TestRateLimitedWarn(t *testing.T) {
 	if len(got) != 2 || !strings.Contains(got[1], "count=49 spans=98") || !strings.Contains(got[1], `last_error="attempt 49"`) {
 		t.Fatalf("after the interval: %q, want a second line counting the other 49", got)
 	}
-	w.note(1, "")
+	w.note(1, "") // within the interval: pending, its timer started
 	w.Close()
-	w.note(1, "after close")
-	time.Sleep(250 * time.Millisecond)
 	if got := out.lines("export failed"); len(got) != 3 || !strings.Contains(got[2], "count=1 spans=1") {
-		t.Errorf("after Close: %q, want the pending one written and nothing after", got)
+		t.Fatalf("after Close: %q, want the pending one written at once", got)
+	}
+	w.note(1, "after close")
+	// Nothing is written after Close: not by the timer Close stopped, not
+	// for the note after it. The control, a warning left open whose note
+	// is pending from now on, shows a timer of the same interval has fired
+	// by the time its line is there.
+	var controlOut logLines
+	control := newRateLimitedWarn(slog.New(slog.NewTextHandler(&controlOut, nil)), "control", "", 200*time.Millisecond)
+	defer control.Close()
+	control.note(0, "first")
+	control.note(0, "pending")
+	deadline = time.Now().Add(2 * time.Second)
+	for len(controlOut.lines("control")) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := controlOut.lines("control"); len(got) != 2 {
+		t.Fatalf("the control: %q, want its pending note written by its timer", got)
+	}
+	if got := out.lines("export failed"); len(got) != 3 {
+		t.Errorf("after Close: %q, want nothing after the line Close wrote", got)
 	}
 }
 
