@@ -27,6 +27,7 @@ import (
 )
 
 func TestLimitListenerHoldsNewConnectionsInTheBacklog(t *testing.T) {
+	t.Parallel()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +99,7 @@ func (l *logLines) lines(substr string) []string {
 }
 
 func TestRateLimitedWarn(t *testing.T) {
+	t.Parallel()
 	var out logLines
 	w := newRateLimitedWarn(slog.New(slog.NewTextHandler(&out, nil)), "export failed", "spans", 200*time.Millisecond)
 	for i := range 50 {
@@ -143,6 +145,7 @@ func TestRateLimitedWarn(t *testing.T) {
 }
 
 func TestRestartOnlyFields(t *testing.T) {
+	t.Parallel()
 	base := `
 listen: 127.0.0.1:8080
 admin: {listen: 127.0.0.1:9464}
@@ -261,6 +264,7 @@ func metricValue(t *testing.T, s *stack, series string) string {
 }
 
 func TestStackReloadAndAdminToken(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true}`)
@@ -359,6 +363,7 @@ targets:
 // again (telemetry.ingest.foreign needs no restart): an application's span
 // teaches the tracker only while the running config takes it.
 func TestStackReloadsForeignIngest(t *testing.T) {
+	t.Parallel()
 	cfgText := func(foreign string) string {
 		return `
 listen: 127.0.0.1:0
@@ -435,6 +440,7 @@ type panicTransport struct{}
 func (panicTransport) RoundTrip(*http.Request) (*http.Response, error) { panic("a bug") }
 
 func TestStackSurvivesAPanicAndCountsIt(t *testing.T) {
+	t.Parallel()
 	s, _, logs := testStack(t, `
 listen: 127.0.0.1:0
 admin: {listen: 127.0.0.1:0}
@@ -464,6 +470,7 @@ targets:
 // an answer still arriving on the old gateway stays counted in
 // firstbyte_response_buffered_bytes, and its bytes come back when it ends.
 func TestReloadKeepsCountingAnswersInFlight(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := `{"pad":"` + strings.Repeat("x", 300<<10) + `"}`
