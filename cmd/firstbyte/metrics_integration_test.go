@@ -155,7 +155,12 @@ targets:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the first request did not end after busy was released")
 	}
-	time.Sleep(100 * time.Millisecond) // a second count would come as fast as the first
+	// A second skip would be counted from the first request's spans, which
+	// end after the second's: wait until the metrics have taken both
+	// requests, then the count must still be 1.
+	pollUntil(t, 5*time.Second, "firstbyte_requests_total = 2", func() bool {
+		return scrapeMetric(t, gw.admin, "firstbyte_requests_total") == 2
+	})
 	wantSeries(t, gw.admin, skips, `reason="queue_full",target="busy"`, 1, "after both requests")
 	if v, _ := metricSeries(t, gw.admin, skips, `reason="queue_full",target="steady"`); v != 0 {
 		t.Errorf("%s{steady, queue_full} = %v, want 0", skips, v)
