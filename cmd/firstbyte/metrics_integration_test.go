@@ -51,6 +51,7 @@ func wantSeries(t *testing.T, admin, name, labels string, want float64, when str
 // circuit is closed, 1 from the moment it opens (and while half-open,
 // waiting for its probe), and 0 again once the probe's success closes it.
 func TestCircuitOpenGauge(t *testing.T) {
+	t.Parallel()
 	flaky := newSwitchable(t)
 	flaky.failing.Store(true)
 	steady := startSimProvider(t, sim.Provider{Name: "steady", TTFB: sim.Fixed(time.Millisecond)})
@@ -100,6 +101,7 @@ targets:
 // is served by the next target; firstbyte_skips_total counts that skip
 // once, by target and reason, and the request line names it.
 func TestQueueFullSkipCounted(t *testing.T) {
+	t.Parallel()
 	busy := newSwitchable(t)
 	busy.holding.Store(true)
 	steady := startSimProvider(t, sim.Provider{Name: "steady", TTFB: sim.Fixed(time.Millisecond)})

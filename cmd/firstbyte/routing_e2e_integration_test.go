@@ -75,6 +75,7 @@ func firstPickShare(outs []routinge2e.Outcome, target string, w routinge2e.Windo
 // least-latency in a stable pool: the fastest leads ~90% of requests, the
 // other ~10% explore a runner-up on purpose.
 func TestRoutingE2EStableLeastLatencyLeadsAndExplores(t *testing.T) {
+	t.Parallel()
 	outs := runRouting(t, routinge2e.Stable(3*sec), "least-latency")
 	explored, exploredFast, warm := 0, 0, 0
 	for _, o := range outs {
@@ -113,6 +114,7 @@ func TestRoutingE2EStableLeastLatencyLeadsAndExplores(t *testing.T) {
 // ewma-latency re-measures it every 500 ms and needs about 7 such probes
 // to bring its average under mid's: about 3.5 s.
 func TestRoutingE2ESlowdownLeadMovesAndComesBack(t *testing.T) {
+	t.Parallel()
 	const (
 		from, to   = 1 * sec, 4 * sec
 		sustain    = 500 * time.Millisecond
@@ -162,6 +164,7 @@ func percents(shares []float64) string {
 // attempts all fail has only faults, ranks last and is retried only by the
 // 5 s stale probe, a lottery this test is not about (docs/routing-e2e.md).
 func TestRoutingE2EReliableWeighsFaultCost(t *testing.T) {
+	t.Parallel()
 	const d = 4 * sec
 	settled := routinge2e.Window{From: 1500 * time.Millisecond, To: d}
 	quick := runRouting(t, faultsFrom(routinge2e.QuickFaults(d), 500*time.Millisecond), "reliable-latency")
@@ -191,6 +194,7 @@ func faultsFrom(s routinge2e.Scenario, t time.Duration) routinge2e.Scenario {
 // rare and X-Firstbyte-Attempts counts only requests that reached a
 // provider.
 func TestRoutingE2EHangingTarget(t *testing.T) {
+	t.Parallel()
 	const from, to, d = 1 * sec, 3500 * time.Millisecond, 4 * sec
 	hanging := routinge2e.Window{From: from + 500*time.Millisecond, To: to}
 	for _, mode := range []string{"ewma-latency", "reliable-latency"} {
