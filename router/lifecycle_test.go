@@ -23,7 +23,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
 )
 
@@ -51,14 +50,7 @@ func newGatewayFromYAML(t *testing.T, yaml string, o router.Options) *router.Gat
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Stats == nil {
-		o.Stats = collector.NewTracker(collector.TrackerOptions{})
-	}
-	gw, err := router.New(cfg, o)
-	if err != nil {
-		t.Fatalf("router.New: %v", err)
-	}
-	return gw
+	return newGatewayFromConfig(t, cfg, o)
 }
 
 // serveGuarded serves h the way the binary does: behind GuardFraming.
@@ -307,10 +299,8 @@ func TestPanickingProbeDoesNotStickTheCircuit(t *testing.T) {
 	})
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 	clock := newFakeClock()
-	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
-	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
 	tr := newPanicOnceTransport(t)
-	gw := newGatewayFromYAML(t, cfg, router.Options{Transport: tr, Now: clock.Now, Stats: newTrackerFor(clock.Now)})
+	gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Transport: tr, Now: clock.Now})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
 	for range 2 {

@@ -227,13 +227,7 @@ func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
 			})
 			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 			clock := newFakeClock()
-			cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
-			cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
-			parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
-			if err != nil {
-				t.Fatal(err)
-			}
-			gw := newGatewayFromConfig(t, parsed, router.Options{Now: clock.Now})
+			gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Now: clock.Now})
 			srv := httptest.NewServer(gw.Handler())
 			defer srv.Close()
 			for range 2 {
@@ -279,7 +273,7 @@ func newGatewayFromConfig(t *testing.T, cfg *config.Config, o router.Options) *r
 	}
 	gw, err := router.New(cfg, o)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("router.New: %v", err)
 	}
 	return gw
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
-	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
 )
 
@@ -114,18 +113,14 @@ func configYAML(mode, extra string, targets ...target) string {
 
 func newGatewayWith(t *testing.T, mode, extra string, o router.Options, targets ...target) *router.Gateway {
 	t.Helper()
-	cfg, err := config.Parse([]byte(configYAML(mode, extra, targets...)), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Stats == nil { // the latency modes read a tracker; without spans it stays empty
-		o.Stats = collector.NewTracker(collector.TrackerOptions{Now: o.Now})
-	}
-	gw, err := router.New(cfg, o)
-	if err != nil {
-		t.Fatalf("router.New: %v", err)
-	}
-	return gw
+	return newGatewayFromYAML(t, configYAML(mode, extra, targets...), o)
+}
+
+// breakerYAML is a fallback config over a and b, in that order, whose
+// provider a opens its circuit after 2 consecutive faults, for 10s.
+func breakerYAML(aURL, bURL string) string {
+	cfg := configYAML("fallback", "", target{name: "a", url: aURL}, target{name: "b", url: bURL})
+	return strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
 }
 
 func post(t *testing.T, url, path, body string, hdr ...string) *http.Response {
@@ -663,16 +658,7 @@ func TestCircuitBreaker(t *testing.T) {
 	})
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 	clock := newFakeClock()
-	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
-	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
-	parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := router.New(parsed, router.Options{Now: clock.Now, Stats: collector.NewTracker(collector.TrackerOptions{Now: clock.Now})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Now: clock.Now})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
 
