@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -73,8 +74,16 @@ func TestTTFBExemplars(t *testing.T) {
 	}
 }
 
-// counterValue is the value of one series of a counter family.
+// counterValue is the value of one series of a counter family (0 when it
+// has none).
 func counterValue(t *testing.T, reg *prometheus.Registry, family string, labels map[string]string) float64 {
+	t.Helper()
+	return metricSeries(t, reg, family, labels).GetCounter().GetValue()
+}
+
+// metricSeries is the first series of family whose labels include labels, or
+// nil.
+func metricSeries(t *testing.T, reg *prometheus.Registry, family string, labels map[string]string) *dto.Metric {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -84,17 +93,17 @@ func counterValue(t *testing.T, reg *prometheus.Registry, family string, labels 
 		if mf.GetName() != family {
 			continue
 		}
-	series:
+	next:
 		for _, m := range mf.GetMetric() {
 			for _, lp := range m.GetLabel() {
 				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
-					continue series
+					continue next
 				}
 			}
-			return m.GetCounter().GetValue()
+			return m
 		}
 	}
-	return 0
+	return nil
 }
 
 // TestTokensAndCost: the usage an attempt span reports becomes
@@ -203,28 +212,12 @@ func BenchmarkMetricsObserveSpan(b *testing.B) {
 	}
 }
 
-// histogram is the sample count and sum of one series of a histogram family.
+// histogram is the sample count and sum of one series of a histogram
+// family (0, 0 when it has none).
 func histogram(t *testing.T, reg *prometheus.Registry, family string, labels map[string]string) (uint64, float64) {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != family {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
-					continue series
-				}
-			}
-			return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
-		}
-	}
-	return 0, 0
+	h := metricSeries(t, reg, family, labels).GetHistogram()
+	return h.GetSampleCount(), h.GetSampleSum()
 }
 
 // TestMetricsOfOneRequest: every series a request's two spans give, with
