@@ -63,6 +63,7 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 }
 
 func TestStudyOracleOrder(t *testing.T) {
+	t.Parallel()
 	byName := map[string]*Scenario{}
 	for _, s := range Scenarios() {
 		byName[s.Name] = s
@@ -101,6 +102,7 @@ func TestStudyOracleOrder(t *testing.T) {
 
 // Sorting by E[d]/q is the best order: no permutation costs less.
 func TestStudyOracleBeatsEveryPermutation(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 500 {
 		n := 2 + r.IntN(3)
@@ -152,6 +154,7 @@ func permute(xs []int, f func(p []int)) {
 }
 
 func TestStudyAttemptCost(t *testing.T) {
+	t.Parallel()
 	mean20 := 0.020 * math.Exp(Sigma*Sigma/2)
 	tests := []struct {
 		name      string
@@ -179,6 +182,7 @@ func TestStudyAttemptCost(t *testing.T) {
 // in the stable scenario is the fastest target's mean, e^(sigma²/2) times
 // its median.
 func TestStudyOracleIsTheYardstick(t *testing.T) {
+	t.Parallel()
 	st := runStudy(t, Options{Seed: 3, Duration: 5 * time.Second, Scenarios: []string{"a", "c2"}, Modes: []string{"fallback"}})
 	for _, s := range []string{"a", "c2"} {
 		o := st.Result(s, Oracle)
@@ -276,6 +280,7 @@ func TestStudyBreakerOpensAndCloses(t *testing.T) {
 // duration that holds each family's changes; skip leaves out the goals
 // the routing does not meet yet (docs/routing-study.md says why).
 func TestStudyGoals(t *testing.T) {
+	t.Parallel()
 	leadership := func(g Goal) bool { return strings.Contains(g.Text, "leader changes") }
 	tests := []struct {
 		name      string
@@ -289,16 +294,11 @@ func TestStudyGoals(t *testing.T) {
 		{"hang", []string{"d", "d-breaker"}, HangTo, nil},
 		{"providers as they really fail", []string{"g", "h", "i"}, OutageTo + 2*time.Second, nil},
 		{"slow moments, hedged", []string{"a", "tail-spikes"}, DefaultDuration, nil},
-		// Near the best split, t20 and t40 share the first picks about
-		// evenly: the leader of a second changes with the luck of the draw,
-		// the oracle's too.
-		{"capacity", []string{"capacity"}, 6 * time.Second, leadership},
-		// Replicas read their peers' in-flight counts from the count when
-		// each peer's last attempt started, long after it has drained:
-		// ewma- and reliable-latency shut the fastest out for seconds.
-		{"fleet: least-latency", []string{"fleet"}, 6 * time.Second, func(g Goal) bool {
-			return leadership(g) || g.Scenario == "fleet" && g.Mode != "least-latency"
-		}},
+		{"capacity", []string{"capacity"}, 6 * time.Second, nil},
+		// Single replicas specialise on t20 or t40 for seconds at a time
+		// while the fleet's split holds (docs/routing-study.md): a few
+		// changes in a short run are over the per-minute goal.
+		{"fleet", []string{"fleet"}, 6 * time.Second, leadership},
 		{"prompt cache", []string{"cache"}, 6 * time.Second, nil},
 	}
 	for _, tt := range tests {
