@@ -20,25 +20,13 @@ type messagesRequest struct {
 // translator needs for Anthropic's message_delta. A request Chat Completions
 // cannot express is a *RequestError.
 func MessagesToChat(body []byte, upstreamModel string) ([]byte, error) {
-	v, err := requestObject(body)
+	var r messagesRequest
+	v, err := readRequest(body, r.set, r.check)
 	if err != nil {
 		return nil, err
 	}
-	var r messagesRequest
-	m := jsonscan.MembersOf(v)
-	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
-		if err := r.set(k, val); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.check(); err != nil {
-		return nil, err
-	}
 
-	out := make([]byte, 0, len(v)+len(v)/16+256)
-	out = append(out, `{"model":`...)
-	out = jsonscan.AppendString(out, upstreamModel)
-	out = append(out, `,"messages":[`...)
+	out := appendRequestHead(make([]byte, 0, len(v)+len(v)/16+256), upstreamModel)
 	c := chatMessages{out: out}
 	if err := c.system(r.system); err != nil {
 		return nil, err

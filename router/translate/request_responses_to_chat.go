@@ -28,24 +28,12 @@ func ResponsesToChat(body []byte, upstreamModel string) ([]byte, error) {
 // responsesToChat is ResponsesToChat, with where each chat message came
 // from in the Responses request (for naming the field of a later refusal).
 func responsesToChat(body []byte, upstreamModel string) ([]byte, *chatSources, error) {
-	v, err := requestObject(body)
+	var r responsesRequest
+	v, err := readRequest(body, r.set, r.check)
 	if err != nil {
 		return nil, nil, err
 	}
-	var r responsesRequest
-	m := jsonscan.MembersOf(v)
-	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
-		if err := r.set(k, val); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := r.check(); err != nil {
-		return nil, nil, err
-	}
-	out := make([]byte, 0, len(v)+len(v)/8+256)
-	out = append(out, `{"model":`...)
-	out = jsonscan.AppendString(out, upstreamModel)
-	out = append(out, `,"messages":[`...)
+	out := appendRequestHead(make([]byte, 0, len(v)+len(v)/8+256), upstreamModel)
 	w := itemWriter{out: out, src: &chatSources{}}
 	if present(r.instructions) && !isEmptyString(r.instructions) {
 		w.begin("system", fromInstructions)
