@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"strconv"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // responsesRequest holds the raw values of the Responses request members
 // that are translated; everything else is dropped or refused as it is read.
@@ -177,57 +173,22 @@ func (r *responsesRequest) check() error {
 // The tools that run inside OpenAI's API (web search, file search, code
 // interpreter, computer use, MCP, ...) cannot go to another server.
 func appendResponsesTools(out, tools []byte) ([]byte, error) {
-	out = append(out, `,"tools":[`...)
-	for j, tool := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
-		if !isObject(tool) {
-			return out, refuse(path, "must be an object")
-		}
-		var typ, name, desc, params, strict []byte
-		m := jsonscan.MembersOf(tool)
-		for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
-			switch string(k) {
-			case "type":
-				typ = v
-			case "name":
-				name = v
-			case "description":
-				desc = v
-			case "parameters":
-				params = v
-			case "strict":
-				strict = v
-			}
-		}
-		switch {
-		case !stringIs(typ, "function"):
-			return out, refuse(path+".type", "only function tools translate; the others run inside OpenAI's API")
-		case !isString(name):
-			return out, refuse(path+".name", "must be a string")
-		case present(params) && !isObject(params):
-			return out, refuse(path+".parameters", "must be an object")
-		case present(strict) && !isBool(strict):
-			return out, refuse(path+".strict", "must be a boolean")
-		}
-		if j > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"type":"function","function":{"name":`...)
-		out = append(out, name...)
-		if isString(desc) {
-			out = append(out, `,"description":`...)
-			out = append(out, desc...)
-		}
-		if present(params) {
-			out = append(out, `,"parameters":`...)
-			out = append(out, params...)
-		}
-		if isTrue(strict) {
-			out = append(out, `,"strict":true`...)
-		}
-		out = append(out, "}}"...)
+	return appendTools(out, tools, appendResponsesTool)
+}
+
+func appendResponsesTool(out, tool []byte, path string) ([]byte, error) {
+	f := readFunctionTool(tool, "parameters")
+	switch {
+	case !stringIs(f.typ, "function"):
+		return out, refuse(path+".type", "only function tools translate; the others run inside OpenAI's API")
+	case !isString(f.name):
+		return out, refuse(path+".name", "must be a string")
+	case present(f.schema) && !isObject(f.schema):
+		return out, refuse(path+".parameters", "must be an object")
+	case present(f.strict) && !isBool(f.strict):
+		return out, refuse(path+".strict", "must be a boolean")
 	}
-	return append(out, ']'), nil
+	return appendChatTool(out, f), nil
 }
 
 // appendResponsesToolChoice maps tool_choice: auto, none and required as
