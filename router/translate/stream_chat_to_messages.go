@@ -134,30 +134,16 @@ func (s *chatToMessages) delta(dst []byte, d chatMessage) ([]byte, error) {
 // starts a tool_use block (or queues it, while another block is open and
 // not whole), every one with arguments adds a piece of input.
 func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
-	if !isObject(c) {
-		return dst, invalidUpstream("tool call delta is not an object")
+	tc, k, err := readToolCallDelta(c, position)
+	if err != nil {
+		return dst, err
 	}
-	tc := readToolCall(c)
-	k := int64(position) // servers that leave index out list calls in order
-	if present(tc.index) {
-		var ok bool
-		if k, ok = intValue(tc.index); !ok || k < 0 || k > maxBlocks {
-			return dst, invalidUpstream("tool call delta with an invalid index")
-		}
-	}
-	switch {
-	case present(tc.args) && !isString(tc.args):
-		return dst, invalidUpstream("tool call arguments are not a string")
-	case present(tc.name) && !isString(tc.name):
-		return dst, invalidUpstream("tool call name is not a string")
-	}
-	var err error
-	if dst, err = s.call(dst, int(k), tc.id, tc.name); err != nil {
+	if dst, err = s.call(dst, k, tc.id, tc.name); err != nil {
 		return dst, err
 	}
 	if isString(tc.args) && !isEmptyString(tc.args) {
 		s.scratch = jsonscan.AppendUnquoted(s.scratch[:0], tc.args)
-		return s.callArgs(dst, int(k), tc.args, s.scratch)
+		return s.callArgs(dst, k, tc.args, s.scratch)
 	}
 	return dst, nil
 }

@@ -125,24 +125,11 @@ func (s *chatToResponses) textOf(dst []byte, kind int, tok []byte) ([]byte, erro
 }
 
 func (s *chatToResponses) toolCall(dst, c []byte, position int) ([]byte, error) {
-	if !isObject(c) {
-		return dst, invalidUpstream("tool call delta is not an object")
+	tc, k, err := readToolCallDelta(c, position)
+	if err != nil {
+		return dst, err
 	}
-	tc := readToolCall(c)
-	k := int64(position)
-	if present(tc.index) {
-		var ok bool
-		if k, ok = intValue(tc.index); !ok || k < 0 || k > maxBlocks {
-			return dst, invalidUpstream("tool call delta with an invalid index")
-		}
-	}
-	switch {
-	case present(tc.args) && !isString(tc.args):
-		return dst, invalidUpstream("tool call arguments are not a string")
-	case present(tc.name) && !isString(tc.name):
-		return dst, invalidUpstream("tool call name is not a string")
-	}
-	for int64(len(s.calls)) <= k {
+	for len(s.calls) <= k {
 		s.calls = append(s.calls, -1)
 	}
 	n := s.calls[k]
@@ -154,7 +141,7 @@ func (s *chatToResponses) toolCall(dst, c []byte, position int) ([]byte, error) 
 		if !isString(name) {
 			name = []byte(`""`)
 		}
-		callID := s.a.IDs.appendClientID(nil, tc.id, Responses, "call_", int(k))
+		callID := s.a.IDs.appendClientID(nil, tc.id, Responses, "call_", k)
 		dst, n = s.open(dst, itemCall, callID, append([]byte(nil), name...))
 		s.calls[k] = n
 	}

@@ -55,10 +55,7 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 		return s.errorChunk(dst, ev.err), nil
 	}
 	if len(s.head) == 0 { // the role chunk is not out yet
-		var id, model []byte
-		if stringIs(ev.typ, "message_start") {
-			id, model = jsonscan.Field(ev.message, "id"), jsonscan.Field(ev.message, "model")
-		}
+		id, model := ev.opening()
 		dst = s.start(dst, id, model)
 	}
 	switch {

@@ -48,10 +48,7 @@ func (s *messagesToResponses) event(dst, data []byte) ([]byte, error) {
 		return s.errorEvent(dst, f.typ, nil, f.message), nil
 	}
 	if !s.started {
-		var id, model []byte
-		if stringIs(ev.typ, "message_start") {
-			id, model = jsonscan.Field(ev.message, "id"), jsonscan.Field(ev.message, "model")
-		}
+		id, model := ev.opening()
 		dst = s.start(dst, id, model, s.a.Created)
 	}
 	switch {

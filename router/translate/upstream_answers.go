@@ -72,6 +72,30 @@ func chunkChoice(choices []byte) (c chatChoice, d chatMessage, ok bool, err erro
 	return c, d, true, nil
 }
 
+// readToolCallDelta reads the tool call delta at position in a chunk's
+// tool_calls, with the index of the call it is part of: its own index, or
+// its position for servers that leave index out and list calls in order.
+func readToolCallDelta(c []byte, position int) (toolCall, int, error) {
+	if !isObject(c) {
+		return toolCall{}, 0, invalidUpstream("tool call delta is not an object")
+	}
+	tc := readToolCall(c)
+	k := int64(position)
+	if present(tc.index) {
+		var ok bool
+		if k, ok = intValue(tc.index); !ok || k < 0 || k > maxBlocks {
+			return tc, 0, invalidUpstream("tool call delta with an invalid index")
+		}
+	}
+	switch {
+	case present(tc.args) && !isString(tc.args):
+		return tc, 0, invalidUpstream("tool call arguments are not a string")
+	case present(tc.name) && !isString(tc.name):
+		return tc, 0, invalidUpstream("tool call name is not a string")
+	}
+	return tc, int(k), nil
+}
+
 // createdOr is an OpenAI answer's created time, or def when it has none.
 func createdOr(created []byte, def int64) int64 {
 	if n, ok := intValue(created); ok {
@@ -108,6 +132,15 @@ func readMessagesEvent(data []byte) (e messagesEvent, ok bool) {
 		}
 	})
 	return e, ok
+}
+
+// opening is the id and model of the message a message_start event opens
+// (nil for any other event: the stream did not open with one).
+func (e *messagesEvent) opening() (id, model []byte) {
+	if !stringIs(e.typ, "message_start") {
+		return nil, nil
+	}
+	return jsonscan.Field(e.message, "id"), jsonscan.Field(e.message, "model")
 }
 
 // messagesAnswer holds the members of an Anthropic message (a 2xx unary
