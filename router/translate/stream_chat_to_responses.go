@@ -55,8 +55,8 @@ func (s *chatToResponses) event(dst, data []byte) ([]byte, error) {
 		}
 		return s.end(dst), nil
 	}
-	chunk, ok := readChatAnswer(data)
-	if !ok {
+	var chunk chatAnswer
+	if !chunk.read(data) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}
 	if present(chunk.err) {
@@ -70,7 +70,9 @@ func (s *chatToResponses) event(dst, data []byte) ([]byte, error) {
 	if u := chatUsage(chunk.usage); u.Known {
 		s.usage = u
 	}
-	c, d, ok, err := chunkChoice(chunk.choices)
+	var c chatChoice
+	var d chatMessage
+	ok, err := chunkChoice(chunk.choices, &c, &d)
 	if !ok {
 		return dst, err
 	}

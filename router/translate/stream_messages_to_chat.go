@@ -46,8 +46,8 @@ func (s *messagesToChat) sawStop() bool { return s.stopped }
 
 // event translates one upstream event.
 func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
-	ev, ok := readMessagesEvent(data)
-	if !ok {
+	var ev messagesEvent
+	if !ev.read(data) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}
 	if stringIs(ev.typ, "error") {

@@ -38,8 +38,8 @@ func (s *messagesToResponses) Finish(dst []byte) ([]byte, error) { return s.fini
 func (s *messagesToResponses) sawStop() bool { return s.stopped }
 
 func (s *messagesToResponses) event(dst, data []byte) ([]byte, error) {
-	ev, ok := readMessagesEvent(data)
-	if !ok {
+	var ev messagesEvent
+	if !ev.read(data) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}
 	if stringIs(ev.typ, "error") {

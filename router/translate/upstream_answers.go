@@ -12,10 +12,10 @@ type chatAnswer struct {
 	id, model, created, choices, usage, err []byte
 }
 
-// readChatAnswer reads a chat completion or a chunk's data; false: it is
-// not a JSON object.
-func readChatAnswer(b []byte) (a chatAnswer, ok bool) {
-	ok = jsonscan.Object(b, func(k, val []byte) {
+// read reads a chat completion or a chunk's data into a; false: it is not
+// a JSON object. (Filled in place: the converters read one per chunk.)
+func (a *chatAnswer) read(b []byte) bool {
+	return jsonscan.Object(b, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			a.id = val
@@ -31,15 +31,14 @@ func readChatAnswer(b []byte) (a chatAnswer, ok bool) {
 			a.err = val
 		}
 	})
-	return a, ok
 }
 
 // readChatCompletion reads a chat completion (a 2xx unary body): its
 // members, its first choice and that choice's message. An answer that is
 // not a chat completion wraps ErrInvalidUpstream.
 func readChatCompletion(body []byte) (chatAnswer, chatChoice, chatMessage, error) {
-	b, ok := readChatAnswer(body)
-	if !ok {
+	var b chatAnswer
+	if !b.read(body) {
 		return b, chatChoice{}, chatMessage{}, invalidUpstream("chat completion body is not a JSON object")
 	}
 	if !isArray(b.choices) {
@@ -53,23 +52,23 @@ func readChatCompletion(body []byte) (chatAnswer, chatChoice, chatMessage, error
 	return b, c, m, err
 }
 
-// chunkChoice reads a chunk's first choice and its delta; ok is false when
-// the chunk has none (the usage-only chunk has none), or err when its
-// choices are broken.
-func chunkChoice(choices []byte) (c chatChoice, d chatMessage, ok bool, err error) {
+// chunkChoice reads a chunk's first choice into c and its delta into d; ok
+// is false when the chunk has none (the usage-only chunk has none), or err
+// when its choices are broken. (Filled in place: one per chunk.)
+func chunkChoice(choices []byte, c *chatChoice, d *chatMessage) (ok bool, err error) {
 	if !present(choices) {
-		return c, d, false, nil
+		return false, nil
 	}
 	if !isArray(choices) {
-		return c, d, false, invalidUpstream("choices is not an array")
+		return false, invalidUpstream("choices is not an array")
 	}
-	if c, ok = firstChoice(choices); !ok {
-		return c, d, false, nil
+	if *c, ok = firstChoice(choices); !ok {
+		return false, nil
 	}
-	if d, err = readChatMessage(c.message); err != nil {
-		return c, d, false, err
+	if *d, err = readChatMessage(c.message); err != nil {
+		return false, err
 	}
-	return c, d, true, nil
+	return true, nil
 }
 
 // readToolCallDelta reads the tool call delta at position in a chunk's
@@ -110,10 +109,10 @@ type messagesEvent struct {
 	typ, message, index, block, delta, usage, err []byte
 }
 
-// readMessagesEvent reads an Anthropic event's data; false: it is not a
-// JSON object.
-func readMessagesEvent(data []byte) (e messagesEvent, ok bool) {
-	ok = jsonscan.Object(data, func(k, val []byte) {
+// read reads an Anthropic event's data into e; false: it is not a JSON
+// object. (Filled in place: the converters read one per event.)
+func (e *messagesEvent) read(data []byte) bool {
+	return jsonscan.Object(data, func(k, val []byte) {
 		switch string(k) {
 		case "type":
 			e.typ = val
@@ -131,7 +130,6 @@ func readMessagesEvent(data []byte) (e messagesEvent, ok bool) {
 			e.err = val
 		}
 	})
-	return e, ok
 }
 
 // opening is the id and model of the message a message_start event opens

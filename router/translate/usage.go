@@ -28,6 +28,9 @@ type Usage struct {
 // prompt_tokens_details.cached_tokens, and the cache_creation_input_tokens
 // the gateway (and LiteLLM) add for Anthropic's cache writes.
 func chatUsage(v []byte) Usage {
+	if !isObject(v) { // most chunks have none
+		return Usage{}
+	}
 	return openAIUsage(v, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 }
 
@@ -41,9 +44,6 @@ func responsesUsage(v []byte) Usage {
 // Responses API shape alike under their own names: the input and output
 // counts, the cached count inside details, and cache_creation_input_tokens.
 func openAIUsage(v []byte, input, output, details string) Usage {
-	if !isObject(v) {
-		return Usage{}
-	}
 	var u Usage
 	m := jsonscan.MembersOf(v)
 	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
