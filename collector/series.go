@@ -75,7 +75,7 @@ type seriesStats struct {
 	faultSeconds                     float64
 	lastOutcome                      int64 // unix ns; 0 with none
 
-	load         [stats.LoadLevels]time.Duration
+	load         [stats.LoadLevels]float64
 	peerInflight int
 
 	late                      int // censored observations (hedge_lost)
@@ -351,7 +351,7 @@ func (s *series) publish(maxAge int64) {
 	}
 	for i, l := range s.load {
 		if l.at != 0 && l.at+int64(loadFresh) > s.clock {
-			st.load[i] = time.Duration(l.mean * float64(time.Second))
+			st.load[i] = l.rel
 			st.staleAt = min(st.staleAt, l.at+int64(loadFresh))
 		}
 	}

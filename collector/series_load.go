@@ -11,21 +11,33 @@ import (
 // observations (attempts a hedge beat), the load curve (time to first byte
 // by the in-flight count a sample met) and the peers' in-flight counts.
 
-// loadLevel is one level of the load curve: an exponentially weighted mean
-// of the samples' time to first byte (seconds) and when it last moved.
+// loadLevel is one level of the load curve: exponentially weighted means
+// of its samples' time to first byte (abs, seconds) and of their relative
+// time (rel), and when it last moved. A sample's relative time is its time
+// over the abs of a level below measured at about the same time (within
+// loadSkew), chained to that level's own rel; with none, 1.
+//
+// Relative, and only against what was measured alongside, because a
+// target that got slower or faster at every load must not look queued or
+// idle for it. During a slowdown a target is sent little, at low levels;
+// read as absolute times against levels measured before it, those samples
+// would say "10x slower under load", and after the recovery the target
+// would look queued by the whole slowdown until they expire.
 type loadLevel struct {
-	mean float64
-	at   int64 // unix ns; 0: no sample
+	abs, rel float64
+	at       int64 // unix ns; 0: no sample
 }
 
 // loadAlpha is the weight of a new sample in its load level's mean, and
 // loadFresh how long a level counts after its last sample: the curve says
 // how the target fares under load now, not how it did a minute ago (a
 // target that was slow for a while has its slow levels forgotten soon
-// after it recovers).
+// after it recovers). loadSkew is how long before a sample a lower level
+// must have been measured to stand as its reference.
 const (
 	loadAlpha = 0.2
 	loadFresh = 5 * time.Second
+	loadSkew  = time.Second
 )
 
 // peerLoad is what a peer's latest span said of its attempts in flight.
@@ -77,15 +89,25 @@ func (s *series) loaded() bool {
 }
 
 // addLoad moves the load curve's level k (attempts in flight when the
-// sample started, all instances') towards ttfb. Called with mu held.
-func (s *series) addLoad(k int, ttfb time.Duration, at int64) {
+// sample started, all instances') towards ttfb, and its relative time
+// towards ttfb over the lowest level below k measured within loadSkew
+// before it (1 with none). A level that has gone stale starts afresh.
+// Called with mu held; now is the series' clock.
+func (s *series) addLoad(k int, ttfb time.Duration, at, now int64) {
 	k = min(max(k, 1), stats.LoadLevels)
+	v, rel := ttfb.Seconds(), 1.0
+	for i := range k - 1 { // the base: the lowest level below k measured lately
+		if b := s.load[i]; b.at != 0 && b.at+int64(loadSkew) >= at && b.abs > 0 {
+			rel = v / b.abs * b.rel
+			break
+		}
+	}
 	l := &s.load[k-1]
-	v := ttfb.Seconds()
-	if l.at == 0 {
-		l.mean = v
+	if l.at == 0 || l.at+int64(loadFresh) <= now {
+		l.abs, l.rel = v, rel
 	} else {
-		l.mean += loadAlpha * (v - l.mean)
+		l.abs += loadAlpha * (v - l.abs)
+		l.rel += loadAlpha * (rel - l.rel)
 	}
 	l.at = max(l.at, at)
 }

@@ -116,7 +116,7 @@ func (t *Tracker) recordSample(target, model string, ttfb time.Duration, takenAt
 	s.insertSample(sample{ttfb: ttfb, logTTFB: logSeconds(ttfb), takenAt: at, origin: origin})
 	s.insertOutcome(outcome{takenAt: at})
 	if inflight > 0 && ttfb > 0 {
-		s.addLoad(inflight+s.peersNow(now), ttfb, at)
+		s.addLoad(inflight+s.peersNow(now), ttfb, at, now)
 	}
 	s.publish(t.maxAge)
 	s.mu.Unlock()

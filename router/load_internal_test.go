@@ -18,7 +18,7 @@ import (
 // many peers' attempts are in flight there now.
 func queued(p50 time.Duration, peers int) stats.Target {
 	st := target(p50, 0.1, 100, 100, 0, 0)
-	st.Load[0], st.Load[3] = p50, 4*p50
+	st.Load[0], st.Load[3] = 1, 4
 	st.PeerInflight = peers
 	return st
 }
@@ -131,7 +131,7 @@ func TestNearTiesSpreadUnderLoad(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fast := tt.fast
-			fast.Load[1] = 200 * ms // two in flight: twice as slow
+			fast.Load[1] = 2 // two in flight: twice as slow
 			st := statsTable{"fast": fast, "steady": target(tt.other, 0.01, 100, 100, 0, 0)}
 			for mode, s := range map[string]Strategy{
 				"least-latency": newLeastLatency(st, fixedNow, &scriptedRand{ints: []int{9, tt.coin}}),

@@ -66,13 +66,16 @@ type Target struct {
 	// gateways' spans, and foreign (application) spans.
 	SelfSamples, PeerSamples, ForeignSamples int
 
-	// Load is the target's load curve: Load[k-1] is the recent mean time
-	// to first byte of samples that started with k attempts in flight at
-	// the target (all instances'; the last level holds k >= LoadLevels),
-	// 0 where there is none (LoadFactor reads it). PeerInflight is how many
-	// attempts peer gateways have in flight there now, as their latest
-	// spans said.
-	Load         [LoadLevels]time.Duration
+	// Load is the target's load curve: Load[k-1] is the recent mean
+	// relative time to first byte of samples that started with k attempts
+	// in flight at the target (all instances'; the last level holds
+	// k >= LoadLevels), each sample's time over the curve's lowest level's
+	// when it was taken; 0 where there is none (LoadFactor reads it).
+	// Relative, so a target that got slower or faster at every load keeps
+	// its curve: only how it fares under load is in it.
+	// PeerInflight is how many attempts peer gateways have in flight
+	// there now, as their latest spans said.
+	Load         [LoadLevels]float64
 	PeerInflight int
 }
 
@@ -123,9 +126,9 @@ const LoadLevels = 16
 // LoadFactor is how much slower than when it is idle the load curve says
 // the target answers a request that finds k attempts in flight there
 // (itself included): curve(k)/curve(1), at least 1. The curve (Load) holds
-// the recent mean time to first byte by the load each sample started at;
-// a level without data is read from the nearest level below it that has
-// some: optimistic, so load goes where it has not been tried until the
+// the recent mean relative time to first byte by the load each sample
+// started at; a level without data is read from the nearest level below
+// it that has some: optimistic, so load goes where it has not been tried until the
 // curve shows a queue there. With no data at level 1, the lowest level
 // that has data stands for it; with none at all, 1.
 func (s *Target) LoadFactor(k int) float64 {
@@ -144,5 +147,5 @@ func (s *Target) LoadFactor(k int) float64 {
 	for j > base && s.Load[j-1] == 0 {
 		j--
 	}
-	return max(float64(s.Load[j-1])/float64(s.Load[base-1]), 1)
+	return max(s.Load[j-1]/s.Load[base-1], 1)
 }

@@ -10,7 +10,7 @@ func TestLoadFactor(t *testing.T) {
 	curve := func(levels map[int]time.Duration) Target {
 		var s Target
 		for k, d := range levels {
-			s.Load[k-1] = d
+			s.Load[k-1] = d.Seconds() / 0.02 // relative to a 20 ms EWMA
 		}
 		return s
 	}
