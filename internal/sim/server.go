@@ -433,50 +433,6 @@ func chunkText(i int) string {
 	return " " + w
 }
 
-// sseWriter buffers the events of one step and sends them in one write and flush, so
-// each step reaches the client at once and as a whole.
-type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
-	err error
-}
-
-// event appends "event: name" (when name is not empty) and "data: JSON(v)".
-func (e *sseWriter) event(name string, v any) {
-	if name != "" {
-		e.buf = append(e.buf, "event: "...)
-		e.buf = append(e.buf, name...)
-		e.buf = append(e.buf, '\n')
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		// Only the simulator's own types are marshalled: a failure is a bug here.
-		panic(fmt.Sprintf("sim: marshal %T: %v", v, err))
-	}
-	e.data(data)
-}
-
-// data appends a "data:" line and the blank line that ends an event.
-func (e *sseWriter) data(b []byte) {
-	e.buf = append(e.buf, "data: "...)
-	e.buf = append(e.buf, b...)
-	e.buf = append(e.buf, '\n', '\n')
-}
-
-func (e *sseWriter) flush() error {
-	if e.err != nil {
-		return e.err
-	}
-	if _, err := e.w.Write(e.buf); err != nil {
-		e.err = err
-		return err
-	}
-	e.buf = e.buf[:0]
-	e.err = e.rc.Flush()
-	return e.err
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -485,50 +441,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(data)
-}
-
-// idleTracker counts handlers in flight and lets Close wait for the last to return.
-type idleTracker struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0; nil while n has never been > 0
-}
-
-func (t *idleTracker) enter() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.n == 0 {
-		t.idle = make(chan struct{})
-	}
-	t.n++
-}
-
-func (t *idleTracker) leave() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.n--
-	if t.n == 0 {
-		close(t.idle)
-	}
-}
-
-func (t *idleTracker) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.n
-}
-
-func (t *idleTracker) wait(ctx context.Context) error {
-	t.mu.Lock()
-	n, idle := t.n, t.idle
-	t.mu.Unlock()
-	if n == 0 {
-		return nil
-	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
