@@ -7,7 +7,7 @@ import (
 
 // Defaults, all in one place. The config file uses them for keys it leaves out; the Go
 // API uses them only where the zero value could not mean anything else (Chunks,
-// Errors.Status, Listen), so that a zero [Provider] built in a test answers at once.
+// Errors.Status, Listen, RateLimit.Window), so that a zero [Provider] built in a test answers at once.
 const (
 	// DefaultListen is a random free port on the IPv4 loopback.
 	DefaultListen = "127.0.0.1:0"
@@ -20,6 +20,9 @@ const (
 	DefaultInterval = 10 * time.Millisecond
 	// DefaultErrorStatus is the status of an injected error when ErrorRate.Status is zero.
 	DefaultErrorStatus = http.StatusServiceUnavailable
+	// DefaultRateWindow is the length of a rate limit's windows when RateLimit.Window
+	// is zero.
+	DefaultRateWindow = time.Second
 )
 
 // Limits that keep a config from asking for something absurd by mistake.
@@ -56,8 +59,12 @@ type Provider struct {
 	// apart after the first byte; a unary answer waits TTFB + Chunks×Interval.
 	Stream Pace `yaml:"stream"`
 	// Errors injects error answers at a rate, after the TTFB draw or after a fixed
-	// delay of their own (ErrorRate.After).
+	// delay of their own (ErrorRate.After). Rate 1 gives every request the same
+	// answer: a 401 is then a revoked key, in the words each real API uses.
 	Errors ErrorRate `yaml:"errors"`
+	// RateLimit, when set, refuses requests beyond a number a window with 429, and
+	// says on every answer what remains, as real providers do. Nil: no limit.
+	RateLimit *RateLimit `yaml:"rate_limit,omitempty"`
 	// Phases change TTFB, Stream and Errors once the server has run for a while.
 	// Their After must be positive and increasing.
 	Phases []Phase `yaml:"phases,omitempty"`
@@ -118,6 +125,34 @@ type ErrorRate struct {
 	After time.Duration `yaml:"after,omitempty"`
 }
 
+// RateLimit is a provider's request and token limits, counted in fixed windows: a
+// window starts at every whole multiple of Window on the clock (Options.Now), so a 1s
+// window starts afresh at each whole second. A request that would go beyond a limit
+// is refused with 429 (after After), in the endpoint's API shape, with Retry-After
+// (seconds) and, from OpenAI-shaped endpoints, retry-after-ms; a refused request is
+// not counted. Every answer to a POST says the limits, what remains of them and when
+// they reset: OpenAI's x-ratelimit-{limit,remaining,reset}-{requests,tokens} (reset as
+// a duration: "1s", "830ms") from OpenAI-shaped endpoints, Anthropic's
+// anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset} (reset as an RFC 3339
+// instant) from /v1/messages.
+type RateLimit struct {
+	// Requests is how many requests a window takes; zero means no request limit.
+	Requests int `yaml:"requests,omitempty"`
+	// Tokens is how many tokens a window takes, zero meaning no token limit. A
+	// request costs its prompt tokens (the body's length / 4, as usage says) plus
+	// the output it asks for at most (max_tokens, max_completion_tokens or
+	// max_output_tokens; none: nothing).
+	Tokens int `yaml:"tokens,omitempty"`
+	// Window is the length of the windows; zero means DefaultRateWindow.
+	Window time.Duration `yaml:"window,omitempty"`
+	// RetryAfter is how long a refusal tells the client to wait; zero means until
+	// the window ends (Retry-After rounded up to a whole second, retry-after-ms to
+	// the millisecond).
+	RetryAfter time.Duration `yaml:"retry_after,omitempty"`
+	// After is how long a refusal takes to come; zero means at once.
+	After time.Duration `yaml:"after,omitempty"`
+}
+
 // Phase overrides a provider's behaviour from After on (time since the server
 // started, on the injected clock) until the next phase. A nil block keeps the
 // previous phase's; a set block replaces it whole. In a config file a block may name
@@ -151,6 +186,13 @@ func (p Pace) chunks() int {
 		return DefaultChunks
 	}
 	return p.Chunks
+}
+
+func (l *RateLimit) window() time.Duration {
+	if l.Window == 0 {
+		return DefaultRateWindow
+	}
+	return l.Window
 }
 
 func (e ErrorRate) status() int {

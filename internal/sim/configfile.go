@@ -61,6 +61,7 @@ type (
 		Phases            []filePhase `yaml:"phases"`
 		CutAfter          int         `yaml:"cut_after"`
 		StatusBody        *StatusBody `yaml:"status_body"`
+		RateLimit         *fileLimit  `yaml:"rate_limit"`
 		ContextOverflow   bool        `yaml:"context_overflow"`
 		ParallelToolCalls bool        `yaml:"parallel_tool_calls"`
 	}
@@ -76,6 +77,13 @@ type (
 		Rate   *float64      `yaml:"rate"`
 		Status *int          `yaml:"status"`
 		After  *fileDuration `yaml:"after"`
+	}
+	fileLimit struct {
+		Requests   int          `yaml:"requests"`
+		Tokens     int          `yaml:"tokens"`
+		Window     fileDuration `yaml:"window"`
+		RetryAfter fileDuration `yaml:"retry_after"`
+		After      fileDuration `yaml:"after"`
 	}
 	filePhase struct {
 		After  fileDuration `yaml:"after"`
@@ -126,6 +134,13 @@ func (f *fileConfig) resolve() *Config {
 		}
 		if p.Listen == "" {
 			p.Listen = DefaultListen
+		}
+		if l := fp.RateLimit; l != nil {
+			p.RateLimit = &RateLimit{Requests: l.Requests, Tokens: l.Tokens, Window: time.Duration(l.Window),
+				RetryAfter: time.Duration(l.RetryAfter), After: time.Duration(l.After)}
+			if p.RateLimit.Window == 0 {
+				p.RateLimit.Window = DefaultRateWindow
+			}
 		}
 		fp.TTFB.mergeInto(&p.TTFB)
 		fp.Stream.mergeInto(&p.Stream)

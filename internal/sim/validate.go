@@ -91,6 +91,9 @@ func (p *Provider) validate(prefix string, fe *fieldErrors) {
 			ph.Errors.validate(path+"errors.", fe)
 		}
 	}
+	if p.RateLimit != nil {
+		p.RateLimit.validate(prefix+"rate_limit.", fe)
+	}
 	if p.CutAfter < 0 {
 		fe.add(prefix+"cut_after", "must be >= 0 (0: never)")
 	}
@@ -132,6 +135,27 @@ func (e ErrorRate) validate(prefix string, fe *fieldErrors) {
 	}
 	if e.After < 0 {
 		fe.add(prefix+"after", "must be >= 0 (0: after the TTFB draw)")
+	}
+}
+
+func (l *RateLimit) validate(prefix string, fe *fieldErrors) {
+	if l.Requests < 0 {
+		fe.add(prefix+"requests", "%d: must be >= 0 (0: no request limit)", l.Requests)
+	}
+	if l.Tokens < 0 {
+		fe.add(prefix+"tokens", "%d: must be >= 0 (0: no token limit)", l.Tokens)
+	}
+	if l.Requests == 0 && l.Tokens == 0 {
+		fe.add(prefix+"requests", "a rate limit needs requests or tokens (or both) above 0")
+	}
+	if l.Window < 0 {
+		fe.add(prefix+"window", "must be >= 0 (0: %v)", DefaultRateWindow)
+	}
+	if l.RetryAfter < 0 {
+		fe.add(prefix+"retry_after", "must be >= 0 (0: until the window ends)")
+	}
+	if l.After < 0 {
+		fe.add(prefix+"after", "must be >= 0 (0: at once)")
 	}
 }
 
