@@ -52,6 +52,9 @@ func quickScenarios() []routinge2e.Scenario {
 		routinge2e.SlowFaults(4 * s),
 		routinge2e.Hang(time.Second, 3*s, 4*s, false),
 		routinge2e.Hang(time.Second, 3*s, 4*s, true),
+		routinge2e.RevokedKey(4 * s),
+		routinge2e.RateLimited(4 * s),
+		routinge2e.Outage(time.Second, 2500*time.Millisecond, 4*s),
 	}
 }
 
@@ -68,9 +71,13 @@ func pickScenarios(all []routinge2e.Scenario, list string) ([]routinge2e.Scenari
 			out = append(out, s)
 		}
 	}
+	var names []string
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
 	for _, w := range want {
-		if !slices.ContainsFunc(all, func(s routinge2e.Scenario) bool { return s.Name == w }) {
-			return nil, fmt.Errorf("-scenarios: no scenario %q (have a, b, c, c2, d, d-breaker)", w)
+		if !slices.Contains(names, w) {
+			return nil, fmt.Errorf("-scenarios: no scenario %q (have %s)", w, strings.Join(names, ", "))
 		}
 	}
 	return out, nil
@@ -175,7 +182,7 @@ func runRoutingArm(ctx context.Context, s routinge2e.Scenario, arm, gatewayBin s
 	}
 	load := routinge2e.Load{API: apiAddr, Duration: s.Duration}
 	if arm == armOracle {
-		load.Order = s.OracleHeader
+		load.Order = s.Oracle()
 	}
 	outs := load.Run(ctx, clock, up)
 	if err := ctx.Err(); err != nil {
