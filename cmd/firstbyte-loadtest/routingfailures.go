@@ -85,6 +85,50 @@ func failureColumns(v routingView, s routinge2e.Scenario) (head []string, cells 
 	return head, cells
 }
 
+// limitTable is what the rate-limited target served second by second: a
+// refusal cools it for its Retry-After, which shows as seconds without it.
+func limitTable(v routingView, s routinge2e.Scenario) table {
+	lim := s.Limited()[0]
+	n := int(s.Duration / time.Second)
+	t := table{
+		title: fmt.Sprintf("Scenario (%s): %s's answers (200), then refusals (429), second by second (mean of the rounds)", s.Name, lim),
+		head:  []string{"arm"},
+	}
+	for i := range n {
+		t.head = append(t.head, fmt.Sprintf("%ds", i))
+	}
+	for _, arm := range routingArms {
+		ok, refused := make([]int, n), make([]int, n)
+		rounds := v.res.runs[s.Name][arm]
+		for _, outs := range rounds {
+			for _, o := range outs {
+				sec := int(o.Start / time.Second)
+				for _, h := range o.Hops {
+					switch {
+					case h.Target != lim || sec >= n:
+					case h.Status == http.StatusOK:
+						ok[sec]++
+					case h.Status == http.StatusTooManyRequests:
+						refused[sec]++
+					}
+				}
+			}
+		}
+		row := []string{arm}
+		for i := range n {
+			cell := fmt.Sprintf("%.0f", float64(ok[i])/float64(len(rounds)))
+			if refused[i] > 0 {
+				cell += fmt.Sprintf(" +%.1f", float64(refused[i])/float64(len(rounds)))
+			}
+			row = append(row, cell)
+		}
+		t.rows = append(t.rows, row)
+	}
+	t.notes = append(t.notes, fmt.Sprintf("column Ns: requests sent in [N, N+1) s that %s answered 200 (+ the ones it refused with 429); its limit is %d a second",
+		lim, routinge2e.RateLimit))
+	return t
+}
+
 func recoveryText(r routinge2e.Recovery) string {
 	if !r.Recovered() {
 		return "never"

@@ -137,6 +137,9 @@ func buildRoutingReport(res *routingResults) *report {
 		if len(s.Changes) > 0 {
 			r.tables = append(r.tables, sharesTable(v, s))
 		}
+		if len(s.Limited()) > 0 {
+			r.tables = append(r.tables, limitTable(v, s))
+		}
 	}
 	r.goals = routingGoals(v)
 	return r
