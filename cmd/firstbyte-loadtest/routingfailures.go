@@ -72,7 +72,7 @@ func failureColumns(v routingView, s routinge2e.Scenario) (head []string, cells 
 			return []string{fmt.Sprint(clients), fmt.Sprintf("%.1f, %d", mean, most), fmt.Sprint(refusals)}
 		}
 	case s.Outage.To > 0:
-		head = []string{fmt.Sprintf("first served after the outage's end (%v)", s.Outage.To), "failed after it"}
+		head = []string{fmt.Sprintf("first served after the outage's end (%v)", s.Outage.To), "failed of those sent after the end"}
 		cells = func(arm string) []string {
 			var after, failed []string
 			for _, outs := range runs(arm) {
@@ -183,10 +183,10 @@ func failureGoals(v routingView) []goal {
 			for _, outs := range v.res.runs[s.Name][arm] {
 				r := routinge2e.RecoveryFrom(outs, s.Outage)
 				met = met && r.Recovered() && r.After < goalOutageRecovery && r.LateFailures == 0
-				each = append(each, fmt.Sprintf("%s after, %d failed after", recoveryText(r), r.LateFailures))
+				each = append(each, fmt.Sprintf("%s after, %d sent after the end failed", recoveryText(r), r.LateFailures))
 			}
 			goals = append(goals, goal{
-				fmt.Sprintf("(i) %s: the first request served < %v after the outage's end, none failed after it", arm, goalOutageRecovery),
+				fmt.Sprintf("(i) %s: the first request served < %v after the outage's end, none sent after the end failed", arm, goalOutageRecovery),
 				strings.Join(each, "; "), met,
 			})
 		}

@@ -1,7 +1,6 @@
 package routinge2e
 
 import (
-	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -143,23 +142,25 @@ type Recovery struct {
 	// is false when none was.
 	After time.Duration
 	ok    bool
-	// LateFailures counts the requests that failed after that one.
+	// LateFailures counts the requests sent from the outage's end on that
+	// were not served. Every provider answers them, so each is the
+	// gateway's own refusal. (A request sent during the outage can end
+	// after the first success on a busy machine: its failure is the
+	// outage's, and is not counted.)
 	LateFailures int
 }
 
 // Recovered reports whether a request was served after the outage.
 func (r Recovery) Recovered() bool { return r.ok }
 
-// RecoveryFrom reads how the outage ended from outs, in the order the
-// clients had their answers.
+// RecoveryFrom reads how the outage ended from outs.
 func RecoveryFrom(outs []Outcome, outage Window) Recovery {
-	sorted := slices.SortedFunc(slices.Values(outs), func(a, b Outcome) int { return cmp.Compare(a.End(), b.End()) })
 	var r Recovery
-	for _, o := range sorted {
-		switch {
-		case o.Served() && o.End() >= outage.To && !r.ok:
+	for _, o := range outs {
+		if o.Served() && o.End() >= outage.To && (!r.ok || o.End()-outage.To < r.After) {
 			r.After, r.ok = o.End()-outage.To, true
-		case !o.Served() && r.ok:
+		}
+		if !o.Served() && o.Start >= outage.To {
 			r.LateFailures++
 		}
 	}

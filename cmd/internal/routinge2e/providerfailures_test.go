@@ -57,6 +57,9 @@ func TestRecoveryFrom(t *testing.T) {
 		served(3900*ms, 30*ms, Hop{Fast, 200}), // before: does not count
 		failed(4100*ms, 6*ms),
 		failed(6999*ms, 6*ms), // ends after the outage, before the first success
+		// Sent during the outage, its 503 held up by a busy machine until
+		// after the first success: the outage's failure, not the gateway's.
+		failed(6990*ms, 200*ms),
 		served(7010*ms, 25*ms, Hop{Mid, 200}),
 		served(7005*ms, 21*ms, Hop{Fast, 200}), // the first served after: ends at 7.026 s
 	}
@@ -64,11 +67,12 @@ func TestRecoveryFrom(t *testing.T) {
 	if !r.Recovered() || r.After != 26*ms || r.LateFailures != 0 {
 		t.Errorf("RecoveryFrom = %+v, want served 26ms after, no failure after", r)
 	}
-	outs = append(outs, failed(7100*ms, 6*ms))
-	if r := RecoveryFrom(outs, outage); r.LateFailures != 1 {
-		t.Errorf("with a failure at 7.1 s: LateFailures = %d, want 1", r.LateFailures)
+	// Sent after the outage's end and not served: the gateway's refusal.
+	outs = append(outs, failed(7001*ms, time.Millisecond), failed(7100*ms, 6*ms))
+	if r := RecoveryFrom(outs, outage); r.LateFailures != 2 {
+		t.Errorf("with failures sent at 7.001 s and 7.1 s: LateFailures = %d, want 2", r.LateFailures)
 	}
-	if r := RecoveryFrom(outs[:3], outage); r.Recovered() {
+	if r := RecoveryFrom(outs[:4], outage); r.Recovered() {
 		t.Errorf("nothing served after the outage: RecoveryFrom = %+v, want not recovered", r)
 	}
 }
