@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -155,11 +156,7 @@ func runRoutingArm(ctx context.Context, s routinge2e.Scenario, arm, gatewayBin s
 		return nil, err
 	}
 	defer up.Close()
-	apiAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	adminAddr, err := freeAddr()
+	apiAddr, adminAddr, err := freeAddrPair()
 	if err != nil {
 		return nil, err
 	}
@@ -195,4 +192,23 @@ func runRoutingArm(ctx context.Context, s routinge2e.Scenario, arm, gatewayBin s
 		return nil, errors.New("no request was sent")
 	}
 	return outs, nil
+}
+
+// freeAddrPair returns two loopback addresses that were free a moment ago,
+// for the gateway's two listeners. Both are held open while the second is
+// picked: two freeAddr calls one after the other can get the same port
+// back, and the gateway then refuses its config (seen once in a 23-minute
+// run).
+func freeAddrPair() (api, admin string, err error) {
+	a, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", err
+	}
+	defer a.Close()
+	b, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", err
+	}
+	defer b.Close()
+	return a.Addr().String(), b.Addr().String(), nil
 }
