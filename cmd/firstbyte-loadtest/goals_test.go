@@ -26,6 +26,10 @@ func TestRoutingGoalsAreTheStudys(t *testing.T) {
 		{"hang ratio", goalHangRatio, study.HangRatio},
 		{"skips", goalSkips, study.BreakerSkips},
 		{"served", goalServed, study.MinServedShare},
+		{"probe interval", goalProbeEvery.Seconds(), study.DisableProbeEvery.Seconds()},
+		{"rate limit faults", goalRateLimitFaults, study.RateLimitFaults},
+		{"rate limit ratio", goalRateLimitRatio, study.RateLimitRatio},
+		{"outage recovery", goalOutageRecovery.Seconds(), study.OutageRecovery.Seconds()},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: the routing run's goal is %v, the study's %v", c.name, c.got, c.want)

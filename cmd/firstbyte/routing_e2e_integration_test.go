@@ -18,7 +18,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -30,9 +32,18 @@ import (
 const sec = time.Second
 
 // runRouting runs s through a fresh gateway in mode and returns what every
-// request saw. Every request must be served: every scenario keeps two
-// healthy targets.
+// request saw. Every request must be served: every scenario but an outage
+// of every target keeps two healthy targets.
 func runRouting(t *testing.T, s routinge2e.Scenario, mode string) []routinge2e.Outcome {
+	t.Helper()
+	outs, _ := driveRouting(t, s, mode)
+	requireServed(t, outs) // throughout
+	return outs
+}
+
+// driveRouting runs s through a fresh gateway in mode and returns what every
+// request saw, and the gateway (still running, for its admin endpoints).
+func driveRouting(t *testing.T, s routinge2e.Scenario, mode string) ([]routinge2e.Outcome, *gatewayProc) {
 	t.Helper()
 	clock := routinge2e.NewClock()
 	up, err := routinge2e.StartUpstreams(s, clock, 0)
@@ -43,18 +54,12 @@ func runRouting(t *testing.T, s routinge2e.Scenario, mode string) []routinge2e.O
 	gw := startGatewayProc(t, "gateway-"+mode, s.GatewayConfig(mode, "127.0.0.1:0", "127.0.0.1:0", up.URLs()))
 	outs := routinge2e.Load{API: gw.api, Duration: s.Duration}.Run(context.Background(), clock, up)
 	f := routinge2e.Summarize(outs, routinge2e.Window{})
-	t.Logf("(%s) %s, %s: %d requests, mean TTFB %v, failed attempts/req %.3f, skips/req %.3f, first picks %s",
-		s.Name, s.Title, mode, f.Requests, f.Mean.Round(100*time.Microsecond), f.FailedAttempts, f.Skips, shares(f.FirstPicks))
+	t.Logf("(%s) %s, %s: %d requests, served %.2f%%, mean TTFB %v, failed attempts/req %.3f, skips/req %.3f, first picks %s",
+		s.Name, s.Title, mode, f.Requests, 100*f.Served, f.Mean.Round(100*time.Microsecond), f.FailedAttempts, f.Skips, shares(f.FirstPicks))
 	if f.Requests < 100 {
 		t.Fatalf("only %d requests in %v: the load did not run", f.Requests, s.Duration)
 	}
-	// Every request is served, throughout.
-	for _, o := range outs {
-		if !o.Served() {
-			t.Errorf("request at %v: status %d after %d attempts (target %q), want 200", o.Start.Round(time.Millisecond), o.Status, o.Attempts, o.Target)
-		}
-	}
-	return outs
+	return outs, gw
 }
 
 func shares(m map[string]float64) string {
@@ -227,4 +232,136 @@ func TestRoutingE2EHangingTarget(t *testing.T) {
 		}
 		t.Logf("%d requests skipped a target", skipped)
 	})
+}
+
+// A revoked key (every attempt on fast gets 401): no client sees the 401,
+// and once the gateway has had one it sends fast nothing more in the run,
+// its first probe being 30 s away. The requests ordered before the first
+// 401 came back (the clients' first ones, all at once, with fast not yet
+// measured and so tried first by some) may each have tried it once.
+func TestRoutingE2ERevokedKeyIsLeftAlone(t *testing.T) {
+	s := routinge2e.RevokedKey(3 * sec)
+	outs, gw := driveRouting(t, s, "least-latency")
+	requireServed(t, outs)
+	r := routinge2e.Revoked(outs, routinge2e.Fast)
+	t.Logf("fast: %d attempt(s) at the cold start (requests sent before %v), %d after", r.Cold, r.Found.Round(time.Millisecond), r.Attempts)
+	if !r.Reached() {
+		t.Fatal("no request reached fast: unmeasured targets are tried first, so the cold start should have")
+	}
+	if r.Attempts > 0 {
+		t.Errorf("after the first 401 came back (%v), fast got %d more attempt(s), sent at %v; want none until its probe, %v later",
+			r.Found.Round(time.Millisecond), r.Attempts, r.Later, routinge2e.ProbeEvery)
+	}
+	if r.Cold > routinge2e.Clients {
+		t.Errorf("%d attempts on fast before the gateway could know; want at most one per client (%d)", r.Cold, routinge2e.Clients)
+	}
+	if v := scrapeMetric(t, gw.admin, "firstbyte_target_disabled", `target="fast"`, `reason="auth"`); v != 1 {
+		t.Errorf(`firstbyte_target_disabled{target="fast",reason="auth"} = %v, want 1`, v)
+	}
+	if next, ok := nextProbe(t, gw.admin, routinge2e.Fast); ok {
+		t.Logf("fast's next probe is due in %v", time.Until(next).Round(time.Second))
+	}
+}
+
+// nextProbe is when /debug/routing says target's next disabled probe may go.
+func nextProbe(t *testing.T, admin, target string) (time.Time, bool) {
+	t.Helper()
+	var rs struct {
+		Models []struct {
+			Targets []struct {
+				Target    string `json:"target"`
+				NextProbe string `json:"next_probe"`
+			} `json:"targets"`
+		} `json:"models"`
+	}
+	raw := httpGetText(t, "http://"+admin+"/debug/routing", "")
+	if err := json.Unmarshal([]byte(raw), &rs); err != nil {
+		t.Fatalf("/debug/routing: %v\n%s", err, raw)
+	}
+	for _, m := range rs.Models {
+		for _, tg := range m.Targets {
+			if tg.Target == target && tg.NextProbe != "" {
+				at, err := time.Parse(time.RFC3339, tg.NextProbe)
+				return at, err == nil
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// A rate-limited fastest (40 requests a second, beyond that 429 with
+// Retry-After: 2): the gateway reads what remains from each answer and
+// stops before it is refused, so no 429 reaches a client while mid and slow
+// have room (every request is served), fast's refusals stay within the
+// goal's 0.02 a request, and fast is used: at least its first second's 40.
+func TestRoutingE2ERateLimitPacesTheGateway(t *testing.T) {
+	s := routinge2e.RateLimited(3 * sec)
+	outs := runRouting(t, s, "least-latency")
+	refused, served, perSecond := 0, 0, make([]int, int(s.Duration/sec))
+	for _, o := range outs {
+		for _, h := range o.Hops {
+			switch {
+			case h.Target != routinge2e.Fast:
+			case h.Status == http.StatusTooManyRequests:
+				refused++
+			case h.Status == http.StatusOK:
+				served++
+				if int(o.Start/sec) < len(perSecond) {
+					perSecond[o.Start/sec]++
+				}
+			}
+		}
+	}
+	t.Logf("fast: %d refusals (429) in %d requests; served %d, by second %v", refused, len(outs), served, perSecond)
+	if share := float64(refused) / float64(len(outs)); share > 0.02 {
+		t.Errorf("fast refused %d of %d requests (%.3f a request); want at most 0.02: the gateway should stop when its remaining count is spent",
+			refused, len(outs), share)
+	}
+	if served < routinge2e.RateLimit {
+		t.Errorf("fast served %d requests in %v; want at least its first second's %d", served, s.Duration, routinge2e.RateLimit)
+	}
+}
+
+// An outage of every target (503 at once) with the product's breaker (5
+// faults open a circuit for 30 s): every circuit is open when the outage
+// ends, and only the blackout rule (try the target most likely to answer)
+// stands between that and the next answer. The first request served comes
+// within a second of the outage's end, and no request sent after the end
+// fails (every provider answers it: a failure would be the gateway's own).
+func TestRoutingE2EOutageEndsWithinASecond(t *testing.T) {
+	s := routinge2e.Outage(sec, 2*sec, 3500*time.Millisecond)
+	outs, _ := driveRouting(t, s, "ewma-latency")
+	r := routinge2e.RecoveryFrom(outs, s.Outage)
+	t.Logf("first request served %v after the outage's end; %d sent after the end failed", r.After.Round(time.Millisecond), r.LateFailures)
+	if !r.Recovered() || r.After >= sec {
+		t.Errorf("first request served %v after the outage's end (recovered %v), want within 1s", r.After, r.Recovered())
+	}
+	if r.LateFailures > 0 {
+		t.Errorf("%d request(s) sent after the outage's end failed; want none: every target answers them", r.LateFailures)
+	}
+	failed := 0
+	for _, o := range outs {
+		if !o.Served() {
+			failed++
+		}
+		if o.End() < s.Outage.From && !o.Served() {
+			t.Errorf("request at %v, before the outage: status %d, want 200", o.Start.Round(time.Millisecond), o.Status)
+		}
+		if o.Attempts != o.Upstream {
+			t.Errorf("request at %v: X-Firstbyte-Attempts %d, but %d requests reached a provider", o.Start.Round(time.Millisecond), o.Attempts, o.Upstream)
+		}
+	}
+	if failed == 0 {
+		t.Error("no request failed: the outage did not happen")
+	}
+}
+
+// requireServed fails the test for every request not answered 200.
+func requireServed(t *testing.T, outs []routinge2e.Outcome) {
+	t.Helper()
+	for _, o := range outs {
+		if !o.Served() {
+			t.Errorf("request at %v: status %d after %d attempts (target %q), want 200", o.Start.Round(time.Millisecond), o.Status, o.Attempts, o.Target)
+		}
+	}
 }

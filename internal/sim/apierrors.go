@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -31,6 +32,9 @@ type apiError struct {
 	openAICode    string // empty: null
 	param         string // OpenAI only; empty: null
 	anthropicType string
+	// anthropicMessage, when set, is the message in Anthropic's shape, where its
+	// own words differ from OpenAI's; empty: message.
+	anthropicMessage string
 }
 
 // errorFor is the error each real API gives for a status, in both shapes.
@@ -55,6 +59,20 @@ func errorFor(status int, message string) apiError {
 		e.openAIType, e.openAICode, e.anthropicType = "server_error", "", "api_error"
 	default:
 		e.openAIType, e.openAICode, e.anthropicType = "invalid_request_error", "", "invalid_request_error"
+	}
+	return e
+}
+
+// statusError is the answer of a provider that fails a request on purpose with
+// status (errors, status_body): in the words each real API uses where clients and
+// gateways read them (a revoked key's 401), else what (a message naming the
+// simulator, so nobody mistakes it for a real provider's).
+func statusError(status int, what string) apiError {
+	e := errorFor(status, what)
+	if status == http.StatusUnauthorized {
+		// No part of the key is echoed, not even redacted as OpenAI does.
+		e.message = "Incorrect API key provided: sim-****. You can find your API key at https://platform.openai.com/account/api-keys."
+		e.anthropicMessage = "invalid x-api-key"
 	}
 	return e
 }
@@ -103,13 +121,13 @@ type anthropicErrorDetails struct {
 }
 
 func writeError(w http.ResponseWriter, sh shape, e apiError) {
-	if e.status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "1")
+	if e.status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1") // a rate limit (ratelimit.go) says its own
 	}
 	if sh == anthropicShape {
 		writeJSON(w, e.status, anthropicErrorBody{
 			Type:  "error",
-			Error: anthropicErrorDetails{Type: e.anthropicType, Message: e.message},
+			Error: anthropicErrorDetails{Type: e.anthropicType, Message: cmp.Or(e.anthropicMessage, e.message)},
 		})
 		return
 	}

@@ -213,6 +213,15 @@ func describe(p *Provider) string {
 	if p.Errors.Rate > 0 {
 		fmt.Fprintf(&b, ", %g%% errors (%d)", p.Errors.Rate*100, p.Errors.status())
 	}
+	if l := p.RateLimit; l != nil {
+		if l.Requests > 0 {
+			fmt.Fprintf(&b, ", %d requests", l.Requests)
+		}
+		if l.Tokens > 0 {
+			fmt.Fprintf(&b, ", %d tokens", l.Tokens)
+		}
+		fmt.Fprintf(&b, " per %v", l.window())
+	}
 	if n := len(p.Phases); n > 0 {
 		fmt.Fprintf(&b, ", %d phase(s) from %v", n, p.Phases[0].After)
 	}

@@ -1,22 +1,13 @@
 package sim
 
 import (
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"strconv"
-	"strings"
 	"time"
-
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
 )
 
 // Defaults, all in one place. The config file uses them for keys it leaves out; the Go
 // API uses them only where the zero value could not mean anything else (Chunks,
-// Errors.Status, Listen), so that a zero [Provider] built in a test answers at once.
+// Errors.Status, Listen, RateLimit.Window), so that a zero [Provider] built in a test answers at once.
 const (
 	// DefaultListen is a random free port on the IPv4 loopback.
 	DefaultListen = "127.0.0.1:0"
@@ -29,6 +20,9 @@ const (
 	DefaultInterval = 10 * time.Millisecond
 	// DefaultErrorStatus is the status of an injected error when ErrorRate.Status is zero.
 	DefaultErrorStatus = http.StatusServiceUnavailable
+	// DefaultRateWindow is the length of a rate limit's windows when RateLimit.Window
+	// is zero.
+	DefaultRateWindow = time.Second
 )
 
 // Limits that keep a config from asking for something absurd by mistake.
@@ -65,8 +59,12 @@ type Provider struct {
 	// apart after the first byte; a unary answer waits TTFB + Chunks×Interval.
 	Stream Pace `yaml:"stream"`
 	// Errors injects error answers at a rate, after the TTFB draw or after a fixed
-	// delay of their own (ErrorRate.After).
+	// delay of their own (ErrorRate.After). Rate 1 gives every request the same
+	// answer: a 401 is then a revoked key, in the words each real API uses.
 	Errors ErrorRate `yaml:"errors"`
+	// RateLimit, when set, refuses requests beyond a number a window with 429, and
+	// says on every answer what remains, as real providers do. Nil: no limit.
+	RateLimit *RateLimit `yaml:"rate_limit,omitempty"`
 	// Phases change TTFB, Stream and Errors once the server has run for a while.
 	// Their After must be positive and increasing.
 	Phases []Phase `yaml:"phases,omitempty"`
@@ -127,6 +125,34 @@ type ErrorRate struct {
 	After time.Duration `yaml:"after,omitempty"`
 }
 
+// RateLimit is a provider's request and token limits, counted in fixed windows: a
+// window starts at every whole multiple of Window on the clock (Options.Now), so a 1s
+// window starts afresh at each whole second. A request that would go beyond a limit
+// is refused with 429 (after After), in the endpoint's API shape, with Retry-After
+// (seconds) and, from OpenAI-shaped endpoints, retry-after-ms; a refused request is
+// not counted. Every answer to a POST says the limits, what remains of them and when
+// they reset: OpenAI's x-ratelimit-{limit,remaining,reset}-{requests,tokens} (reset as
+// a duration: "1s", "830ms") from OpenAI-shaped endpoints, Anthropic's
+// anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset} (reset as an RFC 3339
+// instant) from /v1/messages.
+type RateLimit struct {
+	// Requests is how many requests a window takes; zero means no request limit.
+	Requests int `yaml:"requests,omitempty"`
+	// Tokens is how many tokens a window takes, zero meaning no token limit. A
+	// request costs its prompt tokens (the body's length / 4, as usage says) plus
+	// the output it asks for at most (max_tokens, max_completion_tokens or
+	// max_output_tokens; none: nothing).
+	Tokens int `yaml:"tokens,omitempty"`
+	// Window is the length of the windows; zero means DefaultRateWindow.
+	Window time.Duration `yaml:"window,omitempty"`
+	// RetryAfter is how long a refusal tells the client to wait; zero means until
+	// the window ends (Retry-After rounded up to a whole second, retry-after-ms to
+	// the millisecond).
+	RetryAfter time.Duration `yaml:"retry_after,omitempty"`
+	// After is how long a refusal takes to come; zero means at once.
+	After time.Duration `yaml:"after,omitempty"`
+}
+
 // Phase overrides a provider's behaviour from After on (time since the server
 // started, on the injected clock) until the next phase. A nil block keeps the
 // previous phase's; a set block replaces it whole. In a config file a block may name
@@ -148,328 +174,6 @@ type StatusBody struct {
 	ContentType string `yaml:"content_type,omitempty"`
 }
 
-// LoadConfig reads and parses a config file; see [ParseConfig].
-func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		// Keep one problem per line when there are several: each line then starts
-		// with its field path, as `firstbyte check` prints them.
-		if strings.Contains(err.Error(), "\n") {
-			return nil, fmt.Errorf("%s:\n%w", path, err)
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return cfg, nil
-}
-
-// ParseConfig decodes YAML (unknown keys are errors), fills in defaults, resolves each
-// phase's partial blocks against the phase before it, and validates the result.
-func ParseConfig(data []byte) (*Config, error) {
-	var f fileConfig
-	if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
-		return nil, errors.New(yaml.FormatError(err, false, true))
-	}
-	cfg := f.resolve()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
-
-// The file* types mirror the config with pointer leaves so that resolve can tell a key
-// left out (take the default, or inherit from the previous phase) from a key set to
-// zero (which is meaningful: `interval: 0s` means no pause).
-type (
-	fileConfig struct {
-		Seed      uint64         `yaml:"seed"`
-		Providers []fileProvider `yaml:"providers"`
-	}
-	fileProvider struct {
-		Name              string      `yaml:"name"`
-		Listen            string      `yaml:"listen"`
-		Models            []string    `yaml:"models"`
-		TTFB              *fileDist   `yaml:"ttfb"`
-		Stream            *filePace   `yaml:"stream"`
-		Errors            *fileErrors `yaml:"errors"`
-		Phases            []filePhase `yaml:"phases"`
-		CutAfter          int         `yaml:"cut_after"`
-		StatusBody        *StatusBody `yaml:"status_body"`
-		ContextOverflow   bool        `yaml:"context_overflow"`
-		ParallelToolCalls bool        `yaml:"parallel_tool_calls"`
-	}
-	fileDist struct {
-		Median *fileDuration `yaml:"median"`
-		Spread *float64      `yaml:"spread"`
-	}
-	filePace struct {
-		Chunks   *int          `yaml:"chunks"`
-		Interval *fileDuration `yaml:"interval"`
-	}
-	fileErrors struct {
-		Rate   *float64      `yaml:"rate"`
-		Status *int          `yaml:"status"`
-		After  *fileDuration `yaml:"after"`
-	}
-	filePhase struct {
-		After  fileDuration `yaml:"after"`
-		TTFB   *fileDist    `yaml:"ttfb"`
-		Stream *filePace    `yaml:"stream"`
-		Errors *fileErrors  `yaml:"errors"`
-	}
-)
-
-// fileDuration is a Go duration string ("150ms", "2s"; a bare 0 is allowed too). It
-// parses itself so that a bad value is reported with its line and column, which the
-// YAML library does not do for time.Duration.
-type fileDuration time.Duration
-
-func (d *fileDuration) UnmarshalYAML(n ast.Node) error {
-	switch n := n.(type) {
-	case *ast.StringNode:
-		v, err := time.ParseDuration(n.Value)
-		if err != nil {
-			return &yaml.SyntaxError{Message: fmt.Sprintf("%q is not a duration: want a number with a unit such as 150ms or 2s", n.Value), Token: n.GetToken()}
-		}
-		*d = fileDuration(v)
-		return nil
-	case *ast.IntegerNode:
-		if n.String() == "0" {
-			*d = 0
-			return nil
-		}
-	}
-	return &yaml.SyntaxError{Message: fmt.Sprintf("%s is not a duration: want a number with a unit such as 150ms or 2s", n), Token: n.GetToken()}
-}
-
-func (f *fileConfig) resolve() *Config {
-	cfg := &Config{Seed: f.Seed}
-	for _, fp := range f.Providers {
-		p := Provider{
-			Name:            fp.Name,
-			Listen:          fp.Listen,
-			Models:          fp.Models,
-			TTFB:            Dist{Median: DefaultMedian},
-			Stream:          Pace{Chunks: DefaultChunks, Interval: DefaultInterval},
-			Errors:          ErrorRate{Status: DefaultErrorStatus},
-			CutAfter:        fp.CutAfter,
-			StatusBody:      fp.StatusBody,
-			ContextOverflow: fp.ContextOverflow,
-
-			ParallelToolCalls: fp.ParallelToolCalls,
-		}
-		if p.Listen == "" {
-			p.Listen = DefaultListen
-		}
-		fp.TTFB.mergeInto(&p.TTFB)
-		fp.Stream.mergeInto(&p.Stream)
-		fp.Errors.mergeInto(&p.Errors)
-
-		// Each phase starts from what the previous one left in force.
-		ttfb, stream, errs := p.TTFB, p.Stream, p.Errors
-		for _, fph := range fp.Phases {
-			ph := Phase{After: time.Duration(fph.After)}
-			if fph.TTFB != nil {
-				fph.TTFB.mergeInto(&ttfb)
-				d := ttfb
-				ph.TTFB = &d
-			}
-			if fph.Stream != nil {
-				fph.Stream.mergeInto(&stream)
-				s := stream
-				ph.Stream = &s
-			}
-			if fph.Errors != nil {
-				fph.Errors.mergeInto(&errs)
-				e := errs
-				ph.Errors = &e
-			}
-			p.Phases = append(p.Phases, ph)
-		}
-		cfg.Providers = append(cfg.Providers, p)
-	}
-	return cfg
-}
-
-func (f *fileDist) mergeInto(d *Dist) {
-	if f == nil {
-		return
-	}
-	if f.Median != nil {
-		d.Median = time.Duration(*f.Median)
-	}
-	if f.Spread != nil {
-		d.Spread = *f.Spread
-	}
-}
-
-func (f *filePace) mergeInto(p *Pace) {
-	if f == nil {
-		return
-	}
-	if f.Chunks != nil {
-		p.Chunks = *f.Chunks
-	}
-	if f.Interval != nil {
-		p.Interval = time.Duration(*f.Interval)
-	}
-}
-
-func (f *fileErrors) mergeInto(e *ErrorRate) {
-	if f == nil {
-		return
-	}
-	if f.Rate != nil {
-		e.Rate = *f.Rate
-	}
-	if f.Status != nil {
-		e.Status = *f.Status
-	}
-	if f.After != nil {
-		e.After = time.Duration(*f.After)
-	}
-}
-
-// fieldErrors collects every problem of a config, each as "field.path: message".
-type fieldErrors []error
-
-func (fe *fieldErrors) add(path, format string, args ...any) {
-	*fe = append(*fe, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
-}
-
-// Validate reports every problem, one "field.path: message" per line.
-func (c *Config) Validate() error {
-	var fe fieldErrors
-	if len(c.Providers) == 0 {
-		fe.add("providers", "at least one provider is required")
-	}
-	names := map[string]int{}
-	ports := map[string]int{}
-	for i, p := range c.Providers {
-		path := fmt.Sprintf("providers[%d]", i)
-		p.validate(path+".", &fe)
-		if p.Name != "" {
-			if j, dup := names[p.Name]; dup {
-				fe.add(path+".name", "%q already used by providers[%d]", p.Name, j)
-			} else {
-				names[p.Name] = i
-			}
-		}
-		// Port 0 asks for a free port, so only fixed ports can collide.
-		if _, port, err := net.SplitHostPort(p.listen()); err == nil && port != "0" {
-			if j, dup := ports[port]; dup {
-				fe.add(path+".listen", "port %s already used by providers[%d]", port, j)
-			} else {
-				ports[port] = i
-			}
-		}
-	}
-	return errors.Join(fe...)
-}
-
-// Validate reports every problem of one provider, with field paths relative to it.
-func (p *Provider) Validate() error {
-	var fe fieldErrors
-	p.validate("", &fe)
-	return errors.Join(fe...)
-}
-
-func (p *Provider) validate(prefix string, fe *fieldErrors) {
-	switch {
-	case p.Name == "":
-		fe.add(prefix+"name", "required")
-	case !validName(p.Name):
-		fe.add(prefix+"name", "%q: use letters, digits, '-', '_' or '.'", p.Name)
-	}
-	if err := checkLoopback(p.listen()); err != nil {
-		fe.add(prefix+"listen", "%v", err)
-	}
-	for i, m := range p.Models {
-		if m == "" {
-			fe.add(fmt.Sprintf("%smodels[%d]", prefix, i), "must not be empty")
-		}
-	}
-	p.TTFB.validate(prefix+"ttfb.", fe)
-	p.Stream.validate(prefix+"stream.", fe)
-	p.Errors.validate(prefix+"errors.", fe)
-	var last time.Duration
-	for i, ph := range p.Phases {
-		path := fmt.Sprintf("%sphases[%d].", prefix, i)
-		switch {
-		case ph.After <= 0:
-			fe.add(path+"after", "must be > 0")
-		case i > 0 && ph.After <= last:
-			fe.add(path+"after", "must be later than phases[%d].after (%v)", i-1, last)
-		}
-		last = ph.After
-		if ph.TTFB != nil {
-			ph.TTFB.validate(path+"ttfb.", fe)
-		}
-		if ph.Stream != nil {
-			ph.Stream.validate(path+"stream.", fe)
-		}
-		if ph.Errors != nil {
-			ph.Errors.validate(path+"errors.", fe)
-		}
-	}
-	if p.CutAfter < 0 {
-		fe.add(prefix+"cut_after", "must be >= 0 (0: never)")
-	}
-	if sb := p.StatusBody; sb != nil {
-		if sb.Status < 200 || sb.Status > 599 {
-			fe.add(prefix+"status_body.status", "%d: must be between 200 and 599", sb.Status)
-		}
-		if p.ContextOverflow {
-			fe.add(prefix+"context_overflow", "cannot be combined with status_body")
-		}
-	}
-}
-
-func (d Dist) validate(prefix string, fe *fieldErrors) {
-	if d.Median < 0 {
-		fe.add(prefix+"median", "must be >= 0")
-	}
-	// The negated comparison also rejects NaN.
-	if !(d.Spread >= 0 && d.Spread <= maxSpread) {
-		fe.add(prefix+"spread", "%v: must be between 0 and %v", d.Spread, maxSpread)
-	}
-}
-
-func (p Pace) validate(prefix string, fe *fieldErrors) {
-	if p.Chunks < 0 || p.Chunks > maxChunks {
-		fe.add(prefix+"chunks", "%d: must be between 0 and %d (0: %d)", p.Chunks, maxChunks, DefaultChunks)
-	}
-	if p.Interval < 0 {
-		fe.add(prefix+"interval", "must be >= 0")
-	}
-}
-
-func (e ErrorRate) validate(prefix string, fe *fieldErrors) {
-	if !(e.Rate >= 0 && e.Rate <= 1) {
-		fe.add(prefix+"rate", "%v: must be between 0 and 1", e.Rate)
-	}
-	if e.Status != 0 && (e.Status < 400 || e.Status > 599) {
-		fe.add(prefix+"status", "%d: must be an error status, 400 to 599", e.Status)
-	}
-	if e.After < 0 {
-		fe.add(prefix+"after", "must be >= 0 (0: after the TTFB draw)")
-	}
-}
-
-func validName(s string) bool {
-	for _, r := range s {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			r == '-' || r == '_' || r == '.'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 func (p *Provider) listen() string {
 	if p.Listen == "" {
 		return DefaultListen
@@ -484,30 +188,16 @@ func (p Pace) chunks() int {
 	return p.Chunks
 }
 
+func (l *RateLimit) window() time.Duration {
+	if l.Window == 0 {
+		return DefaultRateWindow
+	}
+	return l.Window
+}
+
 func (e ErrorRate) status() int {
 	if e.Status == 0 {
 		return DefaultErrorStatus
 	}
 	return e.Status
-}
-
-// checkLoopback accepts host:port only when host is a loopback IP or "localhost".
-// The simulator is a test fixture that answers anyone without credentials; on any
-// other interface it would be an open service on the network.
-func checkLoopback(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%q: want host:port on a loopback address, e.g. %s", addr, DefaultListen)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("%q: bad port %q", addr, port)
-	}
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%q: only loopback addresses are allowed (127.0.0.1, ::1, localhost); the simulator must not be reachable from the network", addr)
-	}
-	return nil
 }

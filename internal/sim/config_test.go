@@ -47,6 +47,7 @@ func TestLoadConfigValid(t *testing.T) {
 				Stream:            Pace{Chunks: DefaultChunks, Interval: DefaultInterval},
 				Errors:            ErrorRate{Status: DefaultErrorStatus},
 				ParallelToolCalls: true,
+				RateLimit:         &RateLimit{Requests: 40, Window: DefaultRateWindow, RetryAfter: 2 * time.Second, After: 5 * time.Millisecond},
 			},
 			{
 				Name:     "broken",
@@ -117,6 +118,14 @@ func TestLoadConfigInvalid(t *testing.T) {
 		{"invalid_status_body", []string{"providers[0].status_body.status: 99: must be between 200 and 599"}},
 		{"invalid_overflow_and_status_body", []string{"providers[0].context_overflow: cannot be combined with status_body"}},
 		{"invalid_empty_model", []string{"providers[0].models[1]: must not be empty"}},
+		{"invalid_rate_limit", []string{
+			"providers[0].rate_limit.requests: -1: must be >= 0 (0: no request limit)",
+			"providers[0].rate_limit.tokens: -5: must be >= 0 (0: no token limit)",
+			"providers[0].rate_limit.window: must be >= 0 (0: 1s)",
+			"providers[0].rate_limit.retry_after: must be >= 0 (0: until the window ends)",
+			"providers[0].rate_limit.after: must be >= 0 (0: at once)",
+		}},
+		{"invalid_rate_limit_empty", []string{"providers[0].rate_limit.requests: a rate limit needs requests or tokens (or both) above 0"}},
 		{"invalid_many", []string{
 			"providers[0].name: required",
 			`providers[0].listen: "10.0.0.1:80": only loopback`,
@@ -148,8 +157,8 @@ func TestInvalidFixturesAreTested(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 26 {
-		t.Errorf("found %d invalid_*.yaml fixtures, TestLoadConfigInvalid lists 26: add the new ones to the table", len(files))
+	if len(files) != 28 {
+		t.Errorf("found %d invalid_*.yaml fixtures, TestLoadConfigInvalid lists 28: add the new ones to the table", len(files))
 	}
 }
 

@@ -36,6 +36,17 @@
 // when stream_options.include_usage is true; Anthropic streams carry input tokens
 // in message_start and output tokens in message_delta.
 //
+// # Failing as real providers fail
+//
+// An error rate of 1 gives every request the same error answer: status 401 is a
+// revoked key, answered in each API's own words (OpenAI's invalid_api_key, Anthropic's
+// authentication_error "invalid x-api-key"). A [RateLimit] counts requests (and
+// tokens) in fixed windows of the clock and refuses what is beyond them with 429,
+// Retry-After and retry-after-ms; every answer says the limit, what remains and when
+// it resets (x-ratelimit-* from OpenAI-shaped endpoints, anthropic-ratelimit-* from
+// /v1/messages), so a gateway can pace itself before it is refused. An outage of every
+// provider is a phase whose errors have rate 1.
+//
 // What it must not do: listen on anything but a loopback address (every listener is
 // checked after it is bound, whatever the configuration says), echo any part of a
 // request's messages in its answers (the reply text is fixed filler; only the names

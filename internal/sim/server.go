@@ -24,8 +24,9 @@ const maxBody = 64 << 20
 // Options inject time and randomness. Zero values mean the real clock and a randomly
 // seeded source.
 type Options struct {
-	// Now is the clock phases are timed on (from the moment NewProvider runs) and
-	// `created` fields are read from. Nil means time.Now.
+	// Now is the clock phases are timed on (from the moment NewProvider runs),
+	// rate limit windows are counted on (an Anthropic reset header is an instant on
+	// it) and `created` fields are read from. Nil means time.Now.
 	Now func() time.Time
 	// Sleep waits d or until ctx is done, whichever comes first, and returns ctx.Err()
 	// in the second case. Every delay of the simulator goes through it, so a test can
@@ -47,6 +48,7 @@ type Server struct {
 	statusBody      *StatusBody
 	contextOverflow bool
 	parallelTools   bool
+	limits          *limiter // nil: no rate limit
 	start           time.Time
 	now             func() time.Time
 	sleep           func(context.Context, time.Duration) error
@@ -91,6 +93,7 @@ func NewProvider(p Provider, opts Options) *Server {
 		statusBody:      p.StatusBody,
 		contextOverflow: p.ContextOverflow,
 		parallelTools:   p.ParallelToolCalls,
+		limits:          newLimiter(p.RateLimit),
 		start:           opts.Now(),
 		now:             opts.Now,
 		sleep:           opts.Sleep,
@@ -171,6 +174,28 @@ type request struct {
 	Tools             []tool          `json:"tools"`
 	ToolChoice        toolChoice      `json:"tool_choice"`
 	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
+	// The most output the request asks for, by each API's name for it: what a
+	// token limit counts beside the prompt.
+	MaxTokens           count `json:"max_tokens"`
+	MaxCompletionTokens count `json:"max_completion_tokens"`
+	MaxOutputTokens     count `json:"max_output_tokens"`
+}
+
+// maxOutput is the most output the request asks for (0 when it names no bound).
+func (r *request) maxOutput() int {
+	return int(max(r.MaxTokens, r.MaxCompletionTokens, r.MaxOutputTokens, 0))
+}
+
+// count is a number of tokens a request names. Anything but a number reads as 0:
+// the simulator only reads it for a token limit and never refuses a request for it.
+type count int
+
+func (c *count) UnmarshalJSON(b []byte) error {
+	var f float64
+	if json.Unmarshal(b, &f) == nil && f > 0 && f < 1<<31 {
+		*c = count(f)
+	}
+	return nil
 }
 
 type streamOptions struct {
@@ -198,9 +223,7 @@ var endpoints = map[string]endpoint{
 	"/v1/messages/count_tokens": {http.MethodPost, anthropicShape, false, nil, (*Server).serveCountTokens},
 }
 
-// ServeHTTP: count and record -> route -> validate -> wait the TTFB (or an injected
-// error's own delay) -> answer (fixed, injected error, or the endpoint's own answer at
-// the configured pace).
+// ServeHTTP: count and record -> route -> validate -> answer.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inflight.enter()
 	defer s.inflight.leave()
@@ -252,14 +275,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	x.model = x.req.Model
+	s.answer(x, ep, r.URL.Path)
+}
 
+// answer serves a valid request: count it against the rate limit (a refusal after
+// its own delay) -> wait the TTFB (or an injected error's own delay) -> answer
+// (fixed, injected error, or the endpoint's own answer at the configured pace).
+func (s *Server) answer(x *exchange, ep endpoint, path string) {
+	w := x.w
 	now := s.now()
 	x.stage = s.stageAt(now.Sub(s.start))
 	x.created = now.Unix()
 	x.id = s.seq.Add(1)
+	// Drawn before the rate limit decides, so a refusal does not shift the draws.
 	ttfb, fail := s.draw(x.stage)
 	if fail && x.stage.errors.After > 0 {
 		ttfb = x.stage.errors.After
+	}
+	if s.limits != nil {
+		q := s.limits.take(now, x.promptTokens+x.req.maxOutput())
+		q.setHeaders(w.Header(), ep.shape)
+		if !q.ok {
+			if s.sleep(x.ctx, q.limit.After) == nil {
+				writeError(w, ep.shape, q.refusal(x.model))
+			}
+			return
+		}
 	}
 	if s.sleep(x.ctx, ttfb) != nil {
 		return
@@ -269,13 +310,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeStatusBody(w, ep.shape)
 	case s.contextOverflow && ep.generates:
 		e := contextOverflow(ep.shape, x.promptTokens)
-		if r.URL.Path == "/v1/responses" {
+		if path == "/v1/responses" {
 			e.param = "input" // the Responses API names its prompt field so
 		}
 		writeError(w, ep.shape, e)
 	case fail:
 		st := x.stage.errors.status()
-		writeError(w, ep.shape, errorFor(st, fmt.Sprintf("Simulated %d from provider %s.", st, s.name)))
+		writeError(w, ep.shape, statusError(st, fmt.Sprintf("Simulated %d from provider %s.", st, s.name)))
 	default:
 		ep.serve(s, x)
 	}
@@ -312,7 +353,7 @@ func (s *Server) draw(st *stage) (ttfb time.Duration, fail bool) {
 func (s *Server) writeStatusBody(w http.ResponseWriter, sh shape) {
 	sb := s.statusBody
 	if sb.Body == "" {
-		writeError(w, sh, errorFor(sb.Status, fmt.Sprintf("Fixed %d from provider %s.", sb.Status, s.name)))
+		writeError(w, sh, statusError(sb.Status, fmt.Sprintf("Fixed %d from provider %s.", sb.Status, s.name)))
 		return
 	}
 	ct := sb.ContentType
@@ -433,50 +474,6 @@ func chunkText(i int) string {
 	return " " + w
 }
 
-// sseWriter buffers the events of one step and sends them in one write and flush, so
-// each step reaches the client at once and as a whole.
-type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf []byte
-	err error
-}
-
-// event appends "event: name" (when name is not empty) and "data: JSON(v)".
-func (e *sseWriter) event(name string, v any) {
-	if name != "" {
-		e.buf = append(e.buf, "event: "...)
-		e.buf = append(e.buf, name...)
-		e.buf = append(e.buf, '\n')
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		// Only the simulator's own types are marshalled: a failure is a bug here.
-		panic(fmt.Sprintf("sim: marshal %T: %v", v, err))
-	}
-	e.data(data)
-}
-
-// data appends a "data:" line and the blank line that ends an event.
-func (e *sseWriter) data(b []byte) {
-	e.buf = append(e.buf, "data: "...)
-	e.buf = append(e.buf, b...)
-	e.buf = append(e.buf, '\n', '\n')
-}
-
-func (e *sseWriter) flush() error {
-	if e.err != nil {
-		return e.err
-	}
-	if _, err := e.w.Write(e.buf); err != nil {
-		e.err = err
-		return err
-	}
-	e.buf = e.buf[:0]
-	e.err = e.rc.Flush()
-	return e.err
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -485,50 +482,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(data)
-}
-
-// idleTracker counts handlers in flight and lets Close wait for the last to return.
-type idleTracker struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0; nil while n has never been > 0
-}
-
-func (t *idleTracker) enter() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.n == 0 {
-		t.idle = make(chan struct{})
-	}
-	t.n++
-}
-
-func (t *idleTracker) leave() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.n--
-	if t.n == 0 {
-		close(t.idle)
-	}
-}
-
-func (t *idleTracker) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.n
-}
-
-func (t *idleTracker) wait(ctx context.Context) error {
-	t.mu.Lock()
-	n, idle := t.n, t.idle
-	t.mu.Unlock()
-	if n == 0 {
-		return nil
-	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

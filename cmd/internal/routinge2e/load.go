@@ -33,15 +33,31 @@ type Outcome struct {
 	Attempts  int
 	Skipped   int
 	// First is the provider the request reached first (the first pick) and
-	// Upstream how many upstream requests it made, as the providers saw it.
+	// Upstream how many upstream requests it made, as the providers saw it;
+	// Hops are those requests in order, each with its provider's status.
 	First    string
 	Upstream int
+	Hops     []Hop
 
 	traceID string
 }
 
 // Served reports whether the client got an answer (200).
 func (o Outcome) Served() bool { return o.Status == http.StatusOK }
+
+// End is when the client had its answer, on the scenario's timeline.
+func (o Outcome) End() time.Duration { return o.Start + o.TTFB }
+
+// HopsTo is how many of its upstream requests reached target.
+func (o Outcome) HopsTo(target string) int {
+	n := 0
+	for _, h := range o.Hops {
+		if h.Target == target {
+			n++
+		}
+	}
+	return n
+}
 
 // FailedAttempts is how many attempts failed over: all of them when the
 // request was not served, all but the last when it was.
@@ -119,7 +135,11 @@ func (l Load) Run(ctx context.Context, clock *Clock, up *Upstreams) []Outcome {
 	}
 	wg.Wait()
 	for i := range all {
-		all[i].First, all[i].Upstream = up.Reached(all[i].traceID)
+		o := &all[i]
+		o.Hops = up.Reached(o.traceID)
+		if o.Upstream = len(o.Hops); o.Upstream > 0 {
+			o.First = o.Hops[0].Target
+		}
 	}
 	return all
 }

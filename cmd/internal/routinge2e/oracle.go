@@ -2,7 +2,9 @@ package routinge2e
 
 import (
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
@@ -14,10 +16,13 @@ import (
 // X-Firstbyte-Provider-Order, switching at each phase change.
 
 // behaviour is what a target does at one moment: its phase's TTFB and
-// errors.
+// errors, or, when its rate limit has no room left (full), a refusal after
+// refusal.
 type behaviour struct {
-	ttfb   sim.Dist
-	errors sim.ErrorRate
+	ttfb    sim.Dist
+	errors  sim.ErrorRate
+	full    bool
+	refusal time.Duration
 }
 
 // behaviourAt resolves p's phases at t (time since the clients started).
@@ -41,6 +46,9 @@ func behaviourAt(p sim.Provider, t time.Duration) behaviour {
 // probability that it fails over, given the first-byte timeout (seconds;
 // +Inf for none).
 func (b behaviour) attemptCost(timeout float64) (seconds, fail float64) {
+	if b.full {
+		return min(b.refusal.Seconds(), timeout), 1
+	}
 	m, s := b.ttfb.Median.Seconds(), b.ttfb.Spread
 	answer := expectedMin(m, s, timeout) // a success's or a TTFB-timed error's wait
 	inTime := probBelow(m, s, timeout)
@@ -86,8 +94,14 @@ func phi(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 
 // ExpectedTTFB is the expected time to a first byte (seconds) of trying
 // order at t: each attempt's expected duration, weighted by the chance
-// that every attempt before it failed over.
+// that every attempt before it failed over. Rate limits have room.
 func (s Scenario) ExpectedTTFB(order []string, t time.Duration) float64 {
+	return s.ExpectedTTFBFull(order, t, nil)
+}
+
+// ExpectedTTFBFull is ExpectedTTFB when the rate limits of the targets in
+// full have no room left: an attempt on one of them is refused.
+func (s Scenario) ExpectedTTFBFull(order []string, t time.Duration, full []string) float64 {
 	timeout := math.Inf(1)
 	if s.FirstByte > 0 {
 		timeout = s.FirstByte.Seconds()
@@ -98,7 +112,11 @@ func (s Scenario) ExpectedTTFB(order []string, t time.Duration) float64 {
 			if p.Name != name {
 				continue
 			}
-			secs, fail := behaviourAt(p, t).attemptCost(timeout)
+			b := behaviourAt(p, t)
+			if slices.Contains(full, name) && p.RateLimit != nil {
+				b.full, b.refusal = true, p.RateLimit.After
+			}
+			secs, fail := b.attemptCost(timeout)
 			total += reach * secs
 			reach *= fail
 		}
@@ -107,8 +125,12 @@ func (s Scenario) ExpectedTTFB(order []string, t time.Duration) float64 {
 }
 
 // OracleOrder is the order of the targets with the least expected TTFB at
-// t; ties keep declaration order.
-func (s Scenario) OracleOrder(t time.Duration) []string {
+// t, rate limits having room; ties keep declaration order.
+func (s Scenario) OracleOrder(t time.Duration) []string { return s.OracleOrderFull(t, nil) }
+
+// OracleOrderFull is OracleOrder when the rate limits of the targets in
+// full have no room left.
+func (s Scenario) OracleOrderFull(t time.Duration, full []string) []string {
 	names := make([]string, len(s.Targets))
 	for i, p := range s.Targets {
 		names[i] = p.Name
@@ -116,16 +138,69 @@ func (s Scenario) OracleOrder(t time.Duration) []string {
 	var best []string
 	bestCost := math.Inf(1)
 	permute(names, 0, func(order []string) {
-		if c := s.ExpectedTTFB(order, t); c < bestCost-1e-12 {
+		if c := s.ExpectedTTFBFull(order, t, full); c < bestCost-1e-12 {
 			best, bestCost = append(best[:0], order...), c
 		}
 	})
 	return best
 }
 
-// OracleHeader is the X-Firstbyte-Provider-Order value of the oracle at t.
-func (s Scenario) OracleHeader(t time.Duration) string {
-	return strings.Join(s.OracleOrder(t), ",")
+// Limited names the targets with a request limit, in declaration order.
+func (s Scenario) Limited() []string {
+	var names []string
+	for _, p := range s.Targets {
+		if p.RateLimit != nil && p.RateLimit.Requests > 0 {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// Oracle returns the oracle of one run: the X-Firstbyte-Provider-Order of
+// a request sent at t. It knows the rate limits: a limited target leads
+// while it has room in the current window, the oracle counting the requests
+// it sent it first as the provider counts them (whole windows of the
+// clock); past its limit the target goes where a refusal puts it. Token
+// limits are not counted. Safe for concurrent use; a fresh one for every
+// run.
+func (s Scenario) Oracle() func(t time.Duration) string {
+	o := &oracle{s: s, windows: map[string]time.Time{}, sent: map[string]int{}}
+	return o.header
+}
+
+type oracle struct {
+	s Scenario // immutable
+
+	mu      sync.Mutex           // guards the fields below
+	windows map[string]time.Time // limited target -> the window its count is for
+	sent    map[string]int       // limited target -> requests it led in that window
+}
+
+func (o *oracle) header(t time.Duration) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var full []string
+	for _, p := range o.s.Targets {
+		l := p.RateLimit
+		if l == nil || l.Requests == 0 {
+			continue
+		}
+		window := l.Window
+		if window == 0 {
+			window = sim.DefaultRateWindow
+		}
+		if w := clockBase.Add(t).Truncate(window); !w.Equal(o.windows[p.Name]) {
+			o.windows[p.Name], o.sent[p.Name] = w, 0
+		}
+		if o.sent[p.Name] >= l.Requests {
+			full = append(full, p.Name)
+		}
+	}
+	order := o.s.OracleOrderFull(t, full)
+	if _, limited := o.windows[order[0]]; limited {
+		o.sent[order[0]]++
+	}
+	return strings.Join(order, ",")
 }
 
 // permute calls f with every ordering of xs[k:] (xs[:k] fixed); the first

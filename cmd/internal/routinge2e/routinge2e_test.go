@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/firstbyte-dev/firstbyte/internal/study"
 )
 
 const ms = time.Millisecond
@@ -31,6 +33,14 @@ func TestOracleOrder(t *testing.T) {
 		{"slow 503s", SlowFaults(10 * time.Second), 0, []string{Mid, Fast, Slow}, 0.0413},
 		{"hang", Hang(2*time.Second, 8*time.Second, 10*time.Second, false), 5 * time.Second, []string{Mid, Slow, Fast}, 0.0413},
 		{"hang ends", Hang(2*time.Second, 8*time.Second, 10*time.Second, true), 8 * time.Second, []string{Fast, Mid, Slow}, 0.0206},
+		// A revoked key is never worth trying first (mid never fails: what
+		// follows it is never tried, and ties keep declaration order).
+		{"revoked key", RevokedKey(10 * time.Second), 0, []string{Mid, Fast, Slow}, 0.0413},
+		// Every target refuses in 5 ms: every order costs the three refusals.
+		{"outage", Outage(OutageFrom, OutageFrom+OutageLength, 10*time.Second), OutageFrom, []string{Fast, Mid, Slow}, 3 * 0.005},
+		{"outage ends", Outage(OutageFrom, OutageFrom+OutageLength, 10*time.Second), OutageFrom + OutageLength, []string{Fast, Mid, Slow}, 0.0206},
+		// With room in its limit, the rate-limited fastest leads.
+		{"rate limit with room", RateLimited(10 * time.Second), 0, []string{Fast, Mid, Slow}, 0.0206},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +96,66 @@ func integrateMin(m, s, T float64) float64 {
 	return sum
 }
 
+// The oracle of (h) puts fast first for RateLimit requests of each whole
+// second, then mid (a refusal would only cost time), and counts afresh when
+// the second turns.
+func TestOracleKnowsTheRateLimit(t *testing.T) {
+	oracle := RateLimited(10 * time.Second).Oracle()
+	steps := []struct {
+		at   time.Duration
+		n    int
+		want string
+	}{
+		{0, RateLimit, "fast,mid,slow"},
+		{900 * ms, 1, "mid,fast,slow"},
+		{999 * ms, 3, "mid,fast,slow"},
+		{time.Second, RateLimit, "fast,mid,slow"},
+		{1500 * ms, 1, "mid,fast,slow"},
+		{3200 * ms, 1, "fast,mid,slow"},
+	}
+	for _, st := range steps {
+		for i := range st.n {
+			if got := oracle(st.at); got != st.want {
+				t.Fatalf("request %d at %v: order %q, want %q", i+1, st.at, got, st.want)
+			}
+		}
+	}
+	// Another run starts with a fresh count.
+	if got := RateLimited(10 * time.Second).Oracle()(900 * ms); got != "fast,mid,slow" {
+		t.Errorf("a fresh oracle at 0.9 s: %q, want fast first", got)
+	}
+	// Without a rate limit the oracle is the order of each phase.
+	s := Slowdown(time.Second, 2*time.Second, 3*time.Second)
+	if got, want := s.Oracle()(1500*ms), strings.Join(s.OracleOrder(1500*ms), ","); got != want {
+		t.Errorf("slowdown oracle at 1.5 s = %q, want %q", got, want)
+	}
+}
+
+// The settings of (g), (h) and (i), and the targets every scenario shares,
+// are the routing study's: the two measure the same situations.
+func TestSettingsAreTheStudys(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"clients", Clients, study.Clients},
+		{"spread", Spread, study.Sigma},
+		{"quick fault", QuickFaultDelay, study.QuickFault},
+		{"slow fault", SlowFaultDelay, study.SlowFault},
+		{"refusal delay", RefusalDelay, study.QuickFault},
+		{"rate limit", RateLimit, study.RateLimit},
+		{"retry after", RetryAfter, study.RetryAfter},
+		{"probe interval", ProbeEvery, study.DisableProbeEvery},
+		{"outage length", OutageLength, study.OutageTo - study.OutageFrom},
+		{"outage breaker", OutageBreaker, Breaker(study.OutageBreaker)},
+		{"(d-breaker) breaker", Breaker{BreakerFailures, BreakerCooldown}, Breaker(study.BreakerSettings)},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: the e2e scenarios' %v, the study's %v", c.name, c.got, c.want)
+		}
+	}
+}
+
 func TestGatewayConfig(t *testing.T) {
 	urls := map[string]string{Fast: "http://127.0.0.1:1/v1", Mid: "http://127.0.0.1:2/v1", Slow: "http://127.0.0.1:3/v1"}
 	cfg := Hang(time.Second, 2*time.Second, 3*time.Second, true).GatewayConfig("ewma-latency", "127.0.0.1:0", "127.0.0.1:0", urls)
@@ -117,6 +187,9 @@ func TestGatewayConfig(t *testing.T) {
 	}
 	if cfg := Stable(time.Second).GatewayConfig("least-latency", "a", "b", urls); !strings.Contains(cfg, "failures: 1000000") || strings.Contains(cfg, "first_byte") {
 		t.Errorf("without a breaker or a timeout, config =\n%s", cfg)
+	}
+	if cfg := Outage(time.Second, 2*time.Second, 3*time.Second).GatewayConfig("least-latency", "a", "b", urls); !strings.Contains(cfg, "circuit_breaker: {failures: 5, cooldown: 30s}") {
+		t.Errorf("the outage's breaker is the product default (5 / 30s); config =\n%s", cfg)
 	}
 }
 
@@ -207,15 +280,17 @@ func TestTraceID(t *testing.T) {
 func TestWriteCSV(t *testing.T) {
 	var b strings.Builder
 	outs := []Outcome{
-		{Start: 20 * ms, TTFB: 41500 * time.Microsecond, Status: 200, Target: Mid, Selection: "leader", Attempts: 2, First: Fast, Upstream: 2},
-		{Start: 10 * ms, TTFB: 21 * ms, Status: 200, Target: Fast, Selection: "cold", Attempts: 1, First: Fast, Upstream: 1},
+		{Start: 20 * ms, TTFB: 41500 * time.Microsecond, Status: 200, Target: Mid, Selection: "leader", Attempts: 2, First: Fast, Upstream: 2,
+			Hops: []Hop{{Fast, 401}, {Mid, 200}}},
+		{Start: 10 * ms, TTFB: 21 * ms, Status: 200, Target: Fast, Selection: "cold", Attempts: 1, First: Fast, Upstream: 1,
+			Hops: []Hop{{Fast, 200}}},
 	}
 	if err := WriteCSV(&b, outs); err != nil {
 		t.Fatal(err)
 	}
-	want := "start_ms,ttfb_ms,status,target,selection,attempts,skipped,first,upstream\n" +
-		"10.000,21.000,200,fast,cold,1,0,fast,1\n" +
-		"20.000,41.500,200,mid,leader,2,0,fast,2\n"
+	want := "start_ms,ttfb_ms,status,target,selection,attempts,skipped,first,upstream,hops\n" +
+		"10.000,21.000,200,fast,cold,1,0,fast,1,fast:200\n" +
+		"20.000,41.500,200,mid,leader,2,0,fast,2,fast:401 mid:200\n"
 	if b.String() != want {
 		t.Errorf("WriteCSV =\n%s\nwant\n%s", b.String(), want)
 	}

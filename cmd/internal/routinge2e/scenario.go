@@ -30,18 +30,25 @@ const Spread = 0.25
 // first-byte timeout, so every attempt on it ends in one.
 const hangTTFB = time.Hour
 
-// Breaker settings of the scenarios that use a circuit breaker, and the
-// threshold that keeps it from ever opening in the others.
+// Breaker settings of (d-breaker), and the threshold that keeps the
+// breaker from ever opening in the scenarios without one.
 const (
 	BreakerFailures = 5
 	BreakerCooldown = time.Second
 	breakerNever    = 1_000_000
 )
 
+// Breaker is every provider's circuit_breaker in a scenario.
+type Breaker struct {
+	Failures int
+	Cooldown time.Duration
+}
+
 // Scenario is one routing situation: three targets whose behaviour changes
 // on a timeline that starts when the clients do.
 type Scenario struct {
-	// Name is short and unique ("a", "b", "c", "c2", "d", "d-breaker").
+	// Name is short and unique ("a", "b", "c", "c2", "d", "d-breaker", "g",
+	// "h", "i").
 	Name string
 	// Title says in a line what happens.
 	Title string
@@ -53,15 +60,22 @@ type Scenario struct {
 	// FirstByte is every provider's timeout.first_byte. Zero: the gateway's
 	// default.
 	FirstByte time.Duration
-	// Breaker turns on the circuit breaker (BreakerFailures consecutive
-	// faults, BreakerCooldown). Off, its threshold is so high it never opens.
-	Breaker bool
+	// Breaker is every provider's circuit breaker; zero: one whose threshold
+	// is so high it never opens, so what is measured is the mode alone.
+	Breaker Breaker
 	// Changes are the moments the fastest target changes, for the
 	// adaptation and recovery times.
 	Changes []Change
 	// Window, when To > 0, is the stretch the scenario is about (a slowdown,
 	// a hang): its figures are reported on their own.
 	Window Window
+	// Revoked, when set, is the target whose key is revoked: every attempt
+	// on it gets 401.
+	Revoked string
+	// Outage, when To > 0, is when every target is down: what counts is how
+	// soon after its end a request is served again, and that none fails
+	// after that.
+	Outage Window
 }
 
 // Change is a moment from which another target is the best first pick.
@@ -155,7 +169,7 @@ func Hang(from, to, d time.Duration, breaker bool) Scenario {
 		Window:  Window{from, to},
 	}
 	if breaker {
-		s.Name, s.Breaker = "d-breaker", true
+		s.Name, s.Breaker = "d-breaker", Breaker{BreakerFailures, BreakerCooldown}
 		s.Title = fmt.Sprintf("fast hangs from %v to %v, 200 ms first-byte timeout, breaker %d failures / %v", from, to, BreakerFailures, BreakerCooldown)
 	}
 	return s
@@ -170,6 +184,9 @@ func Standard() []Scenario {
 		SlowFaults(12 * time.Second),
 		Hang(2*time.Second, 8*time.Second, 12*time.Second, false),
 		Hang(2*time.Second, 8*time.Second, 12*time.Second, true),
+		RevokedKey(32 * time.Second),
+		RateLimited(12 * time.Second),
+		Outage(OutageFrom, OutageFrom+OutageLength, 12*time.Second),
 	}
 }
 
@@ -179,9 +196,9 @@ func Standard() []Scenario {
 func (s Scenario) GatewayConfig(mode, listen, admin string, urls map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "listen: %s\nadmin: {listen: %s}\nstrategy: {mode: %s}\nproviders:\n", listen, admin, mode)
-	failures := breakerNever
-	if s.Breaker {
-		failures = BreakerFailures
+	breaker := s.Breaker
+	if breaker.Failures == 0 {
+		breaker = Breaker{breakerNever, BreakerCooldown}
 	}
 	timeout := ""
 	if s.FirstByte > 0 {
@@ -189,7 +206,7 @@ func (s Scenario) GatewayConfig(mode, listen, admin string, urls map[string]stri
 	}
 	for _, t := range s.Targets {
 		fmt.Fprintf(&b, "  %s: {kind: openai, base_url: %q, api_key: e2e%s, circuit_breaker: {failures: %d, cooldown: %s}}\n",
-			t.Name, urls[t.Name], timeout, failures, BreakerCooldown)
+			t.Name, urls[t.Name], timeout, breaker.Failures, breaker.Cooldown)
 	}
 	b.WriteString("targets:\n")
 	for _, t := range s.Targets {

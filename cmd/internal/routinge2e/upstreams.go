@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,8 +26,13 @@ type Clock struct {
 	started atomic.Pointer[time.Time]
 }
 
+// clockBase is what a Clock reads before Start: a whole second, so that a
+// provider's rate limit windows (whole seconds of its clock) turn at whole
+// seconds of the scenario's timeline.
+var clockBase = time.Unix(1_700_000_000, 0)
+
 // NewClock returns a clock standing still.
-func NewClock() *Clock { return &Clock{base: time.Unix(1_700_000_000, 0)} }
+func NewClock() *Clock { return &Clock{base: clockBase} }
 
 // Start sets the timeline's zero to now; later calls change nothing.
 func (c *Clock) Start() {
@@ -57,7 +63,7 @@ type Upstreams struct {
 // draws TTFBs and errors from a random seed, else from one derived from
 // (seed, target index).
 func StartUpstreams(s Scenario, clock *Clock, seed uint64) (*Upstreams, error) {
-	u := &Upstreams{urls: map[string]string{}, arrivals: arrivals{byTrace: map[string]*arrival{}}}
+	u := &Upstreams{urls: map[string]string{}, arrivals: arrivals{byTrace: map[string][]Hop{}}}
 	for i, p := range s.Targets {
 		if err := p.Validate(); err != nil {
 			u.Close()
@@ -99,51 +105,77 @@ func (u *Upstreams) Close() {
 	}
 }
 
-// Reached returns the provider that received the request with trace ID id
-// first, and how many upstream requests carried it (the attempts that
-// really went out); "" and 0 when none did.
-func (u *Upstreams) Reached(traceID string) (first string, requests int) {
+// Reached returns the upstream requests that carried trace ID id, in the
+// order they arrived (the attempts that really went out; the first is the
+// first pick), each with the status its provider answered.
+func (u *Upstreams) Reached(traceID string) []Hop {
 	return u.arrivals.get(traceID)
 }
 
-// arrivals keeps, per trace ID, the first provider a request reached and
-// how many requests carried it. The gateway continues the client's
-// traceparent and sends every attempt upstream with the same trace ID;
-// attempts go one after the other, so the first to arrive is the first
-// pick, whatever happened to it.
-type arrivals struct {
-	mu      sync.Mutex          // guards byTrace
-	byTrace map[string]*arrival // trace ID (32 hex digits) -> what reached whom
+// Hop is one upstream request as its provider saw it: the provider, and the
+// status it answered (0: none, e.g. the gateway gave up waiting first).
+type Hop struct {
+	Target string
+	Status int
 }
 
-type arrival struct {
-	first    string
-	requests int
+// arrivals keeps, per trace ID, the upstream requests that carried it. The
+// gateway continues the client's traceparent and sends every attempt
+// upstream with the same trace ID; attempts go one after the other, so the
+// first to arrive is the first pick, whatever happened to it.
+type arrivals struct {
+	mu      sync.Mutex       // guards byTrace and the hops in it
+	byTrace map[string][]Hop // trace ID (32 hex digits) -> what reached whom
 }
 
 func (a *arrivals) record(name string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id, ok := traceID(r.Header.Get("Traceparent")); ok {
-			a.mu.Lock()
-			if x := a.byTrace[id]; x != nil {
-				x.requests++
-			} else {
-				a.byTrace[id] = &arrival{first: name, requests: 1}
-			}
-			a.mu.Unlock()
+		id, ok := traceID(r.Header.Get("Traceparent"))
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		a.mu.Lock()
+		i := len(a.byTrace[id])
+		a.byTrace[id] = append(a.byTrace[id], Hop{Target: name})
+		a.mu.Unlock()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		a.mu.Lock()
+		a.byTrace[id][i].Status = sw.status
+		a.mu.Unlock()
 	})
 }
 
-func (a *arrivals) get(id string) (string, int) {
+func (a *arrivals) get(id string) []Hop {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if x := a.byTrace[id]; x != nil {
-		return x.first, x.requests
-	}
-	return "", 0
+	return slices.Clone(a.byTrace[id])
 }
+
+// statusWriter notes the status a provider answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (the providers
+// flush every chunk of a stream).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // traceID is the trace ID of a W3C traceparent "00-<32 hex>-<16 hex>-<2 hex>".
 func traceID(tp string) (string, bool) {
