@@ -146,7 +146,9 @@ func (a *attempt) reach() bool {
 	if s >= 200 && s < 300 {
 		// A success that spent a limit cools the provider until its reset;
 		// what remains of its request limit paces the attempts until then.
-		sig := readRateSignal(resp.Header, a.sent)
+		// Relative resets count from when the answer came, not from
+		// when the attempt was sent: the window turns no earlier.
+		sig := readRateSignal(resp.Header, a.g.now())
 		a.res.RetryAt = sig.exhausted
 		if sig.requests >= 0 {
 			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.requests, true, sig.requestsReset

@@ -101,18 +101,28 @@ func (a *allowance) take(now time.Time) (n int64, ok bool) {
 	return n, true
 }
 
-// set takes what the answer of attempt n said remains, until reset; an
-// answer older than the one in force says less about now and is ignored.
+// set takes what the answer of attempt n said remains, until reset.
+// Within the window in force, the answer that leaves less for now wins:
+// attempts reach the provider in an order of their own, so an attempt
+// sent later may have been counted earlier and say one more remains than
+// the provider has; an answer from a later window replaces it.
 func (a *allowance) set(n, remaining int64, reset time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.known && n < a.from {
+	if a.known && (reset.Before(a.until.Add(-allowanceSlack)) || // a window before the one in force
+		!reset.After(a.until.Add(allowanceSlack)) && remaining-(a.admitted-(n+1)) >= a.remaining-(a.admitted-a.from)) {
 		return
 	}
 	// What the provider had counted when it answered includes attempt n
 	// itself: the ones after it are the gateway's to count.
 	a.known, a.remaining, a.from, a.until = true, remaining, n+1, reset
 }
+
+// allowanceSlack is how much later than the window in force an answer's
+// reset may fall and still be the same window: a reset given as a
+// duration is read from when its answer came, so answers of one window
+// disagree by their latencies.
+const allowanceSlack = 250 * time.Millisecond
 
 // disabler is a provider's disabled state.
 type disabler struct {
@@ -126,15 +136,22 @@ type disabler struct {
 	probing  bool          // a probe is out
 }
 
-// disable disables the provider for reason at now; a provider already
-// disabled (its probe failed) waits twice as long for its next probe.
-func (d *disabler) disable(now time.Time, reason string) {
+// disable disables the provider for reason at now, after an attempt
+// refused it (probe: the attempt was its probe). A failed probe makes the
+// next wait twice as long; a refusal of an attempt that was already in
+// flight when it was disabled (the concurrent requests of a cold start
+// each try it once) changes nothing: its probe stays when it was due.
+func (d *disabler) disable(now time.Time, reason string, probe bool) {
 	d.mu.Lock()
 	changed := !d.on.Load()
-	if changed {
+	switch {
+	case changed:
 		d.interval = disableProbeFirst
-	} else {
+	case probe:
 		d.interval = min(2*d.interval, disableProbeMax)
+	default:
+		d.mu.Unlock()
+		return
 	}
 	d.reason, d.next, d.probing = reason, now.Add(d.interval), false
 	d.on.Store(true)
@@ -274,7 +291,7 @@ func (u *upstream) settle(res Result, probe bool, seq int64) {
 	now := u.now()
 	switch {
 	case fault.Disabling(res.ErrorType):
-		u.off.disable(now, res.ErrorType)
+		u.off.disable(now, res.ErrorType, probe)
 	case !probe:
 	case res.Outcome == telemetry.OutcomeSuccess:
 		u.off.enable()

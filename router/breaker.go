@@ -230,6 +230,19 @@ func (b *breaker) openUntil() time.Time {
 	return time.Unix(0, b.until)
 }
 
+// endCooldown ends an open circuit's cooldown now: the next request may
+// probe the provider (it reads as half-open).
+func (b *breaker) endCooldown() {
+	if b.tripped.Load() == 0 {
+		return
+	}
+	b.mu.Lock()
+	if now := b.now().UnixNano(); b.state == CircuitOpen && b.until > now {
+		b.until = now
+	}
+	b.mu.Unlock()
+}
+
 // force admits an attempt whatever the state: the blackout rule's try of
 // the provider most likely to answer when every one is away. It resolves
 // as a half-open probe does (a success closes the circuit, a fault opens

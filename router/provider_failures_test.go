@@ -277,7 +277,8 @@ func TestNoBlackoutWhenEveryCircuitIsOpen(t *testing.T) {
 		jsonAnswer(503, `{"error":{"message":"down","type":"server_error"}}`)(w, r)
 	}
 	a, b := newUpstream(t, handle), newUpstream(t, handle)
-	srv := httptest.NewServer(breakerOne(t, clock, a.URL, b.URL).Handler())
+	gw := breakerOne(t, clock, a.URL, b.URL)
+	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
 
 	if resp := post(t, srv.URL, "/v1/chat/completions", chatBody); resp.StatusCode != 503 {
@@ -295,6 +296,19 @@ func TestNoBlackoutWhenEveryCircuitIsOpen(t *testing.T) {
 	resp = post(t, srv.URL, "/v1/chat/completions", chatBody)
 	if resp.StatusCode != 200 {
 		t.Fatalf("the outage ended: %d, want the first request served", resp.StatusCode)
+	}
+	// The blackout try was served: the outage is over, and the other
+	// target's circuit ends its cooldown (28 s early) for real traffic to
+	// probe, rather than leave every request on the one that answered.
+	served := resp.Header.Get(router.HeaderTarget)
+	for _, tr := range gw.Routing()[0].Targets {
+		want := "half_open"
+		if tr.Target == served {
+			want = "closed"
+		}
+		if tr.Circuit != want {
+			t.Errorf("after the blackout try on %s was served: %s's circuit %s, want %s", served, tr.Target, tr.Circuit, want)
+		}
 	}
 	if resp := post(t, srv.URL, "/v1/chat/completions", chatBody); resp.StatusCode != 200 || resp.Header.Get(router.HeaderAttempts) != "1" {
 		t.Fatalf("after recovery: %d after %s attempts; want 200 at once", resp.StatusCode, resp.Header.Get(router.HeaderAttempts))
@@ -324,4 +338,25 @@ func gatewayFromYAML(t *testing.T, text string, o router.Options) *router.Gatewa
 		t.Fatal(err)
 	}
 	return gw
+}
+
+// A reset given as a duration counts from when the answer came, not from
+// when the attempt was sent: an answer 2 s in the coming that says its
+// limit resets in 1 s keeps the provider away for that second.
+func TestRelativeResetCountsFromTheAnswer(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		clock.Advance(2 * time.Second) // the answer takes 2 s
+		w.Header().Set("X-Ratelimit-Remaining-Requests", "0")
+		w.Header().Set("X-Ratelimit-Reset-Requests", "1s")
+		apiAnswer(w, r)
+	})
+	b := newUpstream(t, apiAnswer)
+	srv := failingGateway(t, "fallback", clock, target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
+	for i, want := range []string{"a", "b"} {
+		if resp := post(t, srv.URL, "/v1/chat/completions", chatBody); resp.Header.Get(router.HeaderTarget) != want {
+			t.Fatalf("request %d served by %s, want %s", i, resp.Header.Get(router.HeaderTarget), want)
+		}
+	}
 }

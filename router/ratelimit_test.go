@@ -106,3 +106,70 @@ func TestCooldownExtendsNeverShortens(t *testing.T) {
 		t.Fatal("a time in the past moved it")
 	}
 }
+
+// TestAllowanceKeepsTheLeastLeft: attempts reach the provider in an order
+// of their own, so within one window the answer that leaves less for now
+// wins, whichever attempt was sent first; an answer of a later window
+// replaces it, one of an earlier window is ignored.
+func TestAllowanceKeepsTheLeastLeft(t *testing.T) {
+	t.Parallel()
+	var a allowance
+	for range 10 { // attempts 0..9 admitted
+		if _, ok := a.take(rlNow); !ok {
+			t.Fatal("refused with nothing known")
+		}
+	}
+	window := rlNow.Add(800 * time.Millisecond)
+	a.set(9, 5, window) // attempt 9 counted early: 5 left after it
+	a.set(8, 5, window) // attempt 8, counted after 9: 5 left after both (one fewer for now)
+	if left := a.remaining - (a.admitted - a.from); left != 4 {
+		t.Fatalf("left for now = %d, want 4 (attempt 8's answer: 5 after it, attempt 9 since)", left)
+	}
+	a.set(7, 9, window.Add(100*time.Millisecond)) // the same window, read later: says more is left
+	if left := a.remaining - (a.admitted - a.from); left != 4 {
+		t.Fatalf("a report of more left replaced one of less: %d, want 4", left)
+	}
+	a.set(6, 0, rlNow.Add(-time.Second)) // an answer of the window before
+	if left := a.remaining - (a.admitted - a.from); left != 4 {
+		t.Fatalf("an earlier window's answer counted: %d, want 4", left)
+	}
+	next := rlNow.Add(1800 * time.Millisecond)
+	a.set(9, 39, next) // the next window
+	if left := a.remaining - (a.admitted - a.from); left != 39 || !a.until.Equal(next) {
+		t.Fatalf("a later window's answer: %d left until %v, want 39 until %v", left, a.until, next)
+	}
+	for range 39 {
+		if _, ok := a.take(rlNow); !ok {
+			t.Fatal("refused before the 39 left were taken")
+		}
+	}
+	if _, ok := a.take(rlNow); ok {
+		t.Fatal("a 40th attempt admitted with 39 left")
+	}
+}
+
+// TestDisabledProbeDoublesOnlyOnItsProbe: a revoked key's first refusal
+// schedules its probe; the refusals of attempts already in flight then
+// (a cold start's concurrent requests) leave that schedule alone; a failed
+// probe doubles the wait.
+func TestDisabledProbeDoublesOnlyOnItsProbe(t *testing.T) {
+	t.Parallel()
+	var d disabler
+	d.disable(rlNow, "auth", false)
+	_, next := d.state()
+	if !next.Equal(rlNow.Add(disableProbeFirst)) {
+		t.Fatalf("first probe at %v, want %v", next, rlNow.Add(disableProbeFirst))
+	}
+	d.disable(rlNow.Add(time.Second), "auth", false)
+	d.disable(rlNow.Add(2*time.Second), "auth", false)
+	if _, again := d.state(); !again.Equal(next) {
+		t.Fatalf("in-flight refusals moved the probe to %v, want it still at %v", again, next)
+	}
+	if !d.claimProbe(next) {
+		t.Fatal("the probe was not due")
+	}
+	d.disable(next, "auth", true)
+	if _, after := d.state(); !after.Equal(next.Add(2 * disableProbeFirst)) {
+		t.Fatalf("after a failed probe the next at %v, want %v", after, next.Add(2*disableProbeFirst))
+	}
+}

@@ -37,7 +37,7 @@ func (a *attempt) reachErrorAnswer() bool {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
 		a.res.Wait += a.g.since(a.sent)
 		if !fault.Disabling(errType) {
-			a.res.RetryAt = comeBack(s, readRateSignal(resp.Header, a.sent))
+			a.res.RetryAt = comeBack(s, readRateSignal(resp.Header, a.g.now()))
 		}
 		a.keepAnswer(body, whole)
 		a.failover(s, errType)

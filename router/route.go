@@ -355,6 +355,17 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	}
 	t.resolve(res.breakerResult())
 	t.Cand.upstream.settle(res, t.probe, t.adm.seq)
+	if t.adm.forced && res.Outcome == telemetry.OutcomeSuccess {
+		// The blackout rule's try was served: the outage is over, as far as
+		// one provider can say. The others' circuits end their cooldown, so
+		// the next requests probe them (one probe each, from real traffic)
+		// rather than stay on this one until their cooldowns run out.
+		for _, c := range r.order {
+			if c != t.Cand {
+				c.upstream.breaker.endCooldown()
+			}
+		}
+	}
 	if r.affinity != nil && res.Outcome == telemetry.OutcomeSuccess {
 		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.upstream.now())
 	}
