@@ -25,6 +25,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
+	defer startHeapFloor(os.Getenv)()
 	level := new(slog.LevelVar)
 	logger := newLogger(stderr, cfg.Log, level)
 	// Signals are taken before anything listens: a SIGHUP during start-up
