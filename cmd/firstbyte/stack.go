@@ -37,6 +37,7 @@ type stack struct {
 	log        *slog.Logger
 	level      *slog.LevelVar // nil: the level is not the stack's to change
 	transport  http.RoundTripper
+	trim       *memTrim // counts API requests for the idle trim; nil: none
 	api, admin *http.Server
 	serving    sync.WaitGroup              // the two Serve loops
 	telemetry  func(context.Context) error // flushes and stops the SDK
@@ -65,6 +66,7 @@ type stackOptions struct {
 	Level      *slog.LevelVar    // the Logger's level, for reloads to move; nil: fixed
 	Transport  http.RoundTripper // nil: router.NewTransport()
 	ConfigPath string            // the file reloads read; "": reload is refused
+	Trim       *memTrim          // told of every API request (memtrim.go); nil: none
 }
 
 // startStack wires and starts everything a config describes. The order is
@@ -73,7 +75,7 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &stack{configPath: o.ConfigPath, log: o.Logger, level: o.Level, transport: o.Transport}
+	s := &stack{configPath: o.ConfigPath, log: o.Logger, level: o.Level, transport: o.Transport, trim: o.Trim}
 	s.stop, s.endStreams = context.WithCancel(context.Background())
 	s.exportWarn = newRateLimitedWarn(o.Logger, "telemetry export failed", "spans_dropped", warnInterval)
 	otelWarn := newRateLimitedWarn(o.Logger, "telemetry error", "", warnInterval)
@@ -153,6 +155,10 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 	// The API handler reads the gateway afresh for every request: a reload
 	// swaps it, requests in flight finish on the one they started with.
 	s.api = newServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.trim != nil {
+			s.trim.begin()
+			defer s.trim.end()
+		}
 		s.current().Handler().ServeHTTP(w, r)
 	}), cfg.Limits, errLog)
 	s.admin = newServer(adminMux, cfg.Limits, errLog)
