@@ -2,7 +2,6 @@ package collector
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -24,10 +23,6 @@ const (
 	// on the ingest and mapped to a target.
 	SourceForeign = "foreign"
 )
-
-// maxTTFB bounds a believable time to first byte. Anything longer is a
-// broken clock or unit (milliseconds sent as seconds), not a latency.
-const maxTTFB = time.Hour
 
 // Attribute names the aggregator reads, as strings once.
 var (
@@ -55,6 +50,10 @@ var (
 	attrInputTokens    = string(telemetry.KeyInputTokens)
 	attrOutputTokens   = string(telemetry.KeyOutputTokens)
 	attrOutputRate     = string(telemetry.KeyOutputRate)
+	attrHedge          = string(telemetry.KeyHedge)
+	attrInflight       = string(telemetry.KeyInflight)
+	attrCacheHit       = string(telemetry.KeyCacheHit)
+	attrAffinity       = string(telemetry.KeyAffinity)
 )
 
 // AggregatorOptions configures an Aggregator.
@@ -70,9 +69,10 @@ type AggregatorOptions struct {
 	// (SourceLocal) are counted by Metrics.ConsumeTraces, off the request
 	// path. Nil: not called.
 	OnSpan func(source string)
-	// OnReject is told how many spans from peers were dropped and why
-	// (RejectUnknownTarget), for firstbyte_ingest_rejected_total and the
-	// logs. Nil: not told.
+	// OnReject is told how many spans were dropped and why
+	// (RejectUnknownTarget: from peers; RejectImplausible: from anywhere,
+	// see plausible.go), for firstbyte_ingest_rejected_total and the logs.
+	// Nil: not told.
 	OnReject func(reason string, spans int)
 }
 
@@ -91,8 +91,8 @@ type Aggregator struct {
 	// targets is the configured (target, upstream model) pairs, replaced on
 	// reload; nil (never set) accepts every key.
 	targets targets
-	// onReject is told of spans from peers that were dropped (reason
-	// unknown_target); nil: not told.
+	// onReject is told of spans that were dropped (reasons unknown_target
+	// and implausible); nil: not told.
 	onReject func(reason string, spans int)
 	// foreign says which applications' spans teach the tracker; off until
 	// SetForeign.
@@ -102,6 +102,7 @@ type Aggregator struct {
 // Rejection reasons of firstbyte_ingest_rejected_total{reason}.
 const (
 	RejectUnknownTarget = "unknown_target" // a span naming a (target, model) this instance does not route to
+	RejectImplausible   = "implausible"    // a span whose time to first chunk cannot be a latency (plausible.go)
 	RejectUnauthorized  = "unauthorized"
 	RejectTooLarge      = "too_large"
 	RejectTooDeep       = "too_deep"
@@ -152,10 +153,16 @@ func (a *Aggregator) ConsumePeerTraces(_ context.Context, td ptrace.Traces) erro
 // peers count their own.
 func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 	table := a.targets.p.Load()
-	rejected := 0
+	var unknown, implausible int
 	defer func() {
-		if rejected > 0 && a.onReject != nil {
-			a.onReject(RejectUnknownTarget, rejected)
+		if a.onReject == nil {
+			return
+		}
+		if unknown > 0 {
+			a.onReject(RejectUnknownTarget, unknown)
+		}
+		if implausible > 0 {
+			a.onReject(RejectImplausible, implausible)
 		}
 	}()
 	for res, spans := range telemetry.SpanSlices(td) {
@@ -163,16 +170,22 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 			continue
 		}
 		var from *foreignSource // the resource's service, when its spans may be taken as foreign
+		var instance string     // a peer's service.instance.id
 		if origin == OriginPeer {
 			if src, ok := a.foreign.source(res); ok {
 				from = &src
 			}
+			instance = instanceID(res)
 		}
 		for k := range spans.Len() {
 			span := spans.At(k)
-			ok, src := a.learn(span, origin, table, from)
-			if !ok {
-				rejected++
+			reject, src := a.learn(span, origin, table, from, instance)
+			switch reject {
+			case RejectUnknownTarget:
+				unknown++
+				continue
+			case RejectImplausible:
+				implausible++
 				continue
 			}
 			if src == "" {
@@ -186,13 +199,15 @@ func (a *Aggregator) consume(td ptrace.Traces, skip string, origin Origin) {
 }
 
 // learn teaches the tracker what one span says, and returns the source it
-// counts under ("" : not counted). A gateway's span (it names
-// firstbyte.target) is this instance's own or a peer's: an attempt gives a
-// latency sample when it succeeded, else its fault (if the failure model
-// counts one) with what it cost; ok is false when it names a (target,
-// model) that is not configured, which teaches nothing. Any other span
-// teaches only as a foreign span, when from says its service may.
-func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, from *foreignSource) (ok bool, source string) {
+// counts under ("" : not counted), or why it was rejected. A gateway's span
+// (it names firstbyte.target) is this instance's own or a peer's: an
+// attempt gives a latency sample when it succeeded, else its fault (if the
+// failure model counts one) with what it cost. It is rejected when it names
+// a (target, model) that is not configured (RejectUnknownTarget) or claims
+// a sample that cannot be one (RejectImplausible), and then teaches
+// nothing. Any other span teaches only as a foreign span, when from says
+// its service may.
+func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, from *foreignSource, instance string) (reject, source string) {
 	at := readAttempt(span)
 	source = SourceLocal
 	if origin != OriginSelf {
@@ -201,31 +216,60 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 	if at.target == "" {
 		// Not a gateway's attempt: one of our own server spans, or an
 		// application's span.
-		switch {
-		case origin == OriginSelf:
-			return true, source
-		case from != nil && a.learnForeign(span, &at, table, from):
-			return true, SourceForeign
+		if origin == OriginSelf {
+			return "", source
 		}
-		return true, ""
+		if from != nil {
+			switch taught, reject := a.learnForeign(span, &at, table, from); {
+			case reject != "":
+				return reject, ""
+			case taught:
+				return "", SourceForeign
+			}
+		}
+		return "", ""
 	}
 	// A gateway span naming a target but no upstream model is a request's
 	// server span (the target that answered), not an attempt: it teaches
 	// nothing, and names no unknown target either.
 	if origin != OriginSelf && at.model != "" && !table.knows(at.target, at.model) {
-		return false, ""
+		return RejectUnknownTarget, ""
 	}
 	if at.countTokens || at.badStatus || at.model == "" || !table.knows(at.target, at.model) {
-		return true, source
+		return "", source
 	}
-	if ttfb, ok := at.sample(); ok {
-		a.tracker.RecordSample(at.target, at.model, ttfb, endTime(span), origin)
-		return true, source
+	bound := maxTTFB // our own: see plausible.go
+	if origin != OriginSelf {
+		bound = table.firstByteBound(at.target, at.model)
+	}
+	if at.inflight > 0 && origin == OriginPeer {
+		// When the span ends its own attempt is over: the rest were still
+		// in flight, as far as the peer's span says.
+		a.tracker.RecordPeerInflight(at.target, at.model, instance, int(at.inflight)-1, endTime(span))
+	}
+	switch ttfb, verdict := at.sample(bound); verdict {
+	case sampled:
+		if at.cacheHit {
+			// A prompt read from the provider's cache answers sooner than a
+			// cold one would: a success, not a latency sample.
+			a.tracker.RecordSuccess(at.target, at.model, endTime(span))
+			return "", source
+		}
+		load := 0 // this instance's own samples say the load they met
+		if origin == OriginSelf {
+			load = int(at.inflight)
+		}
+		a.tracker.recordSample(at.target, at.model, ttfb, endTime(span), origin, load)
+		return "", source
+	case implausible:
+		return RejectImplausible, ""
 	}
 	if f := at.fault(); f != fault.None {
 		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), fault.IsTimeout(at.errorType), endTime(span))
+	} else if at.outcome == telemetry.OutcomeHedgeLost {
+		a.tracker.RecordLate(at.target, at.model, spanDuration(span), endTime(span))
 	}
-	return true, source
+	return "", source
 }
 
 // instanceID returns the service.instance.id of res, or "".
@@ -283,6 +327,10 @@ type attemptFacts struct {
 	haveOutput     bool
 	outputRate     float64 // firstbyte.output_tokens_per_second
 	haveRate       bool
+	hedge          string // server span: firstbyte.hedge
+	inflight       int64  // firstbyte.inflight; 0 when absent
+	cacheHit       bool   // firstbyte.cache_hit
+	affinity       string // server span: firstbyte.affinity
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -358,21 +406,19 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.outputTokens, f.haveOutput = tokenCount(v)
 		case attrOutputRate:
 			f.outputRate, f.haveRate = number(v)
+		case attrHedge:
+			f.hedge = v.Str()
+		case attrCacheHit:
+			f.cacheHit = v.Type() == pcommon.ValueTypeBool && v.Bool()
+		case attrAffinity:
+			f.affinity = v.Str()
+		case attrInflight:
+			if v.Type() == pcommon.ValueTypeInt {
+				f.inflight = v.Int()
+			}
 		}
 	}
 	return f
-}
-
-// sample returns the latency sample the span teaches, if it teaches one:
-// it names a target and an upstream model, carries a believable time to
-// first chunk, succeeded (see succeeded) and is not a count_tokens call.
-// The span kind does not matter, so spans from any GenAI-instrumented
-// client count.
-func (f *attemptFacts) sample() (time.Duration, bool) {
-	if f.countTokens || f.target == "" || f.model == "" || !f.haveTTFB || !f.succeeded() {
-		return 0, false
-	}
-	return secondsToTTFB(f.seconds)
 }
 
 // succeeded reports whether the span says its attempt got a usable answer:
@@ -421,19 +467,6 @@ func number(v pcommon.Value) (float64, bool) {
 	default:
 		return 0, false
 	}
-}
-
-// secondsToTTFB converts a time to first chunk in seconds, rejecting what
-// cannot be a latency: NaN, infinities, negatives, more than maxTTFB. The
-// metrics derived from spans use it too, so they and the tracker agree on
-// what counts.
-func secondsToTTFB(seconds float64) (time.Duration, bool) {
-	// NaN fails every comparison, and +Inf is above maxTTFB.
-	if !(seconds >= 0 && seconds <= maxTTFB.Seconds()) {
-		return 0, false
-	}
-	// Round, not truncate: 0.3 s is 299999999.99999994 ns as a float.
-	return time.Duration(math.Round(seconds * float64(time.Second))), true
 }
 
 // statusCode reads http.response.status_code: an int per the conventions,

@@ -166,49 +166,61 @@ type ForeignSource struct {
 
 // learnForeign maps an application's span onto a target and teaches the
 // tracker from it as from a gateway's attempt (sample, else fault, the same
-// two decisions); false when it maps to nothing (the common case for an
-// application that also calls other things, kept cheap) or teaches
-// nothing. Only the unary fallback is foreign: a successful unary call
-// without a time to first chunk gives its duration.
-func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *targetTable, from *foreignSource) bool {
+// two decisions); taught is false when it maps to nothing (the common case
+// for an application that also calls other things, kept cheap) or teaches
+// nothing, and reject says why a span that maps was refused
+// (RejectImplausible). Only the unary fallback is foreign: a successful
+// unary call without a time to first chunk gives its duration, held to the
+// same rule as a time to first chunk.
+func (a *Aggregator) learnForeign(span ptrace.Span, at *attemptFacts, table *targetTable, from *foreignSource) (taught bool, reject string) {
 	if !at.client || at.address == "" || at.model == "" || at.countTokens || table == nil {
-		return false
+		return false, ""
 	}
 	target, kind, ok := table.mapForeign(telemetry.CanonicalHost(at.address), int(at.port), at.model)
 	if !ok || !providerAgrees(at.provider, at.system, kind) {
-		return false
+		return false, ""
 	}
 	at.target = target
 	end := endTime(span)
-	if ttfb, ok := at.sample(); ok {
+	bound := table.firstByteBound(target, at.model)
+	ttfb, verdict := at.sample(bound)
+	if verdict == noSample && at.fault() == fault.None {
+		ttfb, verdict = at.unaryDuration(span, from.unary, bound)
+	}
+	switch verdict {
+	case sampled:
 		a.tracker.RecordSample(target, at.model, ttfb, end, OriginForeign)
-	} else if f := at.fault(); f != fault.None {
+	case implausible:
+		return false, RejectImplausible
+	default:
+		f := at.fault()
+		if f == fault.None {
+			// The request's own fault, or a stream without a time to first
+			// chunk (its duration is the whole stream): nothing learned
+			// of the provider.
+			return false, ""
+		}
 		a.tracker.RecordFault(target, at.model, f, spanDuration(span), fault.IsTimeout(at.errorType), end)
-	} else if d, ok := at.unaryDuration(span, from.unary); ok {
-		a.tracker.RecordSample(target, at.model, d, end, OriginForeign)
-	} else {
-		// The request's own fault, a chunk time that is no latency, or a
-		// stream without a time to first chunk (its duration is the whole
-		// stream): nothing learned of the provider.
-		return false
 	}
 	a.foreign.taught(from)
-	return true
+	return true, ""
 }
 
 // unaryDuration is the sample a successful unary call without a time to
-// first chunk gives: its first byte is its whole answer, so its duration.
-// A call is unary when it says so (gen_ai.request.stream false), or when
-// its service never streams (unary) and it does not say it streamed.
-func (f *attemptFacts) unaryDuration(span ptrace.Span, unary bool) (time.Duration, bool) {
+// first chunk gives: its first byte is its whole answer, so its duration,
+// implausible when it is not more than zero (no timestamps, or an end
+// before the start) or longer than bound. A call is unary when it says so
+// (gen_ai.request.stream false), or when its service never streams (unary)
+// and it does not say it streamed.
+func (f *attemptFacts) unaryDuration(span ptrace.Span, unary bool, bound time.Duration) (time.Duration, sampleVerdict) {
 	if f.haveTTFB || !f.succeeded() || !(f.streamFalse || unary && !f.stream) {
-		return 0, false
+		return 0, noSample
 	}
 	d := spanDuration(span)
-	if d <= 0 || d > maxTTFB {
-		return 0, false
+	if d <= 0 || d > bound {
+		return 0, implausible
 	}
-	return d, true
+	return d, sampled
 }
 
 // mapForeign finds the target whose provider is at host:port and whose

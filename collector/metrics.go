@@ -56,6 +56,8 @@ type Metrics struct {
 	tokens       *prometheus.CounterVec   // target, model, type
 	cost         *prometheus.CounterVec   // target, model
 	outputRate   *prometheus.HistogramVec // target, model
+	hedges       *prometheus.CounterVec   // model, result
+	affinity     *prometheus.CounterVec   // result
 
 	// prices is the rate card by (target, upstream model), replaced on
 	// reload (SetTargets).
@@ -123,11 +125,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "firstbyte_skips_total", Help: "Targets passed over without an attempt, by target and reason (circuit_open, queue_full).",
 		}, []string{"target", "reason"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "firstbyte_ingest_rejected_total", Help: "What the trace ingest refused, by reason: spans naming a target this instance does not route to (unknown_target), else whole requests (unauthorized, too_large, too_deep, undecodable, unsupported, busy).",
+			Name: "firstbyte_ingest_rejected_total", Help: "What the trace ingest refused, by reason: spans naming a target this instance does not route to (unknown_target) or whose time to first chunk cannot be a latency (implausible: not above zero, not finite, or longer than the target's first-byte timeout), else whole requests (unauthorized, too_large, too_deep, undecodable, unsupported, busy).",
 		}, []string{"reason"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "firstbyte_tokens_total", Help: "Tokens the upstreams reported, by target, requested model and type (input, output), from gen_ai.usage.* on the attempt spans.",
 		}, []string{"target", "model", "type"}),
+		affinity: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_affinity_total",
+			Help: "Requests with a prompt prefix worth keeping on one target, by requested model and how the order used it: hit (the target that served the prefix last served it), broken (it was unavailable, or slower than the bound), none (no target had served it lately).",
+		}, []string{"model", "result"}),
+		hedges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "firstbyte_hedges_total",
+			Help: "Hedged requests by requested model and result: won (a hedge served the request), lost (the first attempt did), denied (a hedge was due and the budget refused it).",
+		}, []string{"model", "result"}),
 		outputRate: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "firstbyte_output_tokens_per_second",
 			Help:    "Output tokens per second of streamed attempts after their first chunk (the upstream's reported output tokens over the time from the first chunk to the end), by target and requested model.",
@@ -146,8 +156,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for i := range m.statusLb {
 		m.statusLb[i] = strconv.Itoa(i)
 	}
-	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost, m.outputRate)
-	for _, r := range []string{RejectUnknownTarget, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
+	reg.MustRegister(m.requests, m.duration, m.overhead, m.attempts, m.ttfb, m.selections, m.consumed, m.skips, m.exportFailed, m.dropped, m.rejected, m.tokens, m.cost, m.outputRate, m.hedges, m.affinity)
+	for _, r := range []string{RejectUnknownTarget, RejectImplausible, RejectUnauthorized, RejectTooLarge, RejectTooDeep, RejectUndecodable, RejectUnsupported, RejectBusy} {
 		m.rejected.WithLabelValues(r)
 	}
 	m.consumedLocal = m.consumed.WithLabelValues(SourceLocal)
@@ -173,7 +183,8 @@ func (m *Metrics) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 }
 
 // IngestRejected counts what the ingest refused: spans for
-// RejectUnknownTarget, else one request (spans is then 0).
+// RejectUnknownTarget and RejectImplausible, else one request (spans is
+// then 0).
 func (m *Metrics) IngestRejected(reason string, spans int) {
 	m.rejected.WithLabelValues(reason).Add(float64(max(spans, 1)))
 }
@@ -228,6 +239,12 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 			}
 		}
 		m.observeSkips(span)
+		if at.hedge != "" && model != "" {
+			m.hedges.WithLabelValues(model, at.hedge).Inc()
+		}
+		if at.affinity != "" && model != "" {
+			m.affinity.WithLabelValues(model, at.affinity).Inc()
+		}
 	case ptrace.SpanKindClient:
 		at := readAttempt(span)
 		target, model, outcome := at.target, at.requestedModel, at.outcome
@@ -250,7 +267,7 @@ func (m *Metrics) ObserveSpan(_ pcommon.Resource, span ptrace.Span) {
 			}).Observe(at.outputRate)
 		}
 		if at.haveTTFB && outcome == telemetry.OutcomeSuccess {
-			if ttfb, valid := secondsToTTFB(at.seconds); valid {
+			if ttfb, valid := plausibleTTFB(at.seconds, maxTTFB); valid { // as the tracker takes our own
 				m.observeTTFB(target, model, ttfb.Seconds(), span)
 			}
 		}

@@ -244,6 +244,8 @@ func TestMetricsOfOneRequest(t *testing.T) {
 	server.Attributes().PutStr("firstbyte.requested_model", "m")
 	server.Attributes().PutInt("http.response.status_code", 200)
 	server.Attributes().PutDouble("firstbyte.upstream_wait", 0.15)
+	server.Attributes().PutStr("firstbyte.hedge", "won")
+	server.Attributes().PutStr("firstbyte.affinity", "hit")
 	skip := server.Events().AppendEmpty()
 	skip.SetName("firstbyte.skip")
 	skip.Attributes().PutStr("firstbyte.target", "t2")
@@ -285,6 +287,8 @@ func TestMetricsOfOneRequest(t *testing.T) {
 		{"firstbyte_tokens_total", map[string]string{"target": "t", "model": "m", "type": "output"}, 20},
 		{"firstbyte_cost_usd_total", map[string]string{"target": "t", "model": "m"}, (100*1 + 20*2) / 1e6},
 		{"firstbyte_spans_consumed_total", map[string]string{"source": "local"}, 3},
+		{"firstbyte_hedges_total", map[string]string{"model": "m", "result": "won"}, 1},
+		{"firstbyte_affinity_total", map[string]string{"model": "m", "result": "hit"}, 1},
 	} {
 		if got := counterValue(t, reg, c.family, c.labels); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s%v = %v, want %v", c.family, c.labels, got, c.want)

@@ -24,6 +24,19 @@ type series struct {
 	ring     sampleRing      // guarded by mu: live samples, oldest taken first
 	sorted   []time.Duration // guarded by mu: the TTFBs in ring, ascending
 	outcomes outcomeRing     // guarded by mu: live attempt outcomes, oldest taken first
+	// lates are the live censored observations, oldest first: attempts
+	// cancelled because another attempt of their request answered first
+	// (hedge_lost), each with how long it had waited. Not outcomes: the
+	// failure model says nothing of them.
+	lates    outcomeRing
+	lateSums decayingSums // guarded by mu: their recency-weighted count
+	lateCost costSum      // guarded by mu: how long they had waited
+	// guarded by mu: the load curve (the mean time to first byte by the
+	// attempts in flight when a sample started), and the peers' latest
+	// in-flight counts by service.instance.id.
+	load  [stats.LoadLevels]loadLevel
+	peers map[string]peerLoad
+	clock int64 // guarded by mu: the now of the last expire, which publish reads
 	// guarded by mu: the recency-weighted sums of ring's log TTFBs and of
 	// outcomes' fault weights, kept up to date entry by entry.
 	logSums, faultSums decayingSums
@@ -44,6 +57,10 @@ type series struct {
 type seriesStats struct {
 	samples int
 	p50     time.Duration
+	p75     time.Duration
+	p90     time.Duration
+	p95     time.Duration
+	p99     time.Duration
 	ewma    time.Duration // of the samples and timeouts, oldest first
 	oldest  int64         // takenAt of the oldest live sample, unix ns
 	newest  int64         // takenAt of the newest live sample, unix ns
@@ -57,6 +74,13 @@ type seriesStats struct {
 	weightedOutcomes, weightedFaults float64
 	faultSeconds                     float64
 	lastOutcome                      int64 // unix ns; 0 with none
+
+	load         [stats.LoadLevels]time.Duration
+	peerInflight int
+
+	late                      int // censored observations (hedge_lost)
+	weightedLate, lateSeconds float64
+	lastLate                  int64 // unix ns; 0 with none
 }
 
 var emptyStats = &seriesStats{staleAt: math.MaxInt64}
@@ -103,6 +127,7 @@ func newSeries(target, model string, window int) *series {
 		ring:     sampleRing{buf: make([]sample, window)},
 		sorted:   make([]time.Duration, 0, window),
 		outcomes: outcomeRing{buf: make([]outcome, window)},
+		lates:    outcomeRing{buf: make([]outcome, window)},
 	}
 	s.stats.Store(emptyStats)
 	return s
@@ -127,6 +152,7 @@ func (s *series) current(now, maxAge int64) *seriesStats {
 // reports whether there were any. The rings are in takenAt order, so they are
 // at their fronts. Called with mu held.
 func (s *series) expire(now, maxAge int64) bool {
+	s.clock = now
 	dropped := false
 	for s.ring.n > 0 && expired(s.ring.front().takenAt, now, maxAge) {
 		s.sampleLeft(s.ring.popFront())
@@ -136,7 +162,11 @@ func (s *series) expire(now, maxAge int64) bool {
 		s.outcomeLeft(s.outcomes.popFront())
 		dropped = true
 	}
-	return dropped
+	for s.lates.n > 0 && expired(s.lates.front().takenAt, now, maxAge) {
+		s.lateLeft(s.lates.popFront())
+		dropped = true
+	}
+	return s.expireLoad(now) || dropped
 }
 
 // insertSample adds x, evicting the oldest sample if the window is full (or
@@ -269,6 +299,13 @@ func (s *series) rebuildSums() {
 			s.logSums.add(x.logTTFB, x.takenAt)
 		}
 	}
+	s.lateSums.reset()
+	la, lb := s.lates.segments()
+	for _, seg := range [2][]outcome{la, lb} {
+		for _, x := range seg {
+			s.lateSums.add(1, x.takenAt)
+		}
+	}
 	s.faultSums.reset()
 	oa, ob := s.outcomes.segments()
 	for _, seg := range [2][]outcome{oa, ob} {
@@ -276,7 +313,7 @@ func (s *series) rebuildSums() {
 			s.faultSums.add(x.fault.Weight(), x.takenAt)
 		}
 	}
-	s.logSums.changes, s.faultSums.changes = 0, 0
+	s.logSums.changes, s.faultSums.changes, s.lateSums.changes = 0, 0, 0
 	s.refoldEWMA()
 }
 
@@ -284,11 +321,11 @@ func (s *series) rebuildSums() {
 // mu held.
 func (s *series) publish(maxAge int64) {
 	n := len(s.sorted)
-	if n == 0 && s.outcomes.n == 0 {
+	if n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && !s.loaded() {
 		s.stats.Store(emptyStats)
 		return
 	}
-	if s.logSums.changes >= rebuildEvery || s.faultSums.changes >= rebuildEvery {
+	if s.logSums.changes >= rebuildEvery || s.faultSums.changes >= rebuildEvery || s.lateSums.changes >= rebuildEvery {
 		s.rebuildSums()
 	}
 	st := &seriesStats{samples: n, staleAt: math.MaxInt64}
@@ -296,6 +333,8 @@ func (s *series) publish(maxAge int64) {
 		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
 		st.staleAt = st.oldest + maxAge
 		st.p50 = s.sorted[medianIndex(n)]
+		st.p75, st.p90 = s.sorted[quantileIndex(n, 0.75)], s.sorted[quantileIndex(n, 0.9)]
+		st.p95, st.p99 = s.sorted[quantileIndex(n, 0.95)], s.sorted[quantileIndex(n, 0.99)]
 		st.byOrigin = s.byOrigin
 		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
 	}
@@ -309,6 +348,24 @@ func (s *series) publish(maxAge int64) {
 		st.outcomes = s.outcomes.n
 		st.faultRate = faultRate(st.faults, st.outcomes)
 		st.faultSeconds = s.faultCost.meanSeconds(s.faulted)
+	}
+	for i, l := range s.load {
+		if l.at != 0 && l.at+int64(loadFresh) > s.clock {
+			st.load[i] = time.Duration(l.mean * float64(time.Second))
+			st.staleAt = min(st.staleAt, l.at+int64(loadFresh))
+		}
+	}
+	for _, p := range s.peers {
+		if p.at+int64(peerLoadFor) > s.clock {
+			st.peerInflight += p.n
+			st.staleAt = min(st.staleAt, p.at+int64(peerLoadFor))
+		}
+	}
+	if s.lates.n > 0 {
+		st.staleAt = min(st.staleAt, s.lates.front().takenAt+maxAge)
+		st.late, st.weightedLate = s.lates.n, max(0, s.lateSums.weight())
+		st.lastLate = s.lates.back().takenAt
+		st.lateSeconds = s.lateCost.meanSeconds(s.lates.n)
 	}
 	s.stats.Store(st)
 }
@@ -356,6 +413,10 @@ func (st *seriesStats) targetStats() stats.Target {
 	ts := stats.Target{
 		Samples:          st.samples,
 		P50:              st.p50,
+		P75:              st.p75,
+		P90:              st.p90,
+		P95:              st.p95,
+		P99:              st.p99,
 		EWMA:             st.ewma,
 		LogMean:          st.logMean,
 		LogStd:           st.logStd,
@@ -366,6 +427,12 @@ func (st *seriesStats) targetStats() stats.Target {
 		WeightedOutcomes: st.weightedOutcomes,
 		WeightedFaults:   st.weightedFaults,
 		FaultSeconds:     st.faultSeconds,
+		Load:             st.load,
+		PeerInflight:     st.peerInflight,
+		Late:             st.late,
+		WeightedLate:     st.weightedLate,
+		LateSeconds:      st.lateSeconds,
+		LastLate:         unixOrZero(st.lastLate),
 		SelfSamples:      st.byOrigin[OriginSelf],
 		PeerSamples:      st.byOrigin[OriginPeer],
 		ForeignSamples:   st.byOrigin[OriginForeign],
@@ -377,4 +444,12 @@ func (st *seriesStats) targetStats() stats.Target {
 		ts.LastOutcome = time.Unix(0, st.lastOutcome)
 	}
 	return ts
+}
+
+// unixOrZero is ns as a time, zero for 0.
+func unixOrZero(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }

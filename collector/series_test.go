@@ -67,6 +67,7 @@ func recount(s *series, maxAge int64) seriesStats {
 		}
 		slices.Sort(ttfbs)
 		st.p50 = ttfbs[medianIndex(n)]
+		st.p75, st.p90, st.p95, st.p99 = ttfbs[quantileIndex(n, 0.75)], ttfbs[quantileIndex(n, 0.9)], ttfbs[quantileIndex(n, 0.95)], ttfbs[quantileIndex(n, 0.99)]
 		st.logMean, st.logStd, st.logWeight = m.mean(), m.std(), m.v1
 	}
 	if s.outcomes.n > 0 {

@@ -28,6 +28,13 @@ func expired(takenAt, now, maxAge int64) bool {
 
 // medianIndex is the index of the p50 among n samples sorted ascending:
 // ⌊n/2⌋, so for an even n it is the upper middle one.
+
+// quantileIndex is the index of quantile q among n sorted samples:
+// element ⌊q·n⌋, the last one at most.
+func quantileIndex(n int, q float64) int {
+	return min(n-1, int(q*float64(n)))
+}
+
 func medianIndex(n int) int {
 	return n / 2
 }

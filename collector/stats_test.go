@@ -1,6 +1,9 @@
 package collector
 
-import "math"
+import (
+	"math"
+	"testing"
+)
 
 // The tests' oracle for decayingSums: the weighted moments computed afresh
 // in one pass over the entries.
@@ -46,4 +49,16 @@ func (m *weightedMoments) std() float64 {
 		return 0
 	}
 	return math.Sqrt(max(0, (m.sumSq-m.sum*m.sum/m.v1)/den))
+}
+
+func TestQuantileIndex(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		q    float64
+		want int
+	}{{1, 0.95, 0}, {10, 0.5, 5}, {10, 0.9, 9}, {10, 0.95, 9}, {20, 0.95, 19}, {100, 0.95, 95}, {100, 0.99, 99}, {101, 0.75, 75}} {
+		if got := quantileIndex(tc.n, tc.q); got != tc.want {
+			t.Errorf("quantileIndex(%d, %g) = %d, want %d", tc.n, tc.q, got, tc.want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -15,6 +16,11 @@ type Target struct {
 	Host  string // server.address of the provider's base_url
 	Port  int    // server.port (443/80 by scheme when the URL has none)
 	Kind  string // openai | anthropic
+	// FirstByteTimeout is the provider's timeout.first_byte: a peer's or an
+	// application's span claiming a longer time to first chunk for this
+	// key is implausible (see plausible.go). Zero: none known, an hour at
+	// most.
+	FirstByteTimeout time.Duration
 	// Price is the provider's rate card for Model, USD per million tokens
 	// (firstbyte_cost_usd_total); Priced is false when it has none.
 	Price  TokenPrice
@@ -28,7 +34,7 @@ type TokenPrice struct{ Input, Output float64 }
 // exist (peers' and applications' spans may teach nothing else, so no
 // payload can crowd out real keys), and how a foreign span maps to one.
 type targetTable struct {
-	keys          map[seriesKey]bool
+	keys          map[seriesKey]time.Duration  // every configured key, with its FirstByteTimeout
 	foreign       map[foreignKey]foreignTarget // (host, port, model)
 	foreignNoPort map[foreignKey]foreignTarget // (host, model): target "" when several ports serve it
 	// hosts is every host of foreign and foreignNoPort: a server.address
@@ -46,10 +52,10 @@ type foreignKey struct {
 }
 
 func newTargetTable(ts []Target) *targetTable {
-	tt := &targetTable{keys: map[seriesKey]bool{}, foreign: map[foreignKey]foreignTarget{}, foreignNoPort: map[foreignKey]foreignTarget{}, hosts: map[string]bool{}}
+	tt := &targetTable{keys: map[seriesKey]time.Duration{}, foreign: map[foreignKey]foreignTarget{}, foreignNoPort: map[foreignKey]foreignTarget{}, hosts: map[string]bool{}}
 	for _, t := range ts {
 		t.Host = telemetry.CanonicalHost(t.Host)
-		tt.keys[seriesKey{t.Name, t.Model}] = true
+		tt.keys[seriesKey{t.Name, t.Model}] = t.FirstByteTimeout
 		tt.hosts[t.Host] = true
 		ft := foreignTarget{t.Name, t.Kind}
 		if _, dup := tt.foreign[foreignKey{t.Host, t.Port, t.Model}]; !dup {
@@ -67,7 +73,11 @@ func newTargetTable(ts []Target) *targetTable {
 // knows reports whether (target, model) is configured; with no table set
 // every key is.
 func (tt *targetTable) knows(target, model string) bool {
-	return tt == nil || tt.keys[seriesKey{target, model}]
+	if tt == nil {
+		return true
+	}
+	_, ok := tt.keys[seriesKey{target, model}]
+	return ok
 }
 
 // targets holds the current table; nil until SetTargets.

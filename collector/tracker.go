@@ -98,6 +98,12 @@ func NewTracker(o TrackerOptions) *Tracker {
 // A sample is also a successful attempt: it counts as an outcome with no
 // fault towards the fault rate.
 func (t *Tracker) RecordSample(target, model string, ttfb time.Duration, takenAt time.Time, origin Origin) {
+	t.recordSample(target, model, ttfb, takenAt, origin, 0)
+}
+
+// recordSample is RecordSample and, when inflight > 0, RecordLoad, under
+// one lock: this instance's own samples say the load they met.
+func (t *Tracker) recordSample(target, model string, ttfb time.Duration, takenAt time.Time, origin Origin, inflight int) {
 	if ttfb < 0 || origin >= originCount {
 		return
 	}
@@ -113,6 +119,9 @@ func (t *Tracker) RecordSample(target, model string, ttfb time.Duration, takenAt
 	s.expire(now, t.maxAge)
 	s.insertSample(sample{ttfb: ttfb, logTTFB: logSeconds(ttfb), takenAt: at, origin: origin})
 	s.insertOutcome(outcome{takenAt: at})
+	if inflight > 0 && ttfb > 0 {
+		s.addLoad(inflight+s.peersNow(now), ttfb, at)
+	}
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }
@@ -137,6 +146,92 @@ func (t *Tracker) RecordFault(target, model string, f fault.Fault, cost time.Dur
 	s.mu.Lock()
 	s.expire(now, t.maxAge)
 	s.insertOutcome(outcome{fault: f, timeout: timeout, cost: max(0, cost), takenAt: at})
+	s.publish(t.maxAge)
+	s.mu.Unlock()
+}
+
+// RecordLate adds a censored observation for (target, model), taken at
+// takenAt: an attempt that had waited waited without a first byte when it
+// was cancelled because another attempt of its request answered first
+// (hedge_lost). It is neither a sample nor an outcome: it says only that
+// the target was slower than waited, which is news only when waited is
+// past the target's p95 (a hedge cancelled early, because the attempt it
+// raced answered, says nothing against its target): earlier ones are
+// dropped. reliable-latency counts the rest with the faults it weighs
+// (stats.Target.WeightedLate); the other modes ignore them.
+func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt time.Time) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok {
+		return
+	}
+	s := t.seriesFor(target, model)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	if n := len(s.sorted); n == 0 || waited >= s.sorted[quantileIndex(n, 0.95)] {
+		s.insertLate(outcome{cost: max(0, waited), takenAt: at})
+		s.publish(t.maxAge)
+	}
+	s.mu.Unlock()
+}
+
+// RecordSuccess adds a successful attempt's outcome for (target, model)
+// without a latency sample: one whose time to first byte says nothing of a
+// cold prompt's (the provider read the prompt from its cache).
+func (t *Tracker) RecordSuccess(target, model string, takenAt time.Time) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok {
+		return
+	}
+	s := t.seriesFor(target, model)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	s.insertOutcome(outcome{takenAt: at})
+	s.publish(t.maxAge)
+	s.mu.Unlock()
+}
+
+// RecordLoad notes how a request fared under load at (target, model): an
+// attempt of this instance that started with inflight of its attempts in
+// flight there (itself included) gave a sample of ttfb, taken at takenAt.
+// The load curve's level is inflight plus the peers' in-flight count as
+// last reported: the load the provider saw.
+func (t *Tracker) RecordLoad(target, model string, inflight int, ttfb time.Duration, takenAt time.Time) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok || ttfb <= 0 || inflight <= 0 {
+		return
+	}
+	s := t.seriesFor(target, model)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	s.addLoad(inflight+s.peersNow(now), ttfb, at)
+	s.publish(t.maxAge)
+	s.mu.Unlock()
+}
+
+// RecordPeerInflight notes that a peer instance had n attempts in flight
+// at (target, model) at takenAt (its latest span said so): the modes add
+// the peers' counts to this instance's own.
+func (t *Tracker) RecordPeerInflight(target, model, instance string, n int, takenAt time.Time) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok || instance == "" {
+		return
+	}
+	s := t.seriesFor(target, model)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	s.setPeer(instance, n, at)
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }

@@ -88,8 +88,8 @@ func rows() []row {
 				"Upstream attempts that did not succeed, by cause: failover (a failover-safe failure: transport error, first-byte timeout, "+
 					"408, 429, 5xx, context overflow, open circuit, full queue; the next candidate got the request), client_error "+
 					"(a 4xx handed to the client), broken (failed after the first byte: the stream ended with an error event), "+
-					"canceled (the client went away).",
-				q(sumBy("target, outcome", rate("firstbyte_attempts_total", `outcome!="success", `+modelSel)), "{{target}} {{outcome}}"),
+					"canceled (the client went away). A hedge's loser (hedge_lost) is not a failure: see Hedges per request.",
+				q(sumBy("target, outcome", rate("firstbyte_attempts_total", `outcome!~"success|hedge_lost", `+modelSel)), "{{target}} {{outcome}}"),
 			).Stacking(stackNormal()).FillOpacity(stackedFill).
 				NoValue("no failed attempts").
 				OverrideByRegexp("/ failover$/", fixedColor("orange")).
@@ -120,6 +120,15 @@ func rows() []row {
 			).Stacking(stackNormal()).FillOpacity(stackedFill).
 				OverrideByRegexp("/ circuit_open$/", fixedColor("red")).
 				OverrideByRegexp("/ queue_full$/", fixedColor("orange")),
+			timeSeries("Hedges per request", "percentunit",
+				"With strategy.hedge on: the share of requests whose late attempt got a hedge beside it, by result: won (the "+
+					"hedge served: a slow moment the hedge saved), lost (the first attempt answered first after all: tokens "+
+					"spent for nothing), denied (a hedge was due and the budget refused it). won over won plus lost is the "+
+					"win share. strategy.hedge.budget bounds won plus lost. 0 with hedging off.",
+				q(hedgeShare("won", modelSel), "{{model}} won"),
+				q(hedgeShare("lost", modelSel), "{{model}} lost"),
+				q(hedgeShare("denied", modelSel), "{{model}} denied"),
+			).Min(0),
 			timeSeries("Attempts per request", "none",
 				"Upstream attempts per client request. 1 means every request was served by its first pick; each retry or failover adds one. "+
 					"Requests refused before any attempt (400, 401, 404, 413, 415) count in the denominator only.",
@@ -230,6 +239,13 @@ func sumBy(by, expr string) string { return fmt.Sprintf("sum by (%s) (%s)", by, 
 func ratio(by, metric, part, matchers string) string {
 	whole := sumBy(by, rate(metric, matchers))
 	return fmt.Sprintf("(%s or 0 * %s) / %s", sumBy(by, rate(metric, part+", "+matchers)), whole, whole)
+}
+
+// hedgeShare is the share of each model's requests whose hedge ended with
+// result; 0, not absent, while there is none.
+func hedgeShare(result, matchers string) string {
+	requests := sumBy("model", rate("firstbyte_requests_total", matchers))
+	return fmt.Sprintf("(%s or 0 * %s) / %s", sumBy("model", rate("firstbyte_hedges_total", `result="`+result+`", `+matchers)), requests, requests)
 }
 
 func quantile(q float64, by, bucket, matchers string) string {

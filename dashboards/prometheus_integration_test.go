@@ -542,7 +542,7 @@ func startGateway(ctx context.Context, t *testing.T, bin, dir string, cluster *s
 		freeAddr(t))
 	fmt.Fprintf(&targets, "  - {virtual_key: down, model_map: {%s: %s}}\n", downModel, downModel)
 	// Ingest on, without a token: the admin listener is loopback.
-	cfg := fmt.Sprintf("listen: %s\nadmin: {listen: %s}\nstrategy: {mode: least-latency}\ntelemetry: {ingest: {enabled: true}}\nproviders:\n%stargets:\n%s",
+	cfg := fmt.Sprintf("listen: %s\nadmin: {listen: %s}\nstrategy: {mode: least-latency, hedge: {enabled: true, budget: 0.2}}\ntelemetry: {ingest: {enabled: true}}\nproviders:\n%stargets:\n%s",
 		gw.api, gw.admin, providers.String(), targets.String())
 	path := filepath.Join(dir, "firstbyte.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {

@@ -117,6 +117,7 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	server.Attributes().PutStr(string(telemetry.KeyRequestedModel), "m")
 	server.Attributes().PutInt(string(telemetry.KeyHTTPStatus), 200)
 	server.Attributes().PutDouble(string(telemetry.KeyUpstreamWait), 0.15)
+	server.Attributes().PutStr(string(telemetry.KeyHedge), "won")
 	skip := server.Events().AppendEmpty()
 	skip.SetName(telemetry.EventSkip)
 	skip.Attributes().PutStr(string(telemetry.KeyTarget), "t2")

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
 // When every candidate failed over or was skipped, the client gets the
@@ -63,14 +60,7 @@ func (g *Gateway) allFailed(c *call) {
 	r := &c.route
 	switch {
 	case r.Attempts() == 0 && c.untranslatable != nil && r.onlySkipped(SkipUntranslatable):
-		// No provider's format can carry the request: the client's to fix.
-		var re *translate.RequestError
-		msg := "the request cannot be served by any target of this model"
-		if errors.As(c.untranslatable, &re) {
-			msg += ": " + re.Message
-		}
-		setGatewayHeaders(c.w.Header(), r, c.target)
-		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "unsupported_parameter", msg)
+		g.refuseUntranslatable(c)
 	case r.Attempts() == 0 && len(r.Skipped()) > 0 && r.onlySkipped(SkipRateLimited):
 		g.allCooled(c)
 	case c.answer != nil && len(r.Failures()) > 0:

@@ -17,12 +17,16 @@ type apiShape uint8
 const (
 	shapeOpenAI apiShape = iota
 	shapeAnthropic
+	shapeResponses // OpenAI's error shape; its streams are Responses events
 )
 
 // format is the shape's wire format, as the translator names it.
 func (s apiShape) format() translate.Format {
-	if s == shapeAnthropic {
+	switch s {
+	case shapeAnthropic:
 		return translate.Messages
+	case shapeResponses:
+		return translate.Responses
 	}
 	return translate.Chat
 }
@@ -31,7 +35,6 @@ func (s apiShape) format() translate.Format {
 type endpoint struct {
 	path      string   // client path
 	family    string   // the routes it takes candidates from (familyChat: either kind, translated)
-	only      string   // the provider kind that serves it, outside familyChat
 	suffix    string   // appended to the provider's base_url, outside familyChat
 	shape     apiShape // the client's wire format: its error shape, and what a chat answer is translated to
 	operation string   // gen_ai.operation.name of its attempts
@@ -40,7 +43,9 @@ type endpoint struct {
 
 // Endpoint families: which candidates an endpoint routes over. Chat
 // completions and messages are one family: any chat target serves either,
-// the gateway translating between the formats.
+// the gateway translating between the formats. Responses are served by
+// targets of every kind too (translated to Chat Completions or Messages
+// where the provider has no Responses API).
 const (
 	familyChat        = "chat"
 	familyResponses   = "responses"
@@ -54,7 +59,7 @@ var families = []struct {
 	kinds []string
 }{
 	{familyChat, []string{config.KindOpenAI, config.KindAnthropic}},
-	{familyResponses, []string{config.KindOpenAI}},
+	{familyResponses, []string{config.KindOpenAI, config.KindAnthropic}},
 	{familyEmbeddings, []string{config.KindOpenAI}},
 	{familyCountTokens, []string{config.KindAnthropic}},
 }
@@ -81,12 +86,13 @@ func (ep *endpoint) upstreamSuffix(kind string) string {
 
 // Upstream paths of the chat family.
 const (
-	suffixChat     = "/chat/completions"
-	suffixMessages = "/messages"
+	suffixChat      = "/chat/completions"
+	suffixMessages  = "/messages"
+	suffixResponses = "/responses"
 )
 
 // upstreamSuffixes are every path a provider may be asked on.
-var upstreamSuffixes = []string{suffixChat, suffixMessages, "/responses", "/embeddings", "/messages/count_tokens"}
+var upstreamSuffixes = []string{suffixChat, suffixMessages, suffixResponses, "/embeddings", "/messages/count_tokens"}
 
 func init() {
 	for _, ep := range endpoints {
@@ -96,10 +102,10 @@ func init() {
 
 var endpoints = []*endpoint{
 	{path: "/v1/chat/completions", family: familyChat, shape: shapeOpenAI, operation: telemetry.OperationChat},
-	{path: "/v1/responses", family: familyResponses, only: config.KindOpenAI, suffix: "/responses", shape: shapeOpenAI, operation: telemetry.OperationChat},
-	{path: "/v1/embeddings", family: familyEmbeddings, only: config.KindOpenAI, suffix: "/embeddings", shape: shapeOpenAI, operation: telemetry.OperationEmbeddings},
+	{path: "/v1/responses", family: familyResponses, suffix: suffixResponses, shape: shapeResponses, operation: telemetry.OperationChat},
+	{path: "/v1/embeddings", family: familyEmbeddings, suffix: "/embeddings", shape: shapeOpenAI, operation: telemetry.OperationEmbeddings},
 	{path: "/v1/messages", family: familyChat, shape: shapeAnthropic, operation: telemetry.OperationChat},
-	{path: "/v1/messages/count_tokens", family: familyCountTokens, only: config.KindAnthropic, suffix: "/messages/count_tokens", shape: shapeAnthropic, operation: telemetry.OperationCountTokens},
+	{path: "/v1/messages/count_tokens", family: familyCountTokens, suffix: "/messages/count_tokens", shape: shapeAnthropic, operation: telemetry.OperationCountTokens},
 }
 
 // Error types and codes the gateway itself answers with.
@@ -125,6 +131,13 @@ func writeError(w http.ResponseWriter, shape apiShape, status int, typ, code, ms
 // writeErrorExtra is writeError with extra raw JSON members appended to the
 // error object (e.g. the list of failed attempts).
 func writeErrorExtra(w http.ResponseWriter, shape apiShape, status int, typ, code, msg string, extra []byte) {
+	writeErrorParam(w, shape, status, typ, code, "", msg, extra)
+}
+
+// writeErrorParam is writeErrorExtra naming the request field at fault in
+// an OpenAI error's param ("": null; an Anthropic error has no such field,
+// its message names it).
+func writeErrorParam(w http.ResponseWriter, shape apiShape, status int, typ, code, param, msg string, extra []byte) {
 	b := make([]byte, 0, 128+len(msg)+len(extra))
 	if shape == shapeAnthropic {
 		b = append(b, `{"type":"error","error":{"type":`...)
@@ -136,7 +149,13 @@ func writeErrorExtra(w http.ResponseWriter, shape apiShape, status int, typ, cod
 		b = appendJSONString(b, msg)
 		b = append(b, `,"type":`...)
 		b = appendJSONString(b, typ)
-		b = append(b, `,"param":null,"code":`...)
+		b = append(b, `,"param":`...)
+		if param == "" {
+			b = append(b, "null"...)
+		} else {
+			b = appendJSONString(b, param)
+		}
+		b = append(b, `,"code":`...)
 		b = appendJSONString(b, code)
 	}
 	b = append(b, extra...)

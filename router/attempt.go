@@ -114,7 +114,7 @@ func (a *attempt) reach() bool {
 	a.firstByte = time.AfterFunc(u.firstByte, func() { a.cancel(errFirstByteTimeout) })
 
 	body := a.x.body
-	target := u.endpointURL(c.ep)
+	target := a.x.url
 	req := (&http.Request{
 		Method:        http.MethodPost,
 		URL:           target, // shared, never modified: built once per provider and endpoint
@@ -237,6 +237,8 @@ func (a *attempt) transportFailure(err error) {
 		a.failover(0, fault.ErrorTimeout)
 	case errors.Is(cause, errIdleTimeout):
 		a.failover(0, fault.ErrorStall)
+	case errors.Is(cause, errHedgeLost):
+		a.res.ErrorType, a.res.Outcome, a.res.HasTTFB = fault.ErrorHedgeLost, telemetry.OutcomeHedgeLost, false
 	default:
 		a.failover(0, fault.ErrorTransport)
 		a.res.Detail = transportReason(err) // "transport (connection refused)": what the client reads
@@ -252,5 +254,6 @@ func (a *attempt) abandon() { a.canceled() }
 func (a *attempt) usage(u translate.Usage) {
 	if u.Known {
 		a.res.InputTokens, a.res.OutputTokens, a.res.HasUsage = u.InputTokens, u.OutputTokens, true
+		a.res.CacheHit = u.CacheReadInputTokens > 0
 	}
 }

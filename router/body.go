@@ -15,6 +15,12 @@ type requestFields struct {
 	Stream     bool
 	modelStart int // byte offsets of the model's JSON string token, quotes included
 	modelEnd   int
+	// thinking and topP: the request has these (an Anthropic request to an
+	// Anthropic target is held to Anthropic's rules only when it has).
+	thinking, topP bool
+	// What the prompt-cache affinity reads (prefix.go): the values of the
+	// members a provider's prompt cache keys on, as they stand in body.
+	system, tools, messages, cacheKey []byte
 }
 
 var (
@@ -59,6 +65,18 @@ func scanRequest(body []byte) (requestFields, error) {
 				start := jsonscan.Offset(body, val)
 				f.Model, f.modelStart, f.modelEnd, found = jsonscan.Unquote(val), start, start+len(val), true
 			}
+		case "thinking":
+			f.thinking = val[0] == '{'
+		case "system", "instructions":
+			f.system = val
+		case "tools":
+			f.tools = val
+		case "messages", "input":
+			f.messages = val
+		case "prompt_cache_key":
+			f.cacheKey = val
+		case "top_p":
+			f.topP = val[0] != 'n'
 		case "stream":
 			switch val[0] {
 			case 't':

@@ -36,12 +36,14 @@ func BenchmarkScanRequest(b *testing.B) {
 		b.Run("bytes="+strconv.Itoa(len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
+			start := cpuTime(b)
 			for b.Loop() {
 				f, err := scanRequest(body)
 				if err != nil || f.Model != "llama-3.3-70b" {
 					b.Fatalf("scanRequest = %+v, %v", f, err)
 				}
 			}
+			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -57,20 +59,24 @@ func BenchmarkWithModel(b *testing.B) {
 		}
 		b.Run("same/bytes="+strconv.Itoa(len(body)), func(b *testing.B) {
 			b.ReportAllocs()
+			start := cpuTime(b)
 			for b.Loop() {
 				if out := f.withModel(nil, body, f.Model); len(out) != len(body) {
 					b.Fatal("body changed")
 				}
 			}
+			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 		})
 		b.Run("renamed/bytes="+strconv.Itoa(len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
+			start := cpuTime(b)
 			for b.Loop() {
 				if out := f.withModel(nil, body, "llama-3.3-70b-versatile"); len(out) <= len(body) {
 					b.Fatal("model not replaced")
 				}
 			}
+			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

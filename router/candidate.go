@@ -22,8 +22,11 @@ type Candidate struct {
 	Price  float64
 	Priced bool
 
-	upstream  *upstream         // runtime state of the provider (breaker, limiter)
-	spanNames map[string]string // attempt span name by operation: "{operation} {upstream model}"
+	upstream *upstream // runtime state of the provider (breaker, limiter)
+	// answerModel is the model name its answers report: the client's
+	// (response_model: requested), or "" for the upstream's own.
+	answerModel string
+	spanNames   map[string]string // attempt span name by operation: "{operation} {upstream model}"
 
 	// lastProbe is when a mode last sent this candidate a re-measuring
 	// probe (unix ns): shared by every request, so probes stay bounded.
@@ -39,7 +42,7 @@ func (c *Candidate) spanName(operation string) string {
 }
 
 // attemptAttributes are the attributes an attempt span starts with.
-func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt int, selection string) []attribute.KeyValue {
+func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt int, selection string, inflight int64) []attribute.KeyValue {
 	u := c.upstream
 	return []attribute.KeyValue{
 		telemetry.KeyOperationName.String(operation),
@@ -51,6 +54,7 @@ func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt 
 		telemetry.KeyRequestedModel.String(requestedModel),
 		telemetry.KeyAttempt.Int(attempt),
 		telemetry.KeySelection.String(selection),
+		telemetry.KeyInflight.Int64(inflight),
 	}
 }
 

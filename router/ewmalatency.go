@@ -43,7 +43,7 @@ func (e *EWMALatency) scores(dst []float64, seen []time.Time, eligible []*Candid
 		seen = append(seen, st.LastSeen())
 		switch {
 		case st.Samples > 0 || st.EWMA > 0:
-			dst = append(dst, float64(st.EWMA))
+			dst = append(dst, float64(st.EWMA)*loadFactor(c, &st))
 		case st.OnlyFaults():
 			dst = append(dst, unscoredLast)
 		default:

@@ -3,36 +3,49 @@ package router
 import (
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
-// An exchange is one candidate's side of a request: the body it is sent
-// and what its answer goes through on the way back. A chat request to a
-// provider of the other wire format is translated (OpenAI Chat Completions
-// <-> Anthropic Messages, both ways, unary and streaming); a request in the
-// provider's own format goes as it came, with the model swapped, and its
-// answer as it came, read only for its usage.
+// An exchange is one candidate's side of a request: the body it is sent,
+// where, and what its answer goes through on the way back. A chat request
+// to a provider of the other wire format is translated (OpenAI Chat
+// Completions <-> Anthropic Messages, both ways, unary and streaming), as
+// is a Responses request to a provider without the Responses API
+// (responses.go); a request in the provider's own format goes as it came,
+// with the model swapped (and held to Anthropic's rules for an Anthropic
+// provider), and its answer as it came, read for its usage and, when the
+// client's model name is asked for, named so.
 
 // conversion is how an answer reaches the client.
 type conversion uint8
 
 const (
-	convNone           conversion = iota // the client's format: relayed as it came
-	convMessagesToChat                   // an Anthropic answer to an OpenAI client
-	convChatToMessages                   // an OpenAI answer to an Anthropic client
+	convNone                conversion = iota // the client's format: relayed as it came
+	convMessagesToChat                        // an Anthropic answer to an OpenAI chat client
+	convChatToMessages                        // an OpenAI chat answer to an Anthropic client
+	convChatToResponses                       // an OpenAI chat answer to a Responses client
+	convMessagesToResponses                   // an Anthropic answer to a Responses client
 )
 
 // exchange is what prepare decided for one candidate.
 type exchange struct {
 	body []byte
+	url  *url.URL // where it goes: the provider's path for the format sent
 	conv conversion
 	// clientWantsUsage: an OpenAI client that asked for stream usage
 	// (stream_options.include_usage) gets the usage chunk; one that did not
 	// never sees it, though the gateway asks an OpenAI upstream for it.
 	clientWantsUsage bool
+	// ids keeps a translated request's tool ids valid for the target and
+	// unique, and its answer's for the client (nil when not translated).
+	ids *translate.ToolIDs
+	// answerModel is the model name the answer reports: the client's
+	// (response_model: requested), or "" for the upstream's own.
+	answerModel string
 }
 
 // errUntranslatable wraps a *translate.RequestError: the request uses a
@@ -44,51 +57,75 @@ var errUntranslatable = errors.New("request cannot be translated for this provid
 // candidate may still serve it.
 func (c *call) exchange(cand *Candidate) (exchange, error) {
 	u := cand.upstream
-	if c.ep.family != familyChat || u.kind == c.ep.clientKind() {
-		body := c.fields.withModel(nil, c.body, cand.Model)
-		x := exchange{body: body}
-		if c.ep.family == familyChat && u.kind == config.KindOpenAI && c.fields.Stream {
+	x := exchange{url: u.endpointURL(c.ep), answerModel: cand.answerModel}
+	switch {
+	case c.ep.family == familyResponses:
+		return c.responsesExchange(cand, x)
+	case c.ep.family != familyChat || u.kind == c.ep.clientKind():
+		x.body = c.fields.withModel(nil, c.body, cand.Model)
+		switch {
+		case c.ep.family == familyChat && u.kind == config.KindOpenAI && c.fields.Stream:
 			// Ask the upstream for its final usage chunk; strip it again
 			// unless the client asked too.
-			out, asked, err := translate.WithStreamUsage(body)
+			out, asked, err := translate.WithStreamUsage(x.body)
 			if err == nil {
 				x.body, x.clientWantsUsage = out, asked
 			}
+		case c.ep.family == familyChat && (c.fields.thinking || c.fields.topP):
+			// An Anthropic request to an Anthropic provider, after turns a
+			// mixed pool may have served elsewhere: held to Anthropic's rules.
+			x.body = translate.FitForAnthropic(x.body)
 		}
 		return x, nil
-	}
-	if u.kind == config.KindAnthropic { // an OpenAI chat request to an Anthropic provider
-		body, includeUsage, err := translate.ChatToMessages(c.body, cand.Model)
+	case u.kind == config.KindAnthropic: // an OpenAI chat request to an Anthropic provider
+		x.ids = translate.NewToolIDs(c.body, translate.Chat)
+		body, includeUsage, err := translate.ChatToMessages(c.body, cand.Model, x.ids)
 		if err != nil {
 			return exchange{}, errors.Join(errUntranslatable, err)
 		}
-		return exchange{body: body, conv: convMessagesToChat, clientWantsUsage: includeUsage}, nil
+		x.body, x.conv, x.clientWantsUsage = body, convMessagesToChat, includeUsage
+		return x, nil
 	}
 	body, err := translate.MessagesToChat(c.body, cand.Model)
 	if err != nil {
 		return exchange{}, errors.Join(errUntranslatable, err)
 	}
-	return exchange{body: body, conv: convChatToMessages}, nil
+	x.body, x.conv, x.ids = body, convChatToMessages, translate.NewToolIDs(c.body, translate.Messages)
+	return x, nil
+}
+
+// answer is how a translated answer is presented: under the upstream model
+// that answered, or the client's when response_model says so.
+func (x exchange) answer(cand *Candidate, created int64) translate.Answer {
+	a := translate.Answer{Model: x.answerModel, Created: created, IncludeUsage: x.clientWantsUsage, IDs: x.ids}
+	if a.Model == "" {
+		a.Model, a.UpstreamModel = cand.Model, true
+	}
+	return a
 }
 
 // streamFor is what a streamed answer goes through: a translator, or a
 // pass-through that holds the stream to its API and reads its usage (and
-// strips the usage chunk the client did not ask for); nil for the
-// endpoints that do not stream.
+// strips the usage chunk the client did not ask for, and names the
+// client's model when asked); nil for the endpoints that do not stream.
 func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.Stream {
 	switch {
 	case x.conv == convMessagesToChat:
-		return translate.NewMessagesToChatStream(c.fields.Model, created, x.clientWantsUsage)
+		return translate.NewMessagesToChatStream(x.answer(cand, created))
 	case x.conv == convChatToMessages:
-		return translate.NewChatToMessagesStream(c.fields.Model)
+		return translate.NewChatToMessagesStream(x.answer(cand, created))
+	case x.conv == convChatToResponses:
+		return translate.NewChatToResponsesStream(x.answer(cand, created))
+	case x.conv == convMessagesToResponses:
+		return translate.NewMessagesToResponsesStream(x.answer(cand, created))
 	case c.ep.family == familyResponses:
-		return translate.NewResponsesCheck()
+		return translate.NewPassThrough(translate.Responses, false, x.answerModel)
 	case c.ep.family != familyChat:
 		return nil
 	case cand.upstream.kind == config.KindOpenAI:
-		return translate.NewChatUsageFilter(!x.clientWantsUsage)
+		return translate.NewPassThrough(translate.Chat, !x.clientWantsUsage, x.answerModel)
 	}
-	return translate.NewMessagesUsageScanner()
+	return translate.NewPassThrough(translate.Messages, false, x.answerModel)
 }
 
 // unary converts a whole unary answer for the client and reads its usage.
@@ -98,9 +135,13 @@ func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.S
 func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
 	switch x.conv {
 	case convMessagesToChat:
-		return translate.MessagesResponseToChat(body, c.fields.Model, created)
+		return translate.MessagesResponseToChat(body, x.answer(cand, created))
 	case convChatToMessages:
-		return translate.ChatResponseToMessages(body, c.fields.Model)
+		return translate.ChatResponseToMessages(body, x.answer(cand, created))
+	case convChatToResponses:
+		return translate.ChatResponseToResponses(body, x.answer(cand, created))
+	case convMessagesToResponses:
+		return translate.MessagesResponseToResponses(body, x.answer(cand, created))
 	}
 	var (
 		u     translate.Usage
@@ -109,13 +150,18 @@ func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([
 	switch {
 	case c.ep.operation == "count_tokens":
 		valid = validJSON(body)
-	case cand.upstream.kind == config.KindAnthropic || c.ep.family == familyResponses:
-		u, valid = translate.UsageFromMessagesResponse(body) // input_tokens, output_tokens
+	case c.ep.family == familyResponses:
+		u, valid = translate.UsageFromResponsesResponse(body)
+	case cand.upstream.kind == config.KindAnthropic:
+		u, valid = translate.UsageFromMessagesResponse(body)
 	default:
 		u, valid = translate.UsageFromChatResponse(body)
 	}
 	if !valid {
 		return nil, translate.Usage{}, errNotJSONAnswer
+	}
+	if x.answerModel != "" && c.ep.operation != "count_tokens" {
+		body = translate.WithAnswerModel(body, x.answerModel)
 	}
 	return body, u, nil
 }
@@ -127,10 +173,10 @@ var errNotJSONAnswer = fmt.Errorf("%w: the body is not one JSON value", translat
 // translated when the formats differ (status, type and message kept).
 func (x exchange) errorBody(status int, body []byte) []byte {
 	switch x.conv {
-	case convMessagesToChat:
+	case convMessagesToChat, convMessagesToResponses:
 		return translate.ErrorToChat(status, body)
 	case convChatToMessages:
 		return translate.ErrorToMessages(status, body)
 	}
-	return body
+	return body // convChatToResponses: OpenAI's error shape already
 }

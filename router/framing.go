@@ -14,9 +14,11 @@ import (
 // front and the gateway may disagree on where one request ends and the
 // next begins. Go's server accepts it, obeys Transfer-Encoding, deletes
 // Content-Length from the header before the handler runs and keeps the
-// connection open, so the handler alone cannot tell. GuardFraming watches
-// the bytes of each request's header block on the connection itself, and
-// the handler answers such a request 400 and closes the connection.
+// connection open, so the handler alone cannot tell. An HTTP/1.0 request
+// with Transfer-Encoding is the same shape the other way round: Go deletes
+// Transfer-Encoding and obeys Content-Length. GuardFraming watches the
+// bytes of each request's header block on the connection itself, and the
+// handler answers such a request 400 and closes the connection.
 
 // GuardFraming wraps ln so that the handler of srv can refuse a request
 // that names both Transfer-Encoding and Content-Length. It installs
@@ -107,11 +109,12 @@ func (c *framingConn) nextRequest() {
 	c.mu.Unlock()
 }
 
-// conflicting reports whether the header block being served named both.
-func (c *framingConn) conflicting() bool {
+// seen reports whether the header block being served named
+// Content-Length and Transfer-Encoding.
+func (c *framingConn) seen() (cl, te bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.cl && c.te
+	return c.cl, c.te
 }
 
 func (c *framingConn) scan(b []byte) {
@@ -192,17 +195,41 @@ func (c *framingConn) step(ch byte) bool {
 	return true
 }
 
-// conflictingFraming reports whether r came with both Transfer-Encoding
-// and Content-Length. Only a request Go decoded as chunked can have had
-// both (any other transfer coding Go refuses itself), so others cost one
-// length check.
-func conflictingFraming(r *http.Request) bool {
+// framingFault says why r's framing is refused, or "" when it is not:
+//   - HTTP/1.1 with both Transfer-Encoding and Content-Length. Only a
+//     request Go decoded as chunked can have had both (any other transfer
+//     coding Go refuses itself), so others cost one length check.
+//   - HTTP/1.0 with Transfer-Encoding, with or without Content-Length. Go
+//     drops the header and frames the body by Content-Length alone (or as
+//     empty), so the bytes after it would be read as the next request,
+//     while a proxy in front may have framed them as this one's chunked
+//     body. RFC 9112 (section 6.1) says to treat such framing as faulty and
+//     close the connection.
+func framingFault(r *http.Request) string {
+	const both = "a request must not carry both Transfer-Encoding and Content-Length"
+	fc, _ := r.Context().Value(framingKey{}).(*framingConn)
+	if !r.ProtoAtLeast(1, 1) {
+		if fc == nil {
+			return ""
+		}
+		switch cl, te := fc.seen(); {
+		case te && cl:
+			return both
+		case te:
+			return "an HTTP/1.0 request must not carry Transfer-Encoding"
+		}
+		return ""
+	}
 	if len(r.TransferEncoding) == 0 {
-		return false
+		return ""
 	}
 	if len(r.Header["Content-Length"]) > 0 { // kept by a server that did not delete it
-		return true
+		return both
 	}
-	fc, ok := r.Context().Value(framingKey{}).(*framingConn)
-	return ok && fc.conflicting()
+	if fc != nil {
+		if cl, te := fc.seen(); cl && te {
+			return both
+		}
+	}
+	return ""
 }

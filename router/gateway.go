@@ -99,8 +99,11 @@ type Gateway struct {
 	maxResponse int64           // a unary answer larger than this is a provider fault
 	budget      *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
 	keys        [][]byte
-	providers   map[string]*config.Provider // as configured, to hand state on to the next gateway
-	pairs       map[pair]bool               // every configured (target, upstream model)
+	providers   map[string]*config.Provider    // as configured, to hand state on to the next gateway
+	pairs       map[pair]bool                  // every configured (target, upstream model)
+	hedge       *hedging                       // strategy.hedge; nil: off
+	affinity    *affinity                      // who served which prompt prefix last
+	newTimer    func(time.Duration) hedgeTimer // the race's timers: real ones, or a test's
 
 	handler      http.Handler // the client API: mux behind serveHTTP
 	mux          *http.ServeMux
@@ -165,6 +168,9 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
+	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
+	g.affinity = newAffinity()
+	g.newTimer = newRealTimer
 	g.mux = g.newMux()
 	g.handler = http.HandlerFunc(g.serveHTTP)
 	return g, nil
@@ -238,6 +244,9 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 		served := t.Routes(cfg.Providers[t.VirtualKey])
 		for _, m := range slices.Sorted(maps.Keys(served)) {
 			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
+			if cfg.ResponseModel == config.ResponseModelRequested {
+				c.answerModel = m
+			}
 			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
 				c.Price, c.Priced = p.Input+p.Output, true
 			}

@@ -68,10 +68,9 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			g.recovered(rw, r, v)
 		}
 	}()
-	if conflictingFraming(r) {
+	if fault := framingFault(r); fault != "" {
 		rw.Header().Set("Connection", "close")
-		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing",
-			"a request must not carry both Transfer-Encoding and Content-Length")
+		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing", fault)
 	} else {
 		g.mux.ServeHTTP(rw, r)
 	}
@@ -111,6 +110,12 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 			attrs = append(attrs, telemetry.KeyRequestedModel.String(c.fields.Model),
 				telemetry.KeySelection.String(c.route.Selection()), telemetry.KeyTarget.String(c.target),
 				telemetry.KeyAttempt.Int(n))
+		}
+		if h := c.route.HedgeResult(); h != "" {
+			attrs = append(attrs, telemetry.KeyHedge.String(h))
+		}
+		if a := c.route.AffinityResult(); a != "" {
+			attrs = append(attrs, telemetry.KeyAffinity.String(a))
 		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")
@@ -177,8 +182,13 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 	} else {
 		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
 		c.route = Route{order: order, selection: selection, probe: probe}
+		if c.ep.family == familyChat || c.ep.family == familyResponses {
+			c.route.prefix = prefixOf(&c.fields, c.body)
+			g.prefer(&c.route, fields.Model, g.now())
+		}
 	}
 	c.route.span, c.route.prep = c.span, c
+	g.hedgeable(&c.route, fields.Model)
 	g.run(ctx, c)
 }
 

@@ -95,6 +95,9 @@ func setGatewayHeaders(h http.Header, r *Route, target string) {
 	}
 	h[HeaderAttempts] = []string{strconv.Itoa(r.Attempts())}
 	h[HeaderSelection] = []string{r.Selection()}
+	if r.hedge == HedgeWon || r.hedge == HedgeLost {
+		h[HeaderHedged] = []string{r.hedge}
+	}
 	if skipped := r.Skipped(); len(skipped) > 0 {
 		names := make([]string, len(skipped))
 		for i, s := range skipped {

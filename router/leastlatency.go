@@ -55,7 +55,7 @@ func (l *LeastLatency) scores(dst []float64, eligible []*Candidate, now time.Tim
 		st := l.stats.StatsAt(c.Target, c.Model, now)
 		switch {
 		case st.Samples > 0:
-			dst = append(dst, float64(st.P50))
+			dst = append(dst, float64(st.P50)*loadFactor(c, &st))
 			measured++
 		case st.OnlyFaults():
 			dst = append(dst, unscoredLast)

@@ -38,4 +38,15 @@ func (l *limiter) acquire(ctx context.Context) bool {
 	}
 }
 
+// tryAcquire takes a slot only if one is free now, never waiting in the
+// queue (a hedge does not wait its turn).
+func (l *limiter) tryAcquire() bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 func (l *limiter) release() { <-l.slots }

@@ -12,27 +12,40 @@ import (
 // circuit would let an attempt through, then the others; or the order the
 // client named (X-Firstbyte-Provider-Order).
 
+// RouteOptions are what a request brings to its route beside its model.
+type RouteOptions struct {
+	// Names is the order the client named (X-Firstbyte-Provider-Order):
+	// those targets first, in that order, the other eligible ones after,
+	// in declaration order (selection manual). Nil: the mode orders.
+	Names []string
+	// Prefix is the request's prompt prefix, for the prompt-cache
+	// affinity (Key 0: none).
+	Prefix Prefix
+}
+
 // Route is the route a chat request for the client model would take now
 // (the study drives it on a virtual clock, as the handler does with real
-// attempts). With names nil the active mode orders the candidates; else
-// the named targets lead in that order, the other eligible ones after, in
-// declaration order (selection manual). ok is false when no target serves
-// the model; unknown is the first name that is not an eligible target.
-func (g *Gateway) Route(model string, names []string) (r *Route, unknown string, ok bool) {
+// attempts). ok is false when no target serves the model; unknown is the
+// first of o.Names that is not an eligible target.
+func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string, ok bool) {
 	eligible := g.routes[familyChat][model]
 	if len(eligible) == 0 {
 		return nil, "", false
 	}
-	if names != nil {
-		order, unknown := manualOrder(nil, strings.Join(names, ","), eligible)
+	if o.Names != nil {
+		order, unknown := manualOrder(nil, strings.Join(o.Names, ","), eligible)
 		if unknown != "" {
 			return nil, unknown, true
 		}
-		return NewRoute(order, telemetry.SelectionManual), "", true
+		r = NewRoute(order, telemetry.SelectionManual)
+	} else {
+		order, selection, probe := g.order(nil, model, eligible)
+		r = NewRoute(order, selection)
+		r.probe = probe
+		r.prefix = o.Prefix
+		g.prefer(r, model, g.now())
 	}
-	order, selection, probe := g.order(nil, model, eligible)
-	r = NewRoute(order, selection)
-	r.probe = probe
+	g.hedgeable(r, model)
 	return r, "", true
 }
 
@@ -160,4 +173,14 @@ func containsCandidate(cs []*Candidate, c *Candidate) bool {
 		}
 	}
 	return false
+}
+
+// hedgeable lets r hedge under the gateway's policy (when it has one),
+// counting the request in its model's budget.
+func (g *Gateway) hedgeable(r *Route, model string) {
+	if g.hedge == nil {
+		return
+	}
+	r.hedging, r.model = g.hedge, model
+	g.hedge.budgets[model].request(g.now())
 }

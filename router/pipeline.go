@@ -12,7 +12,8 @@ import (
 // Result reported back; the route says when the request is done. When no
 // candidate is left the client gets the all-failed answer.
 
-// run drives c's route with real attempts.
+// run drives c's route with real attempts, each raced against hedges when
+// strategy.hedge is on (race.go).
 func (g *Gateway) run(ctx context.Context, c *call) {
 	for {
 		t, ok := c.route.Next()
@@ -29,7 +30,13 @@ func (g *Gateway) run(ctx context.Context, c *call) {
 			c.route.Skip(&t, SkipQueueFull)
 			continue
 		}
-		if g.attempt(ctx, c, &t, lim) || ctx.Err() != nil {
+		done := false
+		if c.route.hedging != nil {
+			done = g.race(ctx, c, &t, lim)
+		} else {
+			done = g.attempt(ctx, c, &t, lim)
+		}
+		if done || ctx.Err() != nil {
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,6 +43,7 @@ func newUpstream(t *testing.T, handle http.HandlerFunc) *upstreamStub {
 		u.lastBody, u.lastHdr = body, r.Header.Clone()
 		u.mu.Unlock()
 		u.hits.Add(1)
+		r.Body = io.NopCloser(bytes.NewReader(body)) // the handler may read it too
 		handle(w, r)
 	}))
 	t.Cleanup(u.Close)

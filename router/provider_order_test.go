@@ -94,9 +94,9 @@ func TestProviderOrderNamingAnIneligibleTarget(t *testing.T) {
 		{"unknown after a valid one, Anthropic", "/v1/messages", messagesBody, "b,nope,a", true, `"nope"`},
 		{"a target that does not serve the model", "/v1/chat/completions", chatBody, "c", false, `"c"`},
 		{"a target that does not serve the model, Anthropic", "/v1/messages", messagesBody, "a,c", true, `"c"`},
-		// Responses go to openai targets only: an anthropic one serving the
+		// Embeddings go to openai targets only: an anthropic one serving the
 		// model is configured, but not eligible there.
-		{"a target of the wrong kind for the endpoint", "/v1/responses", `{"model":"m","input":"hi"}`, "an", false, `"an"`},
+		{"a target of the wrong kind for the endpoint", "/v1/embeddings", `{"model":"m","input":"hi"}`, "an", false, `"an"`},
 		{"names are case-sensitive", "/v1/chat/completions", chatBody, "A", false, `"A"`},
 	}
 	for _, tt := range tests {

@@ -49,7 +49,7 @@ func phraseServer(t *testing.T, h http.Handler, configure func(*http.Server)) st
 // and answers 520. A request framed two ways gets 400, as the gateway's
 // handler answers it.
 func statusHandler(w http.ResponseWriter, r *http.Request) {
-	if conflictingFraming(r) {
+	if framingFault(r) != "" {
 		w.Header().Set("Connection", "close")
 		http.Error(w, "both Transfer-Encoding and Content-Length", http.StatusBadRequest)
 		return

@@ -85,7 +85,7 @@ func (a *attempt) reachUnary() bool {
 	// A translation is a second copy, about the size of the first: the
 	// budget holds that much for it (the answer's own allowance covers a
 	// small one).
-	translated := !enc && a.x.conv != convNone && len(body) > answerBase
+	translated := !enc && (a.x.conv != convNone || a.x.answerModel != "") && len(body) > answerBase
 	if translated && !u.cl.take(int64(len(body))) {
 		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 		return false
@@ -124,6 +124,8 @@ func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
 		h.Del("Content-Encoding")
 		h["Content-Type"] = jsonContentType
 		h["Content-Length"] = []string{strconv.Itoa(len(answer))}
+	} else if a.x.answerModel != "" && !encoded(resp.Header) {
+		h["Content-Length"] = []string{strconv.Itoa(len(answer))} // the model's name was rewritten
 	}
 	setGatewayHeaders(h, route, a.cand.Target)
 	w.WriteHeader(resp.StatusCode)

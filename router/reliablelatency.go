@@ -97,8 +97,14 @@ func posteriorOf(st *stats.Target, now time.Time) posterior {
 	n := st.LogWeight * decay(now.Sub(st.Newest))
 	p.logSpread = min(max(st.LogStd, minLogStd)/math.Sqrt(max(n, 1e-9)), maxLogSpread)
 	d := decay(now.Sub(st.LastOutcome))
-	p.faultA = faultPriorFaults + st.WeightedFaults*d
+	// An attempt cancelled because a hedge answered first (censored: it
+	// had waited that long without a first byte) counts as a fault of what
+	// it had waited: what trying this target cost that request.
+	p.faultA = faultPriorFaults + st.WeightedFaults*d + st.WeightedLate*decay(now.Sub(st.LastLate))
 	p.faultB = faultPriorSuccesses + max(0, st.WeightedOutcomes-st.WeightedFaults)*d
+	if n := st.Faults + float64(st.Late); st.Late > 0 {
+		p.faultSeconds = (st.FaultSeconds*st.Faults + st.LateSeconds*float64(st.Late)) / n
+	}
 	return p
 }
 
@@ -148,7 +154,8 @@ func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Ca
 			continue
 		}
 		p := posteriorOf(&st, now)
-		est := expectedCost(math.Exp(p.logMean), p.faultA/(p.faultA+p.faultB), p.faultSeconds)
+		load := loadFactor(c, &st)
+		est := expectedCost(math.Exp(p.logMean)*load, p.faultA/(p.faultA+p.faultB), p.faultSeconds)
 		if est < bestEst { // ties: the first declared
 			best, bestEst = i, est
 		}
@@ -158,7 +165,7 @@ func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Ca
 		}
 		mu := p.logMean + p.logSpread*standardNormal(s.rand.Float64(), s.rand.Float64())
 		f := betaDraw(p.faultA, p.faultB, s.rand)
-		dst = append(dst, expectedCost(math.Exp(mu), f, p.faultSeconds))
+		dst = append(dst, expectedCost(math.Exp(mu)*load, f, p.faultSeconds))
 	}
 	return dst, seen, best
 }

@@ -32,6 +32,9 @@ func (g *Gateway) logRequest(r *http.Request, rw *responseWriter) {
 			}
 			attrs = append(attrs, slog.String("skipped", strings.Join(names, ",")))
 		}
+		if h := c.route.HedgeResult(); h != "" {
+			attrs = append(attrs, slog.String("hedged", h))
+		}
 		if sel := c.route.Selection(); sel != "" {
 			attrs = append(attrs, slog.String("selection", sel))
 		}

@@ -26,6 +26,10 @@ type Result struct {
 	// OutputRate is a stream's output tokens per second after its first
 	// chunk (firstbyte.output_tokens_per_second); 0 when unknown.
 	OutputRate float64
+	// CacheHit: the upstream read part of the prompt from its cache (it
+	// reported cached tokens), so the time to first byte is not what a
+	// cold prompt would get (firstbyte.cache_hit): not a latency sample.
+	CacheHit bool
 
 	// Delivered: bytes of this attempt reached the client, so there is no
 	// failover after it, whatever happens next.
@@ -58,7 +62,7 @@ func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorTyp
 // success (the provider answered).
 func (r Result) breakerResult() result {
 	switch {
-	case r.Outcome == telemetry.OutcomeCanceled, r.ErrorType == fault.ErrorResponseBufferFull:
+	case r.Outcome == telemetry.OutcomeCanceled, r.Outcome == telemetry.OutcomeHedgeLost, r.ErrorType == fault.ErrorResponseBufferFull:
 		return resultNeutral
 	case r.Fault() == fault.Full:
 		return resultFault
@@ -83,12 +87,15 @@ func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
 	if r.HasUsage {
 		attrs = append(attrs, telemetry.KeyInputTokens.Int64(r.InputTokens), telemetry.KeyOutputTokens.Int64(r.OutputTokens))
 	}
+	if r.CacheHit {
+		attrs = append(attrs, telemetry.KeyCacheHit.Bool(true))
+	}
 	if r.OutputRate > 0 {
 		attrs = append(attrs, telemetry.KeyOutputRate.Float64(r.OutputRate))
 	}
 	attrs = append(attrs, telemetry.KeyOutcome.String(r.Outcome), telemetry.KeyFault.String(r.Fault().String()))
 	span.SetAttributes(attrs...)
-	if r.Outcome != telemetry.OutcomeSuccess && r.Outcome != telemetry.OutcomeClientError {
+	if r.Outcome != telemetry.OutcomeSuccess && r.Outcome != telemetry.OutcomeClientError && r.Outcome != telemetry.OutcomeHedgeLost {
 		span.SetStatus(codes.Error, r.ErrorType)
 	}
 	span.End(ts)

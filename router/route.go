@@ -88,8 +88,22 @@ type Route struct {
 	pos, try int  // the cursor: the candidate Next tries, and its try
 	attempts int  // Turns handed out: upstream attempts started
 	forced   bool // the blackout rule has handed out its try
-	skipped  []Skip
-	failures []Failure
+	hedges   int  // of the attempts, hedges (Hedge)
+	// hedge is the request's hedge result (won, lost, denied; "" : none
+	// was due), which the driver sets.
+	hedge string
+	// hedging is the gateway's hedge policy, and model the request's
+	// client model (its budget); nil: no hedging.
+	hedging *hedging
+	model   string
+	// prefix is the request's prompt prefix (Key 0: none), and affinity the
+	// gateway's memory of who served it, which End teaches; affinityResult
+	// says how the order used it (AffinityHit, ...; "" : no prefix).
+	prefix         Prefix
+	affinity       *affinity
+	affinityResult string
+	skipped        []Skip
+	failures       []Failure
 }
 
 // NewRoute is a route through order (which it keeps; the caller must not
@@ -110,9 +124,14 @@ type Turn struct {
 	pos, try int // where the cursor was: Skip moves past this candidate
 	adm      admission
 	probe    bool       // the disabled provider's probe, or a forced try of it
+	hedge    bool       // a hedge, started beside a late attempt
+	inflight int64      // its provider's attempts in flight from this gateway, itself included
 	span     trace.Span // nil until StartSpan
 	resolved bool
 }
+
+// Hedged reports whether t is a hedge, started beside a late attempt.
+func (t *Turn) Hedged() bool { return t.hedge }
 
 // Selection is why the first candidate leads (X-Firstbyte-Selection).
 func (r *Route) Selection() string { return r.selection }
@@ -165,10 +184,85 @@ func (r *Route) Next() (t Turn, ok bool) {
 	return Turn{}, false
 }
 
+// Hedge hands out a hedge beside t, a late attempt still running: the
+// next candidate in the order after t's (t's own retries are given up: a
+// hedge goes to another target), admitted as Next admits. ok is false when
+// no candidate is left.
+func (r *Route) Hedge(t *Turn) (h Turn, ok bool) {
+	if r.pos == t.pos {
+		r.pos, r.try = r.pos+1, 0
+	}
+	if r.pos >= len(r.order) {
+		return Turn{}, false
+	}
+	h, ok = r.Next()
+	if ok {
+		h.hedge = true
+		r.hedges++
+	}
+	return h, ok
+}
+
+// HedgeAfter is how long t may go without a first byte before a hedge
+// starts beside it; ok is false when no hedge may (hedging is off, or t's
+// target has too few samples to say how late is late).
+func (r *Route) HedgeAfter(t *Turn) (time.Duration, bool) {
+	if r.hedging == nil {
+		return 0, false
+	}
+	var next *Candidate // the candidate a hedge would go to, as the order stands
+	for i := t.pos + 1; i < len(r.order); i++ {
+		if r.order[i] != t.Cand {
+			next = r.order[i]
+			break
+		}
+	}
+	if next == nil {
+		return 0, false
+	}
+	return r.hedging.delay(t.Cand, next, t.Cand.upstream.now())
+}
+
+// HedgeMax is how many hedges may run beside one attempt.
+func (r *Route) HedgeMax() int {
+	if r.hedging == nil {
+		return 0
+	}
+	return r.hedging.max
+}
+
+// TryHedge starts a hedge beside last (the newest attempt still running),
+// if the model's budget allows one now: a refusal is recorded as the
+// request's hedge result (denied) unless a hedge already started.
+func (r *Route) TryHedge(last *Turn) (Turn, bool) {
+	if r.hedging == nil {
+		return Turn{}, false
+	}
+	if !r.hedging.budgets[r.model].take(last.Cand.upstream.now(), r.hedging.budget) {
+		if r.hedges == 0 {
+			r.hedge = HedgeDenied
+		}
+		return Turn{}, false
+	}
+	return r.Hedge(last)
+}
+
+// AffinityResult says how the order used the request's prompt prefix:
+// AffinityHit, AffinityBroken, AffinityNone; "" when it has none.
+func (r *Route) AffinityResult() string { return r.affinityResult }
+
+// SetHedge records the request's hedge result (HedgeWon, HedgeLost,
+// HedgeDenied): X-Firstbyte-Hedged and the request span carry it.
+func (r *Route) SetHedge(result string) { r.hedge = result }
+
+// HedgeResult is the request's hedge result ("" : none was due).
+func (r *Route) HedgeResult() string { return r.hedge }
+
 // turn hands out an attempt of c.
 func (r *Route) turn(c *Candidate, adm admission, probe bool) Turn {
 	r.attempts++
-	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, pos: r.pos, try: r.try, adm: adm, probe: probe}
+	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, pos: r.pos, try: r.try, adm: adm, probe: probe,
+		inflight: c.upstream.inflight.Add(1)}
 	if r.attempts > 1 {
 		t.Selection = telemetry.SelectionFailover
 	}
@@ -258,6 +352,9 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	}
 	t.resolve(res.breakerResult())
 	t.Cand.upstream.settle(res, t.probe, t.adm.seq)
+	if r.affinity != nil && res.Outcome == telemetry.OutcomeSuccess {
+		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.upstream.now())
+	}
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true
 	}
@@ -294,7 +391,7 @@ func (r *Route) onlySkipped(reason string) bool {
 // Route.End ends it.
 func (t *Turn) StartSpan(ctx context.Context, tracer trace.Tracer, operation, requestedModel string, opts ...trace.SpanStartOption) context.Context {
 	opts = append(opts, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(t.Cand.attemptAttributes(operation, requestedModel, t.Attempt, t.Selection)...))
+		trace.WithAttributes(t.Cand.attemptAttributes(operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
 	ctx, t.span = tracer.Start(ctx, t.Cand.spanName(operation), opts...)
 	return ctx
 }
@@ -304,6 +401,7 @@ func (t *Turn) resolve(r result) {
 	if !t.resolved {
 		t.resolved = true
 		t.adm.resolve(r)
+		t.Cand.upstream.inflight.Add(-1)
 	}
 }
 

@@ -55,6 +55,14 @@ type TargetRouting struct {
 	// RateLimitedUntil is when the provider's rate limits let it be tried
 	// again (Unix seconds; 0 when it is not cooled).
 	RateLimitedUntil float64 `json:"rate_limited_until"`
+
+	// Inflight is this gateway's attempts in flight at the target now;
+	// PeerInflight what peers' latest spans said of theirs; LoadFactor the
+	// factor the latency modes scale its estimate by for a new request
+	// (see loadFactor).
+	Inflight     int     `json:"inflight"`
+	PeerInflight int     `json:"peer_inflight"`
+	LoadFactor   float64 `json:"load_factor"`
 }
 
 // Routing reads the current state of every model, sorted by model, as chat
@@ -115,6 +123,7 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 			t.P50Seconds, t.EWMASeconds, t.Samples = st.P50.Seconds(), st.EWMA.Seconds(), st.Samples
 			t.SamplesSelf, t.SamplesPeers, t.SamplesForeign = st.SelfSamples, st.PeerSamples, st.ForeignSamples
 			t.FaultRate, t.Faults, t.Outcomes, t.FaultSeconds = st.FaultRate, st.Faults, st.Outcomes, st.FaultSeconds
+			t.Inflight, t.PeerInflight, t.LoadFactor = int(u.inflight.Load()), st.PeerInflight, loadFactor(c, &st)
 			if st.Samples > 0 {
 				t.OldestSampleAgeS = max(0, now.Sub(st.Oldest).Seconds())
 			}

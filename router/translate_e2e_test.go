@@ -135,7 +135,8 @@ func TestTranslatedUnaryWithTools(t *testing.T) {
 		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("status %d, decode %v", resp.StatusCode, err)
 		}
-		if got.Object != "chat.completion" || got.Model != "m" || len(got.Choices) != 1 || got.Choices[0].FinishReason != "tool_calls" ||
+		if got.Object != "chat.completion" || got.Model != "up-claude" || // the model that answered
+			len(got.Choices) != 1 || got.Choices[0].FinishReason != "tool_calls" ||
 			len(got.Choices[0].Message.ToolCalls) != 1 || got.Choices[0].Message.ToolCalls[0].Function.Name != "get_weather" ||
 			!json.Valid([]byte(got.Choices[0].Message.ToolCalls[0].Function.Arguments)) {
 			t.Errorf("translated answer %+v", got)

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
@@ -17,6 +18,7 @@ import (
 type upstream struct {
 	// immutable after newUpstream
 	kind      string
+	responses bool // serves the Responses API itself (providers.X.responses)
 	apiKey    string
 	host      string // server.address
 	port      int    // server.port
@@ -25,12 +27,18 @@ type upstream struct {
 	total     time.Duration
 	now       func() time.Time
 	breaker   *breaker
-	limiter   *limiter            // nil: unlimited
-	urls      map[string]*url.URL // endpoint suffix -> upstream URL, built once
+	limiter   *limiter // nil: unlimited
+	// maxConcurrency is its configured cap (0: none): a request beyond it
+	// waits its turn, which the latency modes count.
+	maxConcurrency int
+	urls           map[string]*url.URL // endpoint suffix -> upstream URL, built once
 
-	cool  cooldown  // until when its rate limits keep it away
-	allow allowance // what remains of its request limit
-	off   disabler  // its credential or quota failed
+	// inflight is its attempts in flight from this gateway, exactly: every
+	// Turn the routes hand out counts until it is resolved.
+	inflight atomic.Int64
+	cool     cooldown  // until when its rate limits keep it away
+	allow    allowance // what remains of its request limit
+	off      disabler  // its credential or quota failed
 }
 
 // endpointURL is where ep's requests go on this provider.
@@ -48,6 +56,7 @@ func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstr
 	base := strings.TrimRight(p.BaseURL, "/")
 	u := &upstream{
 		kind:      p.Kind,
+		responses: p.ServesResponses(),
 		apiKey:    p.APIKey,
 		firstByte: p.Timeout.FirstByte,
 		idle:      p.Timeout.Idle,
@@ -81,6 +90,7 @@ func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstr
 		}
 	}
 	if p.MaxConcurrency > 0 {
+		u.maxConcurrency = p.MaxConcurrency
 		u.limiter = newLimiter(p.MaxConcurrency, p.Queue)
 	}
 	return u
@@ -107,19 +117,29 @@ func (u *upstream) setAuth(h http.Header) {
 
 var defaultAnthropicVersion = []string{"2023-06-01"}
 
+// maxUpstreamHeaderBytes bounds an upstream response's header block (the
+// status line and every header, HTTP/1 and HTTP/2 alike). Beyond it the
+// round trip fails, which the attempt classifies as a transport fault: the
+// request fails over and the client never sees the header. Providers send
+// a few KiB; Go's own default, 10 MiB, would let one answer hold that much
+// per attempt before any limit of the gateway applies.
+const maxUpstreamHeaderBytes = 1 << 20
+
 // NewTransport is the upstream HTTP transport: pooled keep-alive
 // connections, HTTP/2 where offered, bodies passed as the provider sent
-// them (no transparent gzip, so bytes are relayed unchanged).
+// them (no transparent gzip, so bytes are relayed unchanged), response
+// headers bounded by maxUpstreamHeaderBytes.
 func NewTransport() *http.Transport {
 	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,
+		MaxResponseHeaderBytes: maxUpstreamHeaderBytes,
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    256,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		DisableCompression:     true,
 	}
 }

@@ -46,6 +46,10 @@ const (
 	KeyOutcome        = attribute.Key("firstbyte.outcome")                  // success|failover|client_error|broken|canceled
 	KeyUpstreamWait   = attribute.Key("firstbyte.upstream_wait")            // server span: seconds spent waiting on upstreams
 	KeyOutputRate     = attribute.Key("firstbyte.output_tokens_per_second") // a stream's output tokens per second after its first chunk
+	KeyInflight       = attribute.Key("firstbyte.inflight")                 // the target's attempts in flight from this instance when the attempt started, itself included
+	KeyCacheHit       = attribute.Key("firstbyte.cache_hit")                // the upstream reported cached prompt tokens: a sample not for cold prompts
+	KeyAffinity       = attribute.Key("firstbyte.affinity")                 // server span: hit, broken, none (the prompt-cache affinity)
+	KeyHedge          = attribute.Key("firstbyte.hedge")                    // server span: won (a hedge served), lost (the first attempt did), denied (the budget refused one)
 	KeySkipReason     = attribute.Key("firstbyte.skip_reason")              // skip event: circuit_open|queue_full|rate_limited|disabled|untranslatable
 	// KeyFault carries the failure model's verdict on an attempt (package
 	// fault): "none", "half" or "full".
@@ -84,6 +88,9 @@ const (
 	// OutcomeCanceled: the client went away before the attempt finished;
 	// neither the provider's failure nor a failover.
 	OutcomeCanceled = "canceled"
+	// OutcomeHedgeLost: another attempt of the request answered first and
+	// this one was cancelled; neither a fault nor a latency sample.
+	OutcomeHedgeLost = "hedge_lost"
 )
 
 // SpanSlices yields the spans of every ScopeSpans of td, with their

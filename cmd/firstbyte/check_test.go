@@ -93,7 +93,7 @@ targets:
 	}
 	want := path + `: 4 error(s)
 lisen: unknown key "lisen" (did you mean "listen"?)
-providers.groq.timeout.first_byte: 10 is not a duration: write a duration with a unit, e.g. 10s
+providers.groq.timeout.first_byte: a number is not a duration: write a duration with a unit, e.g. 10s
 targets[0].virtual_key: unknown provider "grok" (did you mean "groq"?)
 targets[1].modelmap: unknown key "modelmap" (did you mean "model_map"?)
 `

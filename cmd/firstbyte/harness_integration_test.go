@@ -168,9 +168,16 @@ func (p *childProc) kill() {
 }
 
 // stop sends sig and waits up to wait for the process to exit, returning
-// its exit code; the test fails if it does not exit in time.
+// its exit code; the test fails if it does not exit in time. The test is
+// done with the process, so first the shared clients close their idle
+// connections, as clients that go away do: a draining gateway keeps a
+// connection idle since before the signal open until its grace ends (a
+// request may be on its way on it), so one left in a pool would hold the
+// drain for the whole grace.
 func (p *childProc) stop(t *testing.T, sig syscall.Signal, wait time.Duration) int {
 	t.Helper()
+	http.DefaultClient.CloseIdleConnections()
+	apiClient.CloseIdleConnections()
 	if !p.exited() {
 		_ = p.cmd.Process.Signal(sig)
 	}

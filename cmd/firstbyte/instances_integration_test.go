@@ -32,10 +32,15 @@ func TestSeveralInstancesShareTheRanking(t *testing.T) {
 	// on its own admin address, where the collector keeps sending.
 	grpcAddr, httpAddr := loopbackAddr(freeLoopbackPort(t)), loopbackAddr(freeLoopbackPort(t))
 	adminA, adminB := loopbackAddr(freeLoopbackPort(t)), loopbackAddr(freeLoopbackPort(t))
+	// The collector keeps a connection to each instance's ingest; with no
+	// spans to send it sits idle, and a draining instance keeps it open for
+	// the next export until the grace ends: a short grace keeps B's restart
+	// short.
 	config := func(admin string) string {
 		return fmt.Sprintf(`
 listen: 127.0.0.1:0
 admin: {listen: %s}
+shutdown: {grace: 2s}
 providers:
   fast: {kind: openai, base_url: %q, api_key: test-key}
   slow: {kind: openai, base_url: %q, api_key: test-key}

@@ -56,7 +56,9 @@ func newMixedLoad(api, model string, chunks int) *mixedLoad {
 }
 
 // run runs workers until stop closes or maxDuration passes (a bound, not the
-// plan), then waits for every request in flight.
+// plan), then waits for every request in flight and closes the idle
+// connections, as clients that go away do (a draining gateway would keep
+// them open for a next request until its grace ends).
 func (l *mixedLoad) run(workers int, stop <-chan struct{}, maxDuration time.Duration) {
 	deadline := time.Now().Add(maxDuration)
 	var wg sync.WaitGroup
@@ -75,6 +77,7 @@ func (l *mixedLoad) run(workers int, stop <-chan struct{}, maxDuration time.Dura
 		}()
 	}
 	wg.Wait()
+	l.client.CloseIdleConnections()
 	close(l.stopped)
 }
 
@@ -366,6 +369,10 @@ targets:
 		t.Error("the process exited before its long stream ended")
 	}
 	<-longDone
+	// The long stream's answer began before the signal, so its connection
+	// stays open for a next request until the grace ends; its client
+	// closing it ends the drain.
+	longLoad.client.CloseIdleConnections()
 	code := gw.wait(t, 15*time.Second)
 	exited := time.Since(signaled)
 

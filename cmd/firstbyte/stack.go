@@ -39,6 +39,9 @@ type stack struct {
 	transport  http.RoundTripper
 	trim       *memTrim // counts API requests for the idle trim; nil: none
 	api, admin *http.Server
+	apiLn      net.Listener                // what api serves (closed by the drain)
+	adminLn    net.Listener                // what admin serves
+	conns      *connTracker                // both servers' connections, for the drain
 	serving    sync.WaitGroup              // the two Serve loops
 	telemetry  func(context.Context) error // flushes and stops the SDK
 	warns      []*rateLimitedWarn          // closed last, after everything that may note
@@ -161,20 +164,28 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 		}
 		s.current().Handler().ServeHTTP(w, r)
 	}), cfg.Limits, errLog)
-	s.admin = newServer(adminMux, cfg.Limits, errLog)
-	apiServed := router.ReasonPhrases(s.api, router.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections)))
-	adminServed := newLimitListener(adminLn, cfg.Limits.MaxConnections)
+	s.admin = newServer(closingWhileDraining(adminMux, s.draining.Load), cfg.Limits, errLog)
+	s.apiLn = router.ReasonPhrases(s.api, router.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections)))
+	s.adminLn = newLimitListener(adminLn, cfg.Limits.MaxConnections)
+	s.conns = newConnTracker()
+	s.conns.track(s.api)
+	s.conns.track(s.admin)
 	s.serving.Add(2)
-	go s.serve(s.api, apiServed, "api")
-	go s.serve(s.admin, adminServed, "admin")
+	go s.serve(s.api, s.apiLn, "api")
+	go s.serve(s.admin, s.adminLn, "admin")
 	s.ready.Store(true)
 	return s, nil
 }
 
-// serve runs one server until the drain stops it.
+// serve runs one server until the drain closes its listener (its
+// connections are served on until they close).
 func (s *stack) serve(srv *http.Server, ln net.Listener, name string) {
 	defer s.serving.Done()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err := srv.Serve(ln)
+	if s.draining.Load() && errors.Is(err, net.ErrClosed) {
+		return
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		s.log.Error("listener failed", "listener", name, "err", err)
 	}
 }
@@ -235,13 +246,15 @@ func (s *stack) transportFor() http.RoundTripper {
 }
 
 // aggregatorTargets is the gateway's (target, upstream model) pairs as the
-// aggregator takes them: peers' spans may teach nothing else.
+// aggregator takes them: peers' spans may teach nothing else, and nothing
+// longer than the provider's first-byte timeout.
 func aggregatorTargets(cfg *config.Config, gw *router.Gateway) []collector.Target {
 	var ts []collector.Target
 	for _, c := range gw.Candidates() {
 		kind, host, port := c.Provider()
-		t := collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind}
-		if p, ok := cfg.Providers[c.Target].Pricing[c.Model]; ok {
+		p := cfg.Providers[c.Target] // a candidate's provider is always configured
+		t := collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind, FirstByteTimeout: p.Timeout.FirstByte}
+		if p, ok := p.Pricing[c.Model]; ok {
 			t.Price, t.Priced = collector.TokenPrice{Input: p.Input, Output: p.Output}, true
 		}
 		ts = append(ts, t)

@@ -31,7 +31,7 @@ func cmdStudy(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "study-out", "directory for README.md and the PNG charts")
 	seed := fs.Uint64("seed", 1, "seed of every random draw; the same seed gives the same files")
 	scenarios := fs.String("scenarios", strings.Join(study.ScenarioNames(), ","), "scenarios to run")
-	modes := fs.String("modes", strings.Join(router.StrategyNames(), ","), "modes to run (the oracle always runs)")
+	modes := fs.String("modes", strings.Join(study.AllModes(), ","), "modes to run (the oracle always runs; a latency mode + \"+hedge\" runs it with hedging)")
 	duration := fs.Duration("duration", study.DefaultDuration, "measured time per scenario, after the warm-up")
 	markdown := fs.String("markdown", "", "also write the results section of this Markdown file (docs/routing-study.md)")
 	if err := fs.Parse(args); err != nil {

@@ -19,6 +19,10 @@ type Target struct {
 	// attempts); P50 is element ⌊n/2⌋ of them sorted ascending.
 	Samples int
 	P50     time.Duration
+	// P75, P90, P95 and P99 are elements ⌊q·n⌋ of the same sorted samples
+	// (Quantile reads them by q): how late is late for this target, the
+	// hedge's trigger.
+	P75, P90, P95, P99 time.Duration
 	// EWMA is the exponentially weighted moving average (alpha 0.3) of the
 	// samples in the order they were taken, with every timed-out attempt
 	// counted as a sample of the time it cost.
@@ -47,9 +51,29 @@ type Target struct {
 	// LastOutcome is when the newest live outcome was taken (zero with none).
 	LastOutcome time.Time
 
+	// Late is how many live censored observations there are: attempts
+	// cancelled without a first byte because another attempt of their
+	// request answered first (hedge_lost). They are not outcomes (the
+	// failure model says nothing of them): each says only that the target
+	// was slower than it had waited, LateSeconds on average.
+	// WeightedLate is their count, each weighing 2^(-age/RecencyHalfLife)
+	// relative to the newest, taken at LastLate (zero with none).
+	Late                      int
+	WeightedLate, LateSeconds float64
+	LastLate                  time.Time
+
 	// Where the live samples came from: this instance's own attempts, peer
 	// gateways' spans, and foreign (application) spans.
 	SelfSamples, PeerSamples, ForeignSamples int
+
+	// Load is the target's load curve: Load[k-1] is the recent mean time
+	// to first byte of samples that started with k attempts in flight at
+	// the target (all instances'; the last level holds k >= LoadLevels),
+	// 0 where there is none (LoadFactor reads it). PeerInflight is how many
+	// attempts peer gateways have in flight there now, as their latest
+	// spans said.
+	Load         [LoadLevels]time.Duration
+	PeerInflight int
 }
 
 // RecencyHalfLife is the half-life of the recency weights in Target:
@@ -69,4 +93,56 @@ func (s *Target) LastSeen() time.Time {
 		return s.LastOutcome
 	}
 	return s.Newest
+}
+
+// Quantiles are the quantiles Target carries, and Quantile reads.
+var Quantiles = []float64{0.5, 0.75, 0.9, 0.95, 0.99}
+
+// Quantile is the live samples' quantile q, one of Quantiles (0 for any
+// other q, or with no sample).
+func (s *Target) Quantile(q float64) time.Duration {
+	switch q {
+	case 0.5:
+		return s.P50
+	case 0.75:
+		return s.P75
+	case 0.9:
+		return s.P90
+	case 0.95:
+		return s.P95
+	case 0.99:
+		return s.P99
+	}
+	return 0
+}
+
+// LoadLevels is how many in-flight levels a target's load curve keeps: the
+// last holds every level from it up.
+const LoadLevels = 16
+
+// LoadFactor is how much slower than when it is idle the load curve says
+// the target answers a request that finds k attempts in flight there
+// (itself included): curve(k)/curve(1), at least 1. The curve (Load) holds
+// the recent mean time to first byte by the load each sample started at;
+// a level without data is read from the nearest level below it that has
+// some: optimistic, so load goes where it has not been tried until the
+// curve shows a queue there. With no data at level 1, the lowest level
+// that has data stands for it; with none at all, 1.
+func (s *Target) LoadFactor(k int) float64 {
+	base := 0
+	for i, d := range s.Load {
+		if d > 0 {
+			base = i + 1
+			break
+		}
+	}
+	if base == 0 || k <= base {
+		return 1
+	}
+	k = min(k, LoadLevels)
+	j := k
+	for j > base && s.Load[j-1] == 0 {
+		j--
+	}
+	return max(float64(s.Load[j-1])/float64(s.Load[base-1]), 1)
 }

@@ -24,6 +24,8 @@ type event struct {
 	at     time.Duration
 	seq    uint64
 	client int
+	gen    int    // the client's request it is for (0: a request's start)
+	racer  *racer // an attempt's end; nil with gen set: a hedge is due
 }
 
 type eventQueue []event
@@ -47,4 +49,16 @@ func (q *eventQueue) Pop() any {
 func (r *runner) schedule(client int, at time.Duration) {
 	r.seq++
 	heap.Push(&r.queue, event{at: at, seq: r.seq, client: client})
+}
+
+// scheduleEnd is rc's end, at its time.
+func (r *runner) scheduleEnd(c *client, rc *racer) {
+	r.seq++
+	heap.Push(&r.queue, event{at: rc.endAt, seq: r.seq, client: c.id, gen: c.gen, racer: rc})
+}
+
+// scheduleHedge is a hedge of c's request due at at.
+func (r *runner) scheduleHedge(c *client, at time.Duration) {
+	r.seq++
+	heap.Push(&r.queue, event{at: at, seq: r.seq, client: c.id, gen: c.gen})
 }

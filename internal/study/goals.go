@@ -115,6 +115,7 @@ func (st *Study) Goals() []Goal {
 			Figure: fmt.Sprintf("%.4f", x)})
 	}
 	out = append(out, st.failureGoals()...)
+	out = append(out, st.hedgeGoals()...)
 	for _, m := range LatencyModes {
 		worst, where := math.Inf(1), ""
 		for _, s := range st.Scenarios {
@@ -181,6 +182,69 @@ func (st *Study) failureGoals() []Goal {
 				Text:   fmt.Sprintf("(i) %s: the first request served within %s of the outage's end, none failed after", m, secs(OutageRecovery)),
 				Figure: fmt.Sprintf("%s after, %d failed after", msText(d), r.LateFailures)})
 		}
+	}
+	return out
+}
+
+// Thresholds of the hedging goals.
+const (
+	HedgeTailRatio   = 0.5  // a hedged mode's p99 against the best unhedged mode's
+	HedgeStableExtra = 0.05 // hedges per request in (a)
+	HedgeStableMean  = 0.02 // (a)'s mean with hedging, against without
+	HedgeHangRatio   = 1.05 // (d) reliable-latency with hedging, while t20 hangs
+)
+
+// hedgeGoals are the goals of hedging: in the tail scenarios a hedged
+// mode's p99 is at most half the best unhedged mode's and below the
+// oracle's, its mean no worse than without, at a cost within the budget; in
+// (a) it costs next to nothing; in (d) reliable-latency with it stays near
+// the oracle while t20 hangs.
+func (st *Study) hedgeGoals() []Goal {
+	var out []Goal
+	for _, sc := range []string{"tail", "tail-spikes"} {
+		best := math.Inf(1)
+		for _, m := range st.Modes {
+			if _, hedged := baseMode(m); !hedged && m != Oracle {
+				if r := st.Result(sc, m); r != nil {
+					best = min(best, float64(r.Quantile(0.99)))
+				}
+			}
+		}
+		o := st.Result(sc, Oracle)
+		for _, m := range HedgedModes {
+			r := st.Result(sc, m)
+			plain, _ := baseMode(m)
+			p := st.Result(sc, plain)
+			if r == nil || o == nil || p == nil || math.IsInf(best, 1) {
+				continue
+			}
+			p99 := float64(r.Quantile(0.99))
+			x := p99 / best
+			out = append(out, Goal{Scenario: sc, Mode: m, Value: x, Met: x <= HedgeTailRatio && p99 < float64(o.Quantile(0.99)),
+				Text:   fmt.Sprintf("(%s) %s: p99 at most %.1fx the best unhedged mode's, and below the oracle's", sc, m, HedgeTailRatio),
+				Figure: fmt.Sprintf("%s: %.2fx %s, oracle %s", msText(r.Quantile(0.99)), x, msText(time.Duration(best)), msText(o.Quantile(0.99)))})
+			extra := r.PerRequest(r.Hedged)
+			out = append(out, Goal{Scenario: sc, Mode: m, Value: extra, Met: r.Mean() <= p.Mean() && extra <= HedgeBudget+0.01,
+				Text:   fmt.Sprintf("(%s) %s: mean no worse than without hedging, at most %.2f hedges per request", sc, m, HedgeBudget+0.01),
+				Figure: fmt.Sprintf("mean %s (without: %s), %.3f hedges per request", msText(r.Mean()), msText(p.Mean()), extra)})
+		}
+	}
+	for _, m := range HedgedModes {
+		plain, _ := baseMode(m)
+		r, p := st.Result("a", m), st.Result("a", plain)
+		if r == nil || p == nil {
+			continue
+		}
+		extra, drift := r.PerRequest(r.Hedged), float64(r.Mean())/float64(p.Mean())-1
+		out = append(out, Goal{Scenario: "a", Mode: m, Value: extra, Met: extra <= HedgeStableExtra && math.Abs(drift) <= HedgeStableMean,
+			Text:   fmt.Sprintf("(a) %s: at most %.2f hedges per request, the mean within %.0f %% of without", m, HedgeStableExtra, HedgeStableMean*100),
+			Figure: fmt.Sprintf("%.3f hedges per request, mean %+.1f %%", extra, drift*100)})
+	}
+	if r, o := st.Result("d", "reliable-latency"+HedgeSuffix), st.Result("d", Oracle); r != nil && o != nil && r.Scenario.Window != nil {
+		x := st.WindowRatio(r)
+		out = append(out, Goal{Scenario: "d", Mode: r.Mode, Value: x, Met: x <= HedgeHangRatio,
+			Text:   fmt.Sprintf("(d) %s, no breaker: mean TTFB within %.2fx the oracle's %s", r.Mode, HedgeHangRatio, r.Scenario.Window.Name),
+			Figure: fmt.Sprintf("%.3fx (%s against %s)", x, msText(r.WindowTTFB), msText(o.WindowTTFB))})
 	}
 	return out
 }

@@ -51,6 +51,9 @@ type Result struct {
 	// Admitted and Resolved count the breaker admissions handed out and
 	// resolved: every one handed out must be resolved.
 	Admitted, Resolved int
+	// Hedged counts the requests that had a hedge, HedgesWon those a hedge
+	// served, Lost the attempts cancelled because another won.
+	Hedged, HedgesWon, Lost int
 	// Recovered is, in a scenario with an outage, how long after its end
 	// the first request was served (-1: never); LateFailures counts the
 	// requests that failed after that.

@@ -38,9 +38,13 @@ func attemptCost(b Behaviour, firstByte time.Duration) (q, seconds float64) {
 		return 0, QuickFault.Seconds()
 	}
 	m := b.Median.Seconds()
-	z := math.Log(T/m) / Sigma
+	sg := b.sigma()
+	z := math.Log(T/m) / sg
 	inTime := phi(z)
-	successPart := m*math.Exp(Sigma*Sigma/2)*phi(z-Sigma) + T*(1-inTime)
+	successPart := m*math.Exp(sg*sg/2)*phi(z-sg) + T*(1-inTime)
+	if b.SpikeRate > 0 { // the mean of a spiked answer, ignoring the timeout (far beyond)
+		successPart *= 1 + b.SpikeRate*(b.SpikeFactor-1)
+	}
 	q = (1 - b.FaultRate) * inTime
 	seconds = (1-b.FaultRate)*successPart + b.FaultRate*min(b.FaultAfter.Seconds(), T)
 	return q, seconds

@@ -67,7 +67,7 @@ func (gws gateways) at(t time.Duration) *router.Gateway {
 type gatewayPlanner struct{ gateways gateways }
 
 func (p *gatewayPlanner) plan(t time.Duration) (*router.Route, string, error) {
-	route, _, ok := p.gateways.at(t).Route(ClientModel, nil)
+	route, _, ok := p.gateways.at(t).Route(ClientModel, router.RouteOptions{})
 	if !ok {
 		return nil, "", fmt.Errorf("no target serves %s", ClientModel)
 	}
@@ -90,7 +90,7 @@ func (p *oraclePlanner) plan(t time.Duration) (*router.Route, string, error) {
 	for _, i := range p.buf {
 		p.names = append(p.names, p.s.Targets[i].Name)
 	}
-	route, unknown, ok := p.gateways.at(t).Route(ClientModel, p.names)
+	route, unknown, ok := p.gateways.at(t).Route(ClientModel, router.RouteOptions{Names: p.names})
 	if !ok || unknown != "" {
 		return nil, "", fmt.Errorf("oracle: no route through %v at %v", p.names, t)
 	}
@@ -137,7 +137,12 @@ func gatewayConfig(s *Scenario, mode string, targets []int) (*config.Config, err
 		half := targetPrice(s.Targets[i]) / 2
 		fmt.Fprintf(&b, "    pricing: {%s: {input: %g, output: %g}}\n", ClientModel, half, half)
 	}
-	fmt.Fprintf(&b, "strategy:\n  mode: %s\ntargets:\n", mode)
+	base, hedged := baseMode(mode)
+	fmt.Fprintf(&b, "strategy:\n  mode: %s\n", base)
+	if hedged {
+		fmt.Fprintf(&b, "  hedge: {enabled: true, after: %s, budget: %g, max: %d}\n", HedgeAfter, HedgeBudget, HedgeMax)
+	}
+	b.WriteString("targets:\n")
 	for _, i := range targets {
 		fmt.Fprintf(&b, "  - virtual_key: %s\n", s.Targets[i].Name)
 	}

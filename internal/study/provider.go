@@ -127,7 +127,10 @@ func (p *provider) answer(b Behaviour, firstByte, t time.Duration, now time.Time
 		}
 		return router.Result{Status: 503, ErrorType: strconv.Itoa(503), Outcome: telemetry.OutcomeFailover}, b.FaultAfter
 	}
-	d := lognormal(b.Median, standardNormal(n1, n2))
+	d := lognormal(b.Median, b.sigma(), standardNormal(n1, n2))
+	if b.SpikeRate > 0 && p.rng.Float64() < b.SpikeRate {
+		d = time.Duration(float64(d) * b.SpikeFactor)
+	}
 	if d >= firstByte {
 		return timeout, firstByte
 	}
@@ -135,9 +138,17 @@ func (p *provider) answer(b Behaviour, firstByte, t time.Duration, now time.Time
 	return left, d
 }
 
-// lognormal is median·e^(Sigma·z): a draw whose median is median.
-func lognormal(median time.Duration, z float64) time.Duration {
-	return time.Duration(math.Round(float64(median) * math.Exp(Sigma*z)))
+// lognormal is median·e^(sigma·z): a draw whose median is median.
+func lognormal(median time.Duration, sigma, z float64) time.Duration {
+	return time.Duration(math.Round(float64(median) * math.Exp(sigma*z)))
+}
+
+// sigma is the spread of b's latency.
+func (b Behaviour) sigma() float64 {
+	if b.Spread > 0 {
+		return b.Spread
+	}
+	return Sigma
 }
 
 // standardNormal turns two uniform draws in [0, 1) into a standard normal

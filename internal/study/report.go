@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -61,7 +60,7 @@ func (st *Study) CommandLine() string {
 	if names := scenarioNames(st.Scenarios); !slices.Equal(names, ScenarioNames()) {
 		args = append(args, "-scenarios "+strings.Join(names, ","))
 	}
-	if modes := st.Modes[:len(st.Modes)-1]; !slices.Equal(modes, router.StrategyNames()) {
+	if modes := st.Modes[:len(st.Modes)-1]; !slices.Equal(modes, AllModes()) {
 		args = append(args, "-modes "+strings.Join(modes, ","))
 	}
 	return strings.Join(args, " ")
@@ -134,19 +133,19 @@ func (st *Study) hasLatencyModes() bool {
 
 func (st *Study) writeLatencyTable(b *bytes.Buffer, i int) {
 	s := st.Scenarios[i]
-	b.WriteString("| mode | mean | p50 | p99 | × oracle | failed attempts / request | skips / request | served |")
+	b.WriteString("| mode | mean | p50 | p95 | p99 | × oracle | failed attempts / request | skips / request | hedges / request | served |")
 	if s.Window != nil {
 		fmt.Fprintf(b, " mean %s | × oracle %s |", s.Window.Name, s.Window.Name)
 	}
-	b.WriteString("\n|---|---:|---:|---:|---:|---:|---:|---:|")
+	b.WriteString("\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	if s.Window != nil {
 		b.WriteString("---:|---:|")
 	}
 	b.WriteString("\n")
 	for _, r := range st.Results[i] {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %.2f | %.3f | %.3f | %s |", r.Mode, msText(r.Mean()),
-			msText(r.Quantile(0.5)), msText(r.Quantile(0.99)), st.Ratio(r), r.PerRequest(r.Faults),
-			r.PerRequest(r.Skips), percent(r.ServedShare(), 2))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.2f | %.3f | %.3f | %.3f | %s |", r.Mode, msText(r.Mean()),
+			msText(r.Quantile(0.5)), msText(r.Quantile(0.95)), msText(r.Quantile(0.99)), st.Ratio(r), r.PerRequest(r.Faults),
+			r.PerRequest(r.Skips), r.PerRequest(r.Hedged), percent(r.ServedShare(), 2))
 		if s.Window != nil {
 			fmt.Fprintf(b, " %s | %.2f |", msText(r.WindowTTFB), st.WindowRatio(r))
 		}

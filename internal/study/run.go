@@ -4,11 +4,13 @@ import (
 	"container/heap"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -41,11 +43,20 @@ type client struct {
 	skips     int
 	firstPick int // target of attempt 1; -1 before it
 
-	// the attempt in flight
-	inFlight bool
-	turn     router.Turn
-	target   int // the scenario's index of turn's target
-	end      router.Result
+	// the attempts in flight: one, or with hedging some racing
+	racers []*racer
+	gen    int // the request's number: events of an earlier one are stale
+	hedges int // hedges started
+	busy   bool
+}
+
+// racer is one simulated attempt in flight.
+type racer struct {
+	turn   router.Turn
+	target int // the scenario's index of turn's target
+	end    router.Result
+	endAt  time.Duration
+	over   bool // ended (or cancelled): its end event is stale
 }
 
 // runner is one run's state. Everything in it is touched by one goroutine.
@@ -117,10 +128,16 @@ func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration
 		e := heap.Pop(&r.queue).(event)
 		r.clock.t = e.at
 		c := r.clients[e.client]
-		if c.inFlight {
-			r.attemptEnded(c)
-		} else {
+		switch {
+		case e.gen == 0: // the client's next request
 			r.startRequest(c)
+		case e.gen != c.gen || !c.busy: // of a request that has ended
+		case e.racer != nil:
+			if !e.racer.over {
+				r.attemptEnded(c, e.racer)
+			}
+		default:
+			r.hedge(c)
 		}
 	}
 	if r.err != nil {
@@ -138,20 +155,29 @@ func (r *runner) startRequest(c *client) {
 		r.err = err
 		return
 	}
-	*c = client{id: c.id, route: route, start: now, selection: selection, firstPick: -1}
+	*c = client{id: c.id, route: route, start: now, selection: selection, firstPick: -1, busy: true, gen: c.gen + 1}
 	r.next(c)
 }
 
-// next starts the next attempt of c's route (its skips counted), or ends
-// the request when the route has no candidate left.
+// next starts the next attempt of c's route (its skips counted), with a
+// hedge due after its delay when the route hedges; or ends the request
+// when the route has no candidate left.
 func (r *runner) next(c *client) {
-	now := r.clock.t
 	t, ok := c.route.Next()
 	c.skips = len(c.route.Skipped())
 	if !ok {
 		r.requestEnded(c, false)
 		return
 	}
+	r.begin(c, t)
+	if d, ok := c.route.HedgeAfter(&t); ok {
+		r.scheduleHedge(c, r.clock.t+d)
+	}
+}
+
+// begin starts t's attempt: the provider draws how it ends, and when.
+func (r *runner) begin(c *client, t router.Turn) {
+	now := r.clock.t
 	r.res.Admitted++
 	c.attempts++
 	target := r.index[t.Cand.Target]
@@ -160,31 +186,80 @@ func (r *runner) next(c *client) {
 	}
 	b := r.s.Behave(target, now)
 	end, took := r.providers[target].answer(b, r.s.FirstByte, now, r.clock.Now())
-	c.turn, c.target, c.end, c.inFlight = t, target, end, true
-	c.turn.StartSpan(context.Background(), r.tracer, telemetry.OperationChat, ClientModel, trace.WithTimestamp(r.clock.Now()))
+	rc := &racer{turn: t, target: target, end: end, endAt: now + took}
+	rc.turn.StartSpan(context.Background(), r.tracer, telemetry.OperationChat, ClientModel, trace.WithTimestamp(r.clock.Now()))
+	c.racers = append(c.racers, rc)
 	r.res.drew(target, now, end, took)
-	r.schedule(c.id, now+took)
+	r.scheduleEnd(c, rc)
 }
 
-// attemptEnded ends c's attempt in flight at the current instant (its span
-// ends: the statistics learn from it now; its admission is resolved);
-// then the request ends, or moves on, as the route says.
-func (r *runner) attemptEnded(c *client) {
-	c.inFlight = false
-	r.res.Resolved++
-	done := c.route.End(&c.turn, c.end, trace.WithTimestamp(r.clock.Now()))
-	if done {
-		r.requestEnded(c, c.end.Outcome == telemetry.OutcomeSuccess)
+// hedge starts a hedge beside c's newest attempt if none has its first
+// byte yet, fewer than the most race, and the budget allows; another is
+// due after the delay while more may race.
+func (r *runner) hedge(c *client) {
+	if len(c.racers) > c.route.HedgeMax() {
 		return
 	}
-	c.faults++
-	r.next(c)
+	last := c.racers[len(c.racers)-1]
+	t, ok := c.route.TryHedge(&last.turn)
+	c.skips = len(c.route.Skipped())
+	if !ok {
+		return
+	}
+	c.hedges++
+	r.begin(c, t)
+	if d, ok := c.route.HedgeAfter(&t); ok && len(c.racers) <= c.route.HedgeMax() {
+		r.scheduleHedge(c, r.clock.t+d)
+	}
+}
+
+// attemptEnded ends rc, one of c's attempts in flight, at the current
+// instant (its span ends: the statistics learn from it now; its
+// admission is resolved). A success wins the request: every other racer
+// is cancelled now (hedge_lost). A failure lets the others race on; when
+// none is left the request ends, or moves on, as the route says.
+func (r *runner) attemptEnded(c *client, rc *racer) {
+	rc.over = true
+	c.racers = slices.DeleteFunc(c.racers, func(x *racer) bool { return x == rc })
+	r.res.Resolved++
+	done := c.route.End(&rc.turn, rc.end, trace.WithTimestamp(r.clock.Now()))
+	won := rc.end.Outcome == telemetry.OutcomeSuccess
+	if !won {
+		c.faults++
+	}
+	if done || won {
+		r.cancelRacers(c)
+		if c.hedges > 0 {
+			r.res.Hedged++
+			if rc.turn.Hedged() {
+				r.res.HedgesWon++
+			}
+		}
+		r.requestEnded(c, won)
+		return
+	}
+	if len(c.racers) == 0 {
+		r.next(c)
+	}
+}
+
+// cancelRacers ends every racer still in flight as hedge_lost, now.
+func (r *runner) cancelRacers(c *client) {
+	for _, o := range c.racers {
+		o.over = true
+		r.res.Resolved++
+		lost := router.Result{ErrorType: fault.ErrorHedgeLost, Outcome: telemetry.OutcomeHedgeLost}
+		c.route.End(&o.turn, lost, trace.WithTimestamp(r.clock.Now()))
+		r.res.Lost++
+	}
+	c.racers = nil
 }
 
 // requestEnded records c's request and, within the measured time, sends
 // its next one at once.
 func (r *runner) requestEnded(c *client, served bool) {
 	now := r.clock.t
+	c.busy = false
 	r.res.record(c, served, now-c.start)
 	if now < r.duration {
 		r.schedule(c.id, now)

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -61,13 +62,18 @@ type Target struct {
 
 // Behaviour is how a target answers an attempt that starts at some time.
 type Behaviour struct {
-	Median     time.Duration // of the log-normal latency of a success (sigma Sigma)
+	Median     time.Duration // of the log-normal latency of a success (sigma Sigma) ...
+	Spread     float64       // ... or this sigma, when set
 	FaultRate  float64       // share of attempts that fail with a 503 ...
 	FaultAfter time.Duration // ... after this long
 	Hang       bool          // never answers: the first-byte timeout cuts the attempt
 	// Status, when set, is what every attempt gets, after QuickFault: 401,
 	// the provider refusing the credential.
 	Status int
+	// SpikeRate, when set, is the share of successes that take SpikeFactor
+	// times their draw: a slow moment no ordering foresees.
+	SpikeRate   float64
+	SpikeFactor float64
 	// Limit, when set, is how many attempts a second the target takes
 	// (counted afresh every whole second); beyond it an attempt gets 429
 	// with a Retry-After of RetryAfter, after QuickFault.
@@ -159,6 +165,16 @@ const (
 	OutageFrom, OutageTo = 4 * time.Second, 7 * time.Second
 )
 
+// TailSigma is the spread of every target in (tail): a heavy tail, the
+// p99 eight times the median.
+const TailSigma = 0.9
+
+// Spikes of (tail-spikes): one answer in twenty takes ten times as long.
+const (
+	SpikeRate   = 0.05
+	SpikeFactor = 10.0
+)
+
 // Settings of (g), (h) and (i).
 const (
 	// RateLimit is how many attempts a second t20 takes in (h), and
@@ -220,7 +236,7 @@ func Scenarios() []*Scenario {
 	}
 	stable := baseTargets()
 	slow := baseTargets()
-	revoked, limited, outage := baseTargets(), baseTargets(), baseTargets()
+	revoked, limited, outage, tail, spikes := baseTargets(), baseTargets(), baseTargets(), baseTargets(), baseTargets()
 	added := append(baseTargets(), Target{Name: "t10", Median: AddedMedian, AddedAt: AddAt})
 	drift := baseTargets()
 	return []*Scenario{
@@ -304,6 +320,27 @@ func Scenarios() []*Scenario {
 				return b
 			},
 			Outage: &Window{Name: "outage", From: OutageFrom, To: OutageTo},
+		},
+		{
+			Name: "tail", Title: "a heavy tail", Targets: tail, FirstByte: DefaultFirstByte,
+			About: fmt.Sprintf("Every target's time to first byte has a heavy tail: log-normal with sigma %g "+
+				"(medians 20, 40 and 80 ms; t20's p99 is %s). No ordering can shorten a slow moment of the "+
+				"fastest; a hedge can.", TailSigma, ms(time.Duration(float64(20*time.Millisecond)*math.Exp(TailSigma*2.326)).Round(time.Millisecond))),
+			Behave: func(i int, _ time.Duration) Behaviour {
+				b := normal(tail, i)
+				b.Spread = TailSigma
+				return b
+			},
+		},
+		{
+			Name: "tail-spikes", Title: "slow moments", Targets: spikes, FirstByte: DefaultFirstByte,
+			About: fmt.Sprintf("Every target's answers keep their sigma %g, but %g %% of them take %gx as long "+
+				"(independently, on every target): the tail of a provider having slow moments.", Sigma, SpikeRate*100, SpikeFactor),
+			Behave: func(i int, _ time.Duration) Behaviour {
+				b := normal(spikes, i)
+				b.SpikeRate, b.SpikeFactor = SpikeRate, SpikeFactor
+				return b
+			},
 		},
 	}
 }

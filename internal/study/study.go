@@ -13,6 +13,33 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
+// HedgeSuffix names a mode run with hedging on (strategy.hedge with the
+// study's HedgeAfter, HedgeBudget and HedgeMax): "least-latency+hedge".
+const HedgeSuffix = "+hedge"
+
+// The hedging the "+hedge" runs use: the product's defaults.
+const (
+	HedgeAfter  = "p95"
+	HedgeBudget = 0.1
+	HedgeMax    = 1
+)
+
+// HedgedModes are the latency modes run with hedging on.
+var HedgedModes = func() []string {
+	var out []string
+	for _, m := range LatencyModes {
+		out = append(out, m+HedgeSuffix)
+	}
+	return out
+}()
+
+// AllModes are the modes a study runs by default: every registered mode,
+// then the latency modes with hedging on.
+func AllModes() []string { return append(router.StrategyNames(), HedgedModes...) }
+
+// baseMode is the registered mode a study mode runs, and whether it hedges.
+func baseMode(mode string) (string, bool) { return strings.CutSuffix(mode, HedgeSuffix) }
+
 // LatencyModes are the modes that rank on measured latency (the router
 // says which): the ones the goals hold to adaptation, recovery and service.
 var LatencyModes = func() []string {
@@ -91,11 +118,11 @@ func Run(ctx context.Context, o Options, deps Deps) (*Study, error) {
 	}
 	st.Modes = o.Modes
 	if len(st.Modes) == 0 {
-		st.Modes = router.StrategyNames()
+		st.Modes = AllModes()
 	}
 	for _, m := range st.Modes {
-		if !slices.Contains(router.StrategyNames(), m) {
-			return nil, fmt.Errorf("-modes: unknown mode %q (known: %s)", m, strings.Join(router.StrategyNames(), ","))
+		if !slices.Contains(AllModes(), m) {
+			return nil, fmt.Errorf("-modes: unknown mode %q (known: %s)", m, strings.Join(AllModes(), ","))
 		}
 	}
 	st.Modes = append(slices.Clone(st.Modes), Oracle)

@@ -283,11 +283,13 @@ func TestStudyGoals(t *testing.T) {
 		{"slowdown and recovery", []string{"b"}, SlowTo + RecoverWithin},
 		{"faults", []string{"c", "c2"}, 6 * time.Second},
 		{"hang", []string{"d", "d-breaker"}, HangTo},
+		{"providers as they really fail", []string{"g", "h", "i"}, OutageTo + 2*time.Second},
+		{"slow moments, hedged", []string{"a", "tail-spikes"}, DefaultDuration},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			st := runStudy(t, Options{Seed: 1, Duration: tt.duration, Scenarios: tt.scenarios, Modes: LatencyModes})
+			st := runStudy(t, Options{Seed: 1, Duration: tt.duration, Scenarios: tt.scenarios, Modes: append(slices.Clone(LatencyModes), HedgedModes...)})
 			goals := st.Goals()
 			if len(goals) == 0 {
 				t.Fatal("no goal evaluated")

@@ -30,6 +30,11 @@ type Config struct {
 	// Shutdown is how a SIGTERM or SIGINT drains.
 	Shutdown Shutdown `yaml:"shutdown"`
 	Log      Log      `yaml:"log"`
+	// ResponseModel is the model name answers report: "upstream", the
+	// upstream model that answered (what cost-tracking tools price by),
+	// translated answers included; or "requested", the name the client
+	// asked for (a relayed answer is rewritten). Zero: upstream.
+	ResponseModel string `yaml:"response_model"`
 	// Providers are the virtual keys, by name: a target names one in its
 	// virtual_key. Client keys are Auth.Keys, not these. At least one is
 	// required.
@@ -171,6 +176,13 @@ type Provider struct {
 	Models    []string  `yaml:"models"`
 	Timeout   Timeouts  `yaml:"timeout"`
 	RateLimit RateLimit `yaml:"rate_limit"`
+	// Responses says whether an openai provider serves the Responses API
+	// (POST /responses): /v1/responses requests go to it as they came.
+	// False: they are translated to Chat Completions for it, as for an
+	// OpenAI-compatible server that has only that. Nil: true for kind
+	// openai, false for anthropic (whose targets get them translated to
+	// Messages); true on an anthropic provider is refused.
+	Responses *bool `yaml:"responses"`
 	// MaxConcurrency caps in-flight requests to this provider. Zero: no cap.
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// Queue is how many requests may wait for a slot when MaxConcurrency is
@@ -227,7 +239,30 @@ type CircuitBreaker struct {
 // Strategy chooses how eligible targets are ordered.
 type Strategy struct {
 	// Mode is one of Modes. Zero: least-latency.
-	Mode string `yaml:"mode"`
+	Mode  string `yaml:"mode"`
+	Hedge Hedge  `yaml:"hedge"`
+}
+
+// Hedge races a second attempt against a first one that is late: when the
+// first has produced no first byte after After, the next candidate in the
+// mode's order starts in parallel and whichever answers first serves the
+// request. It costs tokens (the loser's upstream may have started work):
+// off unless Enabled.
+type Hedge struct {
+	// Enabled turns hedging on, in every mode. Zero: off.
+	Enabled bool `yaml:"enabled"`
+	// After is how late the first attempt must be: a quantile of its
+	// target's own live samples (p50, p75, p90, p95 or p99; no hedge on a
+	// target with fewer than 10 samples) or a duration (e.g. 300ms); never
+	// less than 5ms. Zero: p95.
+	After string `yaml:"after"`
+	// Budget bounds hedges as a share of a model's requests over a
+	// sliding 10 s window, so a slow provider never doubles the load.
+	// Zero: 0.05.
+	Budget float64 `yaml:"budget"`
+	// Max is how many hedges one request may have in flight beside its
+	// first attempt. Zero: 1.
+	Max int `yaml:"max"`
 }
 
 // Target puts a provider behind one or more client-facing models.
@@ -314,8 +349,18 @@ const (
 	DefaultCBFailures     = 5
 	DefaultCBCooldown     = 30 * time.Second
 	DefaultMode           = "least-latency"
+	DefaultHedgeAfter     = "p95"
+	DefaultHedgeBudget    = 0.05
+	DefaultHedgeMax       = 1
 	DefaultServiceName    = "firstbyte"
+	DefaultResponseModel  = ResponseModelUpstream
 	DefaultTargetWeight   = 1.0
+)
+
+// ResponseModel values.
+const (
+	ResponseModelUpstream  = "upstream"
+	ResponseModelRequested = "requested"
 )
 
 // Provider kinds (wire formats).
@@ -333,7 +378,9 @@ var Modes = []string{"cost-optimized", "ewma-latency", "fallback", "least-latenc
 var (
 	logLevels  = []string{"debug", "info", "warn", "error"}
 	logFormats = []string{"text", "json"}
-	kinds      = []string{KindOpenAI, KindAnthropic}
+	// responseModels are the values response_model accepts.
+	responseModels = []string{ResponseModelUpstream, ResponseModelRequested}
+	kinds          = []string{KindOpenAI, KindAnthropic}
 )
 
 func (c *Config) applyDefaults() {
@@ -367,10 +414,17 @@ func (c *Config) applyDefaults() {
 		setDefault(&p.Timeout.Total, DefaultTotal)
 		setDefault(&p.Timeout.Idle, min(DefaultIdle, p.Timeout.Total))
 		setDefault(&p.RateLimit.MaxCooldown, DefaultMaxCooldown)
+		if p.Responses == nil {
+			v := p.Kind == KindOpenAI
+			p.Responses = &v
+		}
 		setDefault(&p.CircuitBreaker.Failures, DefaultCBFailures)
 		setDefault(&p.CircuitBreaker.Cooldown, DefaultCBCooldown)
 	}
 	setDefault(&c.Strategy.Mode, DefaultMode)
+	setDefault(&c.Strategy.Hedge.After, DefaultHedgeAfter)
+	setDefault(&c.Strategy.Hedge.Budget, DefaultHedgeBudget)
+	setDefault(&c.Strategy.Hedge.Max, DefaultHedgeMax)
 	for i := range c.Targets {
 		if c.Targets[i].Weight == nil {
 			w := DefaultTargetWeight
@@ -378,6 +432,7 @@ func (c *Config) applyDefaults() {
 		}
 	}
 	setDefault(&c.Telemetry.ServiceName, DefaultServiceName)
+	setDefault(&c.ResponseModel, DefaultResponseModel)
 }
 
 // setDefault sets *field to def when it is zero.
@@ -401,6 +456,15 @@ func (t Target) Routes(p *Provider) map[string]string {
 	}
 	maps.Copy(routes, t.ModelMap)
 	return routes
+}
+
+// ServesResponses reports whether the provider serves the Responses API
+// itself (Responses, with its default applied).
+func (p *Provider) ServesResponses() bool {
+	if p.Responses == nil {
+		return p.Kind == KindOpenAI
+	}
+	return *p.Responses
 }
 
 // EffectiveWeight is the target's weight with its default applied.

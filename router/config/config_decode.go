@@ -33,9 +33,6 @@ type decoder struct {
 	// "targets[0].virtual_key: required" after "virtual_keys: unknown key"
 	// would be the same mistake reported twice.
 	undecoded map[string]bool
-	// secret is set while decoding a field tagged secret:"true": its value
-	// is never repeated in an error.
-	secret bool
 	// mergeDepth and mergedEntries bound what merge keys can expand to: a
 	// mapping that merges itself, or merges fanning out level after level,
 	// would otherwise never end.
@@ -116,14 +113,10 @@ func posOf(n ast.Node) token.Position {
 	return token.Position{}
 }
 
-// describe names a value as an error message shows it: "a list",
-// "a mapping", `"ten"` or 10; a secret's value is never shown.
-func (d *decoder) describe(n ast.Node) string {
-	if d.secret && !isCollection(n) {
-		return "a plain value"
-	}
-	return describe(n)
-}
+// describe names a value as an error message shows it: by its kind
+// ("a list", "a mapping", "a string", "a number", "empty"), never by what
+// it says (see redact.go).
+func (d *decoder) describe(n ast.Node) string { return describe(n) }
 
 func describe(n ast.Node) string {
 	switch v := n.(type) {
@@ -134,14 +127,24 @@ func describe(n ast.Node) string {
 	case *ast.SequenceNode:
 		return "a list"
 	case *ast.StringNode:
-		return strconv.Quote(v.Value)
+		if v.Token != nil && (v.Token.Type == token.SingleQuoteType || v.Token.Type == token.DoubleQuoteType) {
+			return "a quoted string"
+		}
+		return "a string"
 	case *ast.LiteralNode:
-		return strconv.Quote(v.Value.Value)
+		return "a block of text"
+	case *ast.IntegerNode:
+		return "a number"
+	case *ast.FloatNode:
+		return "a decimal number"
+	case *ast.InfinityNode:
+		return "an infinity"
+	case *ast.NanNode:
+		return "NaN"
+	case *ast.BoolNode:
+		return "true or false"
 	}
-	if tk := n.GetToken(); tk != nil {
-		return tk.Value
-	}
-	return n.String()
+	return "a plain value"
 }
 
 func isCollection(n ast.Node) bool {
@@ -193,7 +196,7 @@ func (d *decoder) fill(node ast.Node, v reflect.Value, path string) {
 			if isCollection(node) {
 				d.fail(path, pos, "must be a list, not %s", d.describe(node))
 			} else {
-				d.fail(path, pos, "must be a list, not %s: write [%s] for a single item", d.describe(node), d.itemHint(node))
+				d.fail(path, pos, "must be a list, not %s: write [...] for a single item", d.describe(node))
 			}
 			return
 		}
@@ -353,7 +356,7 @@ func (d *decoder) fillEntries(es []entry, v reflect.Value, path string) {
 		idx, known := fields[e.key]
 		if !known {
 			want := suggest(e.key, fieldNames(fields))
-			msg := fmt.Sprintf("unknown key %q", e.key)
+			msg := "unknown key " + quoteName(e.key)
 			if want != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", want)
 				if !present[want] {
@@ -362,14 +365,14 @@ func (d *decoder) fillEntries(es []entry, v reflect.Value, path string) {
 			} else {
 				msg += " (valid here: " + strings.Join(fieldNames(fields), ", ") + ")"
 			}
+			if !looksLikeName(e.key) {
+				p = path // the key is the part of the path not to repeat; the line says where
+			}
 			d.errs = append(d.errs, FieldError{Path: p, Msg: msg, Line: e.pos.Line, Column: e.pos.Column})
 			continue
 		}
 		d.seen[p] = e.pos
-		secret := d.secret
-		d.secret = secret || v.Type().Field(idx).Tag.Get("secret") == "true"
-		d.fill(e.value, v.Field(idx), p)
-		d.secret = secret
+		d.fill(e.value, v.Field(idx), p) // no value is ever repeated in an error, a secret's included (redact.go)
 	}
 }
 

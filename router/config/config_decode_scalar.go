@@ -68,15 +68,6 @@ func (d *decoder) fillScalar(node ast.Node, v reflect.Value, path string, pos to
 	}
 }
 
-// itemHint is how a scalar that should have been a one-item list is
-// written as one.
-func (d *decoder) itemHint(n ast.Node) string {
-	if d.secret {
-		return "..."
-	}
-	return n.GetToken().Value
-}
-
 // intValue is an integer node's value, if it fits an int64 (the parser
 // holds non-negative ones as uint64).
 func intValue(n *ast.IntegerNode) (int64, bool) {

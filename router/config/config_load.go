@@ -85,7 +85,10 @@ func syntaxError(err error) FieldError {
 		return FieldError{Line: pos.Line, Column: pos.Column,
 			Msg: fmt.Sprintf("line %d, column %d: not valid YAML: %s", pos.Line, pos.Column, yerr.GetMessage())}
 	}
-	return FieldError{Msg: "not valid YAML: " + err.Error()}
+	// Only the message's first line: the parser appends the source lines
+	// around the error, which may hold a credential.
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return FieldError{Msg: "not valid YAML: " + msg}
 }
 
 // looksLikeSimConfig recognises a `firstbyte sim` config (top-level seed,

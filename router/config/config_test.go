@@ -211,7 +211,7 @@ var configErrorTests = []struct {
 	}},
 	{name: "typos next to semantic errors, without cascades", file: "typos.yaml", want: []string{
 		`lisen: unknown key "lisen" (did you mean "listen"?)`,
-		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, providers, strategy, targets, telemetry)`,
+		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry)`,
 		`providers.groq.timeuot: unknown key "timeuot" (did you mean "timeout"?)`,
 		`providers.groq.max-concurrency: unknown key "max-concurrency" (did you mean "max_concurrency"?)`,
 		`targets[0].virtual_keys: unknown key "virtual_keys" (did you mean "virtual_key"?)`,
@@ -220,6 +220,19 @@ var configErrorTests = []struct {
 		`strategy.mode: unknown mode "least_latency" (did you mean "least-latency"?)`,
 		`log.level: unknown level "warning" (did you mean "warn"?)`,
 		`log.format: unknown format "yaml" (want one of text, json)`,
+	}},
+	{name: "answers' model name and the Responses API", file: "responses.yaml", want: []string{
+		`response_model: unknown response_model "requestd" (did you mean "requested"?)`,
+		`providers.claude.responses: only an openai provider serves the Responses API; /v1/responses requests to an anthropic provider are translated to Messages (leave it out)`,
+	}},
+	{name: "hedging out of range", file: "hedge.yaml", want: []string{
+		`strategy.hedge.after: "p42" is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)`,
+		`strategy.hedge.budget: must be above 0 and at most 1 (a share of requests), got 1.5`,
+		`strategy.hedge.max: must be 1 to 8 hedges in flight per request, got 9`,
+	}},
+	{name: "hedging after a duration too short", file: "hedge_short.yaml", want: []string{
+		`strategy.hedge.after: 1ms is less than the floor of 5ms`,
+		`strategy.hedge.budget: must be above 0 and at most 1 (a share of requests), got -0.1`,
 	}},
 	{name: "stream and rate-limit timings", file: "timings.yaml", want: []string{
 		`providers.a.timeout.idle: must not be negative`,
@@ -235,31 +248,31 @@ var configErrorTests = []struct {
 		`targets[0].retry.attempts: key "attempts" is written twice on line 6; keep one`,
 	}},
 	{name: "wrong type", file: "wrong_type.yaml", want: []string{
-		`providers.local.max_concurrency: "lots" is not a whole number: write e.g. 8`,
+		`providers.local.max_concurrency: a string is not a whole number: write e.g. 8`,
 	}},
 	{name: "bad size", file: "bad_size.yaml", want: []string{
-		`limits.max_body: "lots" is not a size: write a size such as 10MiB, 512KiB or a byte count`,
+		`limits.max_body: a string is not a size: write a size such as 10MiB, 512KiB or a byte count`,
 	}},
 	{name: "wrong types of every kind", file: "wrong_types.yaml", want: []string{
-		`limits: must be a mapping with keys such as max_body, max_response, max_buffered, max_connections, read_timeout, idle_timeout, not "10MiB"`,
-		`shutdown.delay: 5 is not a duration: write a duration with a unit, e.g. 10s`,
-		`shutdown.grace: "ten" is not a duration: write a duration with a unit, e.g. 10s`,
-		`log.requests: "yes" is not true or false: write true or false`,
-		`auth.keys: must be a list, not a plain value: write [...] for a single item`,
+		`limits: must be a mapping with keys such as max_body, max_response, max_buffered, max_connections, read_timeout, idle_timeout, not a string`,
+		`shutdown.delay: a number is not a duration: write a duration with a unit, e.g. 10s`,
+		`shutdown.grace: a string is not a duration: write a duration with a unit, e.g. 10s`,
+		`log.requests: a quoted string is not true or false: write true or false`,
+		`auth.keys: must be a list, not a string: write [...] for a single item`,
 		`providers.groq.base_url: must be a string, not a mapping`,
-		`providers.groq.models: must be a list, not "llama": write [llama] for a single item`,
-		`providers.groq.timeout.first_byte: 10 is not a duration: write a duration with a unit, e.g. 10s`,
-		`providers.groq.timeout.total: 1.5 is not a duration: write a duration with a unit, e.g. 10s`,
-		`providers.groq.max_concurrency: "8" is not a whole number: write it without quotes`,
-		`providers.groq.queue: 2.5 is not a whole number: write e.g. 8`,
-		`providers.groq.circuit_breaker.failures: "lots" is not a whole number: write e.g. 8`,
-		`providers.groq.pricing.up.input: "cheap" is not a number: write e.g. 1.5`,
-		`providers.groq.pricing.up.output: .inf is not a number: write e.g. 1.5`,
-		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, models, timeout, rate_limit, max_concurrency, queue, circuit_breaker, pricing, not a list`,
+		`providers.groq.models: must be a list, not a string: write [...] for a single item`,
+		`providers.groq.timeout.first_byte: a number is not a duration: write a duration with a unit, e.g. 10s`,
+		`providers.groq.timeout.total: a decimal number is not a duration: write a duration with a unit, e.g. 10s`,
+		`providers.groq.max_concurrency: a quoted string is not a whole number: write it without quotes`,
+		`providers.groq.queue: a decimal number is not a whole number: write e.g. 8`,
+		`providers.groq.circuit_breaker.failures: a string is not a whole number: write e.g. 8`,
+		`providers.groq.pricing.up.input: a string is not a number: write e.g. 1.5`,
+		`providers.groq.pricing.up.output: an infinity is not a number: write e.g. 1.5`,
+		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, models, timeout, rate_limit, responses, max_concurrency, queue, circuit_breaker, pricing, not a list`,
 		`targets[0].model_map: must be a mapping of names to values, not a list`,
-		`targets[0].weight: "heavy" is not a number: write e.g. 1.5`,
-		`targets[2]: must be a mapping with keys such as virtual_key, model_map, retry, weight, not 42`,
-		`telemetry.ingest.enabled: 1 is not true or false: write true or false`,
+		`targets[0].weight: a string is not a number: write e.g. 1.5`,
+		`targets[2]: must be a mapping with keys such as virtual_key, model_map, retry, weight, not a number`,
+		`telemetry.ingest.enabled: a number is not true or false: write true or false`,
 		`telemetry.ingest.foreign.services: must be a list, not a mapping`,
 	}},
 	{name: "empty targets", file: "empty_targets.yaml", want: []string{
@@ -283,7 +296,7 @@ var configErrorTests = []struct {
 		`telemetry.otlp_endpoint: invalid URL "localhost:4318" (want http(s)://host:port, e.g. http://127.0.0.1:4318)`,
 	}},
 	{name: "limits, shutdown and log", file: "limits_shutdown_log.yaml", want: []string{
-		`limits.max_response: -1 is not a size: write a size such as 10MiB, 512KiB or a byte count`,
+		`limits.max_response: a number is not a size: write a size such as 10MiB, 512KiB or a byte count`,
 		`limits.max_connections: must be positive, got -5 (leave it out for the default, 4096)`,
 		`limits.read_timeout: 500ms is too short to read a request: use at least 1s (the default is 1m)`,
 		`limits.idle_timeout: must be positive, got -1s (leave it out for the default, 2m)`,
@@ -330,7 +343,7 @@ var configErrorTests = []struct {
 		`line 1, column 12: not valid YAML: sequence end token ']' not found`,
 	}},
 	{name: "not a mapping", file: "not_a_mapping.yaml", want: []string{
-		`the config must be a mapping of keys (listen, admin, auth, limits, shutdown, log, providers, strategy, targets, telemetry), not a list`,
+		`the config must be a mapping of keys (listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry), not a list`,
 	}},
 	{name: "two documents", file: "two_documents.yaml", want: []string{
 		`line 4: a second YAML document; a config file is one document (remove the --- separator)`,
@@ -339,7 +352,7 @@ var configErrorTests = []struct {
 		`providers.a: << merges nest too deeply (does a mapping merge itself?)`,
 	}},
 	{name: "a top-level merge of nothing, each error once", file: "merge_no_anchor.yaml", want: []string{
-		`<< must merge a mapping, not 42`,
+		`<< must merge a mapping, not a number`,
 		`alias *nope names no anchor`,
 	}},
 	{name: "an alias of nothing, once and at its field", file: "alias_no_anchor.yaml", want: []string{
@@ -479,22 +492,38 @@ func TestConfigTestdataAllTested(t *testing.T) {
 	}
 }
 
-// TestValidateOrderIsStable: the same file gives the same errors in the
-// same order every time (maps of several keys included), sorted by where
-// they are in the file.
 // TestEveryValidateMessageHasARow: every message Validate writes (each
-// v.add and v.addAfter format in validate.go, its verbs matching anything) is some line
+// v.add and v.addAfter format in validate*.go, its verbs matching anything) is some line
 // of configErrorTests, so none goes untested. "%s" alone is an
 // unknownValue, whose wording the rows of typos.yaml and many_errors.yaml
 // cover.
 func TestEveryValidateMessageHasARow(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := goparser.ParseFile(fset, "validate.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("validate*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no validate*.go: %v", err)
 	}
 	verb := regexp.MustCompile(`%[sdgqv]`)
 	found := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := goparser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inspectAdds(t, fset, f, verb, &found)
+	}
+	if found < 40 {
+		t.Fatalf("found %d v.add calls in validate*.go; has it been restructured?", found)
+	}
+}
+
+// inspectAdds checks every v.add and v.addAfter message in f (see
+// TestEveryValidateMessageHasARow), counting them in found.
+func inspectAdds(t *testing.T, fset *token.FileSet, f *ast.File, verb *regexp.Regexp, found *int) {
+	t.Helper()
 	ast.Inspect(f, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
@@ -508,7 +537,7 @@ func TestEveryValidateMessageHasARow(t *testing.T) {
 		if msgArg == 0 || len(call.Args) <= msgArg {
 			return true
 		}
-		found++
+		*found++
 		lit, ok := call.Args[msgArg].(*ast.BasicLit)
 		if !ok || lit.Kind != token.STRING {
 			t.Errorf("%s: the message is not a string literal; this test cannot check it", fset.Position(call.Pos()))
@@ -531,9 +560,6 @@ func TestEveryValidateMessageHasARow(t *testing.T) {
 		t.Errorf("%s: %q is in no row of configErrorTests: add a testdata file that makes it", fset.Position(call.Pos()), format)
 		return true
 	})
-	if found < 40 {
-		t.Fatalf("found %d v.add calls in validate.go; has it been restructured?", found)
-	}
 }
 
 // TestTopLevelMergeBudgetSpentOnce: a top-level merge that expands to more
@@ -567,6 +593,9 @@ func TestTopLevelMergeBudgetSpentOnce(t *testing.T) {
 	}
 }
 
+// TestValidateOrderIsStable: the same file gives the same errors in the
+// same order every time (maps of several keys included), sorted by where
+// they are in the file.
 func TestValidateOrderIsStable(t *testing.T) {
 	for _, file := range []string{"many_errors.yaml", "typos.yaml", "wrong_types.yaml", "pricing.yaml", "duplicate_target.yaml"} {
 		first := configErrors(t, file, nil)

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"net"
 	"net/url"
 	"slices"
@@ -134,22 +133,23 @@ func (v *validation) sorted() FieldErrors {
 }
 
 // unknownValue says a value is not one of valid, with a "did you mean"
-// for a near miss, else the valid ones.
+// for a near miss, else the valid ones. The value is quoted only when it
+// looks like a name (quoteName).
 func unknownValue(what, got string, valid []string) string {
 	if s := suggest(got, valid); s != "" {
-		return fmt.Sprintf("unknown %s %q (did you mean %q?)", what, got, s)
+		return fmt.Sprintf("unknown %s %s (did you mean %q?)", what, quoteName(got), s)
 	}
 	if len(valid) == 0 {
-		return fmt.Sprintf("unknown %s %q (none is configured)", what, got)
+		return fmt.Sprintf("unknown %s %s (none is configured)", what, quoteName(got))
 	}
-	return fmt.Sprintf("unknown %s %q (want one of %s)", what, got, strings.Join(valid, ", "))
+	return fmt.Sprintf("unknown %s %s (want one of %s)", what, quoteName(got), strings.Join(valid, ", "))
 }
 
 func (v *validation) listeners() {
 	c := v.c
 	okAddr := func(path, addr string) bool {
 		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-			v.add(path, "invalid address %q (want host:port, e.g. 127.0.0.1:8080)", addr)
+			v.add(path, "invalid address %s (want host:port, e.g. 127.0.0.1:8080)", quoteName(addr))
 			return false
 		}
 		return true
@@ -219,211 +219,58 @@ func (v *validation) shutdownAndLog() {
 	if !slices.Contains(logFormats, c.Log.Format) {
 		v.add("log.format", "%s", unknownValue("format", c.Log.Format, logFormats))
 	}
-}
-
-func (v *validation) providers() {
-	c := v.c
-	if len(c.Providers) == 0 && !c.brokenUnder("providers.") {
-		v.add("providers", "at least one provider is required")
+	if !slices.Contains(responseModels, c.ResponseModel) {
+		v.add("response_model", "%s", unknownValue("response_model", c.ResponseModel, responseModels))
 	}
-	upstream := c.upstreamModels()
-	// When a target or a provider's models could not be decoded, which
-	// upstream models exist is not known: say nothing about prices then.
-	upstreamKnown := true
-	for i := range c.Targets {
-		p := fmt.Sprintf("targets[%d]", i)
-		upstreamKnown = upstreamKnown && !c.broken(p+".virtual_key") && !c.broken(p+".model_map")
-	}
-	for name := range c.Providers {
-		upstreamKnown = upstreamKnown && !c.broken("providers."+name+".models")
-	}
-	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
-		p := c.Providers[name]
-		path := "providers." + name
-		if p == nil {
-			v.add(path, "must be a mapping with kind and base_url")
-			continue
-		}
-		if !slices.Contains(kinds, p.Kind) {
-			v.add(path+".kind", "%s", unknownValue("kind", p.Kind, kinds))
-		}
-		if p.BaseURL == "" {
-			v.add(path+".base_url", "required")
-		} else if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.add(path+".base_url", "invalid URL %q (want http(s)://host/path)", p.BaseURL)
-		}
-		for i, m := range p.Models {
-			if strings.TrimSpace(m) == "" {
-				v.add(fmt.Sprintf("%s.models[%d]", path, i), "must not be empty")
-			}
-		}
-		if p.Timeout.FirstByte < 0 {
-			v.add(path+".timeout.first_byte", "must be positive")
-		}
-		if p.Timeout.Total < 0 {
-			v.add(path+".timeout.total", "must be positive")
-		}
-		if p.Timeout.Idle < 0 {
-			v.add(path+".timeout.idle", "must not be negative")
-		}
-		if p.Timeout.Idle > 0 && p.Timeout.Total > 0 && p.Timeout.Idle > p.Timeout.Total {
-			v.add(path+".timeout.idle", "%s exceeds timeout.total %s", FormatDuration(p.Timeout.Idle), FormatDuration(p.Timeout.Total))
-		}
-		if p.RateLimit.MaxCooldown < 0 {
-			v.add(path+".rate_limit.max_cooldown", "must not be negative")
-		}
-		if p.Timeout.FirstByte > 0 && p.Timeout.Total > 0 && p.Timeout.FirstByte > p.Timeout.Total {
-			v.add(path+".timeout.first_byte", "%s exceeds timeout.total %s", FormatDuration(p.Timeout.FirstByte), FormatDuration(p.Timeout.Total))
-		}
-		if p.MaxConcurrency < 0 {
-			v.add(path+".max_concurrency", "must be 0 (unlimited) or positive")
-		}
-		if p.Queue < 0 {
-			v.add(path+".queue", "must be 0 or positive")
-		}
-		if p.CircuitBreaker.Failures < 0 {
-			v.add(path+".circuit_breaker.failures", "must be positive")
-		}
-		if p.CircuitBreaker.Cooldown < 0 {
-			v.add(path+".circuit_breaker.cooldown", "must be positive")
-		}
-		served := slices.Sorted(maps.Keys(upstream[name]))
-		// A target whose virtual_key is a near miss of this provider's name
-		// (grok for groq) was likely meant for it: a price its upstream
-		// model would have read is not news, only the typo is.
-		typo, hint := c.typoFor(name), ""
-		if typo != "" {
-			hint = fmt.Sprintf(" (%s names no provider: was it meant to be %q?)", typo, name)
-		}
-		for _, model := range slices.Sorted(maps.Keys(p.Pricing)) {
-			pp := path + ".pricing." + model
-			price := p.Pricing[model]
-			if price.Input < 0 {
-				v.add(pp+".input", "must be 0 or positive, got %g", price.Input)
-			}
-			if price.Output < 0 {
-				v.add(pp+".output", "must be 0 or positive, got %g", price.Output)
-			}
-			switch {
-			case upstream[name][model] || !upstreamKnown:
-			case len(served) == 0:
-				v.addAfter(typo, pp, "no target uses provider %q, so this price is never read%s", name, hint)
-			default:
-				v.addAfter(typo, pp, "no target sends model %q to %s%s; pricing is by upstream model (the model_map value), and %s's are: %s%s",
-					model, name, didYouMean(model, served), name, strings.Join(served, ", "), hint)
-			}
-		}
-	}
-}
-
-// typoFor is the virtual_key path of the first target whose virtual_key
-// names no provider but is a near miss of provider (the one "did you
-// mean" would suggest), or "".
-func (c *Config) typoFor(provider string) string {
-	names := slices.Sorted(maps.Keys(c.Providers))
-	for i, t := range c.Targets {
-		path := fmt.Sprintf("targets[%d].virtual_key", i)
-		if _, ok := c.Providers[t.VirtualKey]; ok || t.VirtualKey == "" || c.broken(path) {
-			continue
-		}
-		if suggest(t.VirtualKey, names) == provider {
-			return path
-		}
-	}
-	return ""
-}
-
-// upstreamModels are, per provider, the models its targets send upstream:
-// their model_map values, and the provider's own models that a target does
-// not map.
-func (c *Config) upstreamModels() map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	for _, t := range c.Targets {
-		p := c.Providers[t.VirtualKey]
-		if p == nil {
-			continue
-		}
-		set := out[t.VirtualKey]
-		if set == nil {
-			set = map[string]bool{}
-			out[t.VirtualKey] = set
-		}
-		for client, up := range t.Routes(p) {
-			if up == "" { // "empty upstream model", reported apart: count the client name
-				up = client
-			}
-			set[up] = true
-		}
-	}
-	return out
 }
 
 func (v *validation) strategy() {
 	mode := v.c.Strategy.Mode
-	if slices.Contains(Modes, mode) {
-		return
+	if !slices.Contains(Modes, mode) {
+		v.add("strategy.mode", "%s", unknownValue("mode", mode, Modes))
 	}
-	v.add("strategy.mode", "%s", unknownValue("mode", mode, Modes))
+	h := v.c.Strategy.Hedge
+	if _, _, err := ParseHedgeAfter(h.After); err != nil {
+		v.add("strategy.hedge.after", "%v", err)
+	}
+	if !(h.Budget > 0 && h.Budget <= 1) {
+		v.add("strategy.hedge.budget", "must be above 0 and at most 1 (a share of requests), got %g", h.Budget)
+	}
+	if h.Max < 1 || h.Max > 8 {
+		v.add("strategy.hedge.max", "must be 1 to 8 hedges in flight per request, got %d", h.Max)
+	}
 }
 
-func (v *validation) targets() {
-	c := v.c
-	if len(c.Targets) == 0 {
-		v.add("targets", "at least one target is required")
+// HedgeFloor is the least strategy.hedge.after waits, whatever it says.
+const HedgeFloor = 5 * time.Millisecond
+
+// HedgeQuantiles are the quantiles strategy.hedge.after may name.
+var HedgeQuantiles = map[string]float64{"p50": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+
+// ParseHedgeAfter reads strategy.hedge.after: a quantile ("p95": q is
+// 0.95) or a duration (d, at least HedgeFloor).
+func ParseHedgeAfter(s string) (q float64, d time.Duration, err error) {
+	if q, ok := HedgeQuantiles[s]; ok {
+		return q, 0, nil
 	}
-	providerNames := slices.Sorted(maps.Keys(c.Providers))
-	// servedBy is, per provider and client model, the first target
-	// serving it, to catch the same target twice.
-	servedBy := map[[2]string]int{}
-	for i, t := range c.Targets {
-		path := fmt.Sprintf("targets[%d]", i)
-		p, ok := c.Providers[t.VirtualKey]
-		switch {
-		case t.VirtualKey == "":
-			v.add(path+".virtual_key", "required: the name of a provider (not a client key; those are auth.keys)")
-		case !ok && !c.broken("providers."+t.VirtualKey):
-			v.add(path+".virtual_key", "%s", unknownValue("provider", t.VirtualKey, providerNames))
-		}
-		if t.Retry.Attempts < 0 {
-			v.add(path+".retry.attempts", "must be 0 or positive, got %d", t.Retry.Attempts)
-		}
-		if w := t.EffectiveWeight(); w < 0 {
-			v.add(path+".weight", "must be 0 or positive, got %g", w)
-		}
-		for _, k := range slices.Sorted(maps.Keys(t.ModelMap)) {
-			if strings.TrimSpace(k) == "" {
-				v.add(path+".model_map", "empty client model name")
-			} else if strings.TrimSpace(t.ModelMap[k]) == "" {
-				v.add(path+".model_map."+k, "empty upstream model")
-			}
-		}
-		if !ok || p == nil {
-			continue
-		}
-		if len(t.ModelMap) == 0 && len(p.Models) == 0 && !c.broken(path+".model_map") && !c.broken("providers."+t.VirtualKey+".models") {
-			v.add(path, "serves no model: give it a model_map or list models on provider %q", t.VirtualKey)
-		}
-		dups := map[int][]string{} // earlier target → the models both serve
-		for _, m := range slices.Sorted(maps.Keys(t.Routes(p))) {
-			k := [2]string{t.VirtualKey, m}
-			if j, seen := servedBy[k]; seen {
-				dups[j] = append(dups[j], m)
-			} else {
-				servedBy[k] = i
-			}
-		}
-		for _, j := range slices.Sorted(maps.Keys(dups)) {
-			v.add(path, "the same target as targets[%d]: both serve %s through provider %q; list it once (for more tries use retry.attempts)",
-				j, strings.Join(dups[j], ", "), t.VirtualKey)
-		}
+	if strings.HasPrefix(s, "p") {
+		return 0, 0, fmt.Errorf("%s is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)", quoteName(s))
 	}
+	d, perr := time.ParseDuration(s)
+	if perr != nil {
+		return 0, 0, fmt.Errorf("%s is neither a quantile (e.g. p95) nor a duration (e.g. 300ms)", quoteName(s))
+	}
+	if d < HedgeFloor {
+		return 0, 0, fmt.Errorf("%s is less than the floor of %s", s, HedgeFloor)
+	}
+	return 0, d, nil
 }
 
 func (v *validation) telemetry() {
 	c := v.c
 	if e := c.Telemetry.OTLPEndpoint; e != "" {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.add("telemetry.otlp_endpoint", "invalid URL %q (want http(s)://host:port, e.g. http://127.0.0.1:4318)", e)
+			v.add("telemetry.otlp_endpoint", "invalid URL %s (want http(s)://host:port, e.g. http://127.0.0.1:4318)", quoteName(e))
 		}
 	}
 	in := c.Telemetry.Ingest
@@ -447,7 +294,7 @@ func (v *validation) telemetry() {
 		case strings.TrimSpace(s) == "":
 			v.add(path, "must not be empty")
 		case len(f.Services) > 0 && !allowed[s]:
-			v.add(path, "%q is not in services, so its spans are never taken", s)
+			v.add(path, "%s is not in services, so its spans are never taken", quoteName(s))
 		}
 	}
 }

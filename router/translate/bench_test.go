@@ -43,6 +43,18 @@ func messagesRequest4K() []byte {
 		`"tools":[{"name":"lookup","description":"Look a thing up","input_schema":{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"}},"required":["query"]}}]}`)
 }
 
+// responsesRequest4K is a Responses request of about 4 KiB, shaped like an
+// agent's second turn: instructions, a question, a function call and its
+// output, a follow-up, one tool.
+func responsesRequest4K() []byte {
+	return []byte(`{"model":"gpt-4.1","max_output_tokens":512,"temperature":0.2,"instructions":"` + prose(600) + `","input":[` +
+		`{"role":"user","content":"` + prose(1200) + `"},` +
+		`{"type":"function_call","call_id":"call_1","name":"lookup","arguments":"{\"query\":\"fox\",\"limit\":3}"},` +
+		`{"type":"function_call_output","call_id":"call_1","output":"` + prose(800) + `"},` +
+		`{"role":"user","content":[{"type":"input_text","text":"` + prose(1000) + `"}]}],` +
+		`"tools":[{"type":"function","name":"lookup","description":"Look a thing up","parameters":{"type":"object","properties":{"query":{"type":"string"},"limit":{"type":"integer"}},"required":["query"]}}]}`)
+}
+
 func messagesAnswer4K() []byte {
 	return []byte(`{"id":"msg_01","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"` + prose(4000) +
 		`"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1000,"output_tokens":900}}`)
@@ -68,10 +80,10 @@ func BenchmarkUnary(b *testing.B) {
 	b.Run("openai_client_anthropic_upstream", func(b *testing.B) {
 		b.SetBytes(int64(len(chatReq) + len(msgAns)))
 		measure(b, func() {
-			if _, _, err := ChatToMessages(chatReq, "claude"); err != nil {
+			if _, _, err := ChatToMessages(chatReq, "claude", nil); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := MessagesResponseToChat(msgAns, "gpt-4o", 1); err != nil {
+			if _, _, err := MessagesResponseToChat(msgAns, Answer{Model: "gpt-4o", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -82,7 +94,30 @@ func BenchmarkUnary(b *testing.B) {
 			if _, err := MessagesToChat(msgReq, "gpt-4o"); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := ChatResponseToMessages(chatAns, "claude"); err != nil {
+			if _, _, err := ChatResponseToMessages(chatAns, Answer{Model: "claude"}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	respReq := responsesRequest4K()
+	b.Run("responses_client_anthropic_upstream", func(b *testing.B) {
+		b.SetBytes(int64(len(respReq) + len(msgAns)))
+		measure(b, func() {
+			if _, err := ResponsesToMessages(respReq, "claude", NewToolIDs(respReq, Responses)); err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := MessagesResponseToResponses(msgAns, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("responses_client_openai_chat_upstream", func(b *testing.B) {
+		b.SetBytes(int64(len(respReq) + len(chatAns)))
+		measure(b, func() {
+			if _, err := ResponsesToChat(respReq, "llama"); err != nil {
+				b.Fatal(err)
+			}
+			if _, _, err := ChatResponseToResponses(chatAns, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -122,8 +157,10 @@ func BenchmarkStreamFirstChunk(b *testing.B) {
 		new   func() Stream
 		first []byte
 	}{
-		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream("gpt-4o", 1, true) }, []byte(anthropicOpening)},
-		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream("claude") }, []byte(openAIOpening)},
+		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream(Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true}) }, []byte(anthropicOpening)},
+		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream(Answer{Model: "claude"}) }, []byte(openAIOpening)},
+		{"anthropic_to_responses", func() Stream { return NewMessagesToResponsesStream(Answer{Model: "gpt-4.1", Created: 1}) }, []byte(anthropicOpening)},
+		{"openai_to_responses", func() Stream { return NewChatToResponsesStream(Answer{Model: "gpt-4.1", Created: 1}) }, []byte(openAIOpening)},
 		{"pass_through_openai", func() Stream { return NewChatUsageFilter(true) }, []byte(openAIOpening)},
 		{"pass_through_anthropic", NewMessagesUsageScanner, []byte(anthropicOpening)},
 	}
@@ -149,9 +186,12 @@ func BenchmarkStreamChunk(b *testing.B) {
 		first []byte
 		chunk []byte
 	}{
-		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream("gpt-4o", 1, true) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
-		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream("claude") }, []byte(openAIOpening), openAITextEvent(" jumps over")},
+		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream(Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true}) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
+		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream(Answer{Model: "claude"}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
+		{"anthropic_to_responses", func() Stream { return NewMessagesToResponsesStream(Answer{Model: "gpt-4.1", Created: 1}) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
+		{"openai_to_responses", func() Stream { return NewChatToResponsesStream(Answer{Model: "gpt-4.1", Created: 1}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
 		{"pass_through_openai", func() Stream { return NewChatUsageFilter(true) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
+		{"pass_through_openai_requested_model", func() Stream { return NewPassThrough(Chat, true, "my-model") }, []byte(openAIOpening), openAITextEvent(" jumps over")},
 		{"pass_through_anthropic", NewMessagesUsageScanner, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
 	}
 	for _, c := range cases {

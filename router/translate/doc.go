@@ -1,9 +1,16 @@
-// Package translate converts between the two chat APIs the gateway speaks:
-// OpenAI Chat Completions and Anthropic Messages. It turns a request of one
-// into a request of the other, an upstream answer (unary body, error body or
-// server-sent event stream) back into the client's format, and reads token
-// usage from answers it relays untouched, so that one pool of targets can mix
-// providers of both kinds for one model.
+// Package translate converts between the chat APIs the gateway speaks:
+// OpenAI Chat Completions and Anthropic Messages both ways, and OpenAI
+// Responses to either. It turns a request of one into a request of another,
+// an upstream answer (unary body, error body or server-sent event stream)
+// back into the client's format, and reads token usage from answers it
+// relays untouched (naming the client's model in them when asked), so that
+// one pool of targets can mix providers of both kinds for one model.
+//
+// A translation keeps the answer's meaning or refuses: a request the other
+// API cannot express is a *RequestError naming the field, an upstream answer
+// that breaks its API is ErrInvalidUpstream, never a silent drop. Tool ids
+// are kept valid for whoever reads them (ToolIDs), and an answer names the
+// model Answer says.
 //
 // Every function is pure: bytes in, bytes out. Streams are stateful values fed
 // the upstream's bytes as they arrive, split anywhere, and they append the

@@ -19,6 +19,8 @@ const (
 	Chat Format = iota + 1
 	// Messages is Anthropic Messages (POST /v1/messages).
 	Messages
+	// Responses is OpenAI Responses (POST /v1/responses).
+	Responses
 )
 
 func (f Format) String() string {
@@ -27,6 +29,8 @@ func (f Format) String() string {
 		return "openai-chat"
 	case Messages:
 		return "anthropic-messages"
+	case Responses:
+		return "openai-responses"
 	}
 	return "format(" + strconv.Itoa(int(f)) + ")"
 }
@@ -209,7 +213,7 @@ func parseError(status int, body []byte) errorFields {
 				for k, val, ok := inner.Next(); ok; k, val, ok = inner.Next() {
 					switch string(k) {
 					case "type":
-						if isString(val) {
+						if isString(val) && !isEmptyString(val) {
 							f.typ = val[1 : len(val)-1]
 						}
 					case "message":
@@ -217,7 +221,7 @@ func parseError(status int, body []byte) errorFields {
 							f.message = val
 						}
 					case "code":
-						if isString(val) {
+						if isString(val) && !isEmptyString(val) {
 							f.code = val[1 : len(val)-1]
 						}
 					case "param":
@@ -336,9 +340,20 @@ func appendAnthropicError(out []byte, typ string, f errorFields) []byte {
 // StreamErrorEvent is the event that ends a stream of format f with an error,
 // for the gateway's own mid-stream failures (an upstream cut after the first
 // byte, a total timeout): OpenAI's data: {"error":{...}} (type
-// "upstream_error", code "stream_interrupted") or Anthropic's event: error
-// (type "api_error"). The SDKs of both raise it as an API error.
+// "upstream_error", code "stream_interrupted"), Anthropic's event: error
+// (type "api_error"), or the Responses API's event: error (code
+// "stream_interrupted"). The SDKs raise each as an API error.
 func StreamErrorEvent(f Format, message string) []byte {
+	if f == Responses {
+		// The Responses API's error event (type, code, message, param), with
+		// the same as an error object, which the OpenAI SDKs raise on.
+		msg := jsonscan.AppendString(nil, message)
+		out := append([]byte(nil), `event: error`+"\n"+`data: {"type":"error","code":"stream_interrupted","message":`...)
+		out = append(out, msg...)
+		out = append(out, `,"param":null,"error":{"message":`...)
+		out = append(out, msg...)
+		return append(out, `,"type":"upstream_error","param":null,"code":"stream_interrupted"}}`+"\n\n"...)
+	}
 	if f == Messages {
 		out := append([]byte(nil), "event: error\ndata: "...)
 		out = appendAnthropicError(out, "api_error", errorFields{message: jsonscan.AppendString(nil, message)})

@@ -17,7 +17,7 @@ import (
 // stream with its format's error event instead.
 func ExampleNewMessagesToChatStream() {
 	clientBody := []byte(`{"model":"claude-sonnet","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
-	upstreamBody, includeUsage, err := translate.ChatToMessages(clientBody, "claude-sonnet-4-5")
+	upstreamBody, includeUsage, err := translate.ChatToMessages(clientBody, "claude-sonnet-4-5", nil)
 	if err != nil {
 		var refused *translate.RequestError
 		if errors.As(err, &refused) {
@@ -32,7 +32,7 @@ func ExampleNewMessagesToChatStream() {
 		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
-	s := translate.NewMessagesToChatStream("claude-sonnet", 1700000000, includeUsage)
+	s := translate.NewMessagesToChatStream(translate.Answer{Model: "claude-sonnet", Created: 1700000000, IncludeUsage: includeUsage})
 	var out []byte
 	buf := make([]byte, 100)
 	for {
@@ -55,7 +55,7 @@ func ExampleNewMessagesToChatStream() {
 	fmt.Print(string(out))
 	fmt.Printf("usage: %+v\n", s.Usage())
 	// Output:
-	// {"model":"claude-sonnet-4-5","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}]}
+	// {"model":"claude-sonnet-4-5","messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}],"max_tokens":4096,"stream":true}
 	// data: {"id":"msg_1","object":"chat.completion.chunk","created":1700000000,"model":"claude-sonnet","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}
 	//
 	// data: {"id":"msg_1","object":"chat.completion.chunk","created":1700000000,"model":"claude-sonnet","choices":[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null}]}

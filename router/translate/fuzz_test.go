@@ -3,9 +3,12 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
 // The fuzz targets run their seeds in every `go test`; `go test -fuzz NAME`
@@ -29,7 +32,7 @@ func addFixtures(f *testing.F, pattern string, add func(b []byte)) {
 // no panic; the same output and outcome as uncut; and, when the upstream did
 // not break its format, an output every event of which is what the client's
 // format allows, opening as that format opens.
-func fuzzStream(t *testing.T, mk func() Stream, in []byte, cut uint, openai bool) {
+func fuzzStream(t *testing.T, mk func() Stream, in []byte, cut uint, client Format) {
 	c := int(cut % uint(len(in)+1))
 	whole, errWhole := feedPieces(mk(), in)
 	split, errSplit := feedPieces(mk(), in, c)
@@ -41,7 +44,17 @@ func fuzzStream(t *testing.T, mk func() Stream, in []byte, cut uint, openai bool
 		t.Fatalf("output is not an event stream: %v\n%q", err, whole)
 	}
 	for i, ev := range events {
-		if openai {
+		if client == Responses {
+			var typed struct{ Type string }
+			if err := json.Unmarshal([]byte(ev.data), &typed); err != nil || typed.Type != ev.name {
+				t.Fatalf("event %d is not a Responses event: %q", i, ev)
+			}
+			if i == 0 && ev.name != "response.created" && ev.name != "error" {
+				t.Fatalf("the stream opens with %s", ev.name)
+			}
+			continue
+		}
+		if client == Chat {
 			if ev.name != "" || (ev.data != "[DONE]" && !json.Valid([]byte(ev.data))) {
 				t.Fatalf("event %d is not an OpenAI event: %q", i, ev)
 			}
@@ -65,7 +78,7 @@ func FuzzMessagesToChatStream(f *testing.F) {
 	f.Add([]byte("event: error\ndata: {\"type\":\"error\"}\n\n"), uint(3))
 	f.Add([]byte("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\r\r"), uint(1))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewMessagesToChatStream("m", 1, true) }, in, cut, true)
+		fuzzStream(t, func() Stream { return NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: true}) }, in, cut, Chat)
 	})
 }
 
@@ -74,7 +87,23 @@ func FuzzChatToMessagesStream(f *testing.F) {
 	f.Add([]byte("data: [DONE]\n\n"), uint(5))
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":\"{\"}}]}}]}\n\n"), uint(9))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewChatToMessagesStream("m") }, in, cut, false)
+		fuzzStream(t, func() Stream { return NewChatToMessagesStream(Answer{Model: "m"}) }, in, cut, Messages)
+	})
+}
+
+func FuzzChatToResponsesStream(f *testing.F) {
+	addFixtures(f, "chat_stream/*.in.sse", func(b []byte) { f.Add(b, uint(len(b)/3)) })
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"x\",\"refusal\":\"y\"}}]}\n\ndata: [DONE]\n\n"), uint(9))
+	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
+		fuzzStream(t, func() Stream { return NewChatToResponsesStream(Answer{Model: "m", Created: 1}) }, in, cut, Responses)
+	})
+}
+
+func FuzzMessagesToResponsesStream(f *testing.F) {
+	addFixtures(f, "messages_stream/*.in.sse", func(b []byte) { f.Add(b, uint(len(b)/2)) })
+	f.Add([]byte("event: error\ndata: {\"type\":\"error\"}\n\n"), uint(3))
+	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
+		fuzzStream(t, func() Stream { return NewMessagesToResponsesStream(Answer{Model: "m", Created: 1}) }, in, cut, Responses)
 	})
 }
 
@@ -85,6 +114,15 @@ func FuzzUsageFilters(f *testing.F) {
 	addFixtures(f, "*_stream/*.in.sse", func(b []byte) { f.Add(b, uint(len(b)/2)) })
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
 		c := int(cut % uint(len(in)+1))
+		// Rewriting the model keeps every event an event, wherever cut.
+		for _, format := range []Format{Chat, Messages, Responses} {
+			whole, _ := feedPieces(NewPassThrough(format, false, "m"), in)
+			split, _ := feedPieces(NewPassThrough(format, false, "m"), in, c)
+			if !bytes.Equal(whole, split) {
+				t.Fatalf("%v: rewriting the model depends on the cut at %d", format, c)
+			}
+		}
+
 		for _, mk := range []func() Stream{func() Stream { return NewChatUsageFilter(false) }, NewMessagesUsageScanner, NewResponsesCheck} {
 			out, err := feedPieces(mk(), in, c)
 			if !bytes.HasPrefix(in, out) || err == nil && !bytes.Equal(out, in) {
@@ -104,7 +142,7 @@ func FuzzUsageFilters(f *testing.F) {
 func FuzzChatToMessages(f *testing.F) {
 	addFixtures(f, "chat_request/*.in.json", func(b []byte) { f.Add(b) })
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, _, err := ChatToMessages(in, "up")
+		out, _, err := ChatToMessages(in, "up", nil)
 		if err != nil {
 			if _, ok := err.(*RequestError); !ok {
 				t.Fatalf("error %T %v is not a *RequestError", err, err)
@@ -118,6 +156,31 @@ func FuzzChatToMessages(f *testing.F) {
 		}
 		if err := json.Unmarshal(out, &r); err != nil || r.Model != "up" || r.MaxTokens == nil || r.Messages == nil {
 			t.Fatalf("translation %q of %q: %v", out, in, err)
+		}
+	})
+}
+
+func FuzzResponsesRequest(f *testing.F) {
+	addFixtures(f, "responses_request/*.in.json", func(b []byte) { f.Add(b) })
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for name, translate := range map[string]func() ([]byte, error){
+			"ResponsesToChat":     func() ([]byte, error) { return ResponsesToChat(in, "up") },
+			"ResponsesToMessages": func() ([]byte, error) { return ResponsesToMessages(in, "up", NewToolIDs(in, Responses)) },
+		} {
+			out, err := translate()
+			if err != nil {
+				if _, ok := err.(*RequestError); !ok {
+					t.Fatalf("%s: error %T %v is not a *RequestError", name, err, err)
+				}
+				continue
+			}
+			var r struct {
+				Model    string            `json:"model"`
+				Messages []json.RawMessage `json:"messages"`
+			}
+			if err := json.Unmarshal(out, &r); err != nil || r.Model != "up" || r.Messages == nil {
+				t.Fatalf("%s: translation %q of %q: %v", name, out, in, err)
+			}
 		}
 	})
 }
@@ -149,11 +212,20 @@ func FuzzResponsesAndErrors(f *testing.F) {
 		addFixtures(f, p, func(b []byte) { f.Add(b, 400) })
 	}
 	f.Fuzz(func(t *testing.T, in []byte, status int) {
-		if out, _, err := MessagesResponseToChat(in, "m", 1); err == nil && !json.Valid(out) {
+		if out, _, err := MessagesResponseToChat(in, Answer{Model: "m", Created: 1}); err == nil && !json.Valid(out) {
 			t.Fatalf("MessagesResponseToChat(%q) = %q", in, out)
 		}
-		if out, _, err := ChatResponseToMessages(in, "m"); err == nil && !json.Valid(out) {
+		if out, _, err := ChatResponseToMessages(in, Answer{Model: "m"}); err == nil && !json.Valid(out) {
 			t.Fatalf("ChatResponseToMessages(%q) = %q", in, out)
+		}
+		if out, _, err := ChatResponseToResponses(in, Answer{Model: "m"}); err == nil && !json.Valid(out) {
+			t.Fatalf("ChatResponseToResponses(%q) = %q", in, out)
+		}
+		if out, _, err := MessagesResponseToResponses(in, Answer{Model: "m"}); err == nil && !json.Valid(out) {
+			t.Fatalf("MessagesResponseToResponses(%q) = %q", in, out)
+		}
+		if v, ok := jsonscan.Valid(in); ok && !json.Valid(WithAnswerModel(v, "m\"x")) {
+			t.Fatalf("WithAnswerModel(%q) = %q", v, WithAnswerModel(v, "m\"x"))
 		}
 		if out := ErrorToChat(status, in); checkErrorBody(Chat, out) != nil {
 			t.Fatalf("ErrorToChat(%q) = %q: %v", in, out, checkErrorBody(Chat, out))

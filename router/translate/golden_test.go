@@ -24,6 +24,10 @@ const (
 	clientModel   = "client-model"
 )
 
+// goldenAnswer presents answers as the gateway does by default: under the
+// model the upstream says answered ("sent-model" when it names none).
+var goldenAnswer = Answer{Model: "sent-model", UpstreamModel: true, Created: goldenCreated, IncludeUsage: true}
+
 type goldenDir struct {
 	dir       string
 	translate func(t *testing.T, name string, in []byte) []byte
@@ -31,7 +35,7 @@ type goldenDir struct {
 
 var goldenDirs = []goldenDir{
 	{"chat_request", func(t *testing.T, _ string, in []byte) []byte {
-		out, _, err := ChatToMessages(in, "claude-upstream")
+		out, _, err := ChatToMessages(in, "claude-upstream", nil)
 		must(t, err)
 		must(t, checkMessagesRequest(out))
 		return out
@@ -43,22 +47,21 @@ var goldenDirs = []goldenDir{
 		return out
 	}},
 	{"messages_response", func(t *testing.T, _ string, in []byte) []byte {
-		out, u, err := MessagesResponseToChat(in, clientModel, goldenCreated)
+		out, u, err := MessagesResponseToChat(in, goldenAnswer)
 		must(t, err)
 		_, err = checkChatCompletion(out)
 		must(t, err)
-		// OpenAI's usage has no cache-write count; the tokens stay in prompt_tokens.
-		noWrites := u
-		noWrites.CacheCreationInputTokens = 0
+		// Every count crosses over, cache writes included (in the fields
+		// the gateway adds to OpenAI's usage).
 		fromIn, inValid := UsageFromMessagesResponse(in)
 		fromOut, outValid := UsageFromChatResponse(out)
-		if u != fromIn || noWrites != fromOut || !inValid || !outValid {
+		if u != fromIn || u != fromOut || !inValid || !outValid {
 			t.Errorf("usage %+v; read from the input %+v (valid %v), from the output %+v (valid %v)", u, fromIn, inValid, fromOut, outValid)
 		}
 		return out
 	}},
 	{"chat_response", func(t *testing.T, _ string, in []byte) []byte {
-		out, u, err := ChatResponseToMessages(in, clientModel)
+		out, u, err := ChatResponseToMessages(in, goldenAnswer)
 		must(t, err)
 		_, err = checkMessage(out)
 		must(t, err)
@@ -71,16 +74,59 @@ var goldenDirs = []goldenDir{
 		return out
 	}},
 	{"messages_stream", func(t *testing.T, _ string, in []byte) []byte {
-		out, err := translateStream(NewMessagesToChatStream(clientModel, goldenCreated, true), in)
+		out, err := translateStream(NewMessagesToChatStream(goldenAnswer), in)
 		must(t, err)
 		_, err = checkChatStream(string(out), true)
 		must(t, err)
 		return out
 	}},
 	{"chat_stream", func(t *testing.T, _ string, in []byte) []byte {
-		out, err := translateStream(NewChatToMessagesStream(clientModel), in)
+		out, err := translateStream(NewChatToMessagesStream(goldenAnswer), in)
 		must(t, err)
 		_, err = checkMessagesStream(string(out), true)
+		must(t, err)
+		return out
+	}},
+	{"responses_request", func(t *testing.T, _ string, in []byte) []byte {
+		chat, err := ResponsesToChat(in, "gpt-upstream")
+		must(t, err)
+		must(t, checkChatRequest(chat))
+		msgs, err := ResponsesToMessages(in, "claude-upstream", NewToolIDs(in, Responses))
+		must(t, err)
+		must(t, checkMessagesRequest(msgs))
+		return []byte(`{"chat":` + string(chat) + `,"messages":` + string(msgs) + `}`)
+	}},
+	{"responses_from_chat", func(t *testing.T, _ string, in []byte) []byte {
+		out, u, err := ChatResponseToResponses(in, goldenAnswer)
+		must(t, err)
+		_, err = checkResponse(out)
+		must(t, err)
+		if fromIn, _ := UsageFromChatResponse(in); u != fromIn {
+			t.Errorf("usage %+v, read from the input %+v", u, fromIn)
+		}
+		return out
+	}},
+	{"responses_from_messages", func(t *testing.T, _ string, in []byte) []byte {
+		out, u, err := MessagesResponseToResponses(in, goldenAnswer)
+		must(t, err)
+		_, err = checkResponse(out)
+		must(t, err)
+		if fromIn, _ := UsageFromMessagesResponse(in); u != fromIn {
+			t.Errorf("usage %+v, read from the input %+v", u, fromIn)
+		}
+		return out
+	}},
+	{"responses_from_chat_stream", func(t *testing.T, _ string, in []byte) []byte {
+		out, err := translateStream(NewChatToResponsesStream(goldenAnswer), in)
+		must(t, err)
+		_, err = checkResponsesStream(string(out))
+		must(t, err)
+		return out
+	}},
+	{"responses_from_messages_stream", func(t *testing.T, _ string, in []byte) []byte {
+		out, err := translateStream(NewMessagesToResponsesStream(goldenAnswer), in)
+		must(t, err)
+		_, err = checkResponsesStream(string(out))
 		must(t, err)
 		return out
 	}},

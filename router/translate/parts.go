@@ -12,6 +12,7 @@ import (
 // once per member read.
 type part struct {
 	typ, text, refusal, imageURL, file, source, id, name, input, toolUseID, content, title []byte
+	cacheControl                                                                           []byte
 }
 
 // readPart reads the object v; ok is false when v is not an object.
@@ -46,6 +47,8 @@ func readPart(v []byte) (p part, ok bool) {
 			p.content = val
 		case "title":
 			p.title = val
+		case "cache_control":
+			p.cacheControl = val
 		}
 	}
 	return p, true

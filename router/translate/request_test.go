@@ -52,7 +52,7 @@ func TestChatToMessagesParameters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, _, err := ChatToMessages([]byte(tt.body), "up")
+			out, _, err := ChatToMessages([]byte(tt.body), "up", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestChatToMessagesToolChoice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, _, err := ChatToMessages([]byte(`{`+tools+tt.choice+userHi+`}`), "up")
+			out, _, err := ChatToMessages([]byte(`{`+tools+tt.choice+userHi+`}`), "up", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestChatToMessagesToolChoice(t *testing.T) {
 		})
 	}
 	// Without tools, tool_choice and parallel_tool_calls have nothing to act on.
-	out, _, err := ChatToMessages([]byte(`{"tool_choice":"required","parallel_tool_calls":false,`+userHi+`}`), "up")
+	out, _, err := ChatToMessages([]byte(`{"tool_choice":"required","parallel_tool_calls":false,`+userHi+`}`), "up", nil)
 	if err != nil || member(t, out, "tool_choice") != nil || member(t, out, "tools") != nil {
 		t.Errorf("no tools: %s, %v", out, err)
 	}
@@ -111,7 +111,7 @@ func TestChatToMessagesIncludeUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got, err := ChatToMessages([]byte(tt.body), "up")
+			_, got, err := ChatToMessages([]byte(tt.body), "up", nil)
 			if err != nil || got != tt.want {
 				t.Errorf("includeUsage = %v, %v; want %v", got, err, tt.want)
 			}
@@ -132,8 +132,10 @@ func TestChatToMessagesRefuses(t *testing.T) {
 		{"n not a number", `{"n":"SECRET",` + userHi + `}`, "n"},
 		{"logprobs", `{"logprobs":true,` + userHi + `}`, "logprobs"},
 		{"top_logprobs", `{"top_logprobs":3,` + userHi + `}`, "top_logprobs"},
-		{"json_object", `{"response_format":{"type":"json_object"},` + userHi + `}`, "response_format"},
-		{"json_schema", `{"response_format":{"type":"json_schema","json_schema":{"name":"SECRET"}},` + userHi + `}`, "response_format"},
+		{"json_object", `{"response_format":{"type":"json_object"},` + userHi + `}`, "response_format.type"},
+		{"json_schema without a schema", `{"response_format":{"type":"json_schema","json_schema":{"name":"SECRET"}},` + userHi + `}`, "response_format.json_schema.schema"},
+		{"parameters of another type", `{"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string","description":"SECRET"}}}],` + userHi + `}`, "tools[0].function.parameters.type"},
+		{"unknown reasoning effort", `{"reasoning_effort":"SECRET",` + userHi + `}`, "reasoning_effort"},
 		{"audio output", `{"audio":{"voice":"alloy","format":"wav"},` + userHi + `}`, "audio"},
 		{"audio modality", `{"modalities":["text","audio"],` + userHi + `}`, "modalities"},
 		{"functions", `{"functions":[{"name":"f"}],` + userHi + `}`, "functions"},
@@ -160,7 +162,7 @@ func TestChatToMessagesRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, _, err := ChatToMessages([]byte(tt.body), "up")
+			out, _, err := ChatToMessages([]byte(tt.body), "up", nil)
 			var re *RequestError
 			if !errors.As(err, &re) {
 				t.Fatalf("ChatToMessages = %s, %v; want a *RequestError", out, err)
@@ -280,7 +282,7 @@ func TestRequestRoundTrip(t *testing.T) {
 		{"role":"assistant","content":"calling","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":[1,2]}"}}]},
 		{"role":"tool","tool_call_id":"c1","content":"done"}],
 		"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object"}}}],"tool_choice":"required"}`
-	mid, _, err := ChatToMessages([]byte(in), "claude")
+	mid, _, err := ChatToMessages([]byte(in), "claude", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

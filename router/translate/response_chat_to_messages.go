@@ -3,18 +3,21 @@ package translate
 import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // ChatResponseToMessages turns an OpenAI chat completion (a 2xx unary body)
-// into an Anthropic message for a client that asked for clientModel. The first
-// choice's content becomes a text block (a refusal too), its tool_calls become
-// tool_use blocks. It also returns the usage the upstream reported. An answer
-// that is not a chat completion wraps ErrInvalidUpstream, as do tool-call
-// arguments that are not a JSON object, unless the answer was cut by its
-// length limit (then they are {}, and stop_reason says max_tokens).
-func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, error) {
-	var id, choices, usage []byte
+// into an Anthropic message, presented as a says. The first choice's content
+// becomes a text block, its tool_calls tool_use blocks (ids made valid for
+// Anthropic), and a refusal a text block with stop_reason "refusal". It
+// also returns the usage the upstream reported. An answer that is not a chat
+// completion wraps ErrInvalidUpstream, as do tool-call arguments that are not
+// a JSON object, unless the answer was cut by its length limit (then they are
+// {}, and stop_reason says max_tokens).
+func ChatResponseToMessages(body []byte, a Answer) ([]byte, Usage, error) {
+	var id, model, choices, usage []byte
 	if !jsonscan.Object(body, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
+		case "model":
+			model = val
 		case "choices":
 			choices = val
 		case "usage":
@@ -26,34 +29,22 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 	if !isArray(choices) {
 		return nil, Usage{}, invalidUpstream("chat completion has no choices array")
 	}
-	msg, finish, ok := firstChoice(choices)
+	c, ok := firstChoice(choices)
 	if !ok {
 		return nil, Usage{}, invalidUpstream("chat completion has no choice")
 	}
-	var content, refusalText, toolCalls []byte
-	if isObject(msg) {
-		mm := jsonscan.MembersOf(msg)
-		for k, val, ok := mm.Next(); ok; k, val, ok = mm.Next() {
-			switch string(k) {
-			case "content":
-				content = val
-			case "refusal":
-				refusalText = val
-			case "tool_calls":
-				toolCalls = val
-			}
-			// reasoning_content and the like are dropped: an Anthropic
-			// thinking block needs a signature no OpenAI upstream gives.
-		}
+	m, err := readChatMessage(c.message)
+	if err != nil {
+		return nil, Usage{}, err
 	}
 	u := chatUsage(usage)
-	truncated := stringIs(finish, "length")
+	truncated := stringIs(c.finish, "length")
 
 	out := make([]byte, 0, len(body)+256)
 	out = append(out, `{"id":`...)
 	out = appendID(out, id, "msg_translated", -1)
 	out = append(out, `,"type":"message","role":"assistant","model":`...)
-	out = jsonscan.AppendString(out, clientModel)
+	out = a.appendModel(out, model)
 	out = append(out, `,"content":[`...)
 	n := 0
 	block := func() {
@@ -63,76 +54,142 @@ func ChatResponseToMessages(body []byte, clientModel string) ([]byte, Usage, err
 		n++
 	}
 	switch {
-	case isString(content) && !isEmptyString(content):
+	case isString(m.content) && !isEmptyString(m.content):
 		block()
-		out = appendTextBlock(out, content)
-	case isArray(content): // some OpenAI-compatible servers answer in parts
-		parts := jsonscan.ElementsOf(content)
+		out = appendTextBlock(out, m.content, nil)
+	case isArray(m.content): // some OpenAI-compatible servers answer in parts
+		parts := jsonscan.ElementsOf(m.content)
 		for v, ok := parts.Next(); ok; v, ok = parts.Next() {
 			if p, _ := readPart(v); stringIs(p.typ, "text") && isString(p.text) && !isEmptyString(p.text) {
 				block()
-				out = appendTextBlock(out, p.text)
+				out = appendTextBlock(out, p.text, nil)
 			}
 		}
 	}
-	if n == 0 && isString(refusalText) && !isEmptyString(refusalText) {
+	refused := isString(m.refusal) && !isEmptyString(m.refusal)
+	if refused {
 		block()
-		out = appendTextBlock(out, refusalText)
+		out = appendTextBlock(out, m.refusal, nil)
 	}
-	if isArray(toolCalls) {
-		for j, c := range jsonscan.Each(toolCalls) {
-			block()
-			var err error
-			if out, err = appendToolUse(out, c, j, truncated); err != nil {
-				return nil, Usage{}, err
-			}
+	for j, tc := range jsonscan.Each(m.toolCalls) {
+		block()
+		if out, err = appendToolUse(out, tc, j, truncated, a.IDs); err != nil {
+			return nil, Usage{}, err
 		}
 	}
+	stop, seq := messagesStop(c.finish, c.stopReason, refused)
 	out = append(out, `],"stop_reason":"`...)
-	out = append(out, stopReason(stringToken(finish))...)
-	out = append(out, `","stop_sequence":null,"usage":`...)
+	out = append(out, stop...)
+	out = append(out, `","stop_sequence":`...)
+	out = append(out, seq...)
+	out = append(out, `,"usage":`...)
 	out = appendMessagesUsage(out, u)
 	return append(out, '}'), u, nil
 }
 
-// firstChoice finds the choice with index 0, or the first one listed, and
-// returns its message and finish_reason.
-func firstChoice(choices []byte) (msg, finish []byte, ok bool) {
+// messagesStop is the Anthropic stop_reason and stop_sequence (a JSON value)
+// for an OpenAI finish_reason; matched is the matched stop sequence vLLM and
+// SGLang report in choices[].stop_reason, refused whether the answer was a
+// refusal.
+func messagesStop(finish, matched []byte, refused bool) (stop string, seq []byte) {
+	stop = stopReason(stringToken(finish))
+	switch {
+	case refused && stop == "end_turn":
+		return "refusal", nullValue
+	case stop == "end_turn" && isString(matched):
+		return "stop_sequence", matched
+	}
+	return stop, nullValue
+}
+
+var nullValue = []byte("null")
+
+// chatChoice is what a choice says, whether a unary answer's (message)
+// or a chunk's (delta).
+type chatChoice struct {
+	index, message, finish, stopReason []byte
+}
+
+// firstChoice finds the choice with index 0, or the first one listed.
+func firstChoice(choices []byte) (c chatChoice, ok bool) {
 	e := jsonscan.ElementsOf(choices)
-	for c, more := e.Next(); more; c, more = e.Next() {
-		if !isObject(c) {
+	for v, more := e.Next(); more; v, more = e.Next() {
+		if !isObject(v) {
 			continue
 		}
-		var index, m, f []byte
-		cm := jsonscan.MembersOf(c)
-		for k, v, more := cm.Next(); more; k, v, more = cm.Next() {
+		var this chatChoice
+		cm := jsonscan.MembersOf(v)
+		for k, val, more := cm.Next(); more; k, val, more = cm.Next() {
 			switch string(k) {
 			case "index":
-				index = v
+				this.index = val
 			case "message", "delta":
-				m = v
+				this.message = val
 			case "finish_reason":
-				f = v
+				this.finish = val
+			case "stop_reason":
+				this.stopReason = val
 			}
 		}
-		if !ok || string(index) == "0" {
-			msg, finish, ok = m, f, true
+		if !ok || string(this.index) == "0" {
+			c, ok = this, true
 		}
-		if string(index) == "0" {
+		if string(this.index) == "0" {
 			break
 		}
 	}
-	return msg, finish, ok
+	return c, ok
+}
+
+// chatMessage is the members of an OpenAI answer's message or a chunk's
+// delta that are translated.
+type chatMessage struct {
+	content, refusal, toolCalls []byte
+}
+
+// readChatMessage reads a message or delta, refusing members of the wrong
+// kind: an answer whose content is a number is broken, and passing it off
+// as an empty one would change what the client gets.
+func readChatMessage(v []byte) (chatMessage, error) {
+	var m chatMessage
+	if !present(v) {
+		return m, nil
+	}
+	if !isObject(v) {
+		return m, invalidUpstream("choice message is not an object")
+	}
+	mm := jsonscan.MembersOf(v)
+	for k, val, ok := mm.Next(); ok; k, val, ok = mm.Next() {
+		switch string(k) {
+		case "content":
+			m.content = val
+		case "refusal":
+			m.refusal = val
+		case "tool_calls":
+			m.toolCalls = val
+		}
+		// reasoning_content and the like are dropped: an Anthropic thinking
+		// block needs a signature no OpenAI upstream gives.
+	}
+	switch {
+	case present(m.content) && !isString(m.content) && !isArray(m.content):
+		return m, invalidUpstream("content is neither a string nor an array")
+	case present(m.refusal) && !isString(m.refusal):
+		return m, invalidUpstream("refusal is not a string")
+	case present(m.toolCalls) && !isArray(m.toolCalls):
+		return m, invalidUpstream("tool_calls is not an array")
+	}
+	return m, nil
 }
 
 // appendToolUse writes an OpenAI tool call as an Anthropic tool_use block.
-func appendToolUse(out, c []byte, j int, truncated bool) ([]byte, error) {
+func appendToolUse(out, c []byte, j int, truncated bool, ids *ToolIDs) ([]byte, error) {
 	tc := readToolCall(c)
 	if !isString(tc.name) {
 		return out, invalidUpstream("tool call without a function name")
 	}
 	out = append(out, `{"type":"tool_use","id":`...)
-	out = appendID(out, tc.id, "toolu_", j)
+	out = ids.appendClientID(out, tc.id, Messages, "toolu_", j)
 	out = append(out, `,"name":`...)
 	out = append(out, tc.name...)
 	out = append(out, `,"input":`...)

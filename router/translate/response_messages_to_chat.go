@@ -3,22 +3,26 @@ package translate
 import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // MessagesResponseToChat turns an Anthropic message (a 2xx unary body) into an
-// OpenAI chat completion for a client that asked for clientModel. created is
-// the completion's `created` (Unix seconds; Anthropic's answer has no time).
-// Text blocks become the message content, tool_use blocks its tool_calls,
-// thinking blocks are dropped. It also returns the usage the upstream
-// reported. An answer that is not an Anthropic message wraps
-// ErrInvalidUpstream.
-func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]byte, Usage, error) {
-	var id, content, stop, usage []byte
+// OpenAI chat completion, presented as a says (its model, created). Text
+// blocks become the message content, tool_use blocks its tool_calls,
+// thinking blocks are dropped; a refusal (stop_reason "refusal") is the
+// message's refusal. It also returns the usage the upstream reported. An
+// answer that is not an Anthropic message wraps ErrInvalidUpstream, as does
+// a tool_use block whose input is not an object.
+func MessagesResponseToChat(body []byte, a Answer) ([]byte, Usage, error) {
+	var id, model, content, stop, stopSeq, usage []byte
 	if !jsonscan.Object(body, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
+		case "model":
+			model = val
 		case "content":
 			content = val
 		case "stop_reason":
 			stop = val
+		case "stop_sequence":
+			stopSeq = val
 		case "usage":
 			usage = val
 		}
@@ -29,18 +33,24 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 		return nil, Usage{}, invalidUpstream("message has no content array")
 	}
 	u := messagesUsage(Usage{}, usage)
+	refused := stringIs(stop, "refusal")
 
 	out := make([]byte, 0, len(body)+256)
 	out = append(out, `{"id":`...)
 	out = appendID(out, id, "chatcmpl-translated", -1)
 	out = append(out, `,"object":"chat.completion","created":`...)
-	out = appendInt(out, created)
+	out = appendInt(out, a.Created)
 	out = append(out, `,"model":`...)
-	out = jsonscan.AppendString(out, clientModel)
+	out = a.appendModel(out, model)
 	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 
 	// The text blocks, joined into one string: their raw contents concatenate
-	// into a valid JSON string without decoding. Tool calls follow.
+	// into a valid JSON string without decoding. Tool calls follow. A
+	// refusal's text is the refusal, and the content is null, as OpenAI
+	// answers one.
+	if refused {
+		out = append(out, `null,"refusal":`...)
+	}
 	var few [4]part
 	calls := few[:0]
 	texts := 0
@@ -61,12 +71,17 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 			calls = append(calls, p)
 		}
 	}
-	if texts == 0 {
-		out = append(out, "null"...)
-	} else {
+	switch {
+	case texts > 0:
 		out = append(out, '"')
+	case refused:
+		out = append(out, refusalWithoutText...)
+	default:
+		out = append(out, "null"...)
 	}
-	out = append(out, `,"refusal":null`...)
+	if !refused {
+		out = append(out, `,"refusal":null`...)
+	}
 	for i, p := range calls {
 		if i == 0 {
 			out = append(out, `,"tool_calls":[`...)
@@ -74,7 +89,7 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 			out = append(out, ',')
 		}
 		var err error
-		if out, err = appendChatToolCall(out, p, i); err != nil {
+		if out, err = appendChatToolCall(out, p, i, a.IDs); err != nil {
 			return nil, Usage{}, err
 		}
 	}
@@ -83,7 +98,9 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 	}
 	out = append(out, `},"logprobs":null,"finish_reason":"`...)
 	out = append(out, finishReason(stringToken(stop))...)
-	out = append(out, `"}]`...)
+	out = append(out, '"')
+	out = appendMatchedStop(out, stop, stopSeq)
+	out = append(out, "}]"...)
 	if u.Known {
 		out = append(out, `,"usage":`...)
 		out = appendChatUsage(out, u)
@@ -91,22 +108,41 @@ func MessagesResponseToChat(body []byte, clientModel string, created int64) ([]b
 	return append(out, '}'), u, nil
 }
 
+// refusalWithoutText is the refusal an OpenAI client reads when the
+// upstream refused without a word: the field must hold a string for the
+// client to see that it refused.
+const refusalWithoutText = `"the model declined to answer (stop_reason: refusal)"`
+
+// appendMatchedStop adds, to an OpenAI choice, the stop sequence an
+// Anthropic answer says matched, as vLLM and SGLang report it
+// (choices[].stop_reason): OpenAI's finish_reason "stop" alone does not say.
+func appendMatchedStop(out, stop, stopSeq []byte) []byte {
+	if stringIs(stop, "stop_sequence") && isString(stopSeq) {
+		out = append(out, `,"stop_reason":`...)
+		out = append(out, stopSeq...)
+	}
+	return out
+}
+
 // appendChatToolCall writes an Anthropic tool_use block as an OpenAI tool
 // call, its input object as the arguments string.
-func appendChatToolCall(out []byte, b part, index int) ([]byte, error) {
+func appendChatToolCall(out []byte, b part, index int, ids *ToolIDs) ([]byte, error) {
 	id, name, input := b.id, b.name, b.input
 	if !isString(name) {
 		return out, invalidUpstream("tool_use block without a name")
 	}
 	out = append(out, `{"id":`...)
-	out = appendID(out, id, "call_", index)
+	out = ids.appendClientID(out, id, Chat, "call_", index)
 	out = append(out, `,"type":"function","function":{"name":`...)
 	out = append(out, name...)
 	out = append(out, `,"arguments":`...)
-	if present(input) {
+	switch {
+	case isObject(input):
 		out = jsonscan.AppendString(out, input)
-	} else {
+	case !present(input):
 		out = append(out, `"{}"`...)
+	default:
+		return out, invalidUpstream("tool_use input is not a JSON object")
 	}
 	return append(out, "}}"...), nil
 }

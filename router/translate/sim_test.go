@@ -74,11 +74,11 @@ func TestOpenAIClientAnthropicSim(t *testing.T) {
 	url := startProvider(t, sim.Provider{Stream: sim.Pace{Chunks: 5}}) + "/messages"
 
 	t.Run("unary text", func(t *testing.T) {
-		req, _, err := ChatToMessages([]byte(`{"model":"gpt","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`), "claude-up")
+		req, _, err := ChatToMessages([]byte(`{"model":"gpt","messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"}]}`), "claude-up", nil)
 		must(t, err)
 		resp := send(t, url, req)
 		body, _ := io.ReadAll(resp.Body)
-		out, u, err := MessagesResponseToChat(body, "gpt", 1)
+		out, u, err := MessagesResponseToChat(body, Answer{Model: "gpt", Created: 1})
 		must(t, err)
 		c, err := checkChatCompletion(out)
 		must(t, err)
@@ -89,9 +89,9 @@ func TestOpenAIClientAnthropicSim(t *testing.T) {
 
 	t.Run("streamed parallel tool calls", func(t *testing.T) {
 		req, includeUsage, err := ChatToMessages([]byte(`{"model":"gpt","stream":true,"stream_options":{"include_usage":true},`+chatToolsJSON+
-			`,"messages":[{"role":"user","content":"`+sim.ParallelMarker+`"}]}`), "claude-up")
+			`,"messages":[{"role":"user","content":"`+sim.ParallelMarker+`"}]}`), "claude-up", nil)
 		must(t, err)
-		s := NewMessagesToChatStream("gpt", 1, includeUsage)
+		s := NewMessagesToChatStream(Answer{Model: "gpt", Created: 1, IncludeUsage: includeUsage})
 		out := relay(t, s, send(t, url, req).Body)
 		r, err := checkChatStream(string(out), true)
 		must(t, err)
@@ -103,7 +103,7 @@ func TestOpenAIClientAnthropicSim(t *testing.T) {
 
 	t.Run("context overflow stays recognisable", func(t *testing.T) {
 		over := startProvider(t, sim.Provider{Name: "over", ContextOverflow: true}) + "/messages"
-		req, _, err := ChatToMessages([]byte(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`), "claude-up")
+		req, _, err := ChatToMessages([]byte(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`), "claude-up", nil)
 		must(t, err)
 		resp := send(t, over, req)
 		body, _ := io.ReadAll(resp.Body)
@@ -124,7 +124,7 @@ func TestAnthropicClientOpenAISim(t *testing.T) {
 		must(t, err)
 		resp := send(t, url, req)
 		body, _ := io.ReadAll(resp.Body)
-		out, u, err := ChatResponseToMessages(body, "claude")
+		out, u, err := ChatResponseToMessages(body, Answer{Model: "claude"})
 		must(t, err)
 		m, err := checkMessage(out)
 		must(t, err)
@@ -139,7 +139,7 @@ func TestAnthropicClientOpenAISim(t *testing.T) {
 			`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Oslo"}}]},`+
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"rain"}]}]}`), "gpt-up")
 		must(t, err)
-		s := NewChatToMessagesStream("claude")
+		s := NewChatToMessagesStream(Answer{Model: "claude"})
 		out := relay(t, s, send(t, url, req).Body)
 		r, err := checkMessagesStream(string(out), true)
 		must(t, err)

@@ -8,7 +8,7 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 //	delta.content / .refusal   -> content_block_start text (once), content_block_delta text_delta
 //	delta.tool_calls[k] first  -> content_block_start tool_use {id, name, input {}}
 //	delta.tool_calls[k] args   -> content_block_delta input_json_delta {partial_json}
-//	a new kind of block        -> content_block_stop of the open one
+//	a new kind of block        -> content_block_stop of the open one, once it is whole
 //	finish_reason              -> content_block_stop; the stop reason is kept
 //	the usage-only chunk       -> usage kept
 //	data: [DONE]               -> message_delta {stop_reason, usage}, message_stop
@@ -17,30 +17,33 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // message_delta waits for [DONE] because OpenAI sends usage after the
 // finish_reason chunk and Anthropic sends both in one event; message_delta
 // carries input_tokens too, since message_start could not know them.
+//
+// Anthropic's blocks come one at a time, each closed before the next
+// starts, and a client takes a block's content_block_stop as its end. Some
+// OpenAI-compatible servers interleave parallel calls (both headers, then
+// both argument streams), so a block is closed only once it is whole: a
+// call's arguments once they are one complete JSON object, text once
+// something else follows. What arrives for another block meanwhile is held
+// (see blockQueue) and sent as soon as the open block is whole, or at the
+// finish.
 type chatToMessages struct {
-	model string // immutable after NewChatToMessagesStream
+	a Answer // immutable after NewChatToMessagesStream
 
 	eventStream
+	blockQueue
 	started bool   // message_start is out
 	stop    string // the stop reason, once finish_reason is seen (end() defaults it)
-	open    int    // kind of the open content block: noBlock, textBlock, toolBlock
-	openIdx int    // its index
-	blocks  int    // content blocks started
-	tools   []int  // by OpenAI tool call index: its content block index, or -1
+	seq     []byte // the matched stop sequence (vLLM's choices[].stop_reason), a string token
+	refused bool   // a refusal was part of the answer
 	usage   Usage
+	scratch []byte
 }
-
-const (
-	noBlock = iota
-	textBlock
-	toolBlock
-)
 
 // NewChatToMessagesStream translates an OpenAI upstream's chunk stream (asked
 // with stream_options.include_usage, as MessagesToChat does) for an Anthropic
-// client that asked for clientModel.
-func NewChatToMessagesStream(clientModel string) Stream {
-	return &chatToMessages{model: clientModel}
+// client, presented as a says.
+func NewChatToMessagesStream(a Answer) Stream {
+	return &chatToMessages{a: a}
 }
 
 func (s *chatToMessages) Usage() Usage { return s.usage }
@@ -61,15 +64,17 @@ func (s *chatToMessages) Finish(dst []byte) ([]byte, error) {
 func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 	if string(data) == "[DONE]" {
 		if !s.started {
-			dst = s.start(dst, nil)
+			dst = s.start(dst, nil, nil)
 		}
 		return s.end(dst), nil
 	}
-	var id, choices, usage, errObj []byte
+	var id, model, choices, usage, errObj []byte
 	if !jsonscan.Object(data, func(k, val []byte) {
 		switch string(k) {
 		case "id":
 			id = val
+		case "model":
+			model = val
 		case "choices":
 			choices = val
 		case "usage":
@@ -85,66 +90,69 @@ func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 		return s.errorEvent(dst, errObj), nil
 	}
 	if !s.started {
-		dst = s.start(dst, id)
+		dst = s.start(dst, id, model)
 	}
 	if u := chatUsage(usage); u.Known {
 		s.usage = u
 	}
-	if !isArray(choices) {
+	if !present(choices) {
 		return dst, nil
 	}
-	delta, finish, ok := firstChoice(choices)
+	if !isArray(choices) {
+		return dst, invalidUpstream("choices is not an array")
+	}
+	c, ok := firstChoice(choices)
 	if !ok {
 		return dst, nil // the usage-only chunk has none
 	}
-	if isObject(delta) {
-		var err error
-		if dst, err = s.delta(dst, delta); err != nil {
+	d, err := readChatMessage(c.message)
+	if err != nil {
+		return dst, err
+	}
+	if dst, err = s.delta(dst, d); err != nil {
+		return dst, err
+	}
+	switch {
+	case isString(c.finish) && s.stop == "":
+		s.stop, _ = messagesStop(c.finish, nil, s.refused)
+		if isString(c.stopReason) {
+			s.seq = append(s.seq[:0], c.stopReason...)
+		}
+		if dst, err = s.flushAll(dst); err != nil {
 			return dst, err
 		}
-	}
-	if isString(finish) && s.stop == "" {
-		s.stop = stopReason(stringToken(finish))
-		dst = s.closeBlock(dst)
+		return dst, s.checkCalls()
+	case present(c.finish) && !isString(c.finish):
+		return dst, invalidUpstream("finish_reason is not a string")
 	}
 	return dst, nil
 }
 
-func (s *chatToMessages) start(dst, id []byte) []byte {
+func (s *chatToMessages) start(dst, id, model []byte) []byte {
 	s.started = true
 	dst = appendNamedEvent(dst, "message_start")
 	dst = append(dst, `{"type":"message_start","message":{"id":`...)
 	dst = appendID(dst, id, "msg_translated", -1)
 	dst = append(dst, `,"type":"message","role":"assistant","model":`...)
-	dst = jsonscan.AppendString(dst, s.model)
+	dst = s.a.appendModel(dst, model)
 	dst = append(dst, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":0,"output_tokens":0}}}`+"\n\n"...)
 	return dst
 }
 
-func (s *chatToMessages) delta(dst, delta []byte) ([]byte, error) {
-	var content, refusalText, toolCalls []byte
-	m := jsonscan.MembersOf(delta)
-	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
-		switch string(k) {
-		case "content":
-			content = val
-		case "refusal":
-			refusalText = val
-		case "tool_calls":
-			toolCalls = val
-		}
-		// role is implied; reasoning_content and the like are dropped.
-	}
-	for _, text := range [2][]byte{content, refusalText} {
-		if isString(text) && !isEmptyString(text) {
-			dst = s.text(dst, text)
+func (s *chatToMessages) delta(dst []byte, d chatMessage) ([]byte, error) {
+	var err error
+	if isString(d.content) && !isEmptyString(d.content) {
+		if dst, err = s.text(dst, d.content); err != nil {
+			return dst, err
 		}
 	}
-	if !isArray(toolCalls) {
-		return dst, nil
+	if isString(d.refusal) && !isEmptyString(d.refusal) {
+		s.refused = true
+		if dst, err = s.text(dst, d.refusal); err != nil {
+			return dst, err
+		}
 	}
-	for j, c := range jsonscan.Each(toolCalls) {
-		var err error
+	for j, c := range jsonscan.Each(d.toolCalls) {
 		if dst, err = s.toolCall(dst, c, j); err != nil {
 			return dst, err
 		}
@@ -152,28 +160,9 @@ func (s *chatToMessages) delta(dst, delta []byte) ([]byte, error) {
 	return dst, nil
 }
 
-func (s *chatToMessages) text(dst, text []byte) []byte {
-	if s.open != textBlock {
-		dst = s.closeBlock(dst)
-		s.open, s.openIdx = textBlock, s.blocks
-		s.blocks++
-		dst = appendNamedEvent(dst, "content_block_start")
-		dst = append(dst, `{"type":"content_block_start","index":`...)
-		dst = appendInt(dst, int64(s.openIdx))
-		dst = append(dst, `,"content_block":{"type":"text","text":""}}`+"\n\n"...)
-	}
-	dst = appendNamedEvent(dst, "content_block_delta")
-	dst = append(dst, `{"type":"content_block_delta","index":`...)
-	dst = appendInt(dst, int64(s.openIdx))
-	dst = append(dst, `,"delta":{"type":"text_delta","text":`...)
-	dst = append(dst, text...)
-	return append(dst, "}}\n\n"...)
-}
-
 // toolCall handles one entry of delta.tool_calls: the first for an index
-// starts a tool_use block, every one with arguments adds a piece of input. A
-// piece for a call whose block another block has since closed (servers that
-// interleave parallel calls) keeps its own block's index.
+// starts a tool_use block (or queues it, while another block is open and
+// not whole), every one with arguments adds a piece of input.
 func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
 	if !isObject(c) {
 		return dst, invalidUpstream("tool call delta is not an object")
@@ -186,62 +175,40 @@ func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
 			return dst, invalidUpstream("tool call delta with an invalid index")
 		}
 	}
-	for int64(len(s.tools)) <= k {
-		s.tools = append(s.tools, -1)
+	switch {
+	case present(tc.args) && !isString(tc.args):
+		return dst, invalidUpstream("tool call arguments are not a string")
+	case present(tc.name) && !isString(tc.name):
+		return dst, invalidUpstream("tool call name is not a string")
 	}
-	b := s.tools[k]
-	if b < 0 {
-		dst = s.closeBlock(dst)
-		b = s.blocks
-		s.tools[k] = b
-		s.blocks++
-		s.open, s.openIdx = toolBlock, b
-		dst = appendNamedEvent(dst, "content_block_start")
-		dst = append(dst, `{"type":"content_block_start","index":`...)
-		dst = appendInt(dst, int64(b))
-		dst = append(dst, `,"content_block":{"type":"tool_use","id":`...)
-		dst = appendID(dst, tc.id, "toolu_", int(k))
-		dst = append(dst, `,"name":`...)
-		if isString(tc.name) {
-			dst = append(dst, tc.name...)
-		} else {
-			dst = append(dst, `""`...)
-		}
-		dst = append(dst, `,"input":{}}}`+"\n\n"...)
+	var err error
+	if dst, err = s.call(dst, int(k), tc.id, tc.name); err != nil {
+		return dst, err
 	}
-	if args := tc.args; isString(args) && !isEmptyString(args) {
-		dst = appendNamedEvent(dst, "content_block_delta")
-		dst = append(dst, `{"type":"content_block_delta","index":`...)
-		dst = appendInt(dst, int64(b))
-		dst = append(dst, `,"delta":{"type":"input_json_delta","partial_json":`...)
-		dst = append(dst, args...)
-		dst = append(dst, "}}\n\n"...)
+	if isString(tc.args) && !isEmptyString(tc.args) {
+		s.scratch = jsonscan.AppendUnquoted(s.scratch[:0], tc.args)
+		return s.callArgs(dst, int(k), tc.args, s.scratch)
 	}
 	return dst, nil
-}
-
-func (s *chatToMessages) closeBlock(dst []byte) []byte {
-	if s.open == noBlock {
-		return dst
-	}
-	dst = appendNamedEvent(dst, "content_block_stop")
-	dst = append(dst, `{"type":"content_block_stop","index":`...)
-	dst = appendInt(dst, int64(s.openIdx))
-	s.open = noBlock
-	return append(dst, "}\n\n"...)
 }
 
 // end writes message_delta and message_stop.
 func (s *chatToMessages) end(dst []byte) []byte {
 	s.done = true
-	dst = s.closeBlock(dst)
+	dst, _ = s.flushAll(dst) // held blocks cannot fail: they were checked as they came
 	if s.stop == "" {
-		s.stop = "end_turn"
+		s.stop, _ = messagesStop(nil, nil, s.refused)
+	}
+	seq := nullValue
+	if s.stop == "end_turn" && len(s.seq) > 0 {
+		s.stop, seq = "stop_sequence", s.seq
 	}
 	dst = appendNamedEvent(dst, "message_delta")
 	dst = append(dst, `{"type":"message_delta","delta":{"stop_reason":"`...)
 	dst = append(dst, s.stop...)
-	dst = append(dst, `","stop_sequence":null},"usage":`...)
+	dst = append(dst, `","stop_sequence":`...)
+	dst = append(dst, seq...)
+	dst = append(dst, `},"usage":`...)
 	dst = appendMessagesUsage(dst, s.usage)
 	dst = append(dst, "}\n\n"...)
 	dst = appendNamedEvent(dst, "message_stop")

@@ -87,6 +87,7 @@ type chunkJSON struct {
 		} `json:"delta"`
 		Logprobs     jsonRaw `json:"logprobs"`
 		FinishReason *string `json:"finish_reason"`
+		StopReason   *string `json:"stop_reason"` // the matched stop sequence, as vLLM says it
 	} `json:"choices"`
 	Usage *oUsage `json:"usage"`
 	Error *struct {

@@ -9,7 +9,8 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 //	content_block_start tool_use   -> delta tool_calls [{index, id, type, function {name, arguments ""}}]
 //	content_block_delta text_delta -> delta {"content": text}
 //	content_block_delta input_json_delta -> delta tool_calls [{index, function {arguments: partial_json}}]
-//	message_delta                  -> a chunk with finish_reason (usage noted)
+//	content_block_stop tool_use    -> delta tool_calls [{index, function {arguments: "{}"}}] when no piece came
+//	message_delta                  -> a chunk with finish_reason (usage noted); a refusal's delta first
 //	message_stop                   -> the usage chunk (when the client asked) and data: [DONE]
 //	error                          -> data: {"error":{...}}, and the stream ends
 //	ping, thinking, anything else  -> (nothing)
@@ -17,25 +18,22 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // Tool calls are numbered 0, 1, ... in the order their blocks start, whatever
 // the blocks' own indexes.
 type messagesToChat struct {
-	// Immutable after NewMessagesToChatStream.
-	model     string
-	created   int64
-	wantUsage bool
+	a Answer // immutable after NewMessagesToChatStream
 
 	eventStream
 	head    []byte // `data: {"id":…,…,"choices":[` : every chunk starts so; empty until the role chunk is out
 	stopped bool   // message_delta gave the stop reason; the finish chunk is out
 	tools   []int  // by content block index: its tool_calls index, or -1
-	nTools  int
+	args    []bool // by tool_calls index: an argument piece went out
 	usage   Usage
 }
 
 // NewMessagesToChatStream translates an Anthropic upstream's event stream for
-// an OpenAI client that asked for clientModel. created is every chunk's
-// `created`. clientWantsUsage (the client's stream_options.include_usage) adds
-// the final usage-only chunk OpenAI sends when asked.
-func NewMessagesToChatStream(clientModel string, created int64, clientWantsUsage bool) Stream {
-	return &messagesToChat{model: clientModel, created: created, wantUsage: clientWantsUsage}
+// an OpenAI client, presented as a says (its model; created is every chunk's
+// `created`; IncludeUsage adds the final usage-only chunk OpenAI sends when
+// asked).
+func NewMessagesToChatStream(a Answer) Stream {
+	return &messagesToChat{a: a}
 }
 
 func (s *messagesToChat) Usage() Usage { return s.usage }
@@ -81,11 +79,11 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 		return s.errorChunk(dst, errObj), nil
 	}
 	if len(s.head) == 0 { // the role chunk is not out yet
-		var id []byte
+		var id, model []byte
 		if stringIs(typ, "message_start") {
-			id = jsonscan.Field(message, "id")
+			id, model = jsonscan.Field(message, "id"), jsonscan.Field(message, "model")
 		}
-		dst = s.start(dst, id)
+		dst = s.start(dst, id, model)
 	}
 	switch {
 	case stringIs(typ, "message_start"):
@@ -94,16 +92,18 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 		return s.blockStart(dst, index, block)
 	case stringIs(typ, "content_block_delta"):
 		return s.blockDelta(dst, index, delta)
+	case stringIs(typ, "content_block_stop"):
+		if i, ok := intValue(index); ok && i >= 0 && int(i) < len(s.tools) && s.tools[i] >= 0 {
+			dst = s.noArguments(dst, s.tools[i])
+		}
 	case stringIs(typ, "message_delta"):
 		s.usage = messagesUsage(s.usage, usage)
 		if !s.stopped {
-			s.stopped = true
-			dst = s.finishChunk(dst, finishReason(stringToken(jsonscan.Field(delta, "stop_reason"))))
+			dst = s.stop(dst, jsonscan.Field(delta, "stop_reason"), jsonscan.Field(delta, "stop_sequence"))
 		}
 	case stringIs(typ, "message_stop"):
 		if !s.stopped {
-			s.stopped = true
-			dst = s.finishChunk(dst, "stop")
+			dst = s.stop(dst, nil, nil)
 		}
 		dst = s.end(dst)
 	}
@@ -111,13 +111,13 @@ func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
 }
 
 // start writes the first chunk, which every OpenAI stream opens with.
-func (s *messagesToChat) start(dst, id []byte) []byte {
+func (s *messagesToChat) start(dst, id, model []byte) []byte {
 	s.head = append(s.head[:0], `data: {"id":`...)
 	s.head = appendID(s.head, id, "chatcmpl-translated", -1)
 	s.head = append(s.head, `,"object":"chat.completion.chunk","created":`...)
-	s.head = appendInt(s.head, s.created)
+	s.head = appendInt(s.head, s.a.Created)
 	s.head = append(s.head, `,"model":`...)
-	s.head = jsonscan.AppendString(s.head, s.model)
+	s.head = s.a.appendModel(s.head, model)
 	s.head = append(s.head, `,"choices":[`...)
 	dst = s.deltaStart(dst)
 	dst = append(dst, `{"role":"assistant","content":""}`...)
@@ -149,30 +149,44 @@ func (s *messagesToChat) blockStart(dst, index, block []byte) ([]byte, error) {
 			dst = s.deltaEnd(dst)
 		}
 	case stringIs(typ, "tool_use"):
-		id, name := jsonscan.Field(block, "id"), jsonscan.Field(block, "name")
+		var id, name, input []byte
+		m := jsonscan.MembersOf(block)
+		for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
+			switch string(k) {
+			case "id":
+				id = v
+			case "name":
+				name = v
+			case "input":
+				input = v
+			}
+		}
 		if !isString(name) {
 			return dst, invalidUpstream("tool_use block without a name")
+		}
+		if present(input) && !isObject(input) {
+			return dst, invalidUpstream("tool_use input is not a JSON object")
 		}
 		for len(s.tools) <= int(i) {
 			s.tools = append(s.tools, -1)
 		}
-		n := s.nTools
+		n := len(s.args)
 		s.tools[i] = n
-		s.nTools++
+		s.args = append(s.args, false)
 		// Arguments start empty: the input, {} at the start of a streamed
 		// block, arrives in input_json_delta pieces the client concatenates.
 		dst = s.deltaStart(dst)
 		dst = append(dst, `{"tool_calls":[{"index":`...)
 		dst = appendInt(dst, int64(n))
 		dst = append(dst, `,"id":`...)
-		dst = appendID(dst, id, "call_", n)
+		dst = s.a.IDs.appendClientID(dst, id, Chat, "call_", n)
 		dst = append(dst, `,"type":"function","function":{"name":`...)
 		dst = append(dst, name...)
 		dst = append(dst, `,"arguments":""}}]}`...)
 		dst = s.deltaEnd(dst)
 		// A server that sends the whole input here instead gets it relayed
 		// as one piece.
-		if input := jsonscan.Field(block, "input"); isObject(input) && !emptyObject(input) {
+		if isObject(input) && !emptyObject(input) {
 			dst = s.arguments(dst, n, jsonscan.AppendString(nil, input))
 		}
 	}
@@ -220,6 +234,7 @@ func (s *messagesToChat) blockDelta(dst, index, delta []byte) ([]byte, error) {
 
 // arguments writes a piece of a tool call's arguments; part is a string token.
 func (s *messagesToChat) arguments(dst []byte, n int, part []byte) []byte {
+	s.args[n] = true
 	dst = s.deltaStart(dst)
 	dst = append(dst, `{"tool_calls":[{"index":`...)
 	dst = appendInt(dst, int64(n))
@@ -229,17 +244,44 @@ func (s *messagesToChat) arguments(dst []byte, n int, part []byte) []byte {
 	return s.deltaEnd(dst)
 }
 
-func (s *messagesToChat) finishChunk(dst []byte, reason string) []byte {
+// noArguments closes a tool call that got no argument piece with "{}":
+// the arguments of a call without input are an empty object, as a unary
+// answer says, never "" (which a client parsing them as JSON fails on).
+func (s *messagesToChat) noArguments(dst []byte, n int) []byte {
+	if s.args[n] {
+		return dst
+	}
+	return s.arguments(dst, n, []byte(`"{}"`))
+}
+
+// stop writes the finish chunk for the upstream's stop reason and matched
+// stop sequence (nil: none given), after whatever the calls still lack.
+func (s *messagesToChat) stop(dst, reason, seq []byte) []byte {
+	s.stopped = true
+	for n := range s.args {
+		dst = s.noArguments(dst, n)
+	}
+	if stringIs(reason, "refusal") {
+		// The refusal is said where an OpenAI client looks for one; what
+		// text came before it went out as content.
+		dst = s.deltaStart(dst)
+		dst = append(dst, `{"refusal":`...)
+		dst = append(dst, refusalWithoutText...)
+		dst = append(dst, '}')
+		dst = s.deltaEnd(dst)
+	}
 	dst = s.deltaStart(dst)
 	dst = append(dst, `{},"logprobs":null,"finish_reason":"`...)
-	dst = append(dst, reason...)
-	return append(dst, `"}]}`+"\n\n"...)
+	dst = append(dst, finishReason(stringToken(reason))...)
+	dst = append(dst, '"')
+	dst = appendMatchedStop(dst, reason, seq)
+	return append(dst, "}]}\n\n"...)
 }
 
 // end writes the usage chunk when the client asked for it, then [DONE].
 func (s *messagesToChat) end(dst []byte) []byte {
 	s.done = true
-	if s.wantUsage {
+	if s.a.IncludeUsage {
 		dst = append(dst, s.head...)
 		dst = append(dst, `],"usage":`...)
 		if s.usage.Known {

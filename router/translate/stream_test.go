@@ -22,8 +22,10 @@ func streamFixtures(t *testing.T) []streamFixture {
 	t.Helper()
 	var fs []streamFixture
 	for dir, mk := range map[string]func() Stream{
-		"messages_stream": func() Stream { return NewMessagesToChatStream(clientModel, goldenCreated, true) },
-		"chat_stream":     func() Stream { return NewChatToMessagesStream(clientModel) },
+		"messages_stream": func() Stream {
+			return NewMessagesToChatStream(Answer{Model: clientModel, Created: goldenCreated, IncludeUsage: true})
+		},
+		"chat_stream": func() Stream { return NewChatToMessagesStream(Answer{Model: clientModel}) },
 	} {
 		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.in.sse"))
 		for _, f := range files {
@@ -145,13 +147,13 @@ func TestStreamOpensOnFirstEvent(t *testing.T) {
 		first string
 		want  string
 	}{
-		{"anthropic message_start", NewMessagesToChatStream("m", 7, false),
+		{"anthropic message_start", NewMessagesToChatStream(Answer{Model: "m", Created: 7, IncludeUsage: false}),
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
 			`data: {"id":"msg_1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n"},
-		{"anthropic ping first", NewMessagesToChatStream("m", 7, false),
+		{"anthropic ping first", NewMessagesToChatStream(Answer{Model: "m", Created: 7, IncludeUsage: false}),
 			"event: ping\ndata: {\"type\":\"ping\"}\n\n",
 			`data: {"id":"chatcmpl-translated","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n"},
-		{"openai role chunk", NewChatToMessagesStream("m"),
+		{"openai role chunk", NewChatToMessagesStream(Answer{Model: "m"}),
 			"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"c1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n"},
 	}
@@ -184,8 +186,8 @@ func TestStreamFinish(t *testing.T) {
 		oUsage = "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n"
 		oDone  = "data: [DONE]\n\n"
 	)
-	anthropic := func() Stream { return NewMessagesToChatStream("m", 1, true) }
-	openai := func() Stream { return NewChatToMessagesStream("m") }
+	anthropic := func() Stream { return NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: true}) }
+	openai := func() Stream { return NewChatToMessagesStream(Answer{Model: "m"}) }
 	tests := []struct {
 		name      string
 		new       func() Stream
@@ -245,13 +247,13 @@ func TestStreamInvalidUpstream(t *testing.T) {
 		good string
 		bad  string
 	}{
-		{"anthropic data not JSON", NewMessagesToChatStream("m", 1, false),
+		{"anthropic data not JSON", NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}),
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\n",
 			"event: content_block_delta\ndata: {SECRET PROMPT\n\n"},
-		{"anthropic json delta for a text block", NewMessagesToChatStream("m", 1, false),
+		{"anthropic json delta for a text block", NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}),
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
 			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"SECRET PROMPT\"}}\n\n"},
-		{"openai data not JSON", NewChatToMessagesStream("m"),
+		{"openai data not JSON", NewChatToMessagesStream(Answer{Model: "m"}),
 			"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
 			"data: SECRET PROMPT\n\n"},
 	}
@@ -286,7 +288,7 @@ func TestMessagesToChatUsageChunkOnlyWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, asked := range []bool{false, true} {
-		s := NewMessagesToChatStream("m", 1, asked)
+		s := NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: asked})
 		out, err := feedPieces(s, in)
 		if err != nil {
 			t.Fatal(err)
@@ -300,8 +302,9 @@ func TestMessagesToChatUsageChunkOnlyWhenAsked(t *testing.T) {
 	}
 }
 
-// Servers that interleave the deltas of parallel tool calls: each piece keeps
-// its own block's index, so every call's input still assembles whole.
+// Servers that interleave the deltas of parallel tool calls: each block
+// closes only after its last delta (a client takes content_block_stop as
+// the block's end), and every call's input still assembles whole.
 func TestChatToMessagesInterleavedToolCalls(t *testing.T) {
 	chunk := func(calls string) string {
 		return `data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[` + calls + `]}}]}` + "\n\n"
@@ -310,13 +313,13 @@ func TestChatToMessagesInterleavedToolCalls(t *testing.T) {
 		chunk(`{"index":1,"id":"call_b","type":"function","function":{"name":"b","arguments":"{\"y\":"}}`) +
 		chunk(`{"index":0,"function":{"arguments":":1}"}},{"index":1,"function":{"arguments":"2}"}}`) +
 		`data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
-	out, err := feedPieces(NewChatToMessagesStream("m"), []byte(in))
+	out, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := checkMessagesStream(string(out), false)
+	r, err := checkMessagesStream(string(out), true)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, out)
 	}
 	want := []toolResult{{"call_a", "a", `{"x":1}`}, {"call_b", "b", `{"y":2}`}}
 	if !reflect.DeepEqual(r.Tools, want) || r.Stop != "tool_use" {
@@ -332,7 +335,7 @@ func TestMessagesToChatWholeToolInput(t *testing.T) {
 		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
-	out, err := feedPieces(NewMessagesToChatStream("m", 1, false), []byte(in))
+	out, err := feedPieces(NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}), []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +351,7 @@ func TestMessagesToChatWholeToolInput(t *testing.T) {
 // Error events: the upstream's type and message cross over; an overflow stays
 // recognisable.
 func TestStreamErrorEvents(t *testing.T) {
-	out, err := feedPieces(NewMessagesToChatStream("m", 1, false),
+	out, err := feedPieces(NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}),
 		[]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 300000 tokens > 200000 maximum\"}}\n\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +370,7 @@ func TestStreamErrorEvents(t *testing.T) {
 		{`{"error":{"type":"server_error","message":""}}`, `{"type":"error","error":{"type":"api_error","message":"upstream stream error"}}`},
 	}
 	for _, tt := range tests {
-		out, err := feedPieces(NewChatToMessagesStream("m"), []byte("data: "+tt.in+"\n\n"))
+		out, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), []byte("data: "+tt.in+"\n\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -405,9 +408,9 @@ func TestStreamIgnoresBytesAfterTheEnd(t *testing.T) {
 		s    Stream
 		in   string
 	}{
-		{"anthropic", NewMessagesToChatStream("m", 1, false),
+		{"anthropic", NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}),
 			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"x\"}}\n\n"},
-		{"openai", NewChatToMessagesStream("m"),
+		{"openai", NewChatToMessagesStream(Answer{Model: "m"}),
 			"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"},
 	}
 	for _, tt := range tests {

@@ -6,37 +6,72 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
-// chatUsageFilter relays an OpenAI stream byte for byte, reading its usage;
-// with strip it leaves out the usage-only chunk (choices [] with usage) that
-// the gateway asked for on the client's behalf.
-type chatUsageFilter struct {
-	strip bool // immutable after NewChatUsageFilter
+// passThrough relays a stream in the client's own format, reading its
+// usage and holding it to its API; it changes bytes only when asked: the
+// OpenAI usage-only chunk the gateway asked for on the client's behalf is
+// left out (strip), and the model the stream names is replaced (model).
+type passThrough struct {
+	// Immutable after construction.
+	format Format
+	strip  bool
+	model  []byte // a string token; nil: the model is left as it came
+
 	dec   sseDecoder
 	usage Usage
-	done  bool // [DONE] came: the stream is whole
+	end   string // the event that ended the stream ("": none yet); what follows is relayed unread
 	err   error
+	buf   []byte // scratch for a rewritten event
 }
 
-// NewChatUsageFilter passes an OpenAI chunk stream through unchanged and
-// records the usage of its final usage chunk. The gateway asks every OpenAI
-// upstream for that chunk (WithStreamUsage); strip (the client had not asked)
-// removes it, and only it, from what the client gets. Without strip, Feed
-// appends p as it came; with strip, it holds back an incomplete event until
-// the rest arrives, so Feed may append nothing. The stream is held to its
-// API: an event whose data is neither one JSON value nor [DONE] is an error
-// (ErrInvalidUpstream), and Finish appends what was held back and reports
-// ErrTruncated when [DONE] never came, so a cut stream is never passed off
-// as whole.
-func NewChatUsageFilter(strip bool) Stream { return &chatUsageFilter{strip: strip} }
+// NewPassThrough relays a stream of format f (Chat, Messages or Responses)
+// as it came and records its usage: an OpenAI chat stream's final usage
+// chunk, an Anthropic stream's message_start and message_delta, a
+// Responses stream's final response. With stripUsage (Chat only) the
+// usage-only chunk is left out of what the client gets; with a model, the
+// stream names that model instead of the upstream's (every chunk of a chat
+// stream, message_start, the response object of the response.* events).
+// Without either, Feed appends p as it came; with one, it holds back an
+// incomplete event until the rest arrives.
+//
+// The stream is held to its API: an event whose data is not one JSON value
+// (nor a chat stream's [DONE]) is an error (ErrInvalidUpstream). Finish
+// appends what was held back and reports ErrTruncated when the stream never
+// said how it ended ([DONE]; message_stop; response.completed or
+// response.incomplete), and ErrStreamError when it ended with the
+// provider's own error event (Anthropic's error; the Responses API's
+// response.failed or error), which the client has already: a cut or failed
+// stream is never passed off as whole.
+func NewPassThrough(f Format, stripUsage bool, model string) Stream {
+	p := &passThrough{format: f, strip: stripUsage && f == Chat}
+	if model != "" {
+		p.model = jsonscan.AppendString(nil, model)
+	}
+	return p
+}
 
-func (f *chatUsageFilter) Usage() Usage { return f.usage }
+// NewChatUsageFilter is NewPassThrough for an OpenAI chat stream whose
+// model is left as it came.
+func NewChatUsageFilter(strip bool) Stream { return NewPassThrough(Chat, strip, "") }
 
-func (f *chatUsageFilter) Feed(dst, p []byte) ([]byte, error) {
+// NewMessagesUsageScanner is NewPassThrough for an Anthropic stream left as
+// it came.
+func NewMessagesUsageScanner() Stream { return NewPassThrough(Messages, false, "") }
+
+// NewResponsesCheck is NewPassThrough for a Responses stream left as it
+// came.
+func NewResponsesCheck() Stream { return NewPassThrough(Responses, false, "") }
+
+func (f *passThrough) Usage() Usage { return f.usage }
+
+// verbatim reports whether every byte is relayed as it came.
+func (f *passThrough) verbatim() bool { return !f.strip && f.model == nil }
+
+func (f *passThrough) Feed(dst, p []byte) ([]byte, error) {
+	if f.verbatim() {
+		dst = append(dst, p...)
+	}
 	if f.err != nil {
 		return dst, f.err
-	}
-	if !f.strip {
-		dst = append(dst, p...)
 	}
 	f.dec.begin(p)
 	for {
@@ -44,11 +79,8 @@ func (f *chatUsageFilter) Feed(dst, p []byte) ([]byte, error) {
 		if !ok {
 			break
 		}
-		if f.err = f.check(ev); f.err != nil {
+		if dst, f.err = f.event(dst, ev); f.err != nil {
 			return dst, f.err
-		}
-		if !f.usageOnly(ev) && f.strip {
-			dst = append(dst, ev.raw...)
 		}
 	}
 	if err := f.dec.end(); err != nil {
@@ -57,41 +89,106 @@ func (f *chatUsageFilter) Feed(dst, p []byte) ([]byte, error) {
 	return dst, f.err
 }
 
-// check holds an event to the API: its data is [DONE], which ends the
-// stream, or one JSON value (what follows [DONE] is relayed unread).
-func (f *chatUsageFilter) check(ev sseEvent) error {
-	if !ev.hasData || f.done {
-		return nil
-	}
-	if string(ev.data) == "[DONE]" {
-		f.done = true
-		return nil
-	}
-	return checkEventJSON(ev)
-}
-
-func (f *chatUsageFilter) Finish(dst []byte) ([]byte, error) {
+func (f *passThrough) Finish(dst []byte) ([]byte, error) {
 	if f.err != nil {
 		return dst, f.err
 	}
 	if ev, ok := f.dec.finishEvent(); ok {
-		if f.err = f.check(ev); f.err != nil {
+		if dst, f.err = f.event(dst, ev); f.err != nil {
 			return dst, f.err
 		}
-		if !f.usageOnly(ev) && f.strip {
-			dst = append(dst, ev.raw...)
-		}
 	}
-	if !f.done {
-		return dst, ErrTruncated
+	switch f.end {
+	case "[DONE]", "message_stop", "response.completed", "response.incomplete":
+		return dst, nil
+	case "error", "response.failed":
+		return dst, ErrStreamError
 	}
-	return dst, nil
+	return dst, ErrTruncated
 }
 
-// usageOnly records the usage an event carries and reports whether it is the
-// usage-only chunk. Most chunks carry no usage object ("usage":null at most),
-// which a byte search rules out without parsing.
-func (f *chatUsageFilter) usageOnly(ev sseEvent) bool {
+// event checks one event, notes whether it ends the stream, and relays it.
+func (f *passThrough) event(dst []byte, ev sseEvent) ([]byte, error) {
+	if !ev.hasData || f.end != "" {
+		if !f.verbatim() {
+			dst = append(dst, ev.raw...) // after the end: relayed unread
+		}
+		return dst, nil
+	}
+	if f.format == Chat && string(ev.data) == "[DONE]" {
+		f.end = "[DONE]"
+		return f.relay(dst, ev), nil
+	}
+	if err := checkEventJSON(ev); err != nil {
+		return dst, err
+	}
+	if f.format != Chat {
+		name := ev.name
+		if len(name) == 0 { // providers that name events only in their data
+			if typ := jsonscan.Field(trimmed(ev.data), "type"); isString(typ) {
+				name = typ[1 : len(typ)-1]
+			}
+		}
+		switch string(name) {
+		case "message_stop", "error", "response.completed", "response.incomplete", "response.failed":
+			f.end = string(name)
+		}
+	}
+	return f.relay(dst, ev), nil
+}
+
+// relay reads one event and, unless every byte goes as it came, appends
+// what the client gets of it.
+func (f *passThrough) relay(dst []byte, ev sseEvent) []byte {
+	var drop bool
+	var model []byte // the model member's value in ev.data, when it is to change
+	switch f.format {
+	case Chat:
+		drop = f.chatUsage(ev)
+		if f.model != nil && !drop && ev.hasData {
+			model = jsonscan.Field(trimmed(ev.data), "model") // checked by event
+		}
+	case Messages:
+		model = f.messagesUsage(ev)
+	case Responses:
+		model = f.responsesUsage(ev)
+	}
+	switch {
+	case f.verbatim():
+		return dst
+	case drop && f.strip:
+		return dst
+	case f.model == nil || !isString(model):
+		return append(dst, ev.raw...)
+	}
+	// The event again, with the model's value replaced.
+	at := jsonscan.Offset(ev.data, model)
+	f.buf = append(f.buf[:0], ev.data[:at]...)
+	f.buf = append(f.buf, f.model...)
+	f.buf = append(f.buf, ev.data[at+len(model):]...)
+	if len(ev.name) > 0 {
+		dst = append(dst, "event: "...)
+		dst = append(dst, ev.name...)
+		dst = append(dst, '\n')
+	}
+	dst = append(dst, "data: "...)
+	for _, c := range f.buf { // a data line holds no newline: JSON reads one as a space
+		if c == '\n' || c == '\r' {
+			c = ' '
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, "\n\n"...)
+}
+
+// trimmed is an event's data, checked to be one JSON value, without the
+// whitespace before it (the walkers start at the value).
+func trimmed(data []byte) []byte { return data[jsonscan.SkipSpace(data, 0):] }
+
+// chatUsage records the usage an OpenAI chunk carries and reports whether
+// it is the usage-only chunk. Most chunks carry no usage object
+// ("usage":null at most), which a byte search rules out without parsing.
+func (f *passThrough) chatUsage(ev sseEvent) bool {
 	if !ev.hasData || !hasObjectMember(ev.data, `"usage"`) {
 		return false
 	}
@@ -112,6 +209,64 @@ func (f *chatUsageFilter) usageOnly(ev sseEvent) bool {
 	}
 	f.usage = u
 	return isArray(choices) && emptyArray(choices)
+}
+
+// messagesUsage reads usage from the two Anthropic events that carry it
+// (the event name, which Anthropic always sends, spares parsing every
+// other event) and returns message_start's model member.
+func (f *passThrough) messagesUsage(ev sseEvent) (model []byte) {
+	if !ev.hasData {
+		return nil
+	}
+	switch string(ev.name) {
+	case "message_start", "message_delta", "":
+	default:
+		return nil
+	}
+	var typ, message, usage []byte
+	if !jsonscan.Object(ev.data, func(k, val []byte) {
+		switch string(k) {
+		case "type":
+			typ = val
+		case "message":
+			message = val
+		case "usage":
+			usage = val
+		}
+	}) {
+		return nil
+	}
+	switch {
+	case stringIs(typ, "message_start"):
+		f.usage = messagesUsage(f.usage, jsonscan.Field(message, "usage"))
+		return jsonscan.Field(message, "model")
+	case stringIs(typ, "message_delta"):
+		f.usage = messagesUsage(f.usage, usage)
+	}
+	return nil
+}
+
+// responsesUsage reads usage from the event that ends a Responses stream
+// and returns the model member of the response object a response.* event
+// carries.
+func (f *passThrough) responsesUsage(ev sseEvent) (model []byte) {
+	switch string(ev.name) {
+	case "response.created", "response.in_progress", "response.completed", "response.incomplete", "response.failed", "":
+	default:
+		return nil
+	}
+	var response []byte
+	if !jsonscan.Object(ev.data, func(k, val []byte) {
+		if string(k) == "response" {
+			response = val
+		}
+	}) || !isObject(response) {
+		return nil
+	}
+	if u := responsesUsage(jsonscan.Field(response, "usage")); u.Known {
+		f.usage = u
+	}
+	return jsonscan.Field(response, "model")
 }
 
 func emptyArray(v []byte) bool {
@@ -138,117 +293,21 @@ func hasObjectMember(data []byte, key string) bool {
 	}
 }
 
-// messagesUsageScanner relays an Anthropic stream byte for byte, reading its
-// usage from message_start and message_delta.
-type messagesUsageScanner struct {
-	dec   sseDecoder
-	usage Usage
-	end   string // the event that ended the stream: message_stop, error ("" : none yet)
-	err   error
-}
-
-// NewMessagesUsageScanner passes an Anthropic event stream through unchanged
-// (Feed appends p as it came) and records the usage of its message_start
-// (input and cache tokens) and message_delta (output tokens, and the input
-// counts again when the API repeats them). The stream is held to its API:
-// an event whose data is not one JSON value is an error
-// (ErrInvalidUpstream); Finish reports ErrTruncated when message_stop never
-// came, and ErrStreamError when the stream ended with the provider's own
-// error event (the client has that event already).
-func NewMessagesUsageScanner() Stream { return &messagesUsageScanner{} }
-
-func (s *messagesUsageScanner) Usage() Usage { return s.usage }
-
-func (s *messagesUsageScanner) Feed(dst, p []byte) ([]byte, error) {
-	dst = append(dst, p...)
-	if s.err != nil {
-		return dst, s.err
+// WithAnswerModel returns a unary answer relayed as it came (valid JSON:
+// the gateway has checked it) with its top-level model member naming model
+// instead; a body without one comes back as it was.
+func WithAnswerModel(body []byte, model string) []byte {
+	v := body[jsonscan.SkipSpace(body, 0):]
+	if !isObject(v) {
+		return body
 	}
-	s.dec.begin(p)
-	for {
-		ev, ok := s.dec.next()
-		if !ok {
-			break
-		}
-		if s.err = s.check(ev); s.err != nil {
-			return dst, s.err
-		}
-		s.scan(ev)
+	old := jsonscan.Field(v, "model")
+	if !isString(old) {
+		return body
 	}
-	if err := s.dec.end(); err != nil {
-		s.err = err
-	}
-	return dst, s.err
-}
-
-func (s *messagesUsageScanner) Finish(dst []byte) ([]byte, error) {
-	if s.err != nil {
-		return dst, s.err
-	}
-	if ev, ok := s.dec.finishEvent(); ok {
-		if s.err = s.check(ev); s.err != nil {
-			return dst, s.err
-		}
-		s.scan(ev)
-	}
-	switch s.end {
-	case "message_stop":
-		return dst, nil
-	case "error":
-		return dst, ErrStreamError
-	}
-	return dst, ErrTruncated
-}
-
-// check holds an event to the API (its data one JSON value) and notes
-// the event that ends the stream: message_stop, or the provider's error.
-func (s *messagesUsageScanner) check(ev sseEvent) error {
-	if !ev.hasData || s.end != "" {
-		return nil
-	}
-	name := ev.name
-	if len(name) == 0 { // providers that name events only in their data
-		jsonscan.Object(ev.data, func(k, v []byte) {
-			if string(k) == "type" && isString(v) {
-				name = v[1 : len(v)-1]
-			}
-		})
-	}
-	switch string(name) {
-	case "message_stop", "error":
-		s.end = string(name)
-	}
-	return checkEventJSON(ev)
-}
-
-// scan reads usage from the two events that carry it; the event name (which
-// Anthropic always sends) spares parsing every other event.
-func (s *messagesUsageScanner) scan(ev sseEvent) {
-	if !ev.hasData {
-		return
-	}
-	switch string(ev.name) {
-	case "message_start", "message_delta", "":
-	default:
-		return
-	}
-	var typ, message, usage []byte
-	if !jsonscan.Object(ev.data, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			typ = val
-		case "message":
-			message = val
-		case "usage":
-			usage = val
-		}
-	}) {
-		return
-	}
-	switch {
-	case stringIs(typ, "message_start"):
-		s.usage = messagesUsage(s.usage, jsonscan.Field(message, "usage"))
-	case stringIs(typ, "message_delta"):
-		s.usage = messagesUsage(s.usage, usage)
-	}
+	at := jsonscan.Offset(body, old)
+	out := make([]byte, 0, len(body)+len(model))
+	out = append(out, body[:at]...)
+	out = jsonscan.AppendString(out, model)
+	return append(out, body[at+len(old):]...)
 }

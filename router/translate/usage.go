@@ -16,7 +16,8 @@ type Usage struct {
 	// (prompt_tokens_details.cached_tokens; cache_read_input_tokens).
 	CacheReadInputTokens int64
 	// CacheCreationInputTokens is the part of InputTokens written to a prompt
-	// cache (Anthropic's cache_creation_input_tokens; OpenAI reports none).
+	// cache (Anthropic's cache_creation_input_tokens; OpenAI reports none,
+	// and the gateway shows it to OpenAI clients under the same name).
 	CacheCreationInputTokens int64
 	// Known is true when the upstream reported usage at all; the counts are
 	// meaningless otherwise.
@@ -24,7 +25,8 @@ type Usage struct {
 }
 
 // chatUsage reads an OpenAI usage object: prompt_tokens, completion_tokens,
-// prompt_tokens_details.cached_tokens.
+// prompt_tokens_details.cached_tokens, and the cache_creation_input_tokens
+// the gateway (and LiteLLM) add for Anthropic's cache writes.
 func chatUsage(v []byte) Usage {
 	if !isObject(v) {
 		return Usage{}
@@ -39,6 +41,8 @@ func chatUsage(v []byte) Usage {
 			u.OutputTokens, u.Known = count(val, u.Known)
 		case "prompt_tokens_details":
 			u.CacheReadInputTokens, _ = count(jsonscan.Field(val, "cached_tokens"), false)
+		case "cache_creation_input_tokens":
+			u.CacheCreationInputTokens, _ = count(val, false)
 		}
 	}
 	return u
@@ -88,7 +92,13 @@ func count(v []byte, known bool) (int64, bool) {
 	return n, true
 }
 
-// appendChatUsage writes u as OpenAI's usage object.
+// appendChatUsage writes u as OpenAI's usage object. Prompt-cache use is
+// shown whenever there was any: the tokens read in
+// prompt_tokens_details.cached_tokens, as OpenAI reports them, and the
+// tokens written, which OpenAI has no field for, where the two gateways
+// cost tools know put them: prompt_tokens_details.cache_write_tokens
+// (OpenRouter) and cache_creation_input_tokens (LiteLLM). A cache write
+// costs more than a plain input token, so pricing needs it.
 func appendChatUsage(out []byte, u Usage) []byte {
 	out = append(out, `{"prompt_tokens":`...)
 	out = appendInt(out, u.InputTokens)
@@ -96,10 +106,13 @@ func appendChatUsage(out []byte, u Usage) []byte {
 	out = appendInt(out, u.OutputTokens)
 	out = append(out, `,"total_tokens":`...)
 	out = appendInt(out, u.InputTokens+u.OutputTokens)
-	if u.CacheReadInputTokens > 0 {
+	if u.CacheReadInputTokens > 0 || u.CacheCreationInputTokens > 0 {
 		out = append(out, `,"prompt_tokens_details":{"cached_tokens":`...)
 		out = appendInt(out, u.CacheReadInputTokens)
-		out = append(out, '}')
+		out = append(out, `,"cache_write_tokens":`...)
+		out = appendInt(out, u.CacheCreationInputTokens)
+		out = append(out, `},"cache_creation_input_tokens":`...)
+		out = appendInt(out, u.CacheCreationInputTokens)
 	}
 	return append(out, '}')
 }
@@ -136,6 +149,13 @@ func UsageFromChatResponse(body []byte) (u Usage, valid bool) {
 func UsageFromMessagesResponse(body []byte) (u Usage, valid bool) {
 	v, valid := topLevel(body, "usage")
 	return messagesUsage(Usage{}, v), valid
+}
+
+// UsageFromResponsesResponse reads the usage of a Responses API response
+// object the gateway relays unchanged; valid as for UsageFromChatResponse.
+func UsageFromResponsesResponse(body []byte) (u Usage, valid bool) {
+	v, valid := topLevel(body, "usage")
+	return responsesUsage(v), valid
 }
 
 // topLevel finds a member of a body's top-level object (the last one of

@@ -41,6 +41,16 @@ type aRequest struct {
 	Tools      []aTool      `json:"tools"`
 	ToolChoice *aToolChoice `json:"tool_choice"`
 	Stream     bool         `json:"stream"`
+	Thinking   *struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
+	OutputConfig *struct {
+		Format struct {
+			Type   string  `json:"type"`
+			Schema jsonRaw `json:"schema"`
+		} `json:"format"`
+	} `json:"output_config"`
 }
 
 type jsonRaw = json.RawMessage
@@ -60,6 +70,11 @@ type aBlock struct {
 	ToolUseID string   `json:"tool_use_id"`
 	Content   jsonRaw  `json:"content"`
 	Title     string   `json:"title"`
+	// CacheControl must be {"type":"ephemeral"} (with an optional ttl).
+	CacheControl *struct {
+		Type string `json:"type"`
+		TTL  string `json:"ttl"`
+	} `json:"cache_control"`
 }
 
 type aSource struct {
@@ -70,9 +85,11 @@ type aSource struct {
 }
 
 type aTool struct {
-	Name        string  `json:"name"`
-	Description *string `json:"description"`
-	InputSchema jsonRaw `json:"input_schema"`
+	Name         string  `json:"name"`
+	Description  *string `json:"description"`
+	InputSchema  jsonRaw `json:"input_schema"`
+	Strict       *bool   `json:"strict"`
+	CacheControl jsonRaw `json:"cache_control"`
 }
 
 type aToolChoice struct {
@@ -89,6 +106,22 @@ func checkMessagesRequest(b []byte) error {
 	}
 	if r.Model == "" || r.MaxTokens == nil || *r.MaxTokens <= 0 {
 		return fmt.Errorf("model and a positive max_tokens are required")
+	}
+	if r.Temperature != nil && r.TopP != nil {
+		return fmt.Errorf("temperature and top_p together (recent Claude models refuse the pair)")
+	}
+	if th := r.Thinking; th != nil {
+		switch {
+		case th.Type != "enabled" || th.BudgetTokens < 1024 || th.BudgetTokens >= *r.MaxTokens:
+			return fmt.Errorf("thinking %+v with max_tokens %d", *th, *r.MaxTokens)
+		case r.Temperature != nil || r.TopP != nil:
+			return fmt.Errorf("thinking with temperature or top_p")
+		case r.ToolChoice != nil && (r.ToolChoice.Type == "any" || r.ToolChoice.Type == "tool"):
+			return fmt.Errorf("thinking with a forced tool choice")
+		}
+	}
+	if oc := r.OutputConfig; oc != nil && (oc.Format.Type != "json_schema" || !isObjectJSON(oc.Format.Schema)) {
+		return fmt.Errorf("output_config.format %+v", oc.Format)
 	}
 	if len(r.System) > 0 {
 		var s string
@@ -165,8 +198,11 @@ func checkMessagesRequest(b []byte) error {
 		}
 	}
 	for i, t := range r.Tools {
-		if t.Name == "" || !isObjectJSON(t.InputSchema) {
-			return fmt.Errorf("tools[%d] needs a name and an input_schema object", i)
+		var schema struct {
+			Type string `json:"type"`
+		}
+		if t.Name == "" || !isObjectJSON(t.InputSchema) || json.Unmarshal(t.InputSchema, &schema) != nil || schema.Type != "object" {
+			return fmt.Errorf("tools[%d] needs a name and an input_schema of type object", i)
 		}
 	}
 	if tc := r.ToolChoice; tc != nil {
@@ -201,8 +237,18 @@ type oRequest struct {
 			Name        string  `json:"name"`
 			Description *string `json:"description"`
 			Parameters  jsonRaw `json:"parameters"`
+			Strict      *bool   `json:"strict"`
 		} `json:"function"`
 	} `json:"tools"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Name   string  `json:"name"`
+			Strict bool    `json:"strict"`
+			Schema jsonRaw `json:"schema"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
+	ReasoningEffort   string  `json:"reasoning_effort"`
 	ToolChoice        jsonRaw `json:"tool_choice"`
 	ParallelToolCalls *bool   `json:"parallel_tool_calls"`
 	Stream            bool    `json:"stream"`
@@ -231,7 +277,8 @@ type oPart struct {
 	Type     string `json:"type"`
 	Text     *string
 	ImageURL *struct {
-		URL string `json:"url"`
+		URL    string `json:"url"`
+		Detail string `json:"detail"`
 	} `json:"image_url"`
 	File *struct {
 		Filename string `json:"filename"`
@@ -257,7 +304,7 @@ func checkChatRequest(b []byte) error {
 			return fmt.Errorf("%s: %s message before the results of %v", where, m.Role, pending)
 		}
 		switch m.Role {
-		case "system", "user":
+		case "system", "developer", "user":
 			if err := checkChatContent(m.Content, m.Role == "user"); err != nil {
 				return fmt.Errorf("%s.content: %v", where, err)
 			}
@@ -328,8 +375,12 @@ type oUsage struct {
 	CompletionTokens    int64 `json:"completion_tokens"`
 	TotalTokens         int64 `json:"total_tokens"`
 	PromptTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
+		CachedTokens     int64 `json:"cached_tokens"`
+		CacheWriteTokens int64 `json:"cache_write_tokens"`
 	} `json:"prompt_tokens_details"`
+	// CacheCreationInputTokens are the tokens written to a prompt cache, as
+	// LiteLLM reports Anthropic's.
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 }
 
 type oCompletion struct {
@@ -347,6 +398,7 @@ type oCompletion struct {
 		} `json:"message"`
 		Logprobs     jsonRaw `json:"logprobs"`
 		FinishReason string  `json:"finish_reason"`
+		StopReason   *string `json:"stop_reason"` // the matched stop sequence, as vLLM says it
 	} `json:"choices"`
 	Usage *oUsage `json:"usage"`
 }
@@ -413,7 +465,7 @@ func checkMessage(b []byte) (aMessageResponse, error) {
 				return m, fmt.Errorf("content[%d]: empty text", j)
 			}
 		case "tool_use":
-			if bl.ID == "" || bl.Name == "" || !isObjectJSON(bl.Input) {
+			if !anthropicIDPattern.MatchString(bl.ID) || bl.Name == "" || !isObjectJSON(bl.Input) {
 				return m, fmt.Errorf("content[%d] = %+v", j, bl)
 			}
 		default:

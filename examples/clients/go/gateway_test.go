@@ -29,6 +29,10 @@ const (
 	brokenChat     = "llama-broken"            // openai kind; every answer breaks after 2 chunks
 	brokenMessages = "claude-broken"           // anthropic kind; likewise
 	unknownModel   = "no-such-model"
+	// Served by the crafted upstreams (crafted_test.go).
+	mixedModel           = "mixed"          // by both, one pool: the order header picks each turn's
+	craftedAnthropicOnly = "crafted-claude" // by the Anthropic one alone
+	craftedOpenAIOnly    = "crafted-kimi"   // by the OpenAI-compatible one alone (no Responses API)
 )
 
 // Bounds on everything this test waits for.
@@ -43,32 +47,58 @@ type gateway struct {
 	url   string // client API origin, http://127.0.0.1:PORT
 	admin string // admin origin
 	key   string // the one entry of auth.keys
+	// requestedURL and requestedKey are a second gateway in front of the
+	// same upstreams, with response_model: requested.
+	requestedURL, requestedKey string
 }
 
 // TestSDKs runs every client SDK suite against one real gateway.
 //
 //	openai-go ─┐                 ┌─ sim-openai     (chat, responses, embeddings)
 //	node SDKs ─┼─> firstbyte ────┼─ sim-anthropic  (messages, count_tokens)
-//	           │   (FIRSTBYTE_BIN)└─ sim-broken     (cut after 2 chunks, both kinds)
+//	           │   (FIRSTBYTE_BIN)├─ sim-broken     (cut after 2 chunks, both kinds)
+//	           │                  └─ crafted        (answers a provider can give, both kinds)
+//	           └─> firstbyte, response_model: requested (the same upstreams)
 func TestSDKs(t *testing.T) {
-	gw := startGateway(t)
+	up := startUpstreams(t)
+	gw := startGateway(t, up, "")
+	requested := startGateway(t, up, "response_model: requested")
+	gw.requestedURL, gw.requestedKey = requested.url, requested.key
 	t.Run("openai-go", func(t *testing.T) { testOpenAIGo(t, gw) })
 	t.Run("node", func(t *testing.T) { testNode(t, gw) })
 }
 
-// startGateway starts the simulated upstreams and the gateway binary in front
-// of them, waits until it is ready, and stops both when the test ends.
-func startGateway(t *testing.T) *gateway {
+// upstreams are the loopback upstreams the gateways under test front.
+type upstreams struct {
+	openai, anthropic, broken       string // simulated (internal/sim)
+	craftedAnthropic, craftedOpenAI string // crafted_test.go
+}
+
+// startUpstreams starts the simulated and crafted upstreams; they stop when
+// the test ends.
+func startUpstreams(t *testing.T) upstreams {
+	t.Helper()
+	pace := sim.Pace{Chunks: 8, Interval: 2 * time.Millisecond}
+	var up upstreams
+	up.openai = startUpstream(t, sim.Provider{Name: "sim-openai", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
+	up.anthropic = startUpstream(t, sim.Provider{Name: "sim-anthropic", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
+	up.broken = startUpstream(t, sim.Provider{Name: "sim-broken", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace, CutAfter: 2})
+	up.craftedAnthropic, up.craftedOpenAI = startCrafted(t)
+	return up
+}
+
+// startGateway starts the gateway binary in front of up, with extra
+// top-level config, waits until it is ready, and stops it when the test
+// ends.
+func startGateway(t *testing.T, up upstreams, extra string) *gateway {
 	t.Helper()
 	bin := os.Getenv("FIRSTBYTE_BIN")
 	if bin == "" {
 		t.Fatal("FIRSTBYTE_BIN is not set: build the gateway (make build) and set it to " +
 			"the binary's absolute path, e.g. FIRSTBYTE_BIN=/path/to/firstbyte/bin/firstbyte go test ./...")
 	}
-	pace := sim.Pace{Chunks: 8, Interval: 2 * time.Millisecond}
-	openaiURL := startUpstream(t, sim.Provider{Name: "sim-openai", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
-	anthropicURL := startUpstream(t, sim.Provider{Name: "sim-anthropic", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
-	brokenURL := startUpstream(t, sim.Provider{Name: "sim-broken", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace, CutAfter: 2})
+	openaiURL, anthropicURL, brokenURL := up.openai, up.anthropic, up.broken
+	craftedProviders, craftedTargets := craftedConfig(up.craftedAnthropic, up.craftedOpenAI)
 
 	gw := &gateway{key: randomKey(t)}
 	listen, admin := freeAddr(t), freeAddr(t)
@@ -78,23 +108,26 @@ listen: %s
 admin: {listen: %s}
 auth: {keys: [%q]}
 strategy: {mode: least-latency}
+%s
 providers:
   sim-openai:           {kind: openai,    base_url: %q, api_key: upstream-not-a-secret, models: [%s]}
   sim-anthropic:        {kind: anthropic, base_url: %q, api_key: upstream-not-a-secret}
   sim-broken-openai:    {kind: openai,    base_url: %q, models: [%s], circuit_breaker: {failures: 1000}}
   sim-broken-anthropic: {kind: anthropic, base_url: %q, models: [%s], circuit_breaker: {failures: 1000}}
-targets:
+%stargets:
   - {virtual_key: sim-openai,    model_map: {%s: %s}}
   - {virtual_key: sim-anthropic, model_map: {%s: claude-sonnet-4-5}}
   - {virtual_key: sim-broken-openai}
   - {virtual_key: sim-broken-anthropic}
-`, listen, admin, gw.key,
+%s`, listen, admin, gw.key, extra,
 		openaiURL, embeddingModel,
 		anthropicURL,
 		brokenURL, brokenChat,
 		brokenURL, brokenMessages,
+		craftedProviders,
 		chatModel, chatUpstream,
-		messagesModel)
+		messagesModel,
+		craftedTargets)
 	path := filepath.Join(t.TempDir(), "firstbyte.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)

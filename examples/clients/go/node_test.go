@@ -41,6 +41,11 @@ func testNode(t *testing.T, gw *gateway) {
 		"FIRSTBYTE_ANTHROPIC_MODEL="+messagesModel,
 		"FIRSTBYTE_BROKEN_OPENAI_MODEL="+brokenChat,
 		"FIRSTBYTE_BROKEN_ANTHROPIC_MODEL="+brokenMessages,
+		"FIRSTBYTE_MIXED_MODEL="+mixedModel,
+		"FIRSTBYTE_CRAFTED_ANTHROPIC_MODEL="+craftedAnthropicOnly,
+		"FIRSTBYTE_CRAFTED_OPENAI_MODEL="+craftedOpenAIOnly,
+		"FIRSTBYTE_REQUESTED_URL="+gw.requestedURL,
+		"FIRSTBYTE_REQUESTED_KEY="+gw.requestedKey,
 		"NO_COLOR=1",
 	)
 	out := runIn(t, dir, nodeTestWithin, env, "node", "--test", "--test-reporter=spec")

@@ -30,7 +30,33 @@ export const models = {
   // tests that need them are skipped when these are unset.
   brokenChat: process.env.FIRSTBYTE_BROKEN_OPENAI_MODEL || '',
   brokenMessages: process.env.FIRSTBYTE_BROKEN_ANTHROPIC_MODEL || '',
+  // Optional: models served by the crafted upstreams of the Go test
+  // (../go/crafted_test.go), which answer what real providers answer and a
+  // simulation does not, and refuse what the real ones refuse. mixed is
+  // served by both (the order header picks each turn's target); the other
+  // two by one each. The tests that need them are skipped when unset.
+  mixed: process.env.FIRSTBYTE_MIXED_MODEL || '',
+  craftedAnthropic: process.env.FIRSTBYTE_CRAFTED_ANTHROPIC_MODEL || '',
+  craftedOpenAI: process.env.FIRSTBYTE_CRAFTED_OPENAI_MODEL || '',
 };
+
+/** The targets of the crafted upstreams, for X-Firstbyte-Provider-Order. */
+export const crafted = { anthropic: 'crafted-anthropic', openai: 'crafted-openai' };
+
+/** The models the crafted upstreams say answered. */
+export const craftedUpstreamModels = { anthropic: 'claude-sonnet-4-5-20250929', openai: 'kimi-k2-instruct-0905' };
+
+/** Why the crafted tests are skipped ('' : they run). */
+export const craftedSkip = !models.mixed && 'FIRSTBYTE_MIXED_MODEL is not set (the crafted upstreams of ../go serve it)';
+
+/**
+ * A second gateway in front of the same upstreams with response_model:
+ * requested (optional: unset, its tests are skipped).
+ */
+export const requested = { url: (process.env.FIRSTBYTE_REQUESTED_URL || '').replace(/\/+$/, ''), key: process.env.FIRSTBYTE_REQUESTED_KEY || '' };
+
+/** Request options that send a request to the named targets first. */
+export const via = (...targets) => ({ headers: { 'X-Firstbyte-Provider-Order': targets.join(',') } });
 
 
 /** Every value X-Firstbyte-Selection may take. */

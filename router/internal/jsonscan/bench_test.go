@@ -30,11 +30,13 @@ func BenchmarkValid(b *testing.B) {
 		b.Run("bytes="+strconv.Itoa(len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
+			start := cpuTime(b)
 			for b.Loop() {
 				if _, ok := Valid(body); !ok {
 					b.Fatal("not valid")
 				}
 			}
+			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -47,12 +49,14 @@ func BenchmarkObject(b *testing.B) {
 		b.Run("bytes="+strconv.Itoa(len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
+			start := cpuTime(b)
 			for b.Loop() {
 				n := 0
 				if !Object(body, func(_, _ []byte) { n++ }) || n != 5 {
 					b.Fatal("not an object of 5 members")
 				}
 			}
+			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

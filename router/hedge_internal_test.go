@@ -1,0 +1,269 @@
+package router
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/internal/stats"
+	"github.com/firstbyte-dev/firstbyte/router/config"
+)
+
+// The race's rules on an injected timer and upstreams the test releases by
+// hand: who wins, what happens to the loser, the budget and max. No rule
+// here depends on how fast anything runs.
+
+func TestHedgeBudgetSlidesOverTenSeconds(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var b hedgeBudget
+	for range 40 {
+		b.request(t0)
+	}
+	for i := range 2 {
+		if !b.take(t0, 0.05) {
+			t.Fatalf("hedge %d of 2 refused with 40 requests at 5 %%", i+1)
+		}
+	}
+	if b.take(t0, 0.05) {
+		t.Fatal("a third hedge allowed: 3 > 0.05 x 40")
+	}
+	// 9 s later the window still holds them; 10 s later they are gone.
+	if b.take(t0.Add(9*time.Second), 0.05) {
+		t.Fatal("hedges left the window before 10 s")
+	}
+	b.request(t0.Add(10 * time.Second))
+	if b.take(t0.Add(10*time.Second), 0.05) {
+		t.Fatal("one request in the new window allowed a hedge (0.05 x 1 < 1)")
+	}
+	for range 19 {
+		b.request(t0.Add(10 * time.Second))
+	}
+	if !b.take(t0.Add(10*time.Second), 0.05) {
+		t.Fatal("20 requests in the window refused their one hedge")
+	}
+}
+
+type fixedStats map[string]stats.Target
+
+func (f fixedStats) StatsAt(target, _ string, _ time.Time) stats.Target { return f[target] }
+
+func TestHedgeDelayIsTheTargetsOwnQuantile(t *testing.T) {
+	c := &Candidate{Target: "a", Model: "m"}
+	st := fixedStats{"a": {Samples: 9, P95: 300 * time.Millisecond}}
+	h := newHedging(config.Hedge{Enabled: true, After: "p95", Budget: 1, Max: 1}, st, []string{"m"})
+	if _, ok := h.delay(c, nil, time.Time{}); ok {
+		t.Fatal("a hedge on a target with 9 samples")
+	}
+	st["a"] = stats.Target{Samples: 10, P95: 300 * time.Millisecond, P99: time.Second}
+	if d, ok := h.delay(c, nil, time.Time{}); !ok || d != 300*time.Millisecond {
+		t.Fatalf("delay = %v, %v; want the target's p95, 300ms", d, ok)
+	}
+	st["a"] = stats.Target{Samples: 50, P95: time.Millisecond}
+	if d, _ := h.delay(c, nil, time.Time{}); d != config.HedgeFloor {
+		t.Fatalf("delay = %v, want the floor %v", d, config.HedgeFloor)
+	}
+	fixed := newHedging(config.Hedge{Enabled: true, After: "250ms", Budget: 1, Max: 1}, nil, []string{"m"})
+	if d, ok := fixed.delay(c, nil, time.Time{}); !ok || d != 250*time.Millisecond {
+		t.Fatalf("fixed delay = %v, %v; want 250ms with no samples at all", d, ok)
+	}
+	if newHedging(config.Hedge{Enabled: false, After: "p95", Budget: 1, Max: 1}, st, nil) != nil {
+		t.Fatal("hedging on while disabled")
+	}
+}
+
+// fakeTimer fires when the test says.
+type fakeTimer struct {
+	c       chan time.Time
+	stopped atomic.Bool
+}
+
+func (f *fakeTimer) C() <-chan time.Time { return f.c }
+func (f *fakeTimer) Stop() bool          { return !f.stopped.Swap(true) }
+
+// heldUpstream answers a chat completion naming itself when the test
+// releases it, and reports when its client went away.
+type heldUpstream struct {
+	*httptest.Server
+	name     string
+	arrived  chan struct{}
+	release  chan struct{}
+	gone     chan struct{} // closed when a request's context ended before release
+	requests atomic.Int32
+}
+
+func newHeldUpstream(t *testing.T, name string) *heldUpstream {
+	u := &heldUpstream{name: name, arrived: make(chan struct{}, 8), release: make(chan struct{}), gone: make(chan struct{}, 8)}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		u.requests.Add(1)
+		u.arrived <- struct{}{}
+		select {
+		case <-u.release:
+		case <-r.Context().Done():
+			u.gone <- struct{}{}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"from `+name+`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// hedgedGateway is a fallback gateway over ups with hedging after a fixed
+// delay on timers the test fires.
+func hedgedGateway(t *testing.T, budget float64, max int, ups ...*heldUpstream) (*Gateway, chan *fakeTimer) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "strategy: {mode: fallback, hedge: {enabled: true, after: 100ms, budget: %g, max: %d}}\nproviders:\n", budget, max)
+	for _, u := range ups {
+		b.WriteString("  " + u.name + ": {base_url: \"" + u.URL + "/v1\", models: [m]}\n")
+	}
+	b.WriteString("targets:\n")
+	for _, u := range ups {
+		b.WriteString("  - {virtual_key: " + u.name + "}\n")
+	}
+	cfg, err := config.Parse([]byte(b.String()), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timers := make(chan *fakeTimer, 8)
+	g.newTimer = func(time.Duration) hedgeTimer {
+		ft := &fakeTimer{c: make(chan time.Time, 1)}
+		timers <- ft
+		return ft
+	}
+	return g, timers
+}
+
+// serve sends one chat request to g and returns its answer, asynchronously.
+func serve(g *Gateway) chan *httptest.ResponseRecorder {
+	out := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Content-Type", "application/json")
+		g.Handler().ServeHTTP(rec, req)
+		out <- rec
+	}()
+	return out
+}
+
+func waitFor(t *testing.T, c chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+func TestHedgeWinsAndTheLoserIsCancelled(t *testing.T) {
+	a, b := newHeldUpstream(t, "a"), newHeldUpstream(t, "b")
+	g, timers := hedgedGateway(t, 1, 1, a, b)
+	done := serve(g)
+	waitFor(t, a.arrived, "the first attempt")
+	(<-timers).c <- time.Time{} // a is late: the hedge starts
+	waitFor(t, b.arrived, "the hedge")
+	close(b.release)
+	rec := <-done
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from b") || strings.Contains(rec.Body.String(), "from a") {
+		t.Fatalf("%d %s: want b's answer alone", rec.Code, rec.Body.String())
+	}
+	if h := rec.Header(); h.Get(HeaderHedged) != HedgeWon || h.Get(HeaderTarget) != "b" || h.Get(HeaderAttempts) != "2" {
+		t.Fatalf("headers %v: want hedged won, target b, 2 attempts", h)
+	}
+	waitFor(t, a.gone, "the loser's upstream to see its connection closed")
+}
+
+func TestFirstAttemptWinsTheRace(t *testing.T) {
+	a, b := newHeldUpstream(t, "a"), newHeldUpstream(t, "b")
+	g, timers := hedgedGateway(t, 1, 1, a, b)
+	done := serve(g)
+	waitFor(t, a.arrived, "the first attempt")
+	(<-timers).c <- time.Time{}
+	waitFor(t, b.arrived, "the hedge")
+	close(a.release)
+	rec := <-done
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from a") || rec.Header().Get(HeaderHedged) != HedgeLost {
+		t.Fatalf("%d %s %v: want a's answer, hedged lost", rec.Code, rec.Body.String(), rec.Header())
+	}
+	waitFor(t, b.gone, "the hedge's upstream to see its connection closed")
+}
+
+func TestARacerThatFailsLeavesTheOtherRunning(t *testing.T) {
+	a, b := newHeldUpstream(t, "a"), newHeldUpstream(t, "b")
+	g, timers := hedgedGateway(t, 1, 1, a, b)
+	done := serve(g)
+	waitFor(t, a.arrived, "the first attempt")
+	(<-timers).c <- time.Time{}
+	waitFor(t, b.arrived, "the hedge")
+	a.CloseClientConnections() // a fails: its connection is cut before an answer
+	select {
+	case rec := <-done:
+		t.Fatalf("answered %d before b did: the failure of a ended the race", rec.Code)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(b.release)
+	rec := <-done
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from b") || rec.Header().Get(HeaderHedged) != HedgeWon {
+		t.Fatalf("%d %s: want b's answer after a failed", rec.Code, rec.Body.String())
+	}
+}
+
+func TestBudgetDeniesAndMaxBoundsHedges(t *testing.T) {
+	a, b, c := newHeldUpstream(t, "a"), newHeldUpstream(t, "b"), newHeldUpstream(t, "c")
+	g, timers := hedgedGateway(t, 0.05, 1, a, b, c)
+	done := serve(g)
+	waitFor(t, a.arrived, "the first attempt")
+	(<-timers).c <- time.Time{} // due, but 1 request x 5 % < 1 hedge
+	close(a.release)
+	rec := <-done
+	if rec.Header().Get(HeaderHedged) != "" || rec.Header().Get(HeaderAttempts) != "1" || b.requests.Load() != 0 {
+		t.Fatalf("a hedge past the budget: %v, b saw %d", rec.Header(), b.requests.Load())
+	}
+
+	// max bounds the hedges in flight beside the first attempt.
+	for _, max := range []int{1, 2} {
+		a, b, c := newHeldUpstream(t, "a"), newHeldUpstream(t, "b"), newHeldUpstream(t, "c")
+		g, timers := hedgedGateway(t, 1, max, a, b, c)
+		for range 9 { // the window's other requests: room for 2 hedges in this one
+			g.hedge.budgets["m"].request(time.Now())
+		}
+		done := serve(g)
+		waitFor(t, a.arrived, "the first attempt")
+		(<-timers).c <- time.Time{}
+		waitFor(t, b.arrived, "the first hedge")
+		if max == 2 {
+			(<-timers).c <- time.Time{}
+			waitFor(t, c.arrived, "the second hedge")
+		} else {
+			select {
+			case <-timers:
+				t.Fatal("max 1: a timer for a second hedge")
+			default:
+			}
+		}
+		close(b.release)
+		rec := <-done
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from b") {
+			t.Fatalf("max %d: %d %s", max, rec.Code, rec.Body.String())
+		}
+		if want := int32(max - 1); c.requests.Load() != want {
+			t.Fatalf("max %d: c saw %d requests, want %d", max, c.requests.Load(), want)
+		}
+		if want := strconv.Itoa(1 + max); rec.Header().Get(HeaderAttempts) != want {
+			t.Fatalf("max %d: %s attempts, want %s", max, rec.Header().Get(HeaderAttempts), want)
+		}
+	}
+}

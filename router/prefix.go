@@ -1,0 +1,184 @@
+package router
+
+import (
+	"bytes"
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
+
+// Prompt-cache affinity. Providers cache prompt prefixes (OpenAI on its own
+// above 1,024 tokens, Anthropic where cache_control marks them), and a
+// cached prefix is answered sooner and billed less; spreading a
+// conversation over targets throws that away. So a request whose prompt
+// shares its prefix with an earlier one goes to the target that served
+// that prefix last, while that target's expected time stays within
+// affinityBound of the leader's, for as long as the provider keeps it
+// cached (5 minutes; an hour when cache_control asks for "1h").
+//
+// A prefix is named by the client's prompt_cache_key when it sends one;
+// else by a hash of what leads its prompt: the system prompt (or
+// instructions), the tools and every message but the last, once that is
+// long enough to be cached (affinityMinBytes), or marked with
+// cache_control.
+
+const (
+	// affinityBound is how much slower than the leader, by its expected
+	// time, the target that served a prefix may be and still get it.
+	affinityBound = 1.5
+	// affinityMinBytes is the least prompt prefix worth keeping together
+	// without a mark: about the 1,024 tokens OpenAI starts caching at.
+	affinityMinBytes = 4 << 10
+	// Cache lifetimes: providers' default, and cache_control's "1h".
+	affinityTTL     = 5 * time.Minute
+	affinityLongTTL = time.Hour
+	// affinityMax bounds the prefixes remembered at once.
+	affinityMax = 1 << 16
+)
+
+// Affinity results (the request span's firstbyte.affinity,
+// firstbyte_affinity_total{model,result}).
+const (
+	AffinityHit    = "hit"    // the target that served the prefix served it again
+	AffinityBroken = "broken" // it had served it, but was unavailable or too slow now
+	AffinityNone   = "none"   // a prefix no target has served (lately)
+)
+
+// Prefix is a request's prompt prefix, as the affinity names it.
+type Prefix struct {
+	Key uint64        // 0: none
+	TTL time.Duration // how long the provider keeps it cached
+}
+
+var prefixSeed = maphash.MakeSeed()
+
+// prefixOf names f's prompt prefix (Key 0: none worth keeping together).
+func prefixOf(f *requestFields, body []byte) Prefix {
+	ttl := affinityTTL
+	if bytes.Contains(body, []byte(`"1h"`)) && bytes.Contains(body, []byte(`"cache_control"`)) {
+		ttl = affinityLongTTL
+	}
+	if len(f.cacheKey) > 2 {
+		return Prefix{Key: maphash.Bytes(prefixSeed, f.cacheKey) | 1, TTL: ttl}
+	}
+	lead := f.messages
+	if len(lead) > 0 && lead[0] == '[' {
+		last := -1 // where the last message starts: the new turn, not the prefix
+		for _, el := range jsonscan.Each(lead) {
+			last = jsonscan.Offset(lead, el)
+		}
+		if last < 0 {
+			lead = nil
+		} else {
+			lead = lead[:last]
+		}
+	} else {
+		lead = nil // a bare string input: no turns to share
+	}
+	if len(f.system)+len(f.tools)+len(lead) < affinityMinBytes && !bytes.Contains(body, []byte(`"cache_control"`)) {
+		return Prefix{}
+	}
+	var h maphash.Hash
+	h.SetSeed(prefixSeed)
+	h.Write(f.system)
+	h.WriteByte(0)
+	h.Write(f.tools)
+	h.WriteByte(0)
+	h.Write(lead)
+	return Prefix{Key: h.Sum64() | 1, TTL: ttl}
+}
+
+// affinity remembers which target served each prefix last, per model.
+type affinity struct {
+	mu     sync.Mutex // guards served
+	served map[affinityKey]affinityEntry
+}
+
+type affinityKey struct {
+	model  string
+	prefix uint64
+}
+
+type affinityEntry struct {
+	target string
+	until  time.Time
+}
+
+func newAffinity() *affinity { return &affinity{served: map[affinityKey]affinityEntry{}} }
+
+// lookup is the target that served prefix for model last, "" when none
+// has, or its cache has expired by now.
+func (a *affinity) lookup(model string, p Prefix, now time.Time) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.served[affinityKey{model, p.Key}]
+	if !ok || !now.Before(e.until) {
+		return ""
+	}
+	return e.target
+}
+
+// record notes that target served prefix for model at now.
+func (a *affinity) record(model string, p Prefix, target string, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.served) >= affinityMax {
+		for k, e := range a.served { // what has expired goes first
+			if !now.Before(e.until) {
+				delete(a.served, k)
+			}
+		}
+		for k := range a.served { // then half of the rest, at random (map order)
+			if len(a.served) <= affinityMax/2 {
+				break
+			}
+			delete(a.served, k)
+		}
+	}
+	a.served[affinityKey{model, p.Key}] = affinityEntry{target: target, until: now.Add(p.TTL)}
+}
+
+// prefer moves the target that served r's prefix last to the front of r's
+// order, when it is available and its expected time is within
+// affinityBound of the leader's, and says how that went.
+func (g *Gateway) prefer(r *Route, model string, now time.Time) {
+	if r.prefix.Key == 0 || g.affinity == nil {
+		return
+	}
+	r.affinity, r.model = g.affinity, model
+	target := g.affinity.lookup(model, r.prefix, now)
+	if target == "" {
+		r.affinityResult = AffinityNone
+		return
+	}
+	r.affinityResult = AffinityBroken
+	for i, c := range r.order {
+		if c.Target != target {
+			continue
+		}
+		if c.upstream.awayFor(now) != "" || i > 0 && !g.within(c, r.order[0], now) {
+			return
+		}
+		if i > 0 {
+			lead(r.order, i)
+		}
+		r.affinityResult = AffinityHit
+		return
+	}
+}
+
+// within reports whether c's expected time (its p50 under the load it
+// would meet) is within affinityBound of leader's; true without the
+// figures to say.
+func (g *Gateway) within(c, leader *Candidate, now time.Time) bool {
+	if g.stats == nil {
+		return true
+	}
+	cs, ls := g.stats.StatsAt(c.Target, c.Model, now), g.stats.StatsAt(leader.Target, leader.Model, now)
+	if cs.Samples == 0 || ls.Samples == 0 {
+		return true
+	}
+	return float64(cs.P50)*loadFactor(c, &cs) <= affinityBound*float64(ls.P50)*loadFactor(leader, &ls)
+}

@@ -1,0 +1,323 @@
+package translate
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Translation fidelity: each case is a way a mixed pool used to break an
+// agent loop or lose meaning, driven the way an SDK would meet it.
+
+// sse joins events into a stream body.
+func sse(events ...string) []byte { return []byte(strings.Join(events, "")) }
+
+func aEvent(name, data string) string { return "event: " + name + "\ndata: " + data + "\n\n" }
+func oEvent(data string) string       { return "data: " + data + "\n\n" }
+
+const aStart = `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`
+
+// A streamed tool call without input gets "{}" as its arguments, as the
+// unary answer does, never "" (which a strict client fails to parse).
+func TestStreamedToolCallWithoutArguments(t *testing.T) {
+	in := sse(aEvent("message_start", aStart),
+		aEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_time","input":{}}}`),
+		aEvent("content_block_stop", `{"type":"content_block_stop","index":0}`),
+		aEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}`),
+		aEvent("message_stop", `{"type":"message_stop"}`))
+	out, err := feedPieces(NewMessagesToChatStream(Answer{Model: "m"}), in)
+	must(t, err)
+	r, err := checkChatStream(string(out), true)
+	must(t, err)
+	if len(r.Tools) != 1 || r.Tools[0].Args != "{}" {
+		t.Errorf("tools %+v, want one call with arguments {}\n%s", r.Tools, out)
+	}
+}
+
+// Tool ids an OpenAI-compatible server makes (vLLM serving Kimi K2) reach
+// an Anthropic client valid for Anthropic, so its next turn can go to an
+// Anthropic target; unary and streaming alike.
+func TestToolIDsForAnthropicClients(t *testing.T) {
+	valid := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	unary := `{"id":"c","model":"kimi-k2","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
+		`{"id":"functions.get_weather:0","type":"function","function":{"name":"get_weather","arguments":"{}"}},` +
+		`{"id":"functions.get_weather_0","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
+	out, _, err := ChatResponseToMessages([]byte(unary), Answer{Model: "m", IDs: NewToolIDs([]byte(`{"messages":[]}`), Messages)})
+	must(t, err)
+	m, err := checkMessage(out)
+	must(t, err)
+	var ids []string
+	for _, b := range m.Content {
+		ids = append(ids, b.ID)
+	}
+	if len(ids) != 2 || !valid.MatchString(ids[0]) || ids[0] == ids[1] {
+		t.Errorf("unary ids %q: want two distinct valid ids", ids)
+	}
+
+	stream := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"functions.get_weather:0","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}}]}`),
+		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`), oEvent("[DONE]"))
+	sout, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), stream)
+	must(t, err)
+	r, err := checkMessagesStream(string(sout), true)
+	must(t, err)
+	if len(r.Tools) != 1 || r.Tools[0].ID != "functions_get_weather_0" {
+		t.Errorf("streamed tools %+v", r.Tools)
+	}
+}
+
+// Ids an Anthropic target would refuse become valid on the way in, the
+// same in a call and its result, and two that would become one stay two.
+func TestToolIDsOnTheWayIn(t *testing.T) {
+	body := `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[` +
+		`{"id":"call.1","type":"function","function":{"name":"f","arguments":"{}"}},` +
+		`{"id":"call:1","type":"function","function":{"name":"f","arguments":"{}"}},` +
+		`{"id":"call_1_2","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"call:1","content":"b"},{"role":"tool","tool_call_id":"call.1","content":"a"},{"role":"tool","tool_call_id":"call_1_2","content":"c"}]}`
+	ids := NewToolIDs([]byte(body), Chat)
+	out, _, err := ChatToMessages([]byte(body), "claude", ids)
+	must(t, err)
+	must(t, checkMessagesRequest(out)) // valid ids, each result for a known call
+	var raw struct {
+		Messages []struct {
+			Content []map[string]any
+		}
+	}
+	must(t, json.Unmarshal(out, &raw))
+	uses := map[string]bool{}
+	for _, b := range raw.Messages[1].Content {
+		uses[b["id"].(string)] = true
+	}
+	if len(uses) != 3 {
+		t.Fatalf("tool_use ids %v, want three distinct ones", uses)
+	}
+	results := map[string]string{} // content -> tool_use_id
+	for _, b := range raw.Messages[2].Content {
+		results[b["content"].(string)] = b["tool_use_id"].(string)
+	}
+	if results["a"] != "call_1" || results["b"] == results["a"] || results["c"] != "call_1_2" || results["b"] == "call_1_2" {
+		t.Errorf("results %v: call.1 -> call_1, call:1 -> a third id, call_1_2 kept", results)
+	}
+	// The answer's ids the gateway made up come back as the client wrote them.
+	ans := `{"id":"m","type":"message","role":"assistant","model":"c","content":[{"type":"tool_use","id":"call_1","name":"f","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}`
+	chat, _, err := MessagesResponseToChat([]byte(ans), Answer{Model: "m", IDs: ids})
+	must(t, err)
+	if !strings.Contains(string(chat), `"id":"call.1"`) {
+		t.Errorf("answer %s: want the id given back as call.1", chat)
+	}
+}
+
+// Rules an Anthropic target holds a request to, which a mixed pool's
+// history breaks.
+func TestAnthropicRules(t *testing.T) {
+	t.Run("temperature with top_p", func(t *testing.T) {
+		out, _, err := ChatToMessages([]byte(`{"temperature":0.5,"top_p":0.9,`+userHi+`}`), "claude", nil)
+		must(t, err)
+		must(t, checkMessagesRequest(out))
+		if member(t, out, "temperature") != 0.5 || member(t, out, "top_p") != nil {
+			t.Errorf("%s: want temperature only", out)
+		}
+		fit := FitForAnthropic([]byte(`{"model":"c","temperature":0.5,"top_p":0.9,"max_tokens":10,` + userHi + `}`))
+		if member(t, fit, "top_p") != nil || member(t, fit, "temperature") != 0.5 || member(t, fit, "max_tokens") != 10.0 {
+			t.Errorf("FitForAnthropic = %s", fit)
+		}
+	})
+	t.Run("thinking after a turn without thinking", func(t *testing.T) {
+		history := `"messages":[{"role":"user","content":"weather?"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"w","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"sunny"}]}]`
+		body := []byte(`{"model":"c","max_tokens":4000,"thinking":{"type":"enabled","budget_tokens":2000},` + history + `}`)
+		if fit := FitForAnthropic(body); member(t, fit, "thinking") != nil || member(t, fit, "messages") == nil {
+			t.Errorf("FitForAnthropic kept thinking: %s", fit)
+		}
+		withBlock := strings.Replace(string(body), `"content":[{"type":"tool_use"`, `"content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"tool_use"`, 1)
+		if fit := FitForAnthropic([]byte(withBlock)); string(fit) != withBlock {
+			t.Errorf("a history with its thinking block changed: %s", fit)
+		}
+		chat := `{"reasoning_effort":"high","messages":[{"role":"user","content":"weather?"},{"role":"assistant","tool_calls":[{"id":"t1","type":"function","function":{"name":"w","arguments":"{}"}}]},{"role":"tool","tool_call_id":"t1","content":"sunny"}]}`
+		out, _, err := ChatToMessages([]byte(chat), "claude", nil)
+		must(t, err)
+		must(t, checkMessagesRequest(out))
+		if member(t, out, "thinking") != nil {
+			t.Errorf("%s: thinking after a tool turn without a thinking block", out)
+		}
+	})
+	t.Run("an empty parameters schema", func(t *testing.T) {
+		for _, params := range []string{`{}`, `{"properties":{"a":{"type":"string"}}}`, `null`} {
+			out, _, err := ChatToMessages([]byte(`{"tools":[{"type":"function","function":{"name":"f","parameters":`+params+`}}],`+userHi+`}`), "claude", nil)
+			must(t, err)
+			must(t, checkMessagesRequest(out)) // input_schema of type object
+		}
+	})
+}
+
+// Structured outputs cross in both directions, and so does strict on tools.
+func TestStructuredOutputs(t *testing.T) {
+	schema := `{"type":"object","properties":{"answer":{"type":"number"}},"required":["answer"],"additionalProperties":false}`
+	out, err := MessagesToChat([]byte(`{"model":"c","max_tokens":100,"output_config":{"format":{"type":"json_schema","schema":`+schema+`}},`+
+		`"tools":[{"name":"f","strict":true,"input_schema":{"type":"object"}}],`+userHi+`}`), "gpt")
+	must(t, err)
+	must(t, checkChatRequest(out))
+	rf := asJSON(member(t, out, "response_format"))
+	if !strings.Contains(rf, `"type":"json_schema"`) || !strings.Contains(rf, `"answer"`) || !strings.Contains(asJSON(member(t, out, "tools")), `"strict":true`) {
+		t.Errorf("response_format %s, tools %s", rf, asJSON(member(t, out, "tools")))
+	}
+	back, _, err := ChatToMessages(out, "claude", nil)
+	must(t, err)
+	must(t, checkMessagesRequest(back))
+	if oc := asJSON(member(t, back, "output_config")); !strings.Contains(oc, `"json_schema"`) || !strings.Contains(oc, `"answer"`) ||
+		!strings.Contains(asJSON(member(t, back, "tools")), `"strict":true`) {
+		t.Errorf("output_config %s, tools %s", oc, asJSON(member(t, back, "tools")))
+	}
+}
+
+// reasoning_effort and the thinking budget map both ways, each effort's
+// budget coming back as itself.
+func TestReasoningEffortThinking(t *testing.T) {
+	for _, effort := range []string{"low", "medium", "high"} {
+		out, _, err := ChatToMessages([]byte(`{"reasoning_effort":"`+effort+`","temperature":0.3,`+userHi+`}`), "claude", nil)
+		must(t, err)
+		must(t, checkMessagesRequest(out)) // a budget below max_tokens, no temperature beside it
+		back, err := MessagesToChat(out, "gpt")
+		must(t, err)
+		if got := member(t, back, "reasoning_effort"); got != effort {
+			t.Errorf("%s -> %s -> %v", effort, asJSON(member(t, out, "thinking")), got)
+		}
+	}
+	out, _, err := ChatToMessages([]byte(`{"reasoning_effort":"high","max_tokens":1000,`+userHi+`}`), "claude", nil)
+	must(t, err)
+	if member(t, out, "thinking") != nil {
+		t.Errorf("%s: a limit below the smallest budget leaves no room for thinking", out)
+	}
+}
+
+// An OpenAI refusal reaches an Anthropic client as stop_reason refusal, and
+// an Anthropic one reaches an OpenAI client as its refusal.
+func TestRefusals(t *testing.T) {
+	chat := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`
+	out, _, err := ChatResponseToMessages([]byte(chat), Answer{Model: "m"})
+	must(t, err)
+	if m, err := checkMessage(out); err != nil || m.StopReason != "refusal" {
+		t.Errorf("%s (%v): want stop_reason refusal", out, err)
+	}
+	stream := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","refusal":"No."}}]}`),
+		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`), oEvent("[DONE]"))
+	sout, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), stream)
+	must(t, err)
+	if r, err := checkMessagesStream(string(sout), true); err != nil || r.Stop != "refusal" || r.Text != "No." {
+		t.Errorf("stream %+v (%v)", r, err)
+	}
+
+	msg := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"I won't."}],"stop_reason":"refusal","usage":{"input_tokens":1,"output_tokens":1}}`
+	cout, _, err := MessagesResponseToChat([]byte(msg), Answer{Model: "m"})
+	must(t, err)
+	var c struct {
+		Choices []struct {
+			Message struct{ Content, Refusal *string }
+		}
+	}
+	must(t, json.Unmarshal(cout, &c))
+	if m := c.Choices[0].Message; m.Content != nil || m.Refusal == nil || *m.Refusal != "I won't." {
+		t.Errorf("%s: want the refusal in message.refusal", cout)
+	}
+}
+
+// Cache writes are shown to OpenAI clients, unary and streaming.
+func TestCacheWritesForOpenAIClients(t *testing.T) {
+	msg := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"cache_creation_input_tokens":1000,"cache_read_input_tokens":0,"output_tokens":2}}`
+	out, _, err := MessagesResponseToChat([]byte(msg), Answer{Model: "m"})
+	must(t, err)
+	usage := asJSON(member(t, out, "usage"))
+	if !strings.Contains(usage, `"cache_creation_input_tokens":1000`) || !strings.Contains(usage, `"cache_write_tokens":1000`) || !strings.Contains(usage, `"prompt_tokens":1005`) {
+		t.Errorf("usage %s", usage)
+	}
+}
+
+// cache_control marks on OpenAI content parts, messages and tools are
+// carried to the Anthropic blocks they mark.
+func TestCacheControlCarried(t *testing.T) {
+	cc := `{"type":"ephemeral"}`
+	body := `{"messages":[{"role":"system","content":[{"type":"text","text":"long system","cache_control":` + cc + `}]},` +
+		`{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"long doc","cache_control":` + cc + `}]},` +
+		`{"role":"assistant","content":"ok","cache_control":` + cc + `},{"role":"user","content":"q"}],` +
+		`"tools":[{"type":"function","function":{"name":"f"},"cache_control":` + cc + `}]}`
+	out, _, err := ChatToMessages([]byte(body), "claude", nil)
+	must(t, err)
+	must(t, checkMessagesRequest(out))
+	if n := strings.Count(string(out), `"cache_control":{"type":"ephemeral"}`); n != 4 {
+		t.Errorf("%d cache_control marks, want 4 (system, user part, assistant message, tool):\n%s", n, out)
+	}
+}
+
+// The stop sequence that matched crosses both ways (OpenAI-compatible
+// servers that say it put it in choices[].stop_reason).
+func TestMatchedStopSequence(t *testing.T) {
+	chat := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"1 2 3"},"finish_reason":"stop","stop_reason":"4"}]}`
+	out, _, err := ChatResponseToMessages([]byte(chat), Answer{Model: "m"})
+	must(t, err)
+	if m, err := checkMessage(out); err != nil || m.StopReason != "stop_sequence" || m.StopSequence == nil || *m.StopSequence != "4" {
+		t.Errorf("%s (%v)", out, err)
+	}
+	msg := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"1 2 3"}],"stop_reason":"stop_sequence","stop_sequence":"4","usage":{"input_tokens":1,"output_tokens":1}}`
+	cout, _, err := MessagesResponseToChat([]byte(msg), Answer{Model: "m"})
+	must(t, err)
+	if !strings.Contains(string(cout), `"finish_reason":"stop","stop_reason":"4"`) {
+		t.Errorf("%s", cout)
+	}
+}
+
+// A malformed upstream chunk ends the stream with an error, never a clean
+// end_turn; a tool input that is not an object is a broken answer.
+func TestMalformedUpstream(t *testing.T) {
+	for name, chunk := range map[string]string{
+		"content a number":      `{"id":"c","choices":[{"index":0,"delta":{"content":12}}]}`,
+		"refusal an object":     `{"id":"c","choices":[{"index":0,"delta":{"refusal":{}}}]}`,
+		"tool_calls an object":  `{"id":"c","choices":[{"index":0,"delta":{"tool_calls":{}}}]}`,
+		"arguments a number":    `{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"f","arguments":1}}]}}]}`,
+		"choices a string":      `{"id":"c","choices":"x"}`,
+		"finish_reason numeric": `{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":3}]}`,
+	} {
+		in := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":"a"}}]}`), oEvent(chunk),
+			oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`), oEvent("[DONE]"))
+		if _, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), in); !errors.Is(err, ErrInvalidUpstream) {
+			t.Errorf("%s: err %v, want ErrInvalidUpstream", name, err)
+		}
+	}
+	unary := `{"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":"notobj"}],"stop_reason":"tool_use"}`
+	if out, _, err := MessagesResponseToChat([]byte(unary), Answer{Model: "m"}); !errors.Is(err, ErrInvalidUpstream) {
+		t.Errorf("tool_use input a string: %s, %v", out, err)
+	}
+	stream := sse(aEvent("message_start", aStart),
+		aEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":"notobj"}}`))
+	if _, err := feedPieces(NewMessagesToChatStream(Answer{Model: "m"}), stream); !errors.Is(err, ErrInvalidUpstream) {
+		t.Errorf("streamed tool_use input a string: %v", err)
+	}
+}
+
+// The model an answer names is the upstream's, unless the client's name is
+// asked for.
+func TestAnswerModel(t *testing.T) {
+	msg := `{"id":"m","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
+	for _, tt := range []struct {
+		a    Answer
+		want string
+	}{
+		{Answer{Model: "claude-sonnet-4-5", UpstreamModel: true}, "claude-sonnet-4-5-20250929"},
+		{Answer{Model: "my-alias"}, "my-alias"},
+	} {
+		out, _, err := MessagesResponseToChat([]byte(msg), tt.a)
+		must(t, err)
+		if got := member(t, out, "model"); got != tt.want {
+			t.Errorf("%+v: model %v, want %s", tt.a, got, tt.want)
+		}
+		sout, err := NewMessagesToChatStream(tt.a).Feed(nil, sse(aEvent("message_start", aStart)))
+		must(t, err)
+		want := tt.want
+		if tt.a.UpstreamModel {
+			want = "claude-sonnet-4-5-20250929"
+		}
+		if !strings.Contains(string(sout), `"model":"`+want+`"`) {
+			t.Errorf("%+v: stream %s", tt.a, sout)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package translate
+
+import (
+	"strconv"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
+
+// appendAnthropicTools writes OpenAI function tools as Anthropic tools.
+func appendAnthropicTools(out, tools []byte) ([]byte, error) {
+	out = append(out, `,"tools":[`...)
+	for j, tool := range jsonscan.Each(tools) {
+		path := "tools[" + strconv.Itoa(j) + "]"
+		if !isObject(tool) {
+			return out, refuse(path, "must be an object")
+		}
+		if typ := jsonscan.Field(tool, "type"); present(typ) && !stringIs(typ, "function") {
+			return out, refuse(path+".type", "only function tools translate for an Anthropic upstream")
+		}
+		var name, desc, params, strict, cache []byte
+		fn := jsonscan.Field(tool, "function")
+		if !isObject(fn) {
+			return out, refuse(path+".function", "must be an object")
+		}
+		m := jsonscan.MembersOf(fn)
+		for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
+			switch string(k) {
+			case "name":
+				name = v
+			case "description":
+				desc = v
+			case "parameters":
+				params = v
+			case "strict":
+				strict = v
+			}
+		}
+		// The tool's cache_control mark rides on the tool object, beside
+		// function (OpenRouter's and LiteLLM's convention).
+		cache = jsonscan.Field(tool, "cache_control")
+		if !isString(name) {
+			return out, refuse(path+".function.name", "must be a string")
+		}
+		if j > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"name":`...)
+		out = append(out, name...)
+		if isString(desc) {
+			out = append(out, `,"description":`...)
+			out = append(out, desc...)
+		}
+		out = append(out, `,"input_schema":`...)
+		var err error
+		if out, err = appendObjectSchema(out, params, path+".function.parameters"); err != nil {
+			return out, err
+		}
+		switch {
+		case isTrue(strict):
+			out = append(out, `,"strict":true`...)
+		case present(strict) && !isBool(strict):
+			return out, refuse(path+".function.strict", "must be a boolean")
+		}
+		if present(cache) && !isObject(cache) {
+			return out, refuse(path+".cache_control", "must be an object")
+		}
+		out = appendCacheControl(out, cache)
+		out = append(out, '}')
+	}
+	return append(out, ']'), nil
+}
+
+// appendObjectSchema writes a function's parameters as an Anthropic
+// input_schema, which must be an object schema: OpenAI allows a function
+// without parameters, or with {} (any input), and Anthropic refuses a
+// schema without "type": "object". A schema of another type cannot be a
+// tool's input in either API.
+func appendObjectSchema(out, params []byte, path string) ([]byte, error) {
+	switch {
+	case !present(params):
+		return append(out, `{"type":"object","properties":{}}`...), nil
+	case !isObject(params):
+		return out, refuse(path, "must be an object")
+	}
+	typ := jsonscan.Field(params, "type")
+	switch {
+	case stringIs(typ, "object"):
+		return append(out, params...), nil
+	case present(typ):
+		return out, refuse(path+".type", "must be object: a tool's input is a JSON object")
+	}
+	// No type: add it at the front, keeping the rest as it came.
+	out = append(out, `{"type":"object"`...)
+	if emptyObject(params) {
+		return append(out, `,"properties":{}}`...), nil
+	}
+	out = append(out, ',')
+	return append(out, params[jsonscan.SkipSpace(params, 1):]...), nil
+}
+
+// appendAnthropicToolChoice maps tool_choice and parallel_tool_calls: auto ->
+// auto, none -> none, required -> any, a named function -> tool;
+// parallel_tool_calls false -> disable_parallel_tool_use true.
+func appendAnthropicToolChoice(out, choice, parallel []byte) ([]byte, error) {
+	typ, name := "auto", []byte(nil)
+	switch {
+	case !present(choice):
+		if !present(parallel) || isTrue(parallel) {
+			return out, nil // Anthropic's default is the same: auto, in parallel
+		}
+	case stringIs(choice, "auto"):
+	case stringIs(choice, "none"):
+		typ = "none"
+	case stringIs(choice, "required"):
+		typ = "any"
+	case isObject(choice) && stringIs(jsonscan.Field(choice, "type"), "function"):
+		name = jsonscan.Field(jsonscan.Field(choice, "function"), "name")
+		if !isString(name) {
+			return out, refuse("tool_choice.function.name", "must be a string")
+		}
+		typ = "tool"
+	case isObject(choice):
+		return out, refuse("tool_choice.type", "only auto, none, required or a named function translate for an Anthropic upstream")
+	default:
+		return out, refuse("tool_choice", "must be auto, none, required or {\"type\":\"function\",...}")
+	}
+	out = append(out, `,"tool_choice":{"type":"`...)
+	out = append(out, typ...)
+	out = append(out, '"')
+	if name != nil {
+		out = append(out, `,"name":`...)
+		out = append(out, name...)
+	}
+	if string(parallel) == "false" && typ != "none" {
+		out = append(out, `,"disable_parallel_tool_use":true`...)
+	}
+	return append(out, '}'), nil
+}
