@@ -253,6 +253,11 @@ func addSlice(s *compareScenario, arm string, run unaryResult) {
 // startGatewayArm starts the gateway binary bin as arm name, with the
 // full run's config (telemetry on, OTLP export to the sink).
 func startGatewayArm(ctx context.Context, name, bin, upURL, sinkURL string) (*arm, *child, func(), error) {
+	return startGatewayArmWith(ctx, name, bin, upURL, sinkURL, "")
+}
+
+// startGatewayArmWith is startGatewayArm with extra lines of config.
+func startGatewayArmWith(ctx context.Context, name, bin, upURL, sinkURL, extra string) (*arm, *child, func(), error) {
 	apiAddr, err := freeAddr()
 	if err != nil {
 		return nil, nil, nil, err
@@ -261,7 +266,7 @@ func startGatewayArm(ctx context.Context, name, bin, upURL, sinkURL string) (*ar
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := gatewayConfig(apiAddr, adminAddr, upURL, sinkURL, false)
+	cfg := append(gatewayConfig(apiAddr, adminAddr, upURL, sinkURL, false), extra...)
 	c, removeCfg, err := startGatewayChild(ctx, name, bin, cfg, adminAddr)
 	if err != nil && c != nil && strings.Contains(c.out.String(), `unknown field "log"`) {
 		// A gateway older than its request log (b9398f7 had none): the

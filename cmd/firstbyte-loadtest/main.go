@@ -96,13 +96,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	raw := fs.String("raw", "", "with -routing: write every arm run's requests as CSV into this directory")
 	compare := fs.Bool("compare", false, "the regression guard: only the unary throughput and latency scenarios, -gateway against -ref and the bare proxy, -rounds rounds (default 5) interleaved (compare.go; make bench-compare REF=commit)")
 	ref := fs.String("ref", "", "with -compare: the reference gateway binary (an older build)")
+	streams := fs.Int("streams", 0, "measure this many concurrent slow streams (20 chunks 1 s apart) through the bare proxy and the gateway instead: memory per stream, added chunk latency (streams.go)")
+	streamsSpread := fs.Duration("streams-spread", 10*time.Second, "with -streams: the streams start spread over this long")
 	// The baseline subprocess: this binary re-executed. Not for people.
 	baselineAddr := fs.String("serve-baseline", "", "")
 	upstreamURL := fs.String("upstream", "", "")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: firstbyte-loadtest [-gateway PATH] [-quick] [-markdown FILE] [-otlp=false]\n"+
 			"       firstbyte-loadtest -routing [-gateway PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n"+
-			"       firstbyte-loadtest -compare [-gateway PATH] [-ref PATH] [-quick] [-rounds N]\n")
+			"       firstbyte-loadtest -compare [-gateway PATH] [-ref PATH] [-quick] [-rounds N]\n"+
+			"       firstbyte-loadtest -streams N [-streams-spread D] [-gateway PATH]\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Usage != "" {
 				fmt.Fprintf(stderr, "  -%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
@@ -122,6 +125,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *streams > 0 {
+		return runStreamsMode(ctx, *gateway, *streams, *streamsSpread, stdout, stderr)
+	}
 	if *compare {
 		n := 0
 		if isFlagSet(fs, "rounds") {

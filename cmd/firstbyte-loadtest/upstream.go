@@ -38,6 +38,8 @@ var behaviours = map[string]behaviour{
 	modelSlow:   {delay: 20 * time.Millisecond},
 	modelStream: {chunks: streamChunks, gap: streamGap},
 	modelHold:   {chunks: streamChunks, gap: holdGap},
+	// -streams (streams.go): many slow streams held at once.
+	modelTrickle: {chunks: trickleChunks, gap: trickleGap},
 }
 
 // chatResponse is a typical unary chat.completion: what every arm relays.
