@@ -94,10 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rounds := fs.Int("rounds", 1, "with -routing or -compare: how many times each scenario runs through each arm (the order rotated each round; -compare: 5 unless given)")
 	scenarios := fs.String("scenarios", "", "with -routing: only these scenarios, comma-separated (a, b, c, c2, d, d-breaker)")
 	raw := fs.String("raw", "", "with -routing: write every arm run's requests as CSV into this directory")
-	compare := fs.Bool("compare", false, "the regression guard: only the unary throughput and latency scenarios, -gateway against -ref and the bare proxy, -rounds rounds (default 5) interleaved (compare.go; make bench-compare REF=commit)")
-	ref := fs.String("ref", "", "with -compare: the reference gateway binary (an older build)")
-	streams := fs.Int("streams", 0, "measure this many concurrent slow streams (20 chunks 1 s apart) through the bare proxy and the gateway instead: memory per stream, added chunk latency (streams.go)")
-	streamsSpread := fs.Duration("streams-spread", 10*time.Second, "with -streams: the streams start spread over this long")
+	modes := addModes(fs) // -compare, -streams, -callgrind (modes.go)
 	// The baseline subprocess: this binary re-executed. Not for people.
 	baselineAddr := fs.String("serve-baseline", "", "")
 	upstreamURL := fs.String("upstream", "", "")
@@ -105,7 +102,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: firstbyte-loadtest [-gateway PATH] [-quick] [-markdown FILE] [-otlp=false]\n"+
 			"       firstbyte-loadtest -routing [-gateway PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n"+
 			"       firstbyte-loadtest -compare [-gateway PATH] [-ref PATH] [-quick] [-rounds N]\n"+
-			"       firstbyte-loadtest -streams N [-streams-spread D] [-gateway PATH]\n")
+			"       firstbyte-loadtest -streams N [-streams-spread D] [-gateway PATH]\n"+
+			"       firstbyte-loadtest -callgrind [-callgrind-baseline] [-requests N] [-concurrency C] [-callgrind-out FILE] [-gateway PATH]\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Usage != "" {
 				fmt.Fprintf(stderr, "  -%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
@@ -125,15 +123,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *streams > 0 {
-		return runStreamsMode(ctx, *gateway, *streams, *streamsSpread, stdout, stderr)
-	}
-	if *compare {
-		n := 0
-		if isFlagSet(fs, "rounds") {
-			n = *rounds
-		}
-		return runCompare(ctx, *gateway, *ref, *quick, n, stdout, stderr)
+	if code, ok := modes.run(ctx, fs, *gateway, *quick, *rounds, stdout, stderr); ok {
+		return code
 	}
 	if *routing {
 		return runRouting(ctx, routingFlags{*gateway, *quick, *rounds, *scenarios, *markdown, *raw}, stdout, stderr)
