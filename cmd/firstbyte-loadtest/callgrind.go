@@ -135,8 +135,13 @@ func measureCallgrind(ctx context.Context, gatewayPath string, p callgrindPlan) 
 	if out, err := exec.Command(control, "--zero", pid).CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("callgrind_control --zero: %v: %s", err, out)
 	}
+	served := up.served.Load()
 	if r := runUnary(ctx, a, modelZero, p.concurrency, p.requests, 30*time.Minute); r.errors > 0 || len(r.lat) != p.requests {
 		return 0, fmt.Errorf("%d of %d requests failed", p.requests-len(r.lat), p.requests)
+	}
+	if n := up.served.Load() - served; n != int64(p.requests) {
+		// Another process took the port while valgrind was starting.
+		return 0, fmt.Errorf("the upstream saw %d of the %d requests: something else answered on %s", n, p.requests, url)
 	}
 	if out, err := exec.Command(control, "--dump=measured", pid).CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("callgrind_control --dump: %v: %s", err, out)

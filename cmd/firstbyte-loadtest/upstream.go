@@ -118,6 +118,7 @@ type upstream struct {
 	streaming atomic.Int64 // streams being served now
 	peak      atomic.Int64 // most streams served at once since the last resetPeak
 	cut       atomic.Int64 // streams that ended early: the proxy or client went away
+	served    atomic.Int64 // requests answered, every kind
 }
 
 func newUpstream() *upstream { return &upstream{} }
@@ -126,6 +127,7 @@ func (u *upstream) resetPeak() { u.peak.Store(u.streaming.Load()) }
 
 // ServeHTTP answers /{model}/v1/... by the model's behaviour.
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.served.Add(1)
 	_, _ = io.Copy(io.Discard, r.Body)
 	name, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	b, ok := behaviours[name]
