@@ -186,6 +186,17 @@ func measureCompare(ctx context.Context, p comparePlan, gatewayPath, refPath str
 		return nil, err
 	}
 
+	res.scenarios = compareScenarios(p)
+	if err := runCompareRounds(ctx, p, arms, res.scenarios, check, logf); err != nil {
+		return nil, err
+	}
+	res.duration = time.Since(res.started)
+	res.machine.loadEnd = loadAvg()
+	return res, nil
+}
+
+// compareScenarios are the -compare run's parts, with their goals.
+func compareScenarios(p comparePlan) []*compareScenario {
 	c1 := &compareScenario{title: fmt.Sprintf("unary, 1 client, zero-delay upstream (%d requests a round per arm)", p.c1Requests), model: modelZero, conc: 1}
 	c32 := &compareScenario{title: fmt.Sprintf("unary, 32 clients, zero-delay upstream (%v a round per arm)", p.c32Dur), model: modelZero, conc: 32}
 	slow := &compareScenario{title: fmt.Sprintf("unary, 32 clients, 20 ms upstream (%v a round per arm)", p.slowDur), model: modelSlow, conc: 32}
@@ -195,38 +206,46 @@ func measureCompare(ctx context.Context, p comparePlan, gatewayPath, refPath str
 	c32.goal = &compareGoal{what: "req/s >= 1.00x the bare proxy's",
 		ratio: func(s *compareScenario) ratios { return s.roundRatios(armGateway, s.rps) },
 		ok:    func(m float64) bool { return m >= 1.00 }}
-	res.scenarios = []*compareScenario{c1, c32, slow}
-	for _, s := range res.scenarios {
+	scenarios := []*compareScenario{c1, c32, slow}
+	for _, s := range scenarios {
 		s.runs = map[string][]unaryResult{}
 	}
-	// Each round is cut into slices, the arms alternating slice by slice
-	// in a rotated order, so that a neighbour's burst on the shared cores
-	// lands on every arm of the round alike.
+	return scenarios
+}
+
+// runCompareRounds runs every scenario through every arm, round by
+// round. Each round is cut into slices, the arms alternating slice by
+// slice in a rotated order, so that a neighbour's burst on the shared
+// cores lands on every arm of the round alike.
+func runCompareRounds(ctx context.Context, p comparePlan, arms []*arm, scenarios []*compareScenario, check func() error, logf func(string, ...any)) error {
 	for r := range p.rounds {
 		logf("round %d/%d", r+1, p.rounds)
-		for _, s := range res.scenarios {
+		for _, s := range scenarios {
 			for _, a := range arms {
 				s.runs[a.name] = append(s.runs[a.name], unaryResult{})
 			}
 		}
 		for k := range p.slices {
-			for _, a := range rotate(arms, r+k) {
-				addSlice(c1, a.name, selfUsage(func() unaryResult { return runUnary(ctx, a, modelZero, 1, p.c1Requests/p.slices, 30*time.Second) }))
-			}
-			for _, a := range rotate(arms, r+k+1) {
-				addSlice(c32, a.name, selfUsage(func() unaryResult { return runUnary(ctx, a, modelZero, 32, 1<<30, p.c32Dur/time.Duration(p.slices)) }))
-			}
-			for _, a := range rotate(arms, r+k+2) {
-				addSlice(slow, a.name, selfUsage(func() unaryResult { return runUnary(ctx, a, modelSlow, 32, 1<<30, p.slowDur/time.Duration(p.slices)) }))
+			for i, s := range scenarios {
+				n, dur := 1<<30, p.c32Dur
+				switch {
+				case s.conc == 1:
+					n, dur = p.c1Requests/p.slices, 30*time.Second*time.Duration(p.slices)
+				case s.model == modelSlow:
+					dur = p.slowDur
+				}
+				for _, a := range rotate(arms, r+k+i) {
+					addSlice(s, a.name, selfUsage(func() unaryResult {
+						return runUnary(ctx, a, s.model, s.conc, n, dur/time.Duration(p.slices))
+					}))
+				}
 			}
 			if err := check(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	res.duration = time.Since(res.started)
-	res.machine.loadEnd = loadAvg()
-	return res, nil
+	return nil
 }
 
 // selfUsage runs run and notes what this process (the load generator and

@@ -155,15 +155,7 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 	}
 	s.APIAddr, s.AdminAddr = apiLn.Addr().String(), adminLn.Addr().String()
 	errLog := errorLog(serverWarn)
-	// The API handler reads the gateway afresh for every request: a reload
-	// swaps it, requests in flight finish on the one they started with.
-	s.api = newServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.trim != nil {
-			s.trim.begin()
-			defer s.trim.end()
-		}
-		s.current().Handler().ServeHTTP(w, r)
-	}), cfg.Limits, errLog)
+	s.api = newServer(s.apiHandler(), cfg.Limits, errLog)
 	s.admin = newServer(closingWhileDraining(adminMux, s.draining.Load), cfg.Limits, errLog)
 	s.apiLn = router.ReasonPhrases(s.api, router.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections)))
 	s.adminLn = newLimitListener(adminLn, cfg.Limits.MaxConnections)
@@ -188,6 +180,19 @@ func (s *stack) serve(srv *http.Server, ln net.Listener, name string) {
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		s.log.Error("listener failed", "listener", name, "err", err)
 	}
+}
+
+// apiHandler is the client API. It reads the gateway afresh for every
+// request: a reload swaps it, requests in flight finish on the one they
+// started with. The idle trim (memtrim.go) is told of each request.
+func (s *stack) apiHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.trim != nil {
+			s.trim.begin()
+			defer s.trim.end()
+		}
+		s.current().Handler().ServeHTTP(w, r)
+	})
 }
 
 // current is the gateway serving new requests now.
