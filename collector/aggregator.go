@@ -52,6 +52,7 @@ var (
 	attrOutputRate     = string(telemetry.KeyOutputRate)
 	attrHedge          = string(telemetry.KeyHedge)
 	attrInflight       = string(telemetry.KeyInflight)
+	attrInflightAtEnd  = string(telemetry.KeyInflightAtEnd)
 	attrCacheHit       = string(telemetry.KeyCacheHit)
 	attrAffinity       = string(telemetry.KeyAffinity)
 )
@@ -242,10 +243,17 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 	if origin != OriginSelf {
 		bound = table.firstByteBound(at.target, at.model)
 	}
-	if at.inflight > 0 && origin == OriginPeer {
-		// When the span ends its own attempt is over: the rest were still
-		// in flight, as far as the peer's span says.
-		a.tracker.RecordPeerInflight(at.target, at.model, instance, int(at.inflight)-1, endTime(span))
+	if origin == OriginPeer {
+		// What the peer still had in flight there when the span ended:
+		// firstbyte.inflight_at_end says; a span without it (an older
+		// peer) says only what was in flight when it started, the rest of
+		// which were at most still in flight.
+		switch {
+		case at.inflightAtEnd >= 0:
+			a.tracker.RecordPeerInflight(at.target, at.model, instance, int(at.inflightAtEnd), endTime(span))
+		case at.inflight > 0:
+			a.tracker.RecordPeerInflight(at.target, at.model, instance, int(at.inflight)-1, endTime(span))
+		}
 	}
 	switch ttfb, verdict := at.sample(bound); verdict {
 	case sampled:
@@ -329,6 +337,7 @@ type attemptFacts struct {
 	haveRate       bool
 	hedge          string // server span: firstbyte.hedge
 	inflight       int64  // firstbyte.inflight; 0 when absent
+	inflightAtEnd  int64  // firstbyte.inflight_at_end; -1 when absent
 	cacheHit       bool   // firstbyte.cache_hit
 	affinity       string // server span: firstbyte.affinity
 }
@@ -336,7 +345,7 @@ type attemptFacts struct {
 // readAttempt reads span's attributes once, rather than a Get (itself a
 // scan) per key: what the aggregator and the metrics need of it.
 func readAttempt(span ptrace.Span) attemptFacts {
-	f := attemptFacts{spanError: span.Status().Code() == ptrace.StatusCodeError, client: span.Kind() == ptrace.SpanKindClient}
+	f := attemptFacts{spanError: span.Status().Code() == ptrace.StatusCodeError, client: span.Kind() == ptrace.SpanKindClient, inflightAtEnd: -1}
 	for k, v := range span.Attributes().All() {
 		switch k {
 		case attrTarget:
@@ -415,6 +424,10 @@ func readAttempt(span ptrace.Span) attemptFacts {
 		case attrInflight:
 			if v.Type() == pcommon.ValueTypeInt {
 				f.inflight = v.Int()
+			}
+		case attrInflightAtEnd:
+			if v.Type() == pcommon.ValueTypeInt {
+				f.inflightAtEnd = v.Int()
 			}
 		}
 	}

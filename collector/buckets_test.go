@@ -9,6 +9,7 @@ import (
 // time to first chunk, exactly: a dashboard comparing firstbyte's
 // histogram with a GenAI-instrumented client's relies on it.
 func TestTTFBBucketsAreTheGenAIAdvice(t *testing.T) {
+	t.Parallel()
 	want := []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
 	if !slices.Equal(TTFBBuckets, want) {
 		t.Errorf("TTFBBuckets = %v, want %v", TTFBBuckets, want)
@@ -18,6 +19,7 @@ func TestTTFBBucketsAreTheGenAIAdvice(t *testing.T) {
 // Request durations share the TTFB boundaries (a request is at least its
 // first byte) and extend them to the 10-minute default total timeout.
 func TestDurationBucketsExtendTTFB(t *testing.T) {
+	t.Parallel()
 	if !slices.Equal(DurationBuckets[:len(TTFBBuckets)], TTFBBuckets) {
 		t.Errorf("DurationBuckets %v do not start with TTFBBuckets %v", DurationBuckets, TTFBBuckets)
 	}

@@ -37,6 +37,7 @@ func targetAt(t *testing.T, name, baseURL, model string) Target {
 // Target.Host is Go's url.URL.Hostname() of base_url: spelled as in the
 // config, an IPv6 literal without brackets ("::1").
 func TestForeignHostSpelling(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		baseURL string // the provider's base_url in the gateway's config
@@ -78,6 +79,7 @@ func TestForeignHostSpelling(t *testing.T) {
 // that figure grow with all application traffic (HTTP, database, embedding
 // spans included) and prove nothing about the gateways.
 func TestForeignUnmappedIsNoPeerSpan(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts ForeignOptions

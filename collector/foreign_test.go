@@ -59,6 +59,7 @@ func newForeignAggregator(t *testing.T, o ForeignOptions) (*Aggregator, *Tracker
 }
 
 func TestForeignSpanMapping(t *testing.T) {
+	t.Parallel()
 	on := ForeignOptions{Enabled: true}
 	for _, tc := range []struct {
 		name   string
@@ -162,6 +163,7 @@ func TestForeignSpanMapping(t *testing.T) {
 // firstbyte.target) is a peer's, never also foreign, even with foreign
 // learning on and every service allowed; our own are skipped entirely.
 func TestForeignNeverDoubleCounts(t *testing.T) {
+	t.Parallel()
 	agg, tr, consumed := newForeignAggregator(t, ForeignOptions{Enabled: true})
 	gwSpan := attemptFixture("gw-peer", "openai", "gpt-4o-mini", 40*time.Millisecond, t0.Add(-time.Second)).with(map[string]any{
 		"server.address": "api.openai.com", "server.port": int64(443), "gen_ai.request.stream": false,
@@ -188,6 +190,7 @@ func TestForeignNeverDoubleCounts(t *testing.T) {
 // taught something. Peer gateways and applications whose spans map to
 // nothing, however many, leave every slot to the ones that do.
 func TestForeignServiceSlotsOnlyForTeachers(t *testing.T) {
+	t.Parallel()
 	agg, _, _ := newForeignAggregator(t, ForeignOptions{Enabled: true})
 	var noise []spanFixture
 	for i := range maxForeignServices + 10 {

@@ -72,4 +72,14 @@ func TestPeerInflightFromPeerSpans(t *testing.T) {
 	if got := tr.StatsAt("groq", "llama", clock.Now()).PeerInflight; got != 0 {
 		t.Errorf("after %v PeerInflight = %d, want 0: the reports are stale", peerLoadFor, got)
 	}
+
+	// A span that says what was still in flight when it ended is read by
+	// that: b started into a queue of 9 that has drained to 1 since.
+	drained := peer("b", 9, clock.Now()).with(map[string]any{string(telemetry.KeyInflightAtEnd): int64(1)})
+	if err := agg.ConsumePeerTraces(context.Background(), buildTraces(t, drained)); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.StatsAt("groq", "llama", clock.Now()).PeerInflight; got != 1 {
+		t.Errorf("PeerInflight = %d, want 1: what was in flight at the span's end, not at its start", got)
+	}
 }

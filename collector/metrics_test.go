@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -56,6 +57,7 @@ func countExemplars(t *testing.T, reg *prometheus.Registry) (observations uint64
 // TestTTFBExemplars: every successful attempt is observed; exemplars come
 // only from exported (sampled) spans, at most one a second per series.
 func TestTTFBExemplars(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	t0 := time.Unix(1_800_000_000, 0)
@@ -72,8 +74,16 @@ func TestTTFBExemplars(t *testing.T) {
 	}
 }
 
-// counterValue is the value of one series of a counter family.
+// counterValue is the value of one series of a counter family (0 when it
+// has none).
 func counterValue(t *testing.T, reg *prometheus.Registry, family string, labels map[string]string) float64 {
+	t.Helper()
+	return metricSeries(t, reg, family, labels).GetCounter().GetValue()
+}
+
+// metricSeries is the first series of family whose labels include labels, or
+// nil.
+func metricSeries(t *testing.T, reg *prometheus.Registry, family string, labels map[string]string) *dto.Metric {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -83,17 +93,17 @@ func counterValue(t *testing.T, reg *prometheus.Registry, family string, labels 
 		if mf.GetName() != family {
 			continue
 		}
-	series:
+	next:
 		for _, m := range mf.GetMetric() {
 			for _, lp := range m.GetLabel() {
 				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
-					continue series
+					continue next
 				}
 			}
-			return m.GetCounter().GetValue()
+			return m
 		}
 	}
-	return 0
+	return nil
 }
 
 // TestTokensAndCost: the usage an attempt span reports becomes
@@ -102,6 +112,7 @@ func counterValue(t *testing.T, reg *prometheus.Registry, family string, labels 
 //
 //	groq/llama-3.3-70b-versatile: 1,000 in at $0.59/M + 500 out at $0.79/M = $0.000985
 func TestTokensAndCost(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	m.SetPrices([]Target{{Name: "groq", Model: "llama-3.3-70b-versatile", Priced: true, Price: TokenPrice{Input: 0.59, Output: 0.79}}})
@@ -136,6 +147,7 @@ func TestTokensAndCost(t *testing.T) {
 // metrics were derived, and those the asynchronous side had to drop (the
 // tracker had them all the same).
 func TestLocalSpansCountEveryEndedSpan(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	td := ptrace.NewTraces()
@@ -200,28 +212,12 @@ func BenchmarkMetricsObserveSpan(b *testing.B) {
 	}
 }
 
-// histogram is the sample count and sum of one series of a histogram family.
+// histogram is the sample count and sum of one series of a histogram
+// family (0, 0 when it has none).
 func histogram(t *testing.T, reg *prometheus.Registry, family string, labels map[string]string) (uint64, float64) {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != family {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
-					continue series
-				}
-			}
-			return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
-		}
-	}
-	return 0, 0
+	h := metricSeries(t, reg, family, labels).GetHistogram()
+	return h.GetSampleCount(), h.GetSampleSum()
 }
 
 // TestMetricsOfOneRequest: every series a request's two spans give, with
@@ -232,6 +228,7 @@ func histogram(t *testing.T, reg *prometheus.Registry, family string, labels map
 //	      TTFB 0.05 s, 100 in, 20 out]
 //	[attempt 2 on t3: failover, no TTFB]
 func TestMetricsOfOneRequest(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	m.SetPrices([]Target{{Name: "t", Model: "up", Priced: true, Price: TokenPrice{Input: 1, Output: 2}}})

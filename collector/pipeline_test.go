@@ -82,6 +82,7 @@ func endAttempt(tp *sdktrace.TracerProvider, target, model string, ttfb time.Dur
 // An attempt is in the tracker when End returns, even when export sampling
 // dropped it.
 func TestEndedSpanReachesTrackerSynchronously(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		sampler sdktrace.Sampler
@@ -188,6 +189,7 @@ func (w *spanWitness) ConsumeTraces(ctx context.Context, td ptrace.Traces) error
 // counted as peer, and never reaches the metrics (the peer counts its own);
 // our own spans coming back from a peer are neither.
 func TestSpansConsumedAndObserved(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	metrics := NewMetrics(reg)
 	tr := NewTracker(TrackerOptions{})

@@ -150,6 +150,7 @@ func appendFixed64(b []byte, v uint64) []byte {
 // way the answer and everything learned and counted are those of the full
 // path (decoding into pdata and consuming, on a second aggregator).
 func TestIngestPrefilter(t *testing.T) {
+	t.Parallel()
 	on := ForeignOptions{Enabled: true}
 	unmapped := appSpan("app", map[string]any{"server.address": "api.example.com"})
 	unmappedBatch := make([]spanFixture, 100)
@@ -310,6 +311,7 @@ func TestIngestPrefilter(t *testing.T) {
 // TestPrefilterFollowsReload: the rules are the aggregator's current ones,
 // swapped on reload (SetTargets, SetForeign).
 func TestPrefilterFollowsReload(t *testing.T) {
+	t.Parallel()
 	w := newIngestWitness(foreignTargets, ForeignOptions{})
 	body := encode(t, appSpan("app", map[string]any{"server.address": "api.example.com"}))
 	if !w.agg.teachesNothing(body) {
@@ -482,6 +484,7 @@ func hostileBodies() []struct {
 // TestPrefilterHostileBodies: the walk's verdict on the edges of the wire
 // format, and pdata's (FuzzPrefilter takes them as seeds).
 func TestPrefilterHostileBodies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range hostileBodies() {
 		t.Run(tc.name, func(t *testing.T) {
 			c := prefilterConfigs[tc.config]

@@ -37,8 +37,9 @@ type peerLoad struct {
 // Bounds of the peers' in-flight counts: a report counts for peerLoadFor,
 // and at most maxPeers instances are kept per key.
 const (
-	peerLoadFor = 2 * time.Second
-	maxPeers    = 64
+	peerLoadFor     = 2 * time.Second
+	maxPeers        = 64
+	maxPeerInflight = 4096 // one peer's count is read as at most this
 )
 
 // insertLate adds a censored observation x (its cost: how long it had
@@ -107,7 +108,7 @@ func (s *series) setPeer(instance string, n int, at int64) {
 		}
 		delete(s.peers, oldest)
 	}
-	s.peers[instance] = peerLoad{n: max(n, 0), at: at}
+	s.peers[instance] = peerLoad{n: min(max(n, 0), maxPeerInflight), at: at}
 }
 
 // expireLoad forgets the load curve's levels and the peers' reports that

@@ -147,6 +147,7 @@ func checkAgainstRecount(t *testing.T, step int, s *series, maxAge int64) {
 // on and entries expire, and checks after every step that what the series
 // published equals a recount from its rings.
 func TestPublishedStatsMatchARecount(t *testing.T) {
+	t.Parallel()
 	for _, window := range []int{1, 2, 3, 7, 20, 100} {
 		for seed := range uint64(3) {
 			clock := newFakeClock(t0)
@@ -204,6 +205,7 @@ func TestPublishedStatsMatchARecount(t *testing.T) {
 }
 
 func TestCostSum(t *testing.T) {
+	t.Parallel()
 	var c costSum
 	if got := c.meanSeconds(0); got != 0 {
 		t.Errorf("mean of none = %v, want 0", got)
@@ -240,6 +242,7 @@ func TestCostSum(t *testing.T) {
 // scratch: the test fails unless such cases occur, so it shows the rule is
 // needed and holds, not just that the cases were easy.
 func TestRunningEWMAShortcutIsExact(t *testing.T) {
+	t.Parallel()
 	const maxAge = int64(3 * time.Second)
 	var steps, wouldBeWrong, refolds int
 	for _, window := range []int{2, 5, 30, 100} {
@@ -299,6 +302,7 @@ func TestRunningEWMAShortcutIsExact(t *testing.T) {
 // still folded in O(1) nearly always; the refolds are the periodic rebuilds
 // and the rare average within rounding of half a nanosecond.
 func TestRunningEWMARarelyRefolds(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	r := rand.New(rand.NewPCG(3, 4))
@@ -323,6 +327,7 @@ func TestRunningEWMARarelyRefolds(t *testing.T) {
 // TestEditBound: editBound(m, k) is at least m·c^(k−1) (c = 1−EWMAAlpha),
 // and 2m for k = 0.
 func TestEditBound(t *testing.T) {
+	t.Parallel()
 	const c = 1 - EWMAAlpha
 	for _, m := range []float64{0, 1, 3e9, 1 << 62} {
 		if got := editBound(m, 0); got < m/c {
@@ -347,6 +352,7 @@ func TestEditBound(t *testing.T) {
 // scratch would take it last: after every entry taken earlier, and on a tie
 // after the samples (and earlier timeouts) but before no timeout.
 func TestRunningEWMAFollows(t *testing.T) {
+	t.Parallel()
 	var e runningEWMA
 	if !e.follows(5, false) {
 		t.Error("an empty EWMA does not take a first entry")

@@ -101,22 +101,18 @@ func (t *Tracker) RecordSample(target, model string, ttfb time.Duration, takenAt
 	t.recordSample(target, model, ttfb, takenAt, origin, 0)
 }
 
-// recordSample is RecordSample and, when inflight > 0, RecordLoad, under
+// recordSample is RecordSample and, when inflight > 0, a step of the load
+// curve at the level the sample met (inflight, this instance's attempts in
+// flight there when it started, plus the peers' as last reported), under
 // one lock: this instance's own samples say the load they met.
 func (t *Tracker) recordSample(target, model string, ttfb time.Duration, takenAt time.Time, origin Origin, inflight int) {
 	if ttfb < 0 || origin >= originCount {
 		return
 	}
-	now, at, ok := t.sampleTime(takenAt)
-	if !ok {
-		return
-	}
-	s := t.seriesFor(target, model)
+	s, now, at := t.open(target, model, takenAt)
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	s.expire(now, t.maxAge)
 	s.insertSample(sample{ttfb: ttfb, logTTFB: logSeconds(ttfb), takenAt: at, origin: origin})
 	s.insertOutcome(outcome{takenAt: at})
 	if inflight > 0 && ttfb > 0 {
@@ -135,16 +131,10 @@ func (t *Tracker) RecordFault(target, model string, f fault.Fault, cost time.Dur
 	if f != fault.Half && f != fault.Full {
 		return
 	}
-	now, at, ok := t.sampleTime(takenAt)
-	if !ok {
-		return
-	}
-	s := t.seriesFor(target, model)
+	s, _, at := t.open(target, model, takenAt)
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	s.expire(now, t.maxAge)
 	s.insertOutcome(outcome{fault: f, timeout: timeout, cost: max(0, cost), takenAt: at})
 	s.publish(t.maxAge)
 	s.mu.Unlock()
@@ -160,16 +150,10 @@ func (t *Tracker) RecordFault(target, model string, f fault.Fault, cost time.Dur
 // dropped. reliable-latency counts the rest with the faults it weighs
 // (stats.Target.WeightedLate); the other modes ignore them.
 func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt time.Time) {
-	now, at, ok := t.sampleTime(takenAt)
-	if !ok {
-		return
-	}
-	s := t.seriesFor(target, model)
+	s, _, at := t.open(target, model, takenAt)
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	s.expire(now, t.maxAge)
 	if n := len(s.sorted); n == 0 || waited >= s.sorted[quantileIndex(n, 0.95)] {
 		s.insertLate(outcome{cost: max(0, waited), takenAt: at})
 		s.publish(t.maxAge)
@@ -181,38 +165,11 @@ func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt
 // without a latency sample: one whose time to first byte says nothing of a
 // cold prompt's (the provider read the prompt from its cache).
 func (t *Tracker) RecordSuccess(target, model string, takenAt time.Time) {
-	now, at, ok := t.sampleTime(takenAt)
-	if !ok {
-		return
-	}
-	s := t.seriesFor(target, model)
+	s, _, at := t.open(target, model, takenAt)
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	s.expire(now, t.maxAge)
 	s.insertOutcome(outcome{takenAt: at})
-	s.publish(t.maxAge)
-	s.mu.Unlock()
-}
-
-// RecordLoad notes how a request fared under load at (target, model): an
-// attempt of this instance that started with inflight of its attempts in
-// flight there (itself included) gave a sample of ttfb, taken at takenAt.
-// The load curve's level is inflight plus the peers' in-flight count as
-// last reported: the load the provider saw.
-func (t *Tracker) RecordLoad(target, model string, inflight int, ttfb time.Duration, takenAt time.Time) {
-	now, at, ok := t.sampleTime(takenAt)
-	if !ok || ttfb <= 0 || inflight <= 0 {
-		return
-	}
-	s := t.seriesFor(target, model)
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	s.expire(now, t.maxAge)
-	s.addLoad(inflight+s.peersNow(now), ttfb, at)
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }
@@ -221,19 +178,33 @@ func (t *Tracker) RecordLoad(target, model string, inflight int, ttfb time.Durat
 // at (target, model) at takenAt (its latest span said so): the modes add
 // the peers' counts to this instance's own.
 func (t *Tracker) RecordPeerInflight(target, model, instance string, n int, takenAt time.Time) {
-	now, at, ok := t.sampleTime(takenAt)
-	if !ok || instance == "" {
+	if instance == "" {
 		return
 	}
-	s := t.seriesFor(target, model)
+	s, _, at := t.open(target, model, takenAt)
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	s.expire(now, t.maxAge)
 	s.setPeer(instance, n, at)
 	s.publish(t.maxAge)
 	s.mu.Unlock()
+}
+
+// open returns the series of (target, model) locked, its expired data
+// dropped as of now, with takenAt placed on the clock (at); nil when the
+// observation has already expired or the series cannot be added. The
+// caller publishes what it changed and unlocks.
+func (t *Tracker) open(target, model string, takenAt time.Time) (s *series, now, at int64) {
+	now, at, ok := t.sampleTime(takenAt)
+	if !ok {
+		return nil, 0, 0
+	}
+	if s = t.seriesFor(target, model); s == nil {
+		return nil, 0, 0
+	}
+	s.mu.Lock()
+	s.expire(now, t.maxAge)
+	return s, now, at
 }
 
 // sampleTime reads the clock and places takenAt on it, in unix ns: zero or

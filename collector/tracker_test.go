@@ -37,6 +37,7 @@ func newTestTracker(clock *fakeClock) *Tracker {
 }
 
 func TestMedianIndex(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ n, want int }{
 		{1, 0}, {2, 1}, {3, 1}, {4, 2}, {5, 2}, {99, 49}, {100, 50},
 	} {
@@ -47,6 +48,7 @@ func TestMedianIndex(t *testing.T) {
 }
 
 func TestInsertSorted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		in   []time.Duration
@@ -81,6 +83,7 @@ func TestInsertSortedDoesNotAllocateWithinCapacity(t *testing.T) {
 }
 
 func TestRemoveSorted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		in   []time.Duration
@@ -105,6 +108,7 @@ func TestRemoveSorted(t *testing.T) {
 }
 
 func TestSampleRingKeepsTakenAtOrder(t *testing.T) {
+	t.Parallel()
 	r := sampleRing{buf: make([]sample, 4)}
 	// Wrap the head around first, so inserts shift across the end of buf.
 	r.insertByTime(sample{takenAt: 1})
@@ -125,6 +129,7 @@ func TestSampleRingKeepsTakenAtOrder(t *testing.T) {
 }
 
 func TestTrackerDefaults(t *testing.T) {
+	t.Parallel()
 	tr := NewTracker(TrackerOptions{})
 	if tr.window != 100 || tr.maxAge != int64(5*time.Minute) || tr.now == nil {
 		t.Errorf("NewTracker(zero options): window %d, maxAge %v, now set %v; want 100, 5m0s, true",
@@ -133,6 +138,7 @@ func TestTrackerDefaults(t *testing.T) {
 }
 
 func TestTrackerP50(t *testing.T) {
+	t.Parallel()
 	hundred := make([]time.Duration, 100)
 	for i := range hundred {
 		hundred[i] = ms(i + 1)
@@ -167,6 +173,7 @@ func TestTrackerP50(t *testing.T) {
 }
 
 func TestTrackerUnknownKey(t *testing.T) {
+	t.Parallel()
 	tr := newTestTracker(newFakeClock(t0))
 	tr.Record("groq", "llama", ms(100), t0)
 	for _, k := range [][2]string{{"groq", "other"}, {"other", "llama"}, {"", ""}} {
@@ -180,6 +187,7 @@ func TestTrackerUnknownKey(t *testing.T) {
 }
 
 func TestTrackerWindowEvictsOldest(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	for i := 1; i <= 100; i++ { // sample i: i ms, taken i s after t0
@@ -205,6 +213,7 @@ func TestTrackerWindowEvictsOldest(t *testing.T) {
 }
 
 func TestTrackerWindowDropsSampleOlderThanAllKept(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0.Add(time.Minute))
 	tr := NewTracker(TrackerOptions{Window: 3, Now: clock.Now})
 	for i := 1; i <= 3; i++ {
@@ -219,6 +228,7 @@ func TestTrackerWindowDropsSampleOlderThanAllKept(t *testing.T) {
 }
 
 func TestTrackerExpiresAtExactlyMaxAge(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	tr.Record("groq", "llama", ms(100), t0)
@@ -237,6 +247,7 @@ func TestTrackerExpiresAtExactlyMaxAge(t *testing.T) {
 }
 
 func TestTrackerMixedExpiry(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	record := func(ttfb time.Duration, at time.Duration) {
@@ -267,6 +278,7 @@ func TestTrackerMixedExpiry(t *testing.T) {
 
 // A peer's sample can arrive after a later one; it must still expire on time.
 func TestTrackerLateSampleExpiresOnTime(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0.Add(3 * time.Minute))
 	tr := newTestTracker(clock)
 	tr.Record("groq", "llama", ms(100), t0.Add(2*time.Minute))
@@ -279,6 +291,7 @@ func TestTrackerLateSampleExpiresOnTime(t *testing.T) {
 }
 
 func TestTrackerRecordTimes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		takenAt time.Time // the clock reads t0
@@ -312,6 +325,7 @@ func TestTrackerRecordTimes(t *testing.T) {
 }
 
 func TestTrackerStatsAndAll(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	record := func(target, model string, ttfb time.Duration, at time.Duration) {
@@ -362,6 +376,7 @@ func TestTrackerP50DoesNotAllocate(t *testing.T) {
 }
 
 func TestTrackerConcurrentRecordAndRead(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := NewTracker(TrackerOptions{Window: 20, MaxAge: time.Second, Now: clock.Now})
 	targets := []string{"a", "b", "c"}
@@ -496,6 +511,7 @@ func ExampleTracker() {
 // TestTrackerBoundsKeys: spans naming ever new targets cannot grow the
 // tracker past MaxKeys, and absurd names are refused.
 func TestTrackerBoundsKeys(t *testing.T) {
+	t.Parallel()
 	tr := NewTracker(TrackerOptions{MaxKeys: 3})
 	for i := range 10 {
 		tr.Record(fmt.Sprintf("t%d", i), "m", time.Millisecond, time.Time{})
@@ -518,6 +534,7 @@ func TestTrackerBoundsKeys(t *testing.T) {
 }
 
 func TestTrackerEWMA(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
 	tr := NewTracker(TrackerOptions{Now: func() time.Time { return now }})
 	ms := time.Millisecond
@@ -543,6 +560,7 @@ func TestTrackerEWMA(t *testing.T) {
 //
 //	20ms ok, 20ms ok, 503 after 5ms, timeout after 200ms  -> EWMA 20 -> 20 -> 74
 func TestTrackerEWMACountsTimeouts(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	tr.Record("a", "m", ms(20), t0.Add(-4*time.Second))
@@ -564,6 +582,7 @@ func TestTrackerEWMACountsTimeouts(t *testing.T) {
 }
 
 func TestWeightedMoments(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name      string
 		xs, ws    []float64
@@ -590,6 +609,7 @@ func TestWeightedMoments(t *testing.T) {
 }
 
 func TestRecencyWeight(t *testing.T) {
+	t.Parallel()
 	h := int64(stats.RecencyHalfLife)
 	for _, tt := range []struct {
 		age  int64
@@ -602,6 +622,7 @@ func TestRecencyWeight(t *testing.T) {
 }
 
 func TestLogSeconds(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		ttfb time.Duration
 		want float64
@@ -619,6 +640,7 @@ func TestLogSeconds(t *testing.T) {
 }
 
 func TestFaultRate(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		sum  float64
 		n    int
@@ -633,6 +655,7 @@ func TestFaultRate(t *testing.T) {
 }
 
 func TestTimeRingSegments(t *testing.T) {
+	t.Parallel()
 	r := outcomeRing{buf: make([]outcome, 4)}
 	insert := func(x outcome) (kept bool) {
 		if _, _, ok := r.makeRoom(x); !ok {
@@ -668,6 +691,7 @@ func TestTimeRingSegments(t *testing.T) {
 }
 
 func TestTrackerFaults(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 
@@ -702,6 +726,7 @@ func TestTrackerFaults(t *testing.T) {
 //
 //	400ms two half-lives before 100ms: weights 0.25 and 1
 func TestTrackerRecencyWeights(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	h := stats.RecencyHalfLife
@@ -723,6 +748,7 @@ func TestTrackerRecencyWeights(t *testing.T) {
 }
 
 func TestTrackerOrigins(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	tr.RecordSample("a", "m", ms(10), t0, OriginSelf)
@@ -737,6 +763,7 @@ func TestTrackerOrigins(t *testing.T) {
 }
 
 func TestTrackerRetain(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	tr.Record("keep", "m", ms(10), t0)
@@ -748,6 +775,7 @@ func TestTrackerRetain(t *testing.T) {
 }
 
 func TestTrackerOutcomesExpireAndSlide(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := NewTracker(TrackerOptions{Now: clock.Now, Window: 4})
 	tr.Record("groq", "llama", ms(100), t0)
@@ -777,6 +805,7 @@ func TestTrackerOutcomesExpireAndSlide(t *testing.T) {
 // TestTrackerOutcomeExpiryRepublishes: an outcome older than every sample
 // makes the stats go stale when it expires, not when the samples do.
 func TestTrackerOutcomeExpiryRepublishes(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	tr.RecordFault("groq", "llama", fault.Full, 0, false, t0)
@@ -813,6 +842,7 @@ func TestTrackerStatsAtDoesNotAllocate(t *testing.T) {
 // window (adds, evictions, expiries, late arrivals), the incremental sums
 // equal a recount from the live samples.
 func TestDecayingSumsMatchARecount(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock(t0)
 	tr := NewTracker(TrackerOptions{Now: clock.Now, Window: 20, MaxAge: 3 * time.Second})
 	r := rand.New(rand.NewPCG(7, 8))

@@ -64,6 +64,7 @@ func firstDifference(a, b []byte) (line int, la, lb string) {
 // The JSON, read back generically as Grafana reads it, has what the
 // provisioning and the panels rely on.
 func TestDashboardModel(t *testing.T) {
+	t.Parallel()
 	raw, err := Build()
 	if err != nil {
 		t.Fatalf("Build: %v", err)
@@ -190,6 +191,7 @@ func countTargets(raw []byte) int {
 // right, wrapping at the grid width, each row below the tallest panel of
 // the line before, ids in order.
 func TestAssembleLayout(t *testing.T) {
+	t.Parallel()
 	p := func(w, h uint32) cog.Builder[dashboard.Panel] {
 		return timeseries.NewPanelBuilder().Title(fmt.Sprintf("%dx%d", w, h)).Span(w).Height(h)
 	}
@@ -232,6 +234,7 @@ func TestAssembleLayout(t *testing.T) {
 // Panel JSON is marshalled by the SDK with HTML escaping; the committed
 // file has PromQL's < > & as written, and nothing else changes.
 func TestUnescapeHTML(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"comparison", `{"expr":"x \u003e 0 \u0026 y \u003c 1"}`, `{"expr":"x > 0 & y < 1"}`},
 		{"escaped backslash before u003c stays", `"a\\u003c"`, `"a\\u003c"`},
@@ -265,6 +268,7 @@ func ExampleQueries() {
 // The SDK is for generating the JSON; the gateway binary must not link it
 // (it would carry the SDK's thousands of generated types for nothing).
 func TestGatewayDoesNotLinkTheSDK(t *testing.T) {
+	t.Parallel()
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	out, err := exec.Command(goTool, "list", "-deps", "../cmd/firstbyte").CombinedOutput()
 	if err != nil {

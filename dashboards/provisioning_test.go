@@ -77,6 +77,7 @@ func readYAML(t *testing.T, path string, v any) {
 }
 
 func TestDashboardProvisioning(t *testing.T) {
+	t.Parallel()
 	var p dashboardProviders
 	readYAML(t, dashboardProvisioning, &p)
 	if p.APIVersion != 1 || len(p.Providers) != 1 {
@@ -97,6 +98,7 @@ func TestDashboardProvisioning(t *testing.T) {
 }
 
 func TestDatasourceProvisioning(t *testing.T) {
+	t.Parallel()
 	var ds datasources
 	readYAML(t, datasourceProvisioning, &ds)
 	var prom prometheusConfig
@@ -139,6 +141,7 @@ func TestDatasourceProvisioning(t *testing.T) {
 // prometheus.yml scrapes the gateway where a default config serves
 // /metrics.
 func TestScrapeConfigTargetsDefaultAdmin(t *testing.T) {
+	t.Parallel()
 	var c prometheusConfig
 	readYAML(t, scrapeConfig, &c)
 	if len(c.ScrapeConfigs) != 1 {

@@ -179,6 +179,7 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 // A query naming a metric the gateway does not expose draws "No data"
 // forever; a typo is enough.
 func TestQueriesUseExposedMetrics(t *testing.T) {
+	t.Parallel()
 	exposed, _ := gatewayMetrics(t)
 	for _, q := range Queries() {
 		names := metricsIn(q.Expr)
@@ -197,6 +198,7 @@ func TestQueriesUseExposedMetrics(t *testing.T) {
 // The Model and Instance selectors must filter every panel; a selector
 // without the matcher silently shows every model or instance.
 func TestQueriesFilterBySelectedModelAndInstance(t *testing.T) {
+	t.Parallel()
 	exposed, _ := gatewayMetrics(t)
 	modelMatcher := `model=~"$` + VarModel + `"`
 	instanceMatcher := `instance=~"$` + VarInstance + `"`
@@ -216,6 +218,7 @@ func TestQueriesFilterBySelectedModelAndInstance(t *testing.T) {
 // Every $variable a query uses must be one the dashboard defines or a
 // Grafana built-in; an undefined one reaches Prometheus as a literal "$x".
 func TestQueryVariablesAreDefined(t *testing.T) {
+	t.Parallel()
 	d, err := model()
 	if err != nil {
 		t.Fatalf("building the dashboard: %v", err)
@@ -244,6 +247,7 @@ func TestQueryVariablesAreDefined(t *testing.T) {
 }
 
 func TestExpand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in, want string
 		missing        []string
@@ -262,6 +266,7 @@ func TestExpand(t *testing.T) {
 }
 
 func TestMetricsIn(t *testing.T) {
+	t.Parallel()
 	got := metricsIn(`sum(rate(firstbyte_a_total{job="firstbyte"}[1m])) / sum(firstbyte_b) or firstbyte_a_total`)
 	if want := "firstbyte_a_total,firstbyte_b"; strings.Join(got, ",") != want {
 		t.Errorf("metricsIn = %v, want %s", got, want)

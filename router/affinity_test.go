@@ -1,44 +1,121 @@
-package router_test
+package router
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
+	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
-// A conversation stays on the target that served its prefix: the second
-// turn goes where the first was served, not where the mode's order would
-// send it, while a new conversation follows the order.
+// affinityGateway is a gateway over upstreams named a, b and c, which
+// answer at once, in mode, ranking on st; its random source never explores
+// unless explore is set (then the first request explores its draw).
+func affinityGateway(t *testing.T, mode string, st statsTable, rnd Rand) *Gateway {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("strategy: {mode: " + mode + "}\nproviders:\n")
+	for _, name := range []string{"a", "b", "c"} {
+		u := newHeldUpstream(t, name)
+		close(u.release)
+		b.WriteString("  " + name + ": {base_url: \"" + u.URL + "/v1\", models: [m]}\n")
+	}
+	b.WriteString("targets:\n  - {virtual_key: a}\n  - {virtual_key: b}\n  - {virtual_key: c}\n")
+	cfg, err := config.Parse([]byte(b.String()), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(cfg, Options{Stats: st, Now: fixedNow, Rand: rnd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// conversation is a chat request whose system prompt is long enough to be
+// cached: one conversation per id, whatever its last turn.
+func conversation(id, last string) string {
+	system := strings.Repeat("You are a careful assistant. ", 200) + id
+	return `{"model":"m","messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"` + last + `"}]}`
+}
+
+// TestAffinityKeepsAConversationOnItsTarget: the second turn of a
+// conversation goes where the first was served while that target's
+// expected time is within 1.5x the best one's, labelled leader even when
+// the mode's order would have explored; past the bound the order stands
+// (broken); a conversation no target has served follows the order (none);
+// a mode that does not rank on latency keeps its own order.
 func TestAffinityKeepsAConversationOnItsTarget(t *testing.T) {
-	var failFirst atomic.Bool
-	failFirst.Store(true)
-	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		if failFirst.Swap(false) {
-			jsonAnswer(503, `{"error":{"message":"busy"}}`)(w, r)
-			return
-		}
-		apiAnswer(w, r)
-	})
-	b := newUpstream(t, apiAnswer)
-	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
-	system := strings.Repeat("You are a careful assistant. ", 200)
-	turn := func(last string) string {
-		return `{"model":"m","messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"` + last + `"}]}`
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		name          string
+		mode          string
+		b             time.Duration // b's p50; a's is 20 ms, c's 100 ms
+		explore       bool          // the second turn's order explores c
+		want          string        // who serves the second turn
+		wantSelection string
+		wantAffinity  string
+	}{
+		{"within the bound", "least-latency", 25 * ms, false, "b", "leader", AffinityHit},
+		{"at the bound", "least-latency", 30 * ms, false, "b", "leader", AffinityHit},
+		{"past the bound", "least-latency", 31 * ms, false, "a", "leader", AffinityBroken},
+		{"over an exploring order", "least-latency", 25 * ms, true, "b", "leader", AffinityHit},
+		{"ewma-latency", "ewma-latency", 25 * ms, false, "b", "leader", AffinityHit},
+		{"reliable-latency", "reliable-latency", 25 * ms, false, "b", "leader", AffinityHit},
+		{"fallback keeps its order", "fallback", 25 * ms, false, "a", "order", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := statsTable{"a": target(20*ms, 0.01, 100, 100, 0, 0), "b": target(tt.b, 0.01, 100, 100, 0, 0), "c": target(100*ms, 0.01, 100, 100, 0, 0)}
+			rnd := &scriptedRand{}
+			g := affinityGateway(t, tt.mode, st, rnd)
+			// Turn 1, served by b on the client's order: b holds the prefix.
+			if rec := post1(g, conversation("1", "first"), "b,a,c"); rec.Header().Get(HeaderTarget) != "b" {
+				t.Fatalf("turn 1 served by %q, want b", rec.Header().Get(HeaderTarget))
+			}
+			// What the second turn's route makes of it (a route with no
+			// attempt teaches nothing).
+			r, _, _ := g.Route("m", RouteOptions{Prefix: prefixOfBody(t, conversation("1", "second"))})
+			if got := r.AffinityResult(); got != tt.wantAffinity {
+				t.Errorf("affinity result %q, want %q", got, tt.wantAffinity)
+			}
+			if tt.explore {
+				rnd.ints = []int{0, 1} // explore, and the second runner-up (c)
+			}
+			rec := post1(g, conversation("1", "second"), "")
+			h := rec.Header()
+			if h.Get(HeaderTarget) != tt.want || h.Get(HeaderAttempts) != "1" || h.Get(HeaderSelection) != tt.wantSelection {
+				t.Errorf("turn 2: served by %q after %s attempts, selection %q; want %s at once, %s",
+					h.Get(HeaderTarget), h.Get(HeaderAttempts), h.Get(HeaderSelection), tt.want, tt.wantSelection)
+			}
+			if tt.mode == "least-latency" && !tt.explore {
+				if rec := post1(g, conversation("2", "x"), ""); rec.Header().Get(HeaderTarget) != "a" {
+					t.Errorf("another conversation served by %q, want a (the order)", rec.Header().Get(HeaderTarget))
+				}
+			}
+		})
 	}
-	// Turn 1: a fails once, b serves: b holds the prefix now.
-	if resp := post(t, gw.URL, "/v1/chat/completions", turn("first")); resp.Header.Get(router.HeaderTarget) != "b" {
-		t.Fatalf("turn 1 served by %s, want b after a's 503", resp.Header.Get(router.HeaderTarget))
+}
+
+// post1 sends one chat request with body to g, the client's order in
+// X-Firstbyte-Provider-Order when one is given.
+func post1(g *Gateway, body, order string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if order != "" {
+		req.Header.Set(HeaderProviderOrder, order)
 	}
-	// Turn 2, same prefix: b again, though fallback puts a first.
-	if resp := post(t, gw.URL, "/v1/chat/completions", turn("second")); resp.Header.Get(router.HeaderTarget) != "b" || resp.Header.Get(router.HeaderAttempts) != "1" {
-		t.Fatalf("turn 2 served by %s after %s attempts, want b at once (affinity)", resp.Header.Get(router.HeaderTarget), resp.Header.Get(router.HeaderAttempts))
+	g.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+func prefixOfBody(t *testing.T, body string) Prefix {
+	t.Helper()
+	f, err := scanRequest([]byte(body))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Another conversation follows the mode's order.
-	other := `{"model":"m","messages":[{"role":"system","content":"` + system + `!"},{"role":"user","content":"x"}]}`
-	if resp := post(t, gw.URL, "/v1/chat/completions", other); resp.Header.Get(router.HeaderTarget) != "a" {
-		t.Fatalf("another conversation served by %s, want a (the order)", resp.Header.Get(router.HeaderTarget))
-	}
+	return prefixOf(&f, []byte(body))
 }

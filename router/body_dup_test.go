@@ -14,6 +14,7 @@ import (
 // gateway could route on a model other than the one served. An escaped key
 // ("mod\u0065l") is the same key to a provider, so it counts as "model" too.
 func TestDuplicateModelKeyRefused(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, apiAnswer)
 	srv := serveGuarded(t, newGatewayFromYAML(t, twoKinds(up.URL), router.Options{}).Handler())
 	const rest = `"max_tokens":16,"messages":[{"role":"user","content":"hi"}]`
@@ -56,6 +57,7 @@ func TestDuplicateModelKeyRefused(t *testing.T) {
 // TestModelKeyOnceIsServed: the rule is about the top-level key only, and
 // an escaped key is read as the key it spells.
 func TestModelKeyOnceIsServed(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, apiAnswer)
 	srv := serveGuarded(t, newGatewayFromYAML(t, twoKinds(up.URL), router.Options{}).Handler())
 	const rest = `"max_tokens":16,"messages":[{"role":"user","content":"hi"}]`

@@ -6,6 +6,7 @@ import (
 )
 
 func TestScanRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		body       string
 		model      string
@@ -41,6 +42,7 @@ func TestScanRequest(t *testing.T) {
 // The error writers' quoter gives a JSON string that decodes to what was
 // quoted, whatever it holds.
 func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"a\"b\\c\n\x01é", "", "\u2028</script>"} {
 		var back string
 		got := appendJSONString(nil, s)

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -63,6 +64,7 @@ func openBreaker(t *testing.T, b *breaker) {
 }
 
 func TestBreakerOpensOnConsecutiveFaults(t *testing.T) {
+	t.Parallel()
 	clock, tr := newManualClock(), &transitions{}
 	b := newTestBreaker(clock, tr)
 	mustAdmit(t, b).resolve(resultFault)
@@ -87,6 +89,7 @@ func TestBreakerOpensOnConsecutiveFaults(t *testing.T) {
 // TestBreakerProbeOutcomes: after the cooldown one probe goes through;
 // every way it can end resolves it.
 func TestBreakerProbeOutcomes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		result    result
@@ -135,6 +138,7 @@ func TestBreakerProbeOutcomes(t *testing.T) {
 // TestBreakerLateAnswerNeverCloses: an attempt admitted before the circuit
 // opened and answering after it did says nothing of the provider now.
 func TestBreakerLateAnswerNeverCloses(t *testing.T) {
+	t.Parallel()
 	clock, tr := newManualClock(), &transitions{}
 	b := newTestBreaker(clock, tr)
 	late := mustAdmit(t, b) // in flight while two others fail
@@ -166,6 +170,7 @@ func TestBreakerLateAnswerNeverCloses(t *testing.T) {
 // TestBreakerConcurrentProbe: of many requests arriving together after the
 // cooldown, exactly one probes (run with -race).
 func TestBreakerConcurrentProbe(t *testing.T) {
+	t.Parallel()
 	clock, tr := newManualClock(), &transitions{}
 	b := newTestBreaker(clock, tr)
 	openBreaker(t, b)
@@ -203,8 +208,74 @@ func TestBreakerConcurrentProbe(t *testing.T) {
 	wg.Wait()
 }
 
+// TestBreakerZeroAdmissionIsHarmless: a refused admit hands back the zero
+// admission (the skip path holds one), and resolving it, whatever the
+// result, changes nothing: not the state, not the count of faults, not the
+// probe in flight, and no transition is reported. Admissions the breaker
+// did hand out behave as before afterwards.
 func TestBreakerZeroAdmissionIsHarmless(t *testing.T) {
-	admission{}.resolve(resultFault) // the skip path never holds one; resolving it must not panic
+	t.Parallel()
+	if (admission{}).b != nil {
+		t.Fatal("the zero admission names a breaker")
+	}
+	for _, r := range []result{resultNeutral, resultSuccess, resultFault} {
+		name := map[result]string{resultNeutral: "neutral", resultSuccess: "success", resultFault: "fault"}[r]
+		t.Run(fmt.Sprintf("closed, one fault counted, resolved %s", name), func(t *testing.T) {
+			clock, tr := newManualClock(), &transitions{}
+			b := newTestBreaker(clock, tr)
+			mustAdmit(t, b).resolve(resultFault)
+			admission{}.resolve(r)
+			if b.State() != CircuitClosed || b.failures.Load() != 1 || len(tr.take()) != 0 {
+				t.Fatalf("after resolving the zero admission: %v with %d faults counted, want closed with 1 and no transition",
+					b.State(), b.failures.Load())
+			}
+			mustAdmit(t, b).resolve(resultFault) // the second fault of two: open
+			if b.State() != CircuitOpen {
+				t.Errorf("the next real fault: %v, want open (the zero admission neither counted nor reset)", b.State())
+			}
+		})
+		t.Run(fmt.Sprintf("open, refused within the cooldown, resolved %s", name), func(t *testing.T) {
+			clock, tr := newManualClock(), &transitions{}
+			b := newTestBreaker(clock, tr)
+			openBreaker(t, b)
+			tr.take()
+			refused, ok := b.admit()
+			if ok || refused != (admission{}) {
+				t.Fatalf("admit within the cooldown = %+v, %v; want the zero admission, refused", refused, ok)
+			}
+			refused.resolve(r)
+			if b.State() != CircuitOpen || !b.blocked() || len(tr.take()) != 0 {
+				t.Fatalf("after resolving the refusal: %v blocked %v, want open and blocked, no transition", b.State(), b.blocked())
+			}
+			clock.Advance(10 * time.Second)
+			if probe := mustAdmit(t, b); !probe.probe {
+				t.Error("the first admission after the cooldown is not the probe")
+			}
+		})
+		t.Run(fmt.Sprintf("half-open, probe out, resolved %s", name), func(t *testing.T) {
+			clock, tr := newManualClock(), &transitions{}
+			b := newTestBreaker(clock, tr)
+			openBreaker(t, b)
+			clock.Advance(10 * time.Second)
+			probe := mustAdmit(t, b)
+			tr.take()
+			refused, ok := b.admit()
+			if ok || refused != (admission{}) {
+				t.Fatalf("admit while the probe is out = %+v, %v; want the zero admission, refused", refused, ok)
+			}
+			refused.resolve(r)
+			if b.State() != CircuitHalfOpen || !b.blocked() || len(tr.take()) != 0 {
+				t.Fatalf("after resolving the refusal: %v blocked %v, want half-open and blocked (the probe still out), no transition", b.State(), b.blocked())
+			}
+			if _, ok := b.admit(); ok {
+				t.Fatal("a second attempt was admitted: the refusal's resolve ended the probe")
+			}
+			probe.resolve(resultSuccess)
+			if got := tr.take(); b.State() != CircuitClosed || !equalStrings(got, []string{"half_open->closed"}) {
+				t.Errorf("the probe's success: %v, transitions %v; want closed, [half_open->closed]", b.State(), got)
+			}
+		})
+	}
 }
 
 func equalStrings(a, b []string) bool {

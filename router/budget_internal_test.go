@@ -12,6 +12,7 @@ import (
 // TestResponseBudgetReserve: a reservation fits or is refused whole; the
 // limit is exact; given-back bytes can be taken again.
 func TestResponseBudgetReserve(t *testing.T) {
+	t.Parallel()
 	b := newResponseBudget(100)
 	if !b.reserve(60, 0) || !b.reserve(40, 0) {
 		t.Fatal("100 bytes in two reservations refused by a budget of 100")
@@ -35,6 +36,7 @@ func TestResponseBudgetReserve(t *testing.T) {
 // than the limit, every other answer is refused, and the budget is exact
 // again once it lets go.
 func TestResponseBudgetLoneAnswer(t *testing.T) {
+	t.Parallel()
 	b := newResponseBudget(100)
 	lone := claim{b: b}
 	if !lone.take(80) || !lone.take(80) {
@@ -58,6 +60,7 @@ func TestResponseBudgetLoneAnswer(t *testing.T) {
 // TestResponseBudgetConcurrent: many goroutines taking and giving back
 // never hold more than the limit together (run with -race), and end at 0.
 func TestResponseBudgetConcurrent(t *testing.T) {
+	t.Parallel()
 	const limit = 1000
 	b := newResponseBudget(limit)
 	var wg sync.WaitGroup
@@ -94,6 +97,7 @@ func TestResponseBudgetConcurrent(t *testing.T) {
 // taken, the joined copy too; a read the budget cannot hold stops with
 // errBufferFull, every block back and its bytes given back.
 func TestReadAtMostWithinTheBudget(t *testing.T) {
+	t.Parallel()
 	answer := bytes.Repeat([]byte("x"), 300<<10)
 	for _, tc := range []struct {
 		name   string
@@ -138,6 +142,7 @@ func TestReadAtMostWithinTheBudget(t *testing.T) {
 // buffer before it is made; a grown pooled buffer is the answer's to
 // reserve, or, without room for it, traded for a small one.
 func TestReadAnswerWithinTheBudget(t *testing.T) {
+	t.Parallel()
 	answer := bytes.Repeat([]byte("x"), 100<<10)
 	b := newResponseBudget(100<<10 + 1)
 	other := claim{b: b} // another answer holds a byte: alone, an answer is never refused

@@ -97,6 +97,23 @@ func emptyPools() {
 	runtime.GC()
 }
 
+// postInBackground sends chatBody to the gateway at url and, when the
+// answer has been read, says "STATUS LENGTH" (or the error) on the channel.
+func postInBackground(url string) <-chan string {
+	done := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(chatBody))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- fmt.Sprintf("%d %d", resp.StatusCode, len(b))
+	}()
+	return done
+}
+
 // budgetHolder starts an answer that holds about 448 KiB of a budget (300
 // KiB arrived: blocks of 64, 128 and 256 KiB past the pooled 32 KiB; what
 // exactly depends on the buffer the pool hands it) until the returned func
@@ -110,29 +127,14 @@ func budgetHolder(t *testing.T, limits string) (holder *router.Gateway, held int
 	h := newUpstream(t, heldAnswer(300<<10, release))
 	holder = newGatewayWith(t, "fallback", limits, router.Options{}, target{name: "h", url: h.URL})
 	srv := httptest.NewServer(holder.Handler())
-	done := make(chan string, 1)
-	go func() {
-		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(chatBody))
-		if err != nil {
-			done <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		done <- fmt.Sprintf("%d %d", resp.StatusCode, len(b))
-	}()
+	done := postInBackground(srv.URL)
 	// All 300 KiB but the last two bytes arrived: the holder holds at
 	// least its 64, 128 and 256 KiB blocks' worth of room and no more
-	// comes until it is released.
-	held = waitBuffered(t, holder, "the holding answer's blocks", func(n int64) bool { return n >= 268<<10 })
-	for {
-		time.Sleep(20 * time.Millisecond)
-		n := holder.BufferedBytes()
-		if n == held {
-			break
-		}
-		held = n
-	}
+	// comes until it is released. What it holds is final once it is 268
+	// KiB or more: that is room for 300 KiB with the answer's own 32 KiB
+	// buffer (answerBase), and a block is taken only when the buffers in
+	// hand are full, which 300 KiB less two bytes never makes them.
+	held = waitBuffered(t, holder, "the holding answer's blocks", func(n int64) bool { return n >= 300<<10-32<<10 })
 	return holder, held, func() {
 		close(release)
 		if got := <-done; got != fmt.Sprintf("200 %d", 300<<10) {
@@ -260,17 +262,7 @@ func TestBudgetCountsEveryAnswerInFlight(t *testing.T) {
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
 
-	done := make(chan string, 1)
-	go func() {
-		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(chatBody))
-		if err != nil {
-			done <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		done <- fmt.Sprintf("%d %d", resp.StatusCode, len(b))
-	}()
+	done := postInBackground(srv.URL)
 	// 300 KiB arrived: the pooled 32 KiB, then blocks of 64, 128 and 256.
 	held := waitBuffered(t, gw, "the slow answer's blocks", func(n int64) bool { return n == 448<<10 })
 	resp := post(t, srv.URL, "/v1/chat/completions", chatBody)

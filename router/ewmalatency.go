@@ -65,6 +65,7 @@ func (e *EWMALatency) Order(dst []*Candidate, _ string, eligible []*Candidate) (
 	scores, seen = e.scores(scores, seen, eligible, now)
 	dst, selection := orderByScoreProbing(dst, eligible, scores, scratch, seen, now, e.rand, &buf, func(int) time.Duration { return e.every })
 	if selection == "" {
+		spreadNearTie(dst[len(dst)-n:], scratch[:n], e.stats, now, e.rand)
 		selection = telemetry.SelectionLeader
 	}
 	return dst, selection

@@ -17,6 +17,7 @@ func ewmaStats(ewma time.Duration, seen time.Time) stats.Target {
 }
 
 func TestEWMALatencyOrder(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	fresh := t0.Add(-100 * ms)
 	tests := []struct {
@@ -68,6 +69,7 @@ func TestEWMALatencyOrder(t *testing.T) {
 // TestEWMALatencyProbesAreBounded: however many requests arrive at once,
 // a stale runner-up gets one probe per interval.
 func TestEWMALatencyProbesAreBounded(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	var now atomic.Int64
 	now.Store(t0.UnixNano())
@@ -104,6 +106,7 @@ func TestEWMALatencyProbesAreBounded(t *testing.T) {
 }
 
 func TestEWMALatencyRank(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	s, _ := NewStrategy("ewma-latency", StrategyDeps{Stats: statsTable{"a": ewmaStats(300*ms, t0), "b": ewmaStats(150*ms, t0)}, Now: fixedNow})
 	got, leader := s.Rank(nil, "m", newCandidates("a", "b"))

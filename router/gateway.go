@@ -169,7 +169,9 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
 	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
-	g.affinity = newAffinity()
+	if RanksOnLatency(g.mode) {
+		g.affinity = newAffinity() // the other modes keep their own order
+	}
 	g.newTimer = newRealTimer
 	g.mux = g.newMux()
 	g.handler = http.HandlerFunc(g.serveHTTP)

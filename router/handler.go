@@ -179,12 +179,14 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 			return
 		}
 		c.route = Route{order: order, selection: telemetry.SelectionManual}
+		if c.ep.family == familyChat || c.ep.family == familyResponses {
+			g.remember(&c.route, fields.Model, prefixOf(&c.fields, c.body))
+		}
 	} else {
 		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
 		c.route = Route{order: order, selection: selection, probe: probe}
 		if c.ep.family == familyChat || c.ep.family == familyResponses {
-			c.route.prefix = prefixOf(&c.fields, c.body)
-			g.prefer(&c.route, fields.Model, g.now())
+			g.prefer(&c.route, fields.Model, prefixOf(&c.fields, c.body), g.now())
 		}
 	}
 	c.route.span, c.route.prep = c.span, c

@@ -61,6 +61,7 @@ func TestCopyResponseHeadersDoesNotAllocate(t *testing.T) {
 // TestConnectionTokensMatchAnyCase: a header a Connection header names
 // stays behind whatever the case and spacing of the token.
 func TestConnectionTokensMatchAnyCase(t *testing.T) {
+	t.Parallel()
 	src := http.Header{
 		"Connection":   {"keep-alive,  x-UP-hop ", "X-Other"},
 		"X-Up-Hop":     {"per-connection"},

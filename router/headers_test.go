@@ -13,6 +13,7 @@ import (
 // provider key reaches a client: not on a unary answer, a stream, or a 4xx
 // handed back unchanged. Ordinary headers still cross (the controls).
 func TestHeaderHygieneBothWays(t *testing.T) {
+	t.Parallel()
 	const key = "key-p" // configYAML's provider key for target "p"
 	answer := func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

@@ -79,7 +79,8 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 	if n > rankedCap {
 		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
 	}
-	scores, measured := l.scores(scores, eligible, l.now())
+	now := l.now()
+	scores, measured := l.scores(scores, eligible, now)
 	base := len(dst)
 	dst, cold := rankByScore(dst, eligible, scores, scratch)
 	out := dst[base:]
@@ -94,6 +95,7 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 		lead(out, 1+l.rand.IntN(measured-1))
 		return dst, telemetry.SelectionExplore
 	}
+	spreadNearTie(out, scratch[:n], l.stats, now, l.rand)
 	return dst, telemetry.SelectionLeader
 }
 

@@ -193,6 +193,7 @@ func ask(t *testing.T, url, model string, hdr ...string) answer {
 // table: three targets serve one model; groq p50 0.3 s, openai 0.6 s,
 // anthropic newly added.
 func TestLeastLatencyStory(t *testing.T) {
+	t.Parallel()
 	clock, log, rnd := newFakeClock(), &hitLog{}, &scriptRand{}
 	groq := startSimProvider(t, "groq", 300*time.Millisecond, clock, log)
 	openai := startSimProvider(t, "openai", 600*time.Millisecond, clock, log)
@@ -321,6 +322,7 @@ func TestLeastLatencyStory(t *testing.T) {
 // comes at 100 ms ranks ahead of a unary answer arriving whole at 400 ms,
 // although the stream lasts 3 s.
 func TestStreamingFirstChunkBeatsWholeUnaryAnswer(t *testing.T) {
+	t.Parallel()
 	clock, log := newFakeClock(), &hitLog{}
 	unary := startSimProvider(t, "unary", 400*time.Millisecond, clock, log)
 	firstChunkSeen := make(chan struct{})
@@ -367,6 +369,7 @@ targets:
 // TestUpstreamModelsRankOnTheirOwnNumbers: one target serving two client
 // models under different upstream models keeps a p50 per upstream model.
 func TestUpstreamModelsRankOnTheirOwnNumbers(t *testing.T) {
+	t.Parallel()
 	clock, log := newFakeClock(), &hitLog{}
 	groq := startSimProvider(t, "groq", 0, clock, log)
 	groq.byModel = map[string]time.Duration{"small-up": 100 * time.Millisecond, "big-up": 900 * time.Millisecond}
@@ -398,6 +401,7 @@ targets:
 //	└── span "chat gpt-4o-mini"  CLIENT  firstbyte.target=openai  ttfb=0.05 s  status 200
 //	└── span "chat llama-3.3-70b-versatile"  CLIENT  firstbyte.target=groq  ttfb=0.8 s  status 200
 func TestTrackerLearnsOnlyThroughSpans(t *testing.T) {
+	t.Parallel()
 	clock, log := newFakeClock(), &hitLog{}
 	groq := startSimProvider(t, "groq", 300*time.Millisecond, clock, log)
 	openai := startSimProvider(t, "openai", 600*time.Millisecond, clock, log)
@@ -442,6 +446,7 @@ func TestTrackerLearnsOnlyThroughSpans(t *testing.T) {
 // TestConcurrentRequestsRaceFree runs many requests at once through the
 // learning path with the real clock and random source (run under -race).
 func TestConcurrentRequestsRaceFree(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
 	up2 := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
 	tracker := collector.NewTracker(collector.TrackerOptions{})

@@ -23,7 +23,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
 )
 
@@ -51,14 +50,7 @@ func newGatewayFromYAML(t *testing.T, yaml string, o router.Options) *router.Gat
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Stats == nil {
-		o.Stats = collector.NewTracker(collector.TrackerOptions{})
-	}
-	gw, err := router.New(cfg, o)
-	if err != nil {
-		t.Fatalf("router.New: %v", err)
-	}
-	return gw
+	return newGatewayFromConfig(t, cfg, o)
 }
 
 // serveGuarded serves h the way the binary does: behind GuardFraming.
@@ -86,6 +78,7 @@ func rawExchange(t *testing.T, conn net.Conn, br *bufio.Reader, req string) *htt
 }
 
 func TestConflictingFramingRefusedAndConnectionClosed(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, apiAnswer)
 	srv := serveGuarded(t, newGatewayFromYAML(t, twoKinds(up.URL), router.Options{}).Handler())
 	const body = `{"model":"m","max_tokens":5,"messages":[]}`
@@ -182,6 +175,7 @@ func (b *panickingBody) Read(p []byte) (int, error) {
 func (b *panickingBody) Close() error { return nil }
 
 func TestPanicBecomes500InTheCallersShape(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	var panics atomic.Int64
 	gw := newGatewayFromYAML(t, twoKinds("http://127.0.0.1:9"), router.Options{
@@ -249,6 +243,7 @@ func (p *panicOnceTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 // max_concurrency slot back, so the provider serves the next request
 // instead of being queue_full for good.
 func TestPanicReleasesTheConcurrencySlot(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(200, `{"from":"a"}`))
 	cfg := configYAML("fallback", "", target{name: "a", url: a.URL})
 	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, max_concurrency: 1, queue: 0}", 1)
@@ -292,6 +287,7 @@ func TestPanicReleasesTheConcurrencySlot(t *testing.T) {
 // provider), so the circuit stays half-open and the next request probes,
 // and its success closes the circuit.
 func TestPanickingProbeDoesNotStickTheCircuit(t *testing.T) {
+	t.Parallel()
 	var fail atomic.Bool
 	fail.Store(true)
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -303,10 +299,8 @@ func TestPanickingProbeDoesNotStickTheCircuit(t *testing.T) {
 	})
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 	clock := newFakeClock()
-	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
-	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
 	tr := newPanicOnceTransport(t)
-	gw := newGatewayFromYAML(t, cfg, router.Options{Transport: tr, Now: clock.Now, Stats: newTrackerFor(clock.Now)})
+	gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Transport: tr, Now: clock.Now})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
 	for range 2 {
@@ -354,6 +348,7 @@ func (l *lockedWriter) String() string {
 }
 
 func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("User-Agent"), "slow") {
@@ -375,10 +370,7 @@ func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
 	go func() {
 		inFlight <- post(t, srv.URL, "/v1/chat/completions", chatBody, "User-Agent", "slow")
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for up.hits.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(t, "the slow request at the upstream", func() bool { return up.hits.Load() == 2 })
 	draining.Store(true)
 	close(release)
 	if r := <-inFlight; !r.Close || r.StatusCode != 200 {
@@ -393,6 +385,7 @@ func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
 }
 
 func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("User-Agent") == "unary" { // newUpstream has read the body
 			<-r.Context().Done() // an answer that never comes
@@ -423,8 +416,10 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 		status int
 		body   string
 	}
-	start := func(path, body string) chan answer {
-		ch := make(chan answer, 1)
+	// start sends a request; began is closed once its answer has begun (a
+	// stream's first chunk relayed; a unary answer's whole).
+	start := func(path, body string) (ch chan answer, began chan struct{}) {
+		ch, began = make(chan answer, 1), make(chan struct{})
 		go func() {
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
@@ -432,6 +427,7 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 				req.Header.Set("User-Agent", "unary")
 			}
 			resp, err := http.DefaultClient.Do(req)
+			close(began)
 			if err != nil {
 				ch <- answer{body: err.Error()}
 				return
@@ -440,12 +436,21 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			ch <- answer{resp.StatusCode, string(b)}
 		}()
-		return ch
+		return ch, began
 	}
-	openai := start("/v1/chat/completions", `{"model":"m","stream":true}`)
-	anthropic := start("/v1/messages", `{"model":"m","stream":true,"max_tokens":5}`)
-	unary := start("/v1/chat/completions", `{"model":"m"}`)
-	time.Sleep(200 * time.Millisecond)
+	openai, openaiBegan := start("/v1/chat/completions", `{"model":"m","stream":true}`)
+	anthropic, anthropicBegan := start("/v1/messages", `{"model":"m","stream":true,"max_tokens":5}`)
+	unary, _ := start("/v1/chat/completions", `{"model":"m"}`)
+	// The grace ends with both streams under way and the unary request at
+	// its upstream, waiting for an answer that never comes.
+	for name, began := range map[string]chan struct{}{"OpenAI stream": openaiBegan, "Anthropic stream": anthropicBegan} {
+		select {
+		case <-began:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no first chunk within 5s", name)
+		}
+	}
+	waitUntil(t, "all three requests at the upstream", func() bool { return up.hits.Load() == 3 })
 	endGrace()
 
 	for _, tt := range []struct {
@@ -480,6 +485,7 @@ func tail(s string) string {
 }
 
 func TestClientThatStopsReadingLosesItsStream(t *testing.T) {
+	t.Parallel()
 	released := make(chan struct{})
 	chunk := "data: " + strings.Repeat("x", 32<<10) + "\n\n"
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -514,6 +520,7 @@ func TestClientThatStopsReadingLosesItsStream(t *testing.T) {
 }
 
 func TestRequestLogLine(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
 	logs := &lockedWriter{w: &bytes.Buffer{}}
 	gw := newGatewayWith(t, "fallback", "", router.Options{
@@ -577,6 +584,7 @@ func TestRequestLogLine(t *testing.T) {
 }
 
 func TestReloadKeepsUnchangedProvidersState(t *testing.T) {
+	t.Parallel()
 	down := newUpstream(t, jsonAnswer(503, `{}`))
 	up := newUpstream(t, jsonAnswer(200, `{}`))
 	yaml := func(failures int) string {

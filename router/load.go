@@ -2,6 +2,7 @@ package router
 
 import (
 	"math"
+	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
@@ -35,4 +36,28 @@ func loadFactor(c *Candidate, st *stats.Target) float64 {
 		f = max(f, math.Ceil(float64(k)/float64(cap)))
 	}
 	return f
+}
+
+// Near ties under load. Replicas that share their samples through a
+// collector rank on the same figures, so when the leader's queue grows
+// they would all move to the runner-up at once, and back: waves of load
+// that no single replica sees. So when the leader is building a queue (its
+// load factor is above 1) and the runner-up's estimate is within
+// nearTieMargin of the leader's, either leads, at random: replicas spread
+// their picks over near-tied targets rather than herd, and a gateway alone
+// spreads its own load too. Idle, nothing changes: the faster target
+// leads, however close the other.
+const nearTieMargin = 1.2
+
+// spreadNearTie swaps out[0] and out[1] at random when the leader is
+// loaded and they are near-tied; sorted holds their estimates, ascending
+// (out's order).
+func spreadNearTie(out []*Candidate, sorted []float64, src StatsSource, now time.Time, r Rand) {
+	if len(out) < 2 || len(sorted) < 2 || !(sorted[1] <= nearTieMargin*sorted[0]) || sorted[0] <= 0 {
+		return
+	}
+	st := src.StatsAt(out[0].Target, out[0].Model, now)
+	if loadFactor(out[0], &st) > 1 && r.IntN(2) == 0 {
+		out[0], out[1] = out[1], out[0]
+	}
 }

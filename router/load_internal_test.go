@@ -110,3 +110,38 @@ func TestMaxConcurrencyCountsRounds(t *testing.T) {
 		t.Fatalf("after the slot freed, served by %q: want fast", rec.Header().Get(HeaderTarget))
 	}
 }
+
+// TestNearTiesSpreadUnderLoad: while the leader is building a queue, a
+// runner-up within nearTieMargin of it leads half the time (a coin from
+// the injected source), so replicas reading the same samples do not all
+// move at once; idle, or further apart, the order stands.
+func TestNearTiesSpreadUnderLoad(t *testing.T) {
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		name  string
+		fast  stats.Target
+		other time.Duration
+		coin  int
+		want  []string
+	}{
+		{"queued, near-tied, heads", queued(100*ms, 1), 210 * ms, 0, []string{"steady", "fast"}}, // 100 x 2 = 200 against 210
+		{"queued, near-tied, tails", queued(100*ms, 1), 210 * ms, 1, []string{"fast", "steady"}},
+		{"queued, past the margin", queued(100*ms, 1), 250 * ms, 0, []string{"fast", "steady"}},
+		{"idle, near-tied", queued(100*ms, 0), 110 * ms, 0, []string{"fast", "steady"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fast := tt.fast
+			fast.Load[1] = 200 * ms // two in flight: twice as slow
+			st := statsTable{"fast": fast, "steady": target(tt.other, 0.01, 100, 100, 0, 0)}
+			for mode, s := range map[string]Strategy{
+				"least-latency": newLeastLatency(st, fixedNow, &scriptedRand{ints: []int{9, tt.coin}}),
+				"ewma-latency":  &EWMALatency{stats: st, now: fixedNow, rand: &scriptedRand{ints: []int{tt.coin}}, every: time.Hour},
+			} {
+				got, sel := s.Order(nil, "m", newCandidates("fast", "steady"))
+				if !slices.Equal(names(got), tt.want) || sel != "leader" {
+					t.Errorf("%s: Order = %v %s, want %v leader", mode, names(got), sel, tt.want)
+				}
+			}
+		})
+	}
+}

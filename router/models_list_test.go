@@ -17,6 +17,7 @@ import (
 // chat completions and messages alike (the gateway translates), and looked
 // up on GET /v1/models/{id}.
 func TestModelListAcrossKinds(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, apiAnswer)
 	yaml := fmt.Sprintf(`strategy: {mode: fallback}
 auth: {keys: [client-key]}

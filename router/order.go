@@ -38,12 +38,12 @@ func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string,
 			return nil, unknown, true
 		}
 		r = NewRoute(order, telemetry.SelectionManual)
+		g.remember(r, model, o.Prefix)
 	} else {
 		order, selection, probe := g.order(nil, model, eligible)
 		r = NewRoute(order, selection)
 		r.probe = probe
-		r.prefix = o.Prefix
-		g.prefer(r, model, g.now())
+		g.prefer(r, model, o.Prefix, g.now())
 	}
 	g.hedgeable(r, model)
 	return r, "", true

@@ -177,6 +177,7 @@ func TestPipelineFollowsTheFailureModel(t *testing.T) {
 // overflow, a full queue, the client leaving), the circuit never sticks:
 // the next request can probe, and a success closes it.
 func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		after string // circuit state once the probe ended
@@ -226,13 +227,7 @@ func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
 			})
 			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 			clock := newFakeClock()
-			cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
-			cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
-			parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
-			if err != nil {
-				t.Fatal(err)
-			}
-			gw := newGatewayFromConfig(t, parsed, router.Options{Now: clock.Now})
+			gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Now: clock.Now})
 			srv := httptest.NewServer(gw.Handler())
 			defer srv.Close()
 			for range 2 {
@@ -278,7 +273,7 @@ func newGatewayFromConfig(t *testing.T, cfg *config.Config, o router.Options) *r
 	}
 	gw, err := router.New(cfg, o)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("router.New: %v", err)
 	}
 	return gw
 }
@@ -290,6 +285,7 @@ func newTrackerFor(now func() time.Time) *collector.Tracker {
 // TestCostOptimizedReadsPricing: the provider's rate card for each target's
 // upstream model orders the targets, cheapest first, unpriced last.
 func TestCostOptimizedReadsPricing(t *testing.T) {
+	t.Parallel()
 	cheap := newUpstream(t, jsonAnswer(200, `{"from":"cheap"}`))
 	dear := newUpstream(t, jsonAnswer(200, `{"from":"dear"}`))
 	free := newUpstream(t, jsonAnswer(200, `{"from":"unpriced"}`))

@@ -20,7 +20,6 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
-	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
 )
 
@@ -116,18 +115,14 @@ func configYAML(mode, extra string, targets ...target) string {
 
 func newGatewayWith(t *testing.T, mode, extra string, o router.Options, targets ...target) *router.Gateway {
 	t.Helper()
-	cfg, err := config.Parse([]byte(configYAML(mode, extra, targets...)), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Stats == nil { // the latency modes read a tracker; without spans it stays empty
-		o.Stats = collector.NewTracker(collector.TrackerOptions{Now: o.Now})
-	}
-	gw, err := router.New(cfg, o)
-	if err != nil {
-		t.Fatalf("router.New: %v", err)
-	}
-	return gw
+	return newGatewayFromYAML(t, configYAML(mode, extra, targets...), o)
+}
+
+// breakerYAML is a fallback config over a and b, in that order, whose
+// provider a opens its circuit after 2 consecutive faults, for 10s.
+func breakerYAML(aURL, bURL string) string {
+	cfg := configYAML("fallback", "", target{name: "a", url: aURL}, target{name: "b", url: bURL})
+	return strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
 }
 
 func post(t *testing.T, url, path, body string, hdr ...string) *http.Response {
@@ -171,6 +166,7 @@ func wantHeaders(t *testing.T, resp *http.Response, target, attempts, selection 
 const chatBody = `{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.5,"n":1}`
 
 func TestUnaryProxiedByteForByte(t *testing.T) {
+	t.Parallel()
 	answer := `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"héllo \u2603"}}],"weird":  [1, 2 ]}`
 	up := newUpstream(t, jsonAnswer(200, answer))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: up.URL, upstream: "up-model/v1"})
@@ -195,6 +191,7 @@ func TestUnaryProxiedByteForByte(t *testing.T) {
 }
 
 func TestStreamingRelayedChunkByChunk(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	chunks := []string{
 		"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n",
@@ -232,6 +229,7 @@ func TestStreamingRelayedChunkByChunk(t *testing.T) {
 }
 
 func TestFailoverOn503(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(503, `{"error":{"message":"overloaded"}}`))
 	b := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
@@ -243,6 +241,7 @@ func TestFailoverOn503(t *testing.T) {
 }
 
 func TestFailoverSafeFailures(t *testing.T) {
+	t.Parallel()
 	closedPort := func() string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -298,6 +297,7 @@ func TestFailoverSafeFailures(t *testing.T) {
 // a transport failure: the next target serves it, and alone the target's
 // failure is a 502 naming transport.
 func TestEmptyStreamAnswerFailsOver(t *testing.T) {
+	t.Parallel()
 	const stream = `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`
 	empty := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -323,6 +323,7 @@ func TestEmptyStreamAnswerFailsOver(t *testing.T) {
 }
 
 func TestClientErrorReturnedUnchanged(t *testing.T) {
+	t.Parallel()
 	errBody := `{"error":{"message":"bad temperature","type":"invalid_request_error","code":"invalid_value"}}`
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/problem+json")
@@ -353,6 +354,7 @@ func TestClientErrorReturnedUnchanged(t *testing.T) {
 // Content-Length; a client of the other format gets its own error shape
 // made from what was held.
 func TestLongClientErrorRelayedWhole(t *testing.T) {
+	t.Parallel()
 	long := `{"error":{"message":"` + strings.Repeat("m", 200<<10) + `","type":"invalid_request_error"}}`
 	for _, withLength := range []bool{true, false} {
 		a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -382,6 +384,7 @@ func TestLongClientErrorRelayedWhole(t *testing.T) {
 // reaches the client as it comes: the client reads its first 100 KiB while
 // the upstream is still waiting to send the rest.
 func TestLongClientErrorIsNotHeldWhole(t *testing.T) {
+	t.Parallel()
 	first, rest := `{"error":{"message":"`+strings.Repeat("m", 100<<10), strings.Repeat("m", 100<<10)+`","type":"invalid_request_error"}}`
 	got := make(chan struct{})
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -412,6 +415,7 @@ func TestLongClientErrorIsNotHeldWhole(t *testing.T) {
 }
 
 func TestRetryCountHonoured(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(503, `{}`))
 	b := newUpstream(t, jsonAnswer(200, `{"ok":1}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL, retry: 2}, target{name: "b", url: b.URL})
@@ -426,6 +430,7 @@ func TestRetryCountHonoured(t *testing.T) {
 }
 
 func TestAllFailed(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(500, `{}`))
 	b := newUpstream(t, jsonAnswer(429, `{}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
@@ -456,6 +461,7 @@ func TestAllFailed(t *testing.T) {
 }
 
 func TestAllFailedTransportIs502AndTimeoutIs504(t *testing.T) {
+	t.Parallel()
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
@@ -471,6 +477,7 @@ func TestAllFailedTransportIs502AndTimeoutIs504(t *testing.T) {
 }
 
 func TestMidStreamCutEndsWithErrorEvent(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"one\"}}]}\n\ndata: {\"cho")
@@ -496,6 +503,7 @@ func TestMidStreamCutEndsWithErrorEvent(t *testing.T) {
 }
 
 func TestRequestValidation(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{}`))
 	gw := newGateway(t, "fallback", "limits: {max_body: 1KiB}", target{name: "a", url: up.URL})
 	tests := []struct {
@@ -538,6 +546,7 @@ func TestRequestValidation(t *testing.T) {
 }
 
 func TestAuthKeys(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{}`))
 	gw := newGateway(t, "fallback", `auth: {keys: ["sekrit"]}`, target{name: "a", url: up.URL})
 	if resp := post(t, gw.URL, "/v1/chat/completions", chatBody); resp.StatusCode != 401 {
@@ -559,6 +568,7 @@ func TestAuthKeys(t *testing.T) {
 }
 
 func TestProviderOrderHeader(t *testing.T) {
+	t.Parallel()
 	a := newUpstream(t, jsonAnswer(200, `{"from":"a"}`))
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
@@ -570,6 +580,7 @@ func TestProviderOrderHeader(t *testing.T) {
 }
 
 func TestListModels(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, jsonAnswer(200, `{}`))
 	gw := newGateway(t, "fallback", "", target{name: "a", url: up.URL})
 	resp, err := http.Get(gw.URL + "/v1/models")
@@ -637,6 +648,7 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 // the provider is skipped (failover without a request) until the cooldown
 // has passed; then one probe goes through and its success closes it.
 func TestCircuitBreaker(t *testing.T) {
+	t.Parallel()
 	var failing atomic.Bool
 	failing.Store(true)
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -648,16 +660,7 @@ func TestCircuitBreaker(t *testing.T) {
 	})
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
 	clock := newFakeClock()
-	cfg := configYAML("fallback", "", target{name: "a", url: a.URL}, target{name: "b", url: b.URL})
-	cfg = strings.Replace(cfg, "timeout: {first_byte: 5s, total: 30s}}", "timeout: {first_byte: 5s, total: 30s}, circuit_breaker: {failures: 2, cooldown: 10s}}", 1)
-	parsed, err := config.Parse([]byte(cfg), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw, err := router.New(parsed, router.Options{Now: clock.Now, Stats: collector.NewTracker(collector.TrackerOptions{Now: clock.Now})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Now: clock.Now})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
 
@@ -713,6 +716,7 @@ func routingOf(gw *router.Gateway, target string) router.TargetRouting {
 // TestConcurrencyQueueFull: with max_concurrency 1 and no queue, a second
 // request while one is in flight fails over to the next target.
 func TestConcurrencyQueueFull(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -763,6 +767,7 @@ func TestConcurrencyQueueFull(t *testing.T) {
 }
 
 func TestUnroutedAndWrongMethodAnswerInShape(t *testing.T) {
+	t.Parallel()
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Openai-Organization", "org-operator")
 		w.Header().Set("Set-Cookie", "__cf=1")

@@ -3,10 +3,12 @@ package router
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // Prompt-cache affinity. Providers cache prompt prefixes (OpenAI on its own
@@ -142,43 +144,64 @@ func (a *affinity) record(model string, p Prefix, target string, now time.Time) 
 
 // prefer moves the target that served r's prefix last to the front of r's
 // order, when it is available and its expected time is within
-// affinityBound of the leader's, and says how that went.
-func (g *Gateway) prefer(r *Route, model string, now time.Time) {
-	if r.prefix.Key == 0 || g.affinity == nil {
+// affinityBound of the best available target's, and says how that went.
+// The request then leads with the best estimate for it, its cache counted:
+// its selection is leader, whatever the mode's order had put first (a
+// runner-up to explore, an unmeasured target), since a conversation moved
+// for a measurement would lose its cache. A disabled target's probe keeps
+// its lead.
+func (g *Gateway) prefer(r *Route, model string, p Prefix, now time.Time) {
+	if !g.remember(r, model, p) {
 		return
 	}
-	r.affinity, r.model = g.affinity, model
 	target := g.affinity.lookup(model, r.prefix, now)
 	if target == "" {
 		r.affinityResult = AffinityNone
 		return
 	}
 	r.affinityResult = AffinityBroken
-	for i, c := range r.order {
-		if c.Target != target {
-			continue
-		}
-		if c.upstream.awayFor(now) != "" || i > 0 && !g.within(c, r.order[0], now) {
-			return
-		}
-		if i > 0 {
-			lead(r.order, i)
-		}
-		r.affinityResult = AffinityHit
+	if r.probe != nil {
 		return
 	}
+	i := slices.IndexFunc(r.order, func(c *Candidate) bool { return c.Target == target })
+	if i < 0 || r.order[i].upstream.awayFor(now) != "" || !g.within(r.order[i], r.order, now) {
+		return
+	}
+	lead(r.order, i)
+	r.affinityResult = AffinityHit
+	r.selection = telemetry.SelectionLeader
+}
+
+// remember has r's end teach the affinity who served prefix p of model
+// (a route in the client's order teaches it too, and is not moved);
+// false when there is nothing to remember.
+func (g *Gateway) remember(r *Route, model string, p Prefix) bool {
+	if p.Key == 0 || g.affinity == nil {
+		return false
+	}
+	r.prefix, r.affinity, r.model = p, g.affinity, model
+	return true
 }
 
 // within reports whether c's expected time (its p50 under the load it
-// would meet) is within affinityBound of leader's; true without the
-// figures to say.
-func (g *Gateway) within(c, leader *Candidate, now time.Time) bool {
+// would meet) is within affinityBound of the best of the available
+// measured targets in order; true without the figures to say.
+func (g *Gateway) within(c *Candidate, order []*Candidate, now time.Time) bool {
 	if g.stats == nil {
 		return true
 	}
-	cs, ls := g.stats.StatsAt(c.Target, c.Model, now), g.stats.StatsAt(leader.Target, leader.Model, now)
-	if cs.Samples == 0 || ls.Samples == 0 {
+	cs := g.stats.StatsAt(c.Target, c.Model, now)
+	if cs.Samples == 0 {
 		return true
 	}
-	return float64(cs.P50)*loadFactor(c, &cs) <= affinityBound*float64(ls.P50)*loadFactor(leader, &ls)
+	mine := float64(cs.P50) * loadFactor(c, &cs)
+	for _, o := range order {
+		if o == c || o.upstream.awayFor(now) != "" {
+			continue
+		}
+		if os := g.stats.StatsAt(o.Target, o.Model, now); os.Samples > 0 && mine > affinityBound*float64(os.P50)*loadFactor(o, &os) {
+			return false
+		}
+	}
+	return true
 }

@@ -41,6 +41,7 @@ func debugTarget(t *testing.T, gw *router.Gateway, name string) router.TargetRou
 }
 
 func TestRevokedKeyDisablesTheTargetNotTheModel(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	bad := newUpstream(t, jsonAnswer(401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
 	good := newUpstream(t, apiAnswer)
@@ -96,6 +97,7 @@ func TestRevokedKeyDisablesTheTargetNotTheModel(t *testing.T) {
 }
 
 func TestExhaustedQuotaDisablesTheTarget(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		status int
@@ -128,6 +130,7 @@ func TestExhaustedQuotaDisablesTheTarget(t *testing.T) {
 }
 
 func TestRetryAfterCoolsTheTargetAndLongerExtends(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	retryAfter := "2"
 	limited := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
@@ -167,6 +170,7 @@ func TestRetryAfterCoolsTheTargetAndLongerExtends(t *testing.T) {
 }
 
 func TestEveryTargetCooledGives429WithTheEarliestRetryAfter(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "7")
@@ -219,6 +223,7 @@ func TestEveryTargetCooledGives429WithTheEarliestRetryAfter(t *testing.T) {
 }
 
 func TestSuccessThatSpentItsLimitCoolsUntilReset(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Ratelimit-Remaining-Requests", "0")
@@ -239,6 +244,7 @@ func TestSuccessThatSpentItsLimitCoolsUntilReset(t *testing.T) {
 }
 
 func TestLastFailureKeepsItsMeaningInTheClientsFormat(t *testing.T) {
+	t.Parallel()
 	overflow := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/messages") {
 			jsonAnswer(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000 maximum"}}`)(w, r)
@@ -260,6 +266,7 @@ func TestLastFailureKeepsItsMeaningInTheClientsFormat(t *testing.T) {
 }
 
 func TestNoBlackoutWhenEveryCircuitIsOpen(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	healthy := false
 	handle := func(w http.ResponseWriter, r *http.Request) {

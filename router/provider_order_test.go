@@ -75,6 +75,7 @@ const messagesBody = `{"model":"m","max_tokens":16,"messages":[{"role":"user","c
 // request's model and endpoint is a 400 (code invalid_provider_order) whose
 // message names it, in the caller's API shape, and nothing goes upstream.
 func TestProviderOrderNamingAnIneligibleTarget(t *testing.T) {
+	t.Parallel()
 	ok, send, up := orderPool(t)
 	if ok.StatusCode != 200 || ok.Header.Get(router.HeaderTarget) != "b" || ok.Header.Get(router.HeaderSelection) != "manual" {
 		t.Fatalf("control: order b gave %d target %q selection %q, want 200 from b, manual",
@@ -131,6 +132,7 @@ func TestProviderOrderNamingAnIneligibleTarget(t *testing.T) {
 // empty value, or an empty name between commas) is refused like an unknown
 // name, its message saying "(empty)"; it is not taken as "no order".
 func TestProviderOrderEmpty(t *testing.T) {
+	t.Parallel()
 	_, send, up := orderPool(t)
 	before := up.hits.Load()
 	for _, tt := range []struct {

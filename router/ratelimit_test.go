@@ -9,6 +9,7 @@ import (
 var rlNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 func TestReadRateSignal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                    string
 		h                       http.Header
@@ -90,6 +91,7 @@ func FuzzRateSignal(f *testing.F) {
 }
 
 func TestCooldownExtendsNeverShortens(t *testing.T) {
+	t.Parallel()
 	c := cooldown{max: time.Minute}
 	if !c.extend(rlNow, rlNow.Add(10*time.Second)) || !c.cooled(rlNow.Add(9*time.Second)) || c.cooled(rlNow.Add(10*time.Second)) {
 		t.Fatal("a 10s cooldown does not cool for 10s")

@@ -12,6 +12,7 @@ import (
 )
 
 func TestReasonPhrase(t *testing.T) {
+	t.Parallel()
 	for code, want := range map[int]string{
 		200: "OK", 404: "Not Found", 503: "Service Unavailable", // net/http's own
 		529: "Site is overloaded", 499: "Client Closed Request", 520: "Web Server Returned an Unknown Error",
@@ -108,6 +109,7 @@ func readResponse(t *testing.T, br *bufio.Reader, method string) (string, string
 // HTTP/1.0 and 100-continue work, and the framing guard beneath still sees
 // its connection.
 func TestReasonPhrasesOnTheWire(t *testing.T) {
+	t.Parallel()
 	addr := phraseServer(t, http.HandlerFunc(statusHandler), nil)
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -179,6 +181,7 @@ func TestReasonPhrasesOnTheWire(t *testing.T) {
 // knowledge) through the same listener gets its statuses and bodies
 // intact: its frames are never taken for a status line.
 func TestReasonPhrasesLeaveHTTP2Alone(t *testing.T) {
+	t.Parallel()
 	addr := phraseServer(t, http.HandlerFunc(statusHandler), func(srv *http.Server) {
 		srv.Protocols = new(http.Protocols)
 		srv.Protocols.SetHTTP1(true)

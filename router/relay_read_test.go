@@ -11,6 +11,7 @@ import (
 )
 
 func TestReadAtMost(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		in     int

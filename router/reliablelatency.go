@@ -187,9 +187,11 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 		}
 		return s.every
 	})
-	switch {
-	case selection != "":
+	if selection != "" {
 		return dst, selection
+	}
+	spreadNearTie(dst[base:], scratch[:n], s.stats, now, s.rand)
+	switch {
 	case best >= 0 && dst[base] == eligible[best]:
 		return dst, telemetry.SelectionLeader
 	}

@@ -31,6 +31,7 @@ func target(p50 time.Duration, logStd float64, n int, outcomes int, faults float
 }
 
 func TestErrorPenalty(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		errRate, want float64
 	}{
@@ -44,6 +45,7 @@ func TestErrorPenalty(t *testing.T) {
 }
 
 func TestExpectedCost(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name               string
 		latency, f, faultS float64
@@ -63,6 +65,7 @@ func TestExpectedCost(t *testing.T) {
 }
 
 func TestStandardNormal(t *testing.T) {
+	t.Parallel()
 	zPlus := 1 - math.Exp(-0.5) // radius 1
 	for _, tt := range []struct {
 		name   string
@@ -94,6 +97,7 @@ func drawMoments(n int, draw func() float64) (mean, variance float64) {
 }
 
 func TestStandardNormalMoments(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	mean, variance := drawMoments(100_000, func() float64 { return standardNormal(r.Float64(), r.Float64()) })
 	if math.Abs(mean) > 0.02 || math.Abs(variance-1) > 0.03 {
@@ -102,6 +106,7 @@ func TestStandardNormalMoments(t *testing.T) {
 }
 
 func TestBetaDrawMoments(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, tt := range []struct{ a, b float64 }{{0.5, 2}, {1, 1}, {3.5, 5}, {30.5, 72}, {0.1, 0.1}} {
 		mean, variance := drawMoments(50_000, func() float64 { return betaDraw(tt.a, tt.b, r) })
@@ -120,6 +125,7 @@ func TestBetaDrawMoments(t *testing.T) {
 // spread of the log latency grows and the fault rate's Beta shrinks towards
 // its prior, so a target that got no traffic is re-tried.
 func TestPosteriorWidensWithAge(t *testing.T) {
+	t.Parallel()
 	st := target(20*time.Millisecond, 0.25, 100, 100, 30, time.Millisecond)
 	fresh := posteriorOf(&st, t0)
 	old := posteriorOf(&st, t0.Add(10*stats.RecencyHalfLife))
@@ -158,6 +164,7 @@ func leads(t *testing.T, st statsTable, now func() time.Time, n int) (map[string
 }
 
 func TestReliableLatencyChoices(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	tests := []struct {
 		name  string
@@ -215,6 +222,7 @@ func TestReliableLatencyChoices(t *testing.T) {
 // for a while is re-tried because its posterior widened, not by a fixed
 // rate: fresh, it almost never leads; 5 half-lives later it does.
 func TestReliableLatencyRetriesAnAgedTarget(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	st := statsTable{"a": target(20*ms, 0.25, 100, 100, 0, 0), "b": target(40*ms, 0.25, 5, 5, 0, 0), "c": target(80*ms, 0.25, 5, 5, 0, 0)}
 	freshLeads, _ := leads(t, st, fixedNow, 2000)
@@ -231,6 +239,7 @@ func TestReliableLatencyRetriesAnAgedTarget(t *testing.T) {
 // latency to draw; once its data is OnlyFaultsProbeEvery old it leads one
 // request (a measured one waits ReliableProbeEvery).
 func TestReliableLatencySafetyNetProbe(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	st := statsTable{
 		"a": target(20*ms, 0.25, 100, 100, 0, 0),
@@ -248,6 +257,7 @@ func TestReliableLatencySafetyNetProbe(t *testing.T) {
 }
 
 func TestReliableLatencyRank(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	st := statsTable{"a": target(20*ms, 0.25, 70, 100, 30, 300*ms), "b": target(40*ms, 0.25, 10, 10, 0, 0)}
 	got, leader := newReliableLatency(st, fixedNow, nil).Rank(nil, "m", newCandidates("a", "b"))
@@ -262,6 +272,7 @@ func TestReliableLatencyRank(t *testing.T) {
 }
 
 func TestReliableLatencySingleTarget(t *testing.T) {
+	t.Parallel()
 	s := newReliableLatency(statsTable{"a": target(time.Second, 0.1, 3, 3, 3, 0)}, fixedNow, nil)
 	got, sel := s.Order(nil, "m", newCandidates("a"))
 	if !slices.Equal(names(got), []string{"a"}) || sel != "leader" {
@@ -286,6 +297,7 @@ func TestReliableLatencyOrderDoesNotAllocate(t *testing.T) {
 // TestReliableLatencyMoreThanRankedCap: past the stack buffers, the order
 // is still complete and sorted.
 func TestReliableLatencyMoreThanRankedCap(t *testing.T) {
+	t.Parallel()
 	st := statsTable{}
 	specs := make([]string, 20)
 	for i := range specs {
@@ -304,6 +316,7 @@ func TestReliableLatencyMoreThanRankedCap(t *testing.T) {
 // tracker as cmd/firstbyte does: faults recorded there, with what they
 // cost, move a faster target behind a reliable one.
 func TestReliableLatencyOverTracker(t *testing.T) {
+	t.Parallel()
 	now := t0
 	clock := func() time.Time { return now }
 	tr := collector.NewTracker(collector.TrackerOptions{Now: clock})
@@ -326,6 +339,7 @@ func TestReliableLatencyOverTracker(t *testing.T) {
 // TestReliableLatencyConcurrentOrder runs Order from many goroutines on one
 // strategy, as requests do (run with -race).
 func TestReliableLatencyConcurrentOrder(t *testing.T) {
+	t.Parallel()
 	st := statsTable{"groq": target(300*time.Millisecond, 0.2, 10, 10, 0, 0), "openai": target(320*time.Millisecond, 0.2, 10, 10, 1, 0)}
 	s := newReliableLatency(st, nil, nil)
 	cands := newCandidates("groq", "openai", "anthropic")

@@ -347,6 +347,9 @@ func (r *Route) Abandon(t *Turn) {
 // the upstream's own error, or the client left.
 func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	if t.span != nil {
+		// What is still in flight there as this attempt ends (itself not
+		// counted): the load a peer reading the span should count now.
+		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.upstream.inflight.Load() - 1))
 		res.endSpan(t.span, ts)
 		t.span = nil
 	}

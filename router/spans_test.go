@@ -35,6 +35,7 @@ func attrMap(kvs []attribute.KeyValue) map[string]attribute.Value {
 // traceparent, one CLIENT span per attempt with exactly the attempt span's
 // attributes; TTFB only on the 2xx attempt; later attempts say failover.
 func TestAttemptSpans(t *testing.T) {
+	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
@@ -76,11 +77,13 @@ func TestAttemptSpans(t *testing.T) {
 		{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "up-a",
 			"server.address": "127.0.0.1", "http.response.status_code": int64(503), "error.type": "503",
 			"firstbyte.target": "a", "firstbyte.requested_model": "m", "firstbyte.attempt": int64(1),
-			"firstbyte.selection": "order", "firstbyte.outcome": "failover"},
+			"firstbyte.selection": "order", "firstbyte.outcome": "failover",
+			"firstbyte.inflight": int64(1), "firstbyte.inflight_at_end": int64(0)},
 		{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "up-b",
 			"server.address": "127.0.0.1", "http.response.status_code": int64(200),
 			"firstbyte.target": "b", "firstbyte.requested_model": "m", "firstbyte.attempt": int64(2),
-			"firstbyte.selection": "failover", "firstbyte.outcome": "success"},
+			"firstbyte.selection": "failover", "firstbyte.outcome": "success",
+			"firstbyte.inflight": int64(1), "firstbyte.inflight_at_end": int64(0)},
 	}
 	for i, s := range attempts {
 		if wantName := "chat up-" + string(rune('a'+i)); s.Name != wantName {
@@ -132,6 +135,7 @@ func waitForSpans(t *testing.T, exp *tracetest.InMemoryExporter, n int) tracetes
 // TestSamplingNeverHidesAttempts: with export sampling off, nothing is
 // exported, yet the tracker learns from every attempt.
 func TestSamplingNeverHidesAttempts(t *testing.T) {
+	t.Parallel()
 	tracker := collector.NewTracker(collector.TrackerOptions{})
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{})
 	sdk, shutdown, err := telemetry.Setup(context.Background(), telemetry.Options{
@@ -201,6 +205,7 @@ func TestSetupHonoursEnvironment(t *testing.T) {
 // the provider key as x-api-key, streaming and unary, and errors come back
 // in Anthropic's shape.
 func TestAnthropicMessages(t *testing.T) {
+	t.Parallel()
 	up, err := sim.StartProvider(sim.Provider{Name: "claude", Stream: sim.Pace{Chunks: 3}}, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -269,6 +274,7 @@ targets: [{virtual_key: claude}]
 }
 
 func TestDebugRouting(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	log := &hitLog{}
 	fast := startSimProvider(t, "fast", 100e6, clock, log)
@@ -338,6 +344,7 @@ func (b blockedConsumer) ConsumeTraces(context.Context, ptrace.Traces) error {
 // the tracker stuck, a client still gets whole answers, unary and
 // streaming, and the tracker has learned from each before it is answered.
 func TestTelemetryIsOffTheClientsPath(t *testing.T) {
+	t.Parallel()
 	tracker := collector.NewTracker(collector.TrackerOptions{})
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{})
 	stuck := blockedConsumer{release: make(chan struct{})}

@@ -82,6 +82,7 @@ var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func fixedNow() time.Time { return t0 }
 
 func TestLeastLatencyOrder(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	onlyFaults := stats.Target{Outcomes: 3, Faults: 3, FaultRate: 1}
 	tests := []struct {
@@ -136,6 +137,7 @@ func TestLeastLatencyOrder(t *testing.T) {
 }
 
 func TestLeastLatencyRank(t *testing.T) {
+	t.Parallel()
 	ms := time.Millisecond
 	st := p50s(map[string]time.Duration{"openai": 600 * ms, "anthropic": 200 * ms})
 	st["groq"] = stats.Target{Outcomes: 1, Faults: 1, FaultRate: 1}
@@ -150,6 +152,7 @@ func TestLeastLatencyRank(t *testing.T) {
 }
 
 func TestLeastLatencySingleTargetNeverExplores(t *testing.T) {
+	t.Parallel()
 	s := newLeastLatency(p50s(map[string]time.Duration{"a": time.Second}), fixedNow, &scriptedRand{ints: []int{0, 0, 0}})
 	got, sel := s.Order(nil, "m", newCandidates("a"))
 	if !slices.Equal(names(got), []string{"a"}) || sel != "leader" {
@@ -160,6 +163,7 @@ func TestLeastLatencySingleTargetNeverExplores(t *testing.T) {
 // TestLeastLatencyExplorationShare: over 2,000 requests, exploration lies
 // within 10 % +- 2 %, and explorations spread over both runners-up.
 func TestLeastLatencyExplorationShare(t *testing.T) {
+	t.Parallel()
 	st := p50s(map[string]time.Duration{"groq": 300 * time.Millisecond, "openai": 600 * time.Millisecond, "anthropic": 900 * time.Millisecond})
 	s := newLeastLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("groq", "openai", "anthropic")
@@ -181,6 +185,7 @@ func TestLeastLatencyExplorationShare(t *testing.T) {
 }
 
 func TestLeastLatencyAppendsToDst(t *testing.T) {
+	t.Parallel()
 	s := newLeastLatency(p50s(map[string]time.Duration{"a": 2 * time.Second, "b": time.Second}), fixedNow, &scriptedRand{ints: []int{9}})
 	dst := make([]*Candidate, 0, 4)
 	got, _ := s.Order(dst, "m", newCandidates("a", "b"))
@@ -200,6 +205,7 @@ func TestLeastLatencyOrderDoesNotAllocate(t *testing.T) {
 }
 
 func TestLeastLatencyManyTargets(t *testing.T) {
+	t.Parallel()
 	lat := map[string]time.Duration{}
 	specs := make([]string, 20)
 	for i := range specs {
@@ -215,6 +221,7 @@ func TestLeastLatencyManyTargets(t *testing.T) {
 }
 
 func TestLatencyModesNeedStats(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"least-latency", "ewma-latency", "reliable-latency"} {
 		if _, err := NewStrategy(mode, StrategyDeps{}); err == nil {
 			t.Errorf("NewStrategy(%s) without a statistics source: no error", mode)
@@ -231,6 +238,7 @@ func TestLatencyModesNeedStats(t *testing.T) {
 }
 
 func TestFallbackAndRoundRobin(t *testing.T) {
+	t.Parallel()
 	cands := newCandidates("a", "b", "c")
 	if got, sel := (Fallback{}).Order(nil, "m", cands); !slices.Equal(names(got), []string{"a", "b", "c"}) || sel != "order" {
 		t.Errorf("Fallback.Order = %v %s", names(got), sel)
@@ -253,6 +261,7 @@ func TestFallbackAndRoundRobin(t *testing.T) {
 }
 
 func TestLoadBalance(t *testing.T) {
+	t.Parallel()
 	cands := newCandidates("a", "b", "c")
 	cands[0].Weight, cands[1].Weight, cands[2].Weight = 1, 3, 2 // total 6
 	tests := []struct {
@@ -310,6 +319,7 @@ func TestCostOptimized(t *testing.T) {
 // The config's schema names the modes strategy.mode accepts; every one of
 // them must be a registered strategy, and every strategy one of them.
 func TestStrategiesAreTheConfigModes(t *testing.T) {
+	t.Parallel()
 	if got := StrategyNames(); !slices.Equal(got, config.Modes) {
 		t.Fatalf("StrategyNames() = %v, want config.Modes %v", got, config.Modes)
 	}

@@ -93,6 +93,7 @@ func attemptOf(t *testing.T, exp *tracetest.InMemoryExporter, n int, target stri
 }
 
 func TestStreamsAreWatchedAfterTheFirstByte(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, kind, client, body string
 		handle                   http.HandlerFunc
@@ -147,6 +148,7 @@ func TestStreamsAreWatchedAfterTheFirstByte(t *testing.T) {
 }
 
 func TestWholeStreamsRecordTheirOutputRate(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, kind, client, body string
 		handle                   http.HandlerFunc

@@ -115,6 +115,7 @@ func attemptAttrs(t *testing.T, exp *tracetest.InMemoryExporter, want int) []map
 }
 
 func TestTranslatedUnaryWithTools(t *testing.T) {
+	t.Parallel()
 	t.Run("OpenAI client, Anthropic provider", func(t *testing.T) {
 		srv, exp, running := mixedPool(t, "fallback", anthropicSim("claude"))
 		resp := post(t, srv.URL, "/v1/chat/completions", chatWithTool)
@@ -208,6 +209,7 @@ func readSSE(t *testing.T, resp *http.Response) (events, data []string) {
 }
 
 func TestTranslatedStreams(t *testing.T) {
+	t.Parallel()
 	t.Run("OpenAI client, Anthropic provider", func(t *testing.T) {
 		srv, exp, _ := mixedPool(t, "fallback", anthropicSim("claude"))
 		body := strings.Replace(chatWithTool, `{"model":"m",`, `{"model":"m","stream":true,"stream_options":{"include_usage":true},`, 1)
@@ -298,6 +300,7 @@ func TestTranslatedStreams(t *testing.T) {
 // its usage chunk (so the span has usage); a client that did not ask never
 // sees it, and one that did sees it once.
 func TestPassThroughStreamUsageStaysHidden(t *testing.T) {
+	t.Parallel()
 	srv, exp, running := mixedPool(t, "fallback", openaiSim("gpt"))
 	resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	_, data := readSSE(t, resp)
@@ -331,6 +334,7 @@ func TestPassThroughStreamUsageStaysHidden(t *testing.T) {
 // TestFailoverAcrossFormats: a provider's failover-safe failure moves on to
 // a provider of the other format, and the client gets its own format.
 func TestFailoverAcrossFormats(t *testing.T) {
+	t.Parallel()
 	overloaded := anthropicSim("claude")
 	overloaded.Errors = sim.ErrorRate{Rate: 1, Status: 529}
 	srv, _, _ := mixedPool(t, "fallback", overloaded, openaiSim("gpt"))
@@ -356,6 +360,7 @@ func TestFailoverAcrossFormats(t *testing.T) {
 // the other format in the client's shape, status and message kept; its
 // context overflow is still recognised, and fails over.
 func TestTranslatedErrorsAndOverflow(t *testing.T) {
+	t.Parallel()
 	bad := anthropicSim("claude")
 	bad.StatusBody = &sim.StatusBody{Status: 400}
 	srv, _, _ := mixedPool(t, "fallback", bad)
@@ -381,6 +386,7 @@ func TestTranslatedErrorsAndOverflow(t *testing.T) {
 // cannot carry (n > 1) goes to an OpenAI provider; with none, it is a 400
 // naming the field.
 func TestUntranslatableRequestSkipsTheOtherFormat(t *testing.T) {
+	t.Parallel()
 	const twoChoices = `{"model":"m","n":2,"messages":[{"role":"user","content":"hi"}]}`
 	srv, _, _ := mixedPool(t, "fallback", anthropicSim("claude"), openaiSim("gpt"))
 	resp := post(t, srv.URL, "/v1/chat/completions", twoChoices)
@@ -400,6 +406,7 @@ func TestUntranslatableRequestSkipsTheOtherFormat(t *testing.T) {
 // Anthropic-format providers at different speeds; least-latency learns from
 // both APIs' traffic alike and leads with the fastest for either.
 func TestMixedPoolLeastLatency(t *testing.T) {
+	t.Parallel()
 	fast := anthropicSim("claude-fast")
 	fast.TTFB = sim.Fixed(5 * time.Millisecond)
 	slow := openaiSim("gpt-slow")
@@ -457,6 +464,7 @@ func gzipAnswer(t *testing.T) http.HandlerFunc {
 // client's format. A client of the provider's own format still gets the
 // answer as it came.
 func TestEncodedAnswerToATranslatedRequestFailsOver(t *testing.T) {
+	t.Parallel()
 	const messages = `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
 	a := newUpstream(t, gzipAnswer(t))
 	b := newUpstream(t, apiAnswer)
@@ -488,6 +496,7 @@ func TestEncodedAnswerToATranslatedRequestFailsOver(t *testing.T) {
 // error shape with a message saying why, never the compressed bytes as the
 // message.
 func TestEncodedErrorToATranslatedRequest(t *testing.T) {
+	t.Parallel()
 	var zipped bytes.Buffer
 	zw := gzip.NewWriter(&zipped)
 	_, _ = zw.Write([]byte(`{"error":{"message":"bad temperature","type":"invalid_request_error"}}`))

@@ -17,6 +17,7 @@ import (
 // closed, the client's 502 says the connection was refused (not only
 // "transport"), and nothing of the address it tried.
 func TestAllFailedNamesTheTransportFailure(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -122,6 +122,7 @@ func roundTrip(t *testing.T, tr http.RoundTripper, url string) error {
 }
 
 func TestTransportKind(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		err        func(t *testing.T) error
@@ -214,6 +215,7 @@ func TestTransportKind(t *testing.T) {
 }
 
 func TestTransportKindOfOtherErrors(t *testing.T) {
+	t.Parallel()
 	for _, err := range []error{nil, errors.New("something else"), context.Canceled} {
 		if got := transportKind(err); got != "" {
 			t.Errorf("transportKind(%v) = %q, want \"\"", err, got)

@@ -34,6 +34,7 @@ func (c *counter) ConsumeTraces(context.Context, ptrace.Traces) error { c.n.Add(
 // full queue drops (and says so) instead of blocking; ForceFlush and
 // Shutdown wait for what was queued.
 func TestSplitProcessorNeverWaitsForTheAsyncSide(t *testing.T) {
+	t.Parallel()
 	inline, slow := &counter{}, &gate{release: make(chan struct{})}
 	var dropped atomic.Int32
 	p := NewSplitProcessor(inline, slow, 4, func(n int) { dropped.Add(int32(n)) })
@@ -79,6 +80,7 @@ func TestSplitProcessorNeverWaitsForTheAsyncSide(t *testing.T) {
 // TestSplitProcessorShutdownDrains: spans queued before Shutdown reach the
 // asynchronous consumer.
 func TestSplitProcessorShutdownDrains(t *testing.T) {
+	t.Parallel()
 	async := &counter{}
 	p := NewSplitProcessor(nil, async, 0, nil)
 	var wg sync.WaitGroup
@@ -126,6 +128,7 @@ func (k *kinds) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 // goroutine that ended the span, converts only CLIENT spans (the attempts
 // the tracker learns from); the observers get every span.
 func TestSetupHandsTheAggregatorOnlyAttempts(t *testing.T) {
+	t.Parallel()
 	agg, obs := &kinds{}, &kinds{}
 	sdk, shutdown, err := Setup(context.Background(), Options{Aggregator: agg, Observers: obs, Getenv: func(string) string { return "" }})
 	if err != nil {
@@ -156,6 +159,7 @@ func TestSetupHandsTheAggregatorOnlyAttempts(t *testing.T) {
 // empty queue, takes a span that arrives (no ForceFlush) within a few ticks,
 // and again after it has gone idle once more.
 func TestSplitProcessorDeliversWhenIdle(t *testing.T) {
+	t.Parallel()
 	async := &counter{}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(NewSplitProcessor(nil, async, 0, nil)))
 	defer func() { _ = tp.Shutdown(context.Background()) }()

@@ -77,6 +77,7 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 // request (concatenated TracesData), with headers and gzip as configured;
 // unsampled spans stay home; shutdown flushes.
 func TestPdataExport(t *testing.T) {
+	t.Parallel()
 	sink := newOTLPSink(t)
 	var failed atomic.Int64
 	sdk, shutdown, err := Setup(context.Background(), Options{
@@ -124,6 +125,7 @@ func TestPdataExport(t *testing.T) {
 // TestPdataExportFailuresCounted: an endpoint that refuses, or one that is
 // gone, costs spans (counted) and never blocks the span's end.
 func TestPdataExportFailuresCounted(t *testing.T) {
+	t.Parallel()
 	sink := newOTLPSink(t)
 	sink.status.Store(503)
 	var failed atomic.Int64
@@ -155,6 +157,7 @@ func TestPdataExportFailuresCounted(t *testing.T) {
 }
 
 func TestPdataEndpointChoice(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		o    Options
@@ -183,6 +186,7 @@ var _ sdktrace.SpanProcessor = (*AggregatingProcessor)(nil)
 // TestPdataExportReusesBuffersSafely: across many flushes (buffers swapped
 // and reused), every span arrives once and intact.
 func TestPdataExportReusesBuffersSafely(t *testing.T) {
+	t.Parallel()
 	sink := newOTLPSink(t)
 	sdk, shutdown, err := Setup(context.Background(), Options{
 		OTLPEndpoint: sink.URL,

@@ -3,6 +3,7 @@ package telemetry
 import "testing"
 
 func TestCanonicalHost(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"api.openai.com", "api.openai.com"},
 		{"API.OpenAI.com", "api.openai.com"},

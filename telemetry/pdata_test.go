@@ -96,6 +96,7 @@ func recordSpans(t *testing.T, res *resource.Resource, f func(tp *sdktrace.Trace
 }
 
 func TestSpansToTracesCarriesEverything(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	end := start.Add(850 * time.Millisecond)
 	linked := trace.NewSpanContext(trace.SpanContextConfig{
@@ -244,6 +245,7 @@ func TestSpansToTracesCarriesEverything(t *testing.T) {
 // exporter, sending the same spans to a real HTTP server, must produce the
 // same OTLP request as SpansToTraces.
 func TestSpansToTracesMatchesOTLPExporter(t *testing.T) {
+	t.Parallel()
 	bodies := make(chan []byte, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
@@ -296,6 +298,7 @@ func TestSpansToTracesMatchesOTLPExporter(t *testing.T) {
 }
 
 func TestSpansToTracesGroupsByResourceAndScope(t *testing.T) {
+	t.Parallel()
 	var ended []sdktrace.ReadOnlySpan
 	for _, inst := range []string{"inst-a", "inst-b"} {
 		ended = append(ended, recordSpans(t, testResource(inst), func(tp *sdktrace.TracerProvider) {
@@ -338,6 +341,7 @@ func TestSpansToTracesGroupsByResourceAndScope(t *testing.T) {
 }
 
 func TestSpansToTracesEmpty(t *testing.T) {
+	t.Parallel()
 	if got := SpansToTraces(nil).ResourceSpans().Len(); got != 0 {
 		t.Errorf("SpansToTraces(nil).ResourceSpans().Len() = %d, want 0", got)
 	}
@@ -348,6 +352,7 @@ func TestSpansToTracesEmpty(t *testing.T) {
 // SimpleSpanProcessor, which honours the sampled flag) never sees it, and the
 // aggregating processor does, before End returns.
 func TestAggregatingProcessorSeesSpansNotSampledForExport(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		sampler sdktrace.Sampler
@@ -402,6 +407,7 @@ func (recordOnlySampler) Description() string { return "RecordOnly" }
 // A consumer's error is dropped (a span processor has no one to return it
 // to): the next span is consumed all the same.
 func TestAggregatingProcessorGoesOnAfterConsumerErrors(t *testing.T) {
+	t.Parallel()
 	c := &tracesCollector{err: errors.New("boom")}
 	p := &AggregatingProcessor{Consumer: c}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(p))
@@ -418,6 +424,7 @@ func TestAggregatingProcessorGoesOnAfterConsumerErrors(t *testing.T) {
 }
 
 func TestAggregatingProcessorNoOps(t *testing.T) {
+	t.Parallel()
 	p := NewSplitProcessor(nil, nil, 0, nil)
 	p.OnEnd(nil) // must not panic
 	if err := p.ForceFlush(context.Background()); err != nil {
@@ -431,6 +438,7 @@ func TestAggregatingProcessorNoOps(t *testing.T) {
 // A reused buffer must carry nothing over from the span it held before: each
 // refill must equal a fresh conversion of the same span.
 func TestSpanBufferRefillMatchesFreshConversion(t *testing.T) {
+	t.Parallel()
 	remote := trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: trace.TraceID{9}, SpanID: trace.SpanID{9}, TraceFlags: trace.FlagsSampled, Remote: true,
 	})
@@ -493,6 +501,7 @@ func TestSpanBufferRefillMatchesFreshConversion(t *testing.T) {
 }
 
 func TestAggregatingProcessorDropsBufferMarkedReadOnly(t *testing.T) {
+	t.Parallel()
 	var names []string
 	p := NewSplitProcessor(consumerFunc(func(td ptrace.Traces) {
 		names = append(names, allSpans(td)[0].Name())

@@ -47,6 +47,7 @@ const (
 	KeyUpstreamWait   = attribute.Key("firstbyte.upstream_wait")            // server span: seconds spent waiting on upstreams
 	KeyOutputRate     = attribute.Key("firstbyte.output_tokens_per_second") // a stream's output tokens per second after its first chunk
 	KeyInflight       = attribute.Key("firstbyte.inflight")                 // the target's attempts in flight from this instance when the attempt started, itself included
+	KeyInflightAtEnd  = attribute.Key("firstbyte.inflight_at_end")          // the target's other attempts from this instance still in flight when the attempt ended
 	KeyCacheHit       = attribute.Key("firstbyte.cache_hit")                // the upstream reported cached prompt tokens: a sample not for cold prompts
 	KeyAffinity       = attribute.Key("firstbyte.affinity")                 // server span: hit, broken, none (the prompt-cache affinity)
 	KeyHedge          = attribute.Key("firstbyte.hedge")                    // server span: won (a hedge served), lost (the first attempt did), denied (the budget refused one)

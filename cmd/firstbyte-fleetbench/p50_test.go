@@ -13,6 +13,7 @@ import (
 // about half a window (50 samples) at the rate the replica gets them;
 // below 100 samples in 5 minutes the window is not full.
 func TestP50Subsampling(t *testing.T) {
+	t.Parallel()
 	p := p50Params{Rate: 20, Median: 200 * time.Millisecond, Sigma: 0.5, Duration: 12 * time.Minute, Seed: 7, Ns: []int{1, 10, 100}}
 	rs := runP50(p)
 	full, tenth, hundredth := rs[0], rs[1], rs[2]
@@ -48,6 +49,7 @@ func TestP50Subsampling(t *testing.T) {
 }
 
 func TestQuantile(t *testing.T) {
+	t.Parallel()
 	xs := []float64{5, 1, 4, 2, 3}
 	for _, tt := range []struct{ q, want float64 }{{0.5, 3}, {0.95, 5}, {0, 1}, {1, 5}} {
 		if got := quantile(xs, tt.q); got != tt.want {
@@ -62,6 +64,7 @@ func TestQuantile(t *testing.T) {
 // docs/fleet.md's p50 table is this program's output for the default run:
 // the run is deterministic, so the table cannot drift from the code.
 func TestFleetDocShowsTheP50Table(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/fleet.md")
 	if err != nil {
 		t.Fatal(err)

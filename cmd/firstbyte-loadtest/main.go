@@ -32,8 +32,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -253,12 +251,7 @@ const (
 // measure starts everything, runs the scenarios and stops everything.
 func measure(ctx context.Context, p plan, gatewayPath string, logw io.Writer) (*results, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
-	res := &results{plan: p, started: time.Now(), idle: map[string]int64{},
-		s1: map[string]*unaryAgg{}, s2: map[string]*unaryAgg{}, s3: map[string]*streamAgg{}, s4: map[string]*holdResult{}}
-	for _, name := range []string{armDirect, armBaseline, armGateway} {
-		res.s1[name], res.s2[name], res.s3[name] = &unaryAgg{}, &unaryAgg{}, &streamAgg{}
-	}
-
+	res := newResults(p)
 	if runtime.GOOS != "linux" {
 		return nil, errors.New("it reads /proc for CPU and memory figures: Linux only")
 	}
@@ -272,216 +265,49 @@ func measure(ctx context.Context, p plan, gatewayPath string, logw io.Writer) (*
 	}
 	res.machine = describeMachine(gatewayBin)
 
-	// In-process: the upstream and the OTLP sink.
-	up := newUpstream()
-	upURL, stopUp, err := serveLoopback(up)
+	b, err := startBench(ctx, p, self, gatewayBin, logf)
 	if err != nil {
 		return nil, err
 	}
-	defer stopUp()
-	sink := &otlpSink{}
-	sinkURL, stopSink, err := serveLoopback(sink)
-	if err != nil {
-		return nil, err
-	}
-	defer stopSink()
-
-	// Subprocesses: the baseline and the gateway.
-	var children []*child
-	defer func() {
-		for _, c := range children {
-			c.stop()
-		}
-	}()
-	baseAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	base, err := startChild(armBaseline, []string{self, "-serve-baseline", baseAddr, "-upstream", upURL}, childEnv())
-	if err != nil {
-		return nil, err
-	}
-	children = append(children, base)
-	apiAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	adminAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	exportTo := sinkURL
-	if !p.otlp {
-		exportTo = ""
-	}
-	cfgPath, removeCfg, err := writeConfig(gatewayConfig(apiAddr, adminAddr, upURL, exportTo, p.logRequests))
-	if err != nil {
-		return nil, err
-	}
-	defer removeCfg()
-	gw, err := startChild(armGateway, []string{gatewayBin, "serve", "-config", cfgPath}, childEnv())
-	if err != nil {
-		return nil, err
-	}
-	children = append(children, gw)
-	if err := waitReady(ctx, base, "http://"+baseAddr+"/", 0); err != nil {
-		return nil, err
-	}
-	if err := waitReady(ctx, gw, "http://"+adminAddr+"/readyz", http.StatusOK); err != nil {
-		return nil, err
-	}
-	logf("upstream %s, baseline %s (pid %d), gateway %s (pid %d), otlp sink %s", upURL, baseAddr, base.pid(), apiAddr, gw.pid(), sinkURL)
-
-	arms := []*arm{
-		{name: armDirect, client: newLoadClient(), body: requestBody,
-			url: func(m string) string { return upURL + "/" + m + "/v1/chat/completions" }},
-		{name: armBaseline, client: newLoadClient(), body: requestBody, pid: base.pid(),
-			url: func(m string) string { return "http://" + baseAddr + "/" + m + "/v1/chat/completions" }},
-		{name: armGateway, client: newLoadClient(), body: requestBody, pid: gw.pid(),
-			url: func(string) string { return "http://" + apiAddr + "/v1/chat/completions" }},
-	}
-	check := func() error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for _, c := range children {
-			if err := c.exited(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	defer b.stop()
 
 	// Scenario 5 first: idle means before any request.
 	time.Sleep(time.Second) // let start-up garbage settle as it would in service
-	for _, a := range arms[1:] {
+	for _, a := range b.arms[1:] {
 		rss, _, err := procStatus(a.pid)
 		if err != nil {
 			return nil, err
 		}
 		res.idle[a.name] = rss
 	}
-
-	logf("warm-up: %d requests per arm, then 64 connections and 4 streams each", p.warmup)
-	for _, a := range arms {
-		if r := runUnary(ctx, a, modelZero, 1, p.warmup, 20*time.Second); r.errors > 0 {
-			return nil, fmt.Errorf("warm-up through %s: %d of %d requests failed", a.name, r.errors, p.warmup)
-		}
-		runUnary(ctx, a, modelZero, 64, 64*8, 10*time.Second)
-		if r := runStreams(ctx, a, modelStream, streamChunks, streamGap, 4, 1, 10*time.Second); r.errors > 0 {
-			return nil, fmt.Errorf("warm-up streams through %s: %d failed (first: %v); its output:\n%s", a.name, r.errors, r.firstErr, outputOf(children, a.name))
-		}
-		if err := check(); err != nil {
-			return nil, err
-		}
+	if err := b.warmUp(ctx, p.warmup, logf); err != nil {
+		return nil, err
 	}
-
-	for r := range p.s1Rounds {
-		logf("scenario 1 (unary, concurrency 1, zero delay): round %d/%d", r+1, p.s1Rounds)
-		for _, a := range rotate(arms, r) {
-			res.s1[a.name].add(runUnary(ctx, a, modelZero, 1, p.s1Requests, 30*time.Second))
-		}
-		if err := check(); err != nil {
-			return nil, err
-		}
-	}
-	for r := range p.s2Rounds {
-		logf("scenario 2 (unary, concurrency %d, 20 ms upstream): round %d/%d", p.s2Conc, r+1, p.s2Rounds)
-		for _, a := range rotate(arms, r) {
-			// The count bound is far above what 64 workers can send in
-			// s2Dur at 20 ms each: the time bound ends the run.
-			res.s2[a.name].add(runUnary(ctx, a, modelSlow, p.s2Conc, p.s2Conc*int(p.s2Dur/(10*time.Millisecond)), p.s2Dur))
-		}
-		if err := check(); err != nil {
-			return nil, err
-		}
-	}
-	for r := range p.s3Rounds {
-		logf("scenario 3 (streams of %d chunks %v apart, %d at once): round %d/%d", streamChunks, streamGap, p.s3Conc, r+1, p.s3Rounds)
-		for _, a := range rotate(arms, r) {
-			sr := runStreams(ctx, a, modelStream, streamChunks, streamGap, p.s3Conc, p.s3PerWorker, 60*time.Second)
-			agg := res.s3[a.name]
-			agg.samples = append(agg.samples, sr.samples...)
-			agg.chunkLat = append(agg.chunkLat, sr.chunkLat...)
-			agg.errors += sr.errors
-		}
-		if err := check(); err != nil {
-			return nil, err
-		}
-	}
-	for _, a := range arms[1:] {
-		logf("scenario 4 (%d concurrent streams through %s)", p.s4Streams, a.name)
-		h, err := holdStreams(ctx, a, up, p.s4Streams, logf)
-		if err != nil {
-			return nil, err
-		}
-		res.s4[a.name] = h
-		if err := check(); err != nil {
-			return nil, err
-		}
+	if err := b.runScenarios(ctx, p, res, logf); err != nil {
+		return nil, err
 	}
 
 	// Give the batcher its export interval (5 s) to show export reached the sink.
 	for range 60 {
-		if sink.requests.Load() > 0 || !sleepCtx(ctx, 100*time.Millisecond) {
+		if b.sink.requests.Load() > 0 || !sleepCtx(ctx, 100*time.Millisecond) {
 			break
 		}
 	}
-	res.sinkRequests, res.sinkBytes = sink.requests.Load(), sink.bytes.Load()
+	res.sinkRequests, res.sinkBytes = b.sink.requests.Load(), b.sink.bytes.Load()
 	res.duration = time.Since(res.started)
 	res.machine.loadEnd = loadAvg()
 	return res, nil
 }
 
-// holdStreams opens n streams through a at once (starts spread over 250 ms)
-// on the slow-paced upstream, so all are open together, and records the
-// proxy's peak RSS: VmHWM reset before, and VmRSS sampled every 20 ms.
-func holdStreams(ctx context.Context, a *arm, up *upstream, n int, logf func(string, ...any)) (*holdResult, error) {
-	h := &holdResult{}
-	rss, _, err := procStatus(a.pid)
-	if err != nil {
-		return nil, err
+// newResults is an empty results for p, started now, with an aggregate per
+// arm for every scenario that runs through all three.
+func newResults(p plan) *results {
+	res := &results{plan: p, started: time.Now(), idle: map[string]int64{},
+		s1: map[string]*unaryAgg{}, s2: map[string]*unaryAgg{}, s3: map[string]*streamAgg{}, s4: map[string]*holdResult{}}
+	for _, name := range []string{armDirect, armBaseline, armGateway} {
+		res.s1[name], res.s2[name], res.s3[name] = &unaryAgg{}, &unaryAgg{}, &streamAgg{}
 	}
-	h.before, h.peak = rss, rss
-	hwmReset := resetPeakRSS(a.pid) == nil
-	up.resetPeak()
-
-	// A client of its own: n connections at once, dropped afterwards.
-	hold := &arm{name: a.name, client: newLoadClient(), url: a.url, body: a.body, pid: a.pid}
-	defer hold.client.CloseIdleConnections()
-	done := make(chan struct{})
-	sampled := make(chan int64, 1)
-	go func() {
-		peak := int64(0)
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if rss, _, err := procStatus(a.pid); err == nil {
-				peak = max(peak, rss)
-			}
-			select {
-			case <-done:
-				sampled <- peak
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	sr := runStreams(ctx, hold, modelHold, streamChunks, 250*time.Millisecond, n, 1, 60*time.Second)
-	close(done)
-	h.peak = max(h.peak, <-sampled)
-	if _, hwm, err := procStatus(a.pid); err == nil && hwmReset {
-		h.peak = max(h.peak, hwm)
-	}
-	h.ok, h.errors = len(sr.samples), sr.errors
-	h.concurrent = up.peak.Load()
-	if sr.errors > 0 {
-		logf("  %d of %d streams through %s failed (%d cut short at the upstream); first: %v", sr.errors, n, a.name, up.cut.Load(), sr.firstErr)
-	}
-	if h.ok == 0 {
-		return nil, fmt.Errorf("scenario 4 through %s: all %d streams failed", a.name, n)
-	}
-	return h, nil
+	return res
 }
 
 // outputOf is the output of the child named name, for error messages.
@@ -492,29 +318,6 @@ func outputOf(children []*child, name string) string {
 		}
 	}
 	return ""
-}
-
-// rotate returns arms starting at round mod len(arms), so no arm always
-// runs first (right after the previous round's last) or last.
-func rotate[T any](arms []T, round int) []T {
-	k := round % len(arms)
-	return append(append([]T(nil), arms[k:]...), arms[:k]...)
-}
-
-// serveLoopback serves h on a fresh loopback port and returns its URL and
-// a stop func.
-func serveLoopback(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(os.Stderr, "firstbyte-loadtest: serve %s: %v\n", ln.Addr(), err)
-		}
-	}()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 // machine describes where the figures were taken.

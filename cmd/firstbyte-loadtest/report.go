@@ -42,29 +42,52 @@ const (
 	goalStreamsRSS    = 200e6                  // bytes, 1,000 streams
 )
 
+// buildReport lays out res: the run's header, one table per scenario and
+// the goals, judged on the gateway's figures the tables found.
 func buildReport(res *results) *report {
+	r := &report{header: reportHeader(res)}
+	t1, s1 := latencyTable(res)
+	t2, share := throughputTable(res)
+	t3, s3 := streamTable(res)
+	r.tables = []table{t1, t2, t3, holdTable(res), idleTable(res)}
+	r.goals = judge(res, s1, share, s3)
+	return r
+}
+
+// reportHeader is the lines about the machine and the run.
+func reportHeader(res *results) []string {
 	p, m := res.plan, res.machine
-	r := &report{}
 	kind := "full run"
 	if p.quick {
 		kind = "QUICK run (-quick: too short for figures to quote)"
 	}
-	r.header = []string{
+	header := []string{
 		fmt.Sprintf("%s, %s, %s", res.started.UTC().Format("2006-01-02 15:04 MST"), kind, res.duration.Round(time.Second)),
 		fmt.Sprintf("machine: %d CPUs (%s), load average %s at start, %s at end; load generator, upstream, baseline and gateway share them", m.cpus, m.cpuModel, m.loadStart, m.loadEnd),
 		fmt.Sprintf("go: %s; gateway: %s", m.goVersion, orUnknown(m.gateway)),
 		fmt.Sprintf("gateway telemetry: spans, aggregator, metrics, OTLP/HTTP export (%d exports, %d bytes reached the sink)", res.sinkRequests, res.sinkBytes),
 	}
 	if !p.otlp {
-		r.header[3] = "gateway telemetry: spans, aggregator, metrics; OTLP export OFF (-otlp=false): not the configuration the goals are for"
+		header[3] = "gateway telemetry: spans, aggregator, metrics; OTLP export OFF (-otlp=false): not the configuration the goals are for"
 	}
 	if p.logRequests {
-		r.header = append(r.header, "gateway request log: one line per request to stderr (-log-requests), as log.requests does by default")
+		header = append(header, "gateway request log: one line per request to stderr (-log-requests), as log.requests does by default")
 	} else {
-		r.header = append(r.header, "gateway request log: off (log.requests: false; -log-requests turns it on), as the baseline logs nothing")
+		header = append(header, "gateway request log: off (log.requests: false; -log-requests turns it on), as the baseline logs nothing")
 	}
+	return header
+}
 
-	// Scenario 1.
+// addedLatency is scenario 1's figures the goals are judged on: what each
+// proxy adds over direct.
+type addedLatency struct {
+	gatewayP50, gatewayP99, baselineP50 time.Duration
+	p50Ratio                            float64 // gateway added p50 / baseline added p50
+}
+
+// latencyTable is scenario 1: unary requests one at a time.
+func latencyTable(res *results) (table, addedLatency) {
+	p := res.plan
 	d1 := res.s1[armDirect]
 	d1p50, d1p99 := percentile(d1.lat, 50), percentile(d1.lat, 99)
 	t1 := table{
@@ -90,9 +113,14 @@ func buildReport(res *results) *report {
 		fmt.Sprintf("gateway CPU per request = %.2fx the baseline's (CPU of the proxy process over the run / requests; "+
 			"switches: times its threads were put on a CPU, per request)",
 			ratio(perReqDur(res.s1[armGateway].use.cpu, res.s1[armGateway].n), perReqDur(res.s1[armBaseline].use.cpu, res.s1[armBaseline].n))))
-	r.tables = append(r.tables, t1)
+	return t1, addedLatency{gatewayP50: added1[armGateway][0], gatewayP99: added1[armGateway][1],
+		baselineP50: added1[armBaseline][0], p50Ratio: ratio1}
+}
 
-	// Scenario 2.
+// throughputTable is scenario 2: unary requests many at a time. Its second
+// result is the gateway's throughput as a share of the baseline's.
+func throughputTable(res *results) (table, float64) {
+	p := res.plan
 	d2 := res.s2[armDirect]
 	d2p50, d2p99 := percentile(d2.lat, 50), percentile(d2.lat, 99)
 	t2 := table{
@@ -109,10 +137,20 @@ func buildReport(res *results) *report {
 		}
 		t2.rows = append(t2.rows, row)
 	}
-	gwShare := rps(res.s2[armGateway].n, res.s2[armGateway].elapsed) / baseRPS
-	r.tables = append(r.tables, t2)
+	return t2, rps(res.s2[armGateway].n, res.s2[armGateway].elapsed) / baseRPS
+}
 
-	// Scenario 3.
+// streamOverhead is scenario 3's figures the goals are judged on: what the
+// gateway adds to a stream over direct.
+type streamOverhead struct {
+	ttfc50, ttfc99 time.Duration // added time to first chunk
+	perChunk       time.Duration // (total-direct)/64
+	chunk50        time.Duration // added chunk latency, p50
+}
+
+// streamTable is scenario 3: streams, several at a time.
+func streamTable(res *results) (table, streamOverhead) {
+	p := res.plan
 	d3 := res.s3[armDirect]
 	dTTFC50, dTTFC99 := percentile(field(d3.samples, ttfcOf), 50), percentile(field(d3.samples, ttfcOf), 99)
 	dTotal := percentile(field(d3.samples, totalOf), 50)
@@ -123,7 +161,7 @@ func buildReport(res *results) *report {
 		head: []string{"arm", "TTFC p50", "TTFC p99", "added TTFC p50", "added TTFC p99",
 			"chunk latency p50", "p99", "added p50", "added p99", "(total-direct)/64", "streams", "errors"},
 	}
-	var gwTTFC50, gwTTFC99, gwPerChunk, gwChunk50 time.Duration
+	var gw streamOverhead
 	for _, name := range []string{armDirect, armBaseline, armGateway} {
 		a := res.s3[name]
 		t50, t99 := percentile(field(a.samples, ttfcOf), 50), percentile(field(a.samples, ttfcOf), 99)
@@ -134,7 +172,7 @@ func buildReport(res *results) *report {
 			perChunk := (total - dTotal) / streamChunks
 			row[3], row[4], row[7], row[8], row[9] = dur(t50-dTTFC50), dur(t99-dTTFC99), dur(c50-dChunk50), dur(c99-dChunk99), dur(perChunk)
 			if name == armGateway {
-				gwTTFC50, gwTTFC99, gwPerChunk, gwChunk50 = t50-dTTFC50, t99-dTTFC99, perChunk, c50-dChunk50
+				gw = streamOverhead{ttfc50: t50 - dTTFC50, ttfc99: t99 - dTTFC99, perChunk: perChunk, chunk50: c50 - dChunk50}
 			}
 		}
 		t3.rows = append(t3.rows, row)
@@ -144,11 +182,13 @@ func buildReport(res *results) *report {
 			"(upstream and client share one process and clock); its excess over direct is the relay's delay per chunk",
 		"(total-direct)/64: median stream duration over direct's, per chunk; nothing accumulates over a relayed stream, "+
 			"so this is mostly the added TTFC spread over 64 chunks")
-	r.tables = append(r.tables, t3)
+	return t3, gw
+}
 
-	// Scenarios 4 and 5.
+// holdTable is scenario 4: the memory of many streams open at once.
+func holdTable(res *results) table {
 	t4 := table{
-		title: fmt.Sprintf("Scenario 4: %d concurrent streams (%d chunks %v apart) through each proxy", p.s4Streams, streamChunks, holdGap),
+		title: fmt.Sprintf("Scenario 4: %d concurrent streams (%d chunks %v apart) through each proxy", res.plan.s4Streams, streamChunks, holdGap),
 		head:  []string{"proxy", "streams ok", "errors", "open at once", "RSS before", "peak RSS", "per stream"},
 	}
 	for _, name := range []string{armBaseline, armGateway} {
@@ -157,26 +197,31 @@ func buildReport(res *results) *report {
 			mb(h.before), mb(h.peak), kb((h.peak - h.before) / int64(max(h.ok, 1)))})
 	}
 	t4.notes = append(t4.notes, "peak RSS: the larger of VmHWM (reset through clear_refs before the scenario) and VmRSS sampled every 20 ms")
-	r.tables = append(r.tables, t4)
-	t5 := table{
+	return t4
+}
+
+// idleTable is scenario 5: the memory of a proxy that has served nothing.
+func idleTable(res *results) table {
+	return table{
 		title: "Scenario 5: idle RSS, 1 s after start, before any request",
 		head:  []string{"proxy", "RSS"},
 		rows:  [][]string{{armBaseline, mb(res.idle[armBaseline])}, {armGateway, mb(res.idle[armGateway])}},
 	}
-	r.tables = append(r.tables, t5)
+}
 
-	r.goals = []goal{
+// judge holds the gateway's figures to the goals.
+func judge(res *results, s1 addedLatency, throughput float64, s3 streamOverhead) []goal {
+	return []goal{
 		{fmt.Sprintf("scenario 1: added p50 <= %.1fx the baseline's", goalAddedP50Ratio),
-			fmt.Sprintf("%.2fx (%s vs %s)", ratio1, dur(added1[armGateway][0]), dur(added1[armBaseline][0])), ratio1 <= goalAddedP50Ratio},
-		{"scenario 1: added p99 < " + dur(goalAddedP99), dur(added1[armGateway][1]), added1[armGateway][1] < goalAddedP99},
-		{fmt.Sprintf("scenario 2: throughput >= %.0f%% of the baseline's", goalThroughput*100), pct(gwShare), gwShare >= goalThroughput},
-		{"scenario 3: added TTFC < " + dur(goalTTFC) + " (p50; p99 shown)", fmt.Sprintf("p50 %s, p99 %s", dur(gwTTFC50), dur(gwTTFC99)), gwTTFC50 < goalTTFC},
+			fmt.Sprintf("%.2fx (%s vs %s)", s1.p50Ratio, dur(s1.gatewayP50), dur(s1.baselineP50)), s1.p50Ratio <= goalAddedP50Ratio},
+		{"scenario 1: added p99 < " + dur(goalAddedP99), dur(s1.gatewayP99), s1.gatewayP99 < goalAddedP99},
+		{fmt.Sprintf("scenario 2: throughput >= %.0f%% of the baseline's", goalThroughput*100), pct(throughput), throughput >= goalThroughput},
+		{"scenario 3: added TTFC < " + dur(goalTTFC) + " (p50; p99 shown)", fmt.Sprintf("p50 %s, p99 %s", dur(s3.ttfc50), dur(s3.ttfc99)), s3.ttfc50 < goalTTFC},
 		{"scenario 3: < " + dur(goalPerChunk) + " per chunk ((total-direct)/64; added chunk latency p50 shown)",
-			fmt.Sprintf("%s; added chunk latency p50 %s", dur(gwPerChunk), dur(gwChunk50)), gwPerChunk < goalPerChunk},
+			fmt.Sprintf("%s; added chunk latency p50 %s", dur(s3.perChunk), dur(s3.chunk50)), s3.perChunk < goalPerChunk},
 		{"scenario 5: idle RSS < " + mb(goalIdleRSS), mb(res.idle[armGateway]), res.idle[armGateway] < goalIdleRSS},
-		{fmt.Sprintf("scenario 4: %d streams < %s", p.s4Streams, mb(goalStreamsRSS)), mb(res.s4[armGateway].peak), res.s4[armGateway].peak < goalStreamsRSS},
+		{fmt.Sprintf("scenario 4: %d streams < %s", res.plan.s4Streams, mb(goalStreamsRSS)), mb(res.s4[armGateway].peak), res.s4[armGateway].peak < goalStreamsRSS},
 	}
-	return r
 }
 
 func (r *report) text() string {

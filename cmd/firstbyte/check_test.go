@@ -80,6 +80,7 @@ func TestCheckSummaryDefaults(t *testing.T) {
 // TestCheckErrors: a bad config exits 1 with "PATH: N error(s)" and then
 // every error, one per line, in file order.
 func TestCheckErrors(t *testing.T) {
+	t.Parallel()
 	path := writeConfig(t, `lisen: 127.0.0.1:8080
 providers:
   groq: {base_url: "https://api.groq.com/openai/v1", timeout: {first_byte: 10}}
@@ -103,6 +104,7 @@ targets[1].modelmap: unknown key "modelmap" (did you mean "model_map"?)
 }
 
 func TestCheckSimulatorConfig(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := runCmd("check", "-config", "../../examples/sim.yaml")
 	want := "../../examples/sim.yaml: 1 error(s)\nthis looks like a simulator config (firstbyte sim -config FILE), not a gateway config"
 	if code != 1 || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 2 {
@@ -111,6 +113,7 @@ func TestCheckSimulatorConfig(t *testing.T) {
 }
 
 func TestCheckExitCodes(t *testing.T) {
+	t.Parallel()
 	if code, _, errOut := runCmd("check", "-config", filepath.Join(t.TempDir(), "nope.yaml")); code != 1 || !strings.Contains(errOut, "nope.yaml") {
 		t.Errorf("check on a missing file: exit %d, %q; want 1 naming the file", code, errOut)
 	}
@@ -169,6 +172,7 @@ telemetry: {ingest: {enabled: true, token: [${INGEST_TOKEN}]}}
 // TestServeLogsConfigWarnings: what check warns of, serve logs at start,
 // one line per warning naming the field.
 func TestServeLogsConfigWarnings(t *testing.T) {
+	t.Parallel()
 	cfg, err := config.Load("../../router/config/testdata/base_url_paths.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ var badConfigErrors = []string{
 // TestCheckReportsEveryError: `firstbyte check` on a bad config exits 1 and
 // prints every problem as field.path: message.
 func TestCheckReportsEveryError(t *testing.T) {
+	t.Parallel()
 	path := writeTempConfig(t, "bad.yaml", badConfig)
 	code, stdout, stderr := runFirstbyte(t, "check", "-config", path)
 	if code != 1 {
@@ -107,6 +108,7 @@ func containsLine(out, prefix string) bool {
 // TestServeRefusesABadConfig: `firstbyte serve` on a bad config exits 1
 // without ever listening on the addresses the config names.
 func TestServeRefusesABadConfig(t *testing.T) {
+	t.Parallel()
 	api, admin := loopbackAddr(freeLoopbackPort(t)), loopbackAddr(freeLoopbackPort(t))
 	path := writeTempConfig(t, "bad.yaml", fmt.Sprintf(`
 listen: %s
@@ -148,6 +150,7 @@ targets:
 // TestCheckGoodConfigAndVersion: `check` on a good config exits 0 with a
 // summary; `version` names the version, the commit and the Go version.
 func TestCheckGoodConfigAndVersion(t *testing.T) {
+	t.Parallel()
 	path := writeTempConfig(t, "good.yaml", `
 listen: 127.0.0.1:18080
 admin: {listen: 127.0.0.1:19464}

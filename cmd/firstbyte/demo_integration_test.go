@@ -20,6 +20,7 @@ var demoMetricsURL = regexp.MustCompile(`metrics http://(\S+)/metrics`)
 // counting the demo's own traffic; SIGINT stops it cleanly (exit 0, its
 // closing line, the admin listener closed) long before -duration.
 func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
+	t.Parallel()
 	p := startChildProc(t, "demo", requireBinary(t, "FIRSTBYTE_BIN"), childEnv(),
 		"demo", "-duration", "60s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0", "-workers", "2")
 	start := time.Now()
@@ -69,6 +70,7 @@ func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
 // the lead, recovers and leads again, and the output says so before the
 // demo stops. Each step waits for what the gateway does, not for a time.
 func TestDemoTellsItsWholeStory(t *testing.T) {
+	t.Parallel()
 	p := startChildProc(t, "demo", requireBinary(t, "FIRSTBYTE_BIN"), childEnv(),
 		"demo", "-duration", "60s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0")
 	start := time.Now()

@@ -12,6 +12,7 @@ import (
 // tells the same story as a fast one, only later. The clock and the
 // leaders are scripted.
 func TestDemoStoryFollowsTheGateway(t *testing.T) {
+	t.Parallel()
 	var switched []bool
 	s := newDemoStory(func(on bool) { switched = append(switched, on) })
 	at := func(sec float64, leader string) { s.observe(time.Duration(sec*float64(time.Second)), leader) }
@@ -77,6 +78,7 @@ func TestDemoStoryFollowsTheGateway(t *testing.T) {
 // TestDemoStoryLinesAtTheStart: before anything has happened the frame
 // says what the first step is, what ends it, and what comes next.
 func TestDemoStoryLinesAtTheStart(t *testing.T) {
+	t.Parallel()
 	got := newDemoStory(func(bool) {}).lines()
 	if len(got) != 5 || !strings.HasSuffix(got[1], "<- now, ends when it has led for 8s") || !strings.Contains(got[2], "next groq-sim slows") {
 		t.Errorf("story at the start:\n%s", strings.Join(got, "\n"))
@@ -86,6 +88,7 @@ func TestDemoStoryLinesAtTheStart(t *testing.T) {
 // TestDemoStarBehaviours: the two selves the story switches between are
 // valid providers of the same name.
 func TestDemoStarBehaviours(t *testing.T) {
+	t.Parallel()
 	if err := demoStarFast.Validate(); err != nil {
 		t.Errorf("fast: %v", err)
 	}

@@ -21,6 +21,7 @@ func recordedRouting(leader string, p50s map[string]float64) []router.ModelRouti
 // TestDemoFramesOnARecordedRun: shares over the run and over the last 10 s
 // diverge once the lead moves, and the move is announced once, with why.
 func TestDemoFramesOnARecordedRun(t *testing.T) {
+	t.Parallel()
 	v := newDemoView(10 * time.Second)
 	d := &demoDriver{}
 	counts := func(groq, together, openai float64) demoCounts {

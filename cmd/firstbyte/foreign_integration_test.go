@@ -226,6 +226,7 @@ func postOTLP(t *testing.T, admin, token string, td ptrace.Traces) {
 // the instrumentation never says a call was unary (nor streamed), and the
 // first request is cold. A rate-limited call is a fault of its target.
 func TestForeignSpansShapedLikeNodeApp(t *testing.T) {
+	t.Parallel()
 	pace := sim.Pace{Chunks: 1}
 	// The gateway's own first request goes to a real provider; the spans
 	// below say how fast each one is.

@@ -33,6 +33,7 @@ func adminStub(t *testing.T, readyz int) *httptest.Server {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	ready := adminStub(t, http.StatusOK)
 	draining := adminStub(t, http.StatusServiceUnavailable)
 	// A listener that accepts and never answers.
@@ -177,6 +178,7 @@ func TestHealthBaseURL(t *testing.T) {
 
 // The command is where users look for it: the usage and README's table.
 func TestHealthIsListed(t *testing.T) {
+	t.Parallel()
 	if !strings.Contains(usage, "firstbyte health [-url URL] [-live]") {
 		t.Errorf("usage does not list firstbyte health:\n%s", usage)
 	}

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // TestSeveralInstancesShareTheRanking is several instances sharing one ranking, with the shipped
@@ -23,6 +26,7 @@ import (
 //	client ─> A ──OTLP──> otelcol (fanout.yaml) ──/v1/traces──> A (skips its own)
 //	          B ──OTLP──┘                        └─/v1/traces──> B (learns)
 func TestSeveralInstancesShareTheRanking(t *testing.T) {
+	t.Parallel()
 	fast := startSimProvider(t, sim.Provider{Name: "fast", TTFB: sim.Fixed(5 * time.Millisecond), Stream: sim.Pace{Chunks: 1}})
 	slow := startSimProvider(t, sim.Provider{Name: "slow", TTFB: sim.Fixed(40 * time.Millisecond), Stream: sim.Pace{Chunks: 1}})
 
@@ -105,9 +109,15 @@ telemetry:
 		t.Fatalf("A's samples for m1 after 20 requests = %d, want 20", got)
 	}
 	learnsFromA(b)
-	// By now A's spans have made the round trip to A too (B got the same
-	// batches); give the A exporter a moment more and check A took none.
-	time.Sleep(500 * time.Millisecond)
+	// A's spans have made the round trip to A too (B got the same
+	// batches). To know A has been handed everything sent before now, send
+	// the collector a span of another instance that names a target nobody
+	// routes to, and wait until A has counted it rejected: then A took
+	// none of its own.
+	postOTLP(t, httpAddr, "", markerTrace())
+	pollUntil(t, 10*time.Second, "A rejecting the marker span the collector sent after A's own", func() bool {
+		return scrapeMetric(t, a.admin, "firstbyte_ingest_rejected_total", `reason="unknown_target"`) == 1
+	})
 	if peer := scrapeMetric(t, a.admin, "firstbyte_spans_consumed_total", `source="peer"`); peer != 0 {
 		t.Errorf(`A firstbyte_spans_consumed_total{source="peer"} = %v, want 0 (its own spans are skipped)`, peer)
 	}
@@ -141,4 +151,27 @@ telemetry:
 	if peer := scrapeMetric(t, a.admin, "firstbyte_spans_consumed_total", `source="peer"`); peer != 0 {
 		t.Errorf(`A firstbyte_spans_consumed_total{source="peer"} = %v at the end, want 0`, peer)
 	}
+}
+
+// markerTrace is one attempt span of an instance named "marker" for a
+// target no test gateway routes to: a gateway counts it rejected
+// (unknown_target) and learns nothing from it.
+func markerTrace() ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "firstbyte")
+	rs.Resource().Attributes().PutStr("service.instance.id", "marker")
+	span := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	span.SetTraceID(pcommon.TraceID{0x4d})
+	span.SetSpanID(pcommon.SpanID{0x4d})
+	span.SetName("chat nowhere")
+	span.SetKind(ptrace.SpanKindClient)
+	now := time.Now()
+	span.SetStartTimestamp(pcommon.NewTimestampFromTime(now.Add(-50 * time.Millisecond)))
+	span.SetEndTimestamp(pcommon.NewTimestampFromTime(now))
+	span.Attributes().PutStr("firstbyte.target", "marker-target")
+	span.Attributes().PutStr("gen_ai.request.model", "m1")
+	span.Attributes().PutInt("http.response.status_code", 200)
+	span.Attributes().PutDouble("gen_ai.response.time_to_first_chunk", 0.01)
+	return td
 }

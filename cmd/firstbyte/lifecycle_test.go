@@ -27,6 +27,7 @@ import (
 )
 
 func TestLimitListenerHoldsNewConnectionsInTheBacklog(t *testing.T) {
+	t.Parallel()
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +99,7 @@ func (l *logLines) lines(substr string) []string {
 }
 
 func TestRateLimitedWarn(t *testing.T) {
+	t.Parallel()
 	var out logLines
 	w := newRateLimitedWarn(slog.New(slog.NewTextHandler(&out, nil)), "export failed", "spans", 200*time.Millisecond)
 	for i := range 50 {
@@ -115,16 +117,35 @@ func TestRateLimitedWarn(t *testing.T) {
 	if len(got) != 2 || !strings.Contains(got[1], "count=49 spans=98") || !strings.Contains(got[1], `last_error="attempt 49"`) {
 		t.Fatalf("after the interval: %q, want a second line counting the other 49", got)
 	}
-	w.note(1, "")
+	w.note(1, "") // within the interval: pending, its timer started
 	w.Close()
-	w.note(1, "after close")
-	time.Sleep(250 * time.Millisecond)
 	if got := out.lines("export failed"); len(got) != 3 || !strings.Contains(got[2], "count=1 spans=1") {
-		t.Errorf("after Close: %q, want the pending one written and nothing after", got)
+		t.Fatalf("after Close: %q, want the pending one written at once", got)
+	}
+	w.note(1, "after close")
+	// Nothing is written after Close: not by the timer Close stopped, not
+	// for the note after it. The control, a warning left open whose note
+	// is pending from now on, shows a timer of the same interval has fired
+	// by the time its line is there.
+	var controlOut logLines
+	control := newRateLimitedWarn(slog.New(slog.NewTextHandler(&controlOut, nil)), "control", "", 200*time.Millisecond)
+	defer control.Close()
+	control.note(0, "first")
+	control.note(0, "pending")
+	deadline = time.Now().Add(2 * time.Second)
+	for len(controlOut.lines("control")) < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := controlOut.lines("control"); len(got) != 2 {
+		t.Fatalf("the control: %q, want its pending note written by its timer", got)
+	}
+	if got := out.lines("export failed"); len(got) != 3 {
+		t.Errorf("after Close: %q, want nothing after the line Close wrote", got)
 	}
 }
 
 func TestRestartOnlyFields(t *testing.T) {
+	t.Parallel()
 	base := `
 listen: 127.0.0.1:8080
 admin: {listen: 127.0.0.1:9464}
@@ -243,6 +264,7 @@ func metricValue(t *testing.T, s *stack, series string) string {
 }
 
 func TestStackReloadAndAdminToken(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"ok":true}`)
@@ -341,6 +363,7 @@ targets:
 // again (telemetry.ingest.foreign needs no restart): an application's span
 // teaches the tracker only while the running config takes it.
 func TestStackReloadsForeignIngest(t *testing.T) {
+	t.Parallel()
 	cfgText := func(foreign string) string {
 		return `
 listen: 127.0.0.1:0
@@ -417,6 +440,7 @@ type panicTransport struct{}
 func (panicTransport) RoundTrip(*http.Request) (*http.Response, error) { panic("a bug") }
 
 func TestStackSurvivesAPanicAndCountsIt(t *testing.T) {
+	t.Parallel()
 	s, _, logs := testStack(t, `
 listen: 127.0.0.1:0
 admin: {listen: 127.0.0.1:0}
@@ -446,6 +470,7 @@ targets:
 // an answer still arriving on the old gateway stays counted in
 // firstbyte_response_buffered_bytes, and its bytes come back when it ends.
 func TestReloadKeepsCountingAnswersInFlight(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := `{"pad":"` + strings.Repeat("x", 300<<10) + `"}`

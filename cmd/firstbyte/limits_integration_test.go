@@ -94,6 +94,7 @@ func closedWithin(c *keptAlive, limit time.Duration) (time.Duration, bool) {
 // listener and on the admin one alike; read_timeout (3s) is not what
 // closes it.
 func TestIdleTimeoutOnBothListeners(t *testing.T) {
+	t.Parallel()
 	const idle = 400 * time.Millisecond
 	gw := limitsGateway(t, "{idle_timeout: 400ms, read_timeout: 3s}")
 	for _, l := range []struct{ name, addr, path string }{
@@ -129,6 +130,7 @@ func TestIdleTimeoutOnBothListeners(t *testing.T) {
 // deadline (min(read_timeout, 10s) = 1s here) has passed, on both
 // listeners.
 func TestHeaderDeadlineClosesSlowHeaders(t *testing.T) {
+	t.Parallel()
 	const deadline = time.Second
 	gw := limitsGateway(t, "{read_timeout: 1s, idle_timeout: 10s}")
 	for _, l := range []struct{ name, addr string }{{"api", gw.api}, {"admin", gw.admin}} {
@@ -177,6 +179,7 @@ func TestHeaderDeadlineClosesSlowHeaders(t *testing.T) {
 // the backlog), and is served as soon as one of the two closes; this holds
 // on the admin listener too, and each listener has its own slots.
 func TestMaxConnectionsPerListener(t *testing.T) {
+	t.Parallel()
 	gw := limitsGateway(t, "{max_connections: 2, idle_timeout: 10s, read_timeout: 10s}")
 	// The harness's clients keep connections alive in their pools: close
 	// them, so only this test's connections hold slots.

@@ -128,6 +128,7 @@ func promptBody(model string) string {
 // reason; a request that skipped a target says so in its line's skipped
 // field; no line holds the prompt or a key.
 func TestLogsJSONSummaryCircuitIngestAndSkipped(t *testing.T) {
+	t.Parallel()
 	flaky := newSwitchable(t)
 	flaky.failing.Store(true)
 	steady := startSimProvider(t, sim.Provider{Name: "steady", TTFB: sim.Fixed(time.Millisecond)})
@@ -246,6 +247,7 @@ telemetry:
 // (a circuit opening) and no info line at all, the start-up summary
 // included.
 func TestLogRequestsOffAndLevelWarn(t *testing.T) {
+	t.Parallel()
 	t.Run("requests off", func(t *testing.T) {
 		p := startSimProvider(t, sim.Provider{Name: "p", TTFB: sim.Fixed(time.Millisecond)})
 		gw := startGatewayProc(t, "gateway", fmt.Sprintf(`

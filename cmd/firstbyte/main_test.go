@@ -36,6 +36,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestServeRefusesInvalidConfig(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := runCmd("serve", "-config", "../../router/config/testdata/many_errors.yaml")
 	if code != 1 || !strings.Contains(errOut, "targets[1].retry.attempts") {
 		t.Errorf("serve with invalid config: exit %d\n%s", code, errOut)
@@ -47,6 +48,7 @@ func TestServeRefusesInvalidConfig(t *testing.T) {
 }
 
 func TestVersionAndUsage(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runCmd("version")
 	if code != 0 || !strings.Contains(out, runtime.Version()) || !strings.HasPrefix(out, "firstbyte ") {
 		t.Errorf("version: exit %d, %q", code, out)
@@ -65,6 +67,7 @@ func TestVersionAndUsage(t *testing.T) {
 // TestDemoRunsAndStops runs the embedded demo briefly on free ports: it must
 // serve traffic, learn a leader and stop by itself.
 func TestDemoRunsAndStops(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runCmd("demo", "-duration", "3s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0")
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errOut)

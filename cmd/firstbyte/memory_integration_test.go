@@ -66,6 +66,7 @@ func (zeros) Read(p []byte) (int, error) {
 // held one or two at a time and the others refused the same way; chunked
 // ones (40 MB) peak higher than the budget alone (see maxMiB).
 func TestHugeUnaryAnswersStayBounded(t *testing.T) {
+	t.Parallel()
 	const huge = 200 << 20
 	tooLarge := func(r apiResponse) bool {
 		return r.status == http.StatusBadGateway && strings.Contains(r.body, `"error":"response_too_large"`)
@@ -193,6 +194,7 @@ func errorCode(body string) string {
 // 595,000 deep on the trace ingest are refused without decoding them, in
 // bounded memory.
 func TestDeepIngestBodiesStayBounded(t *testing.T) {
+	t.Parallel()
 	gw := startGatewayProc(t, "gateway", `
 listen: 127.0.0.1:0
 admin: {listen: 127.0.0.1:0}

@@ -51,6 +51,7 @@ func wantSeries(t *testing.T, admin, name, labels string, want float64, when str
 // circuit is closed, 1 from the moment it opens (and while half-open,
 // waiting for its probe), and 0 again once the probe's success closes it.
 func TestCircuitOpenGauge(t *testing.T) {
+	t.Parallel()
 	flaky := newSwitchable(t)
 	flaky.failing.Store(true)
 	steady := startSimProvider(t, sim.Provider{Name: "steady", TTFB: sim.Fixed(time.Millisecond)})
@@ -100,6 +101,7 @@ targets:
 // is served by the next target; firstbyte_skips_total counts that skip
 // once, by target and reason, and the request line names it.
 func TestQueueFullSkipCounted(t *testing.T) {
+	t.Parallel()
 	busy := newSwitchable(t)
 	busy.holding.Store(true)
 	steady := startSimProvider(t, sim.Provider{Name: "steady", TTFB: sim.Fixed(time.Millisecond)})
@@ -155,7 +157,12 @@ targets:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the first request did not end after busy was released")
 	}
-	time.Sleep(100 * time.Millisecond) // a second count would come as fast as the first
+	// A second skip would be counted from the first request's spans, which
+	// end after the second's: wait until the metrics have taken both
+	// requests, then the count must still be 1.
+	pollUntil(t, 5*time.Second, "firstbyte_requests_total = 2", func() bool {
+		return scrapeMetric(t, gw.admin, "firstbyte_requests_total") == 2
+	})
 	wantSeries(t, gw.admin, skips, `reason="queue_full",target="busy"`, 1, "after both requests")
 	if v, _ := metricSeries(t, gw.admin, skips, `reason="queue_full",target="steady"`); v != 0 {
 		t.Errorf("%s{steady, queue_full} = %v, want 0", skips, v)

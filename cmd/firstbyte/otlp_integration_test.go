@@ -88,6 +88,7 @@ func waitForSpans(t *testing.T, sink *spanSink, instance string, servers, client
 //	              v
 //	      firstbyte-otelcol ─> sink
 func TestOTLPExportToCollector(t *testing.T) {
+	t.Parallel()
 	f := newOTLPFixture(t)
 	col, sink := startCollectorToSink(t)
 	gw := startGatewayProc(t, "gateway", f.config("http://"+col.httpAddr), exportEnv...)
@@ -337,6 +338,7 @@ func checkAttemptSpan(t *testing.T, s sinkSpan, ports map[string]int64, upstream
 // TestOTLPSamplerOffStillLearns: with OTEL_TRACES_SAMPLER=always_off no span
 // leaves the process, yet every attempt still teaches the tracker.
 func TestOTLPSamplerOffStillLearns(t *testing.T) {
+	t.Parallel()
 	f := newOTLPFixture(t)
 	col, sink := startCollectorToSink(t)
 	off := startGatewayProc(t, "gateway-sampler-off", f.config("http://"+col.httpAddr), append(exportEnv, "OTEL_TRACES_SAMPLER=always_off")...)
@@ -370,6 +372,7 @@ func TestOTLPSamplerOffStillLearns(t *testing.T) {
 // TestOTLPExportGRPC: OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends the spans to
 // the collector's gRPC receiver.
 func TestOTLPExportGRPC(t *testing.T) {
+	t.Parallel()
 	f := newOTLPFixture(t)
 	col, sink := startCollectorToSink(t)
 	gw := startGatewayProc(t, "gateway-grpc", f.config("http://"+col.grpcAddr), append(exportEnv, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc")...)

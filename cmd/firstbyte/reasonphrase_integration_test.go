@@ -20,6 +20,7 @@ import (
 // last failure ("Site is overloaded", not "status code 529"), and a 499
 // passed through as it came.
 func TestNonStandardStatusHasItsReasonPhrase(t *testing.T) {
+	t.Parallel()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if strings.Contains(r.Header.Get("Authorization"), "key-499") {

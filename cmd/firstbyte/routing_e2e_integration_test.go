@@ -10,6 +10,11 @@ package main
 // `firstbyte-loadtest -routing`, docs/routing-e2e.md); thresholds are loose
 // enough for a busy two-core machine and still fail a mode that does not
 // do its job.
+//
+// These tests are not parallel: what they measure is latency, against
+// first-byte timeouts of 200 ms, and another test's load beside them (the
+// chaos soak's, another routing run's) turned healthy targets' answers
+// into 504s on two cores.
 
 import (
 	"context"

@@ -38,6 +38,7 @@ var canaries = []string{canaryProviderKey, canaryClientKey, canaryPrompt, canary
 // both formats, /debug/routing and every answer (the passed-through 422 is
 // the provider's own body, which does not contain the prompt).
 func TestNoSecretsOrPromptsAnywhere(t *testing.T) {
+	t.Parallel()
 	ok := startSimProvider(t, sim.Provider{Name: "ok", TTFB: sim.Fixed(5 * time.Millisecond), Stream: sim.Pace{Chunks: 3, Interval: time.Millisecond}})
 	const picky422 = `{"error":{"message":"The upstream refuses this request.","type":"invalid_request_error","param":null,"code":"unprocessable"}}`
 	picky := startSimProvider(t, sim.Provider{Name: "picky", StatusBody: &sim.StatusBody{Status: http.StatusUnprocessableEntity, Body: picky422}})

@@ -75,6 +75,7 @@ func reloadAdmin(t *testing.T, admin string) {
 // -config wins over both; a reload reads the same file again. With none of
 // them there it exits 1 naming firstbyte.yaml.
 func TestServeFindsItsConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cwdConfig := filepath.Join(dir, "firstbyte.yaml")
 	envConfig := filepath.Join(t.TempDir(), "from-env.yaml")

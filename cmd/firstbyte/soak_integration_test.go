@@ -49,6 +49,8 @@ func soakDuration(t *testing.T) time.Duration {
 //	                          ├─> staller   (TTFB 600 ms median: past the 250 ms first-byte timeout)
 //	                          └─> cutter    (every answer cut: unary reset, stream after 2 chunks)
 func TestChaosSoak(t *testing.T) {
+	// Not parallel: it holds 16 clients on two cores for its duration and
+	// counts the answers served within the providers' timeouts.
 	dur := soakDuration(t)
 	pace := sim.Pace{Chunks: 6, Interval: 5 * time.Millisecond}
 	providers := []sim.Provider{

@@ -18,11 +18,21 @@ import (
 )
 
 // studyDeps wires the product's tracker and aggregator into each run of
-// the study: the same statistics the gateway ranks on, on the run's clock.
-var studyDeps = study.Deps{NewStats: func(now func() time.Time) (router.StatsSource, telemetry.TracesConsumer) {
-	tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
-	return tracker, collector.NewAggregator(tracker, collector.AggregatorOptions{})
-}}
+// the study: the same statistics the gateway ranks on, on the run's clock;
+// in a fleet, one per replica, which skips its own spans among the fleet's
+// by its service.instance.id, as each instance's aggregator does.
+var studyDeps = study.Deps{
+	NewStats: func(now func() time.Time) (router.StatsSource, telemetry.TracesConsumer) {
+		tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
+		return tracker, collector.NewAggregator(tracker, collector.AggregatorOptions{})
+	},
+	NewReplica: func(now func() time.Time, instance string) (router.StatsSource, study.PeerConsumer) {
+		tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
+		agg := collector.NewAggregator(tracker, collector.AggregatorOptions{})
+		agg.SetInstanceID(instance)
+		return tracker, agg
+	},
+}
 
 // cmdStudy runs the routing-quality study and writes its report and charts.
 func cmdStudy(args []string, stdout, stderr io.Writer) int {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestStudyCommandWritesReportAndCharts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "study")
 	doc := filepath.Join(dir, "routing-study.md")
@@ -46,6 +47,7 @@ func TestStudyCommandWritesReportAndCharts(t *testing.T) {
 }
 
 func TestStudyCommandRefusesUnknownNames(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ flag, value, want string }{
 		{"-scenarios", "a,z", `unknown scenario "z"`},
 		{"-modes", "fastest", `unknown mode "fastest"`},

@@ -603,27 +603,22 @@ func TestRateLimitOverlayLimitsPerKey(t *testing.T) {
 	}
 	recv.postHTTP(t, td)
 
-	want := map[string]int{"": 1, "groq": 3, "openai": 3}
+	// A later batch: another server span (passed) and another groq
+	// attempt (over its key's burst: dropped). Once its server span has
+	// reached an instance, so has anything of the first batch.
+	marker := pcommon.TraceID{0x7b}
+	recv.postHTTP(t, buildSampleTrace(marker))
+
+	want := map[string]int{"": 2, "groq": 3, "openai": 3}
 	for _, s := range []struct {
 		name string
 		sink *sink
 	}{{"instance a", a}, {"instance b", b}} {
-		var got map[string]int
-		deadline := time.Now().Add(waitFor)
-		for time.Now().Before(deadline) {
-			got = s.sink.spansByTarget()
-			if got[""]+got["groq"]+got["openai"] >= 7 {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
+		if _, ok := s.sink.waitForTrace(marker); !ok {
+			t.Fatalf("%s: the later batch's server span did not come within %v; got %v", s.name, waitFor, s.sink.spansByTarget())
 		}
-		time.Sleep(300 * time.Millisecond) // a later batch would have come by now
-		got = s.sink.spansByTarget()
-		for k, n := range want {
-			if got[k] != n {
-				t.Errorf("%s received %v spans by firstbyte.target, want %v", s.name, got, want)
-				break
-			}
+		if got := s.sink.spansByTarget(); !maps.Equal(got, want) {
+			t.Errorf("%s received %v spans by firstbyte.target, want %v", s.name, got, want)
 		}
 	}
 }
@@ -693,15 +688,26 @@ func TestTreeDeliversTheFleetsLimitedStreamToEveryInstance(t *testing.T) {
 	}
 	leaves["a"].postHTTP(t, batch(0xa1, append(aTargets, "openai")...))
 	leaves["b"].postHTTP(t, batch(0xb1, bTargets...))
+	// Then through each leaf an attempt of a key of its own, which passes
+	// both limits: once both have reached an instance, so has anything of
+	// the batches sent before them through the same leaves.
+	leaves["a"].postHTTP(t, batch(0xa2, "marker-a"))
+	leaves["b"].postHTTP(t, batch(0xb2, "marker-b"))
 
-	want := map[string]int{"groq": 1, "openai": 1}
+	want := map[string]int{"groq": 1, "openai": 1, "marker-a": 1, "marker-b": 1}
 	deadline := time.Now().Add(waitFor)
-	for _, s := range sinks {
-		for time.Now().Before(deadline) && len(s.spansByTarget()) < 2 {
+	for name, s := range sinks {
+		for {
+			got := s.spansByTarget()
+			if got["marker-a"] > 0 && got["marker-b"] > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("instance %s: both leaves' marker spans did not come within %v; got %v", name, waitFor, got)
+			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	time.Sleep(600 * time.Millisecond) // three hops of 200 ms batches: anything more has come by now
 	for name, s := range sinks {
 		if got := s.spansByTarget(); !maps.Equal(got, want) {
 			t.Errorf("instance %s received %v spans by firstbyte.target, want %v", name, got, want)

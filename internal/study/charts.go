@@ -9,7 +9,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -29,7 +28,7 @@ const ratioChart = "ratio-to-oracle.png"
 
 // timelineScenarios get a chart of the latency modes' first picks over
 // time: the scenarios where the best first choice changes.
-var timelineScenarios = []string{"b", "d", "d-breaker", "e", "f"}
+var timelineScenarios = []string{"b", "d", "d-breaker", "e", "f", "capacity", "fleet"}
 
 func timelineChart(scenario string) string { return "first-picks-" + scenario + ".png" }
 
@@ -39,6 +38,23 @@ var targetColors = []color.Color{
 	color.RGBA{0, 140, 72, 255},   // t80
 	color.RGBA{238, 46, 47, 255},  // t20
 	color.RGBA{102, 44, 145, 255}, // t10
+}
+
+// modeColors tell the modes' bars apart (gonum's default palette has
+// seven colours, fewer than the modes).
+var modeColors = []color.Color{
+	color.RGBA{78, 121, 167, 255},  // blue
+	color.RGBA{242, 142, 43, 255},  // orange
+	color.RGBA{225, 87, 89, 255},   // red
+	color.RGBA{118, 183, 178, 255}, // teal
+	color.RGBA{89, 161, 79, 255},   // green
+	color.RGBA{237, 201, 72, 255},  // yellow
+	color.RGBA{176, 122, 161, 255}, // purple
+	color.RGBA{255, 157, 167, 255}, // pink
+	color.RGBA{156, 117, 95, 255},  // brown
+	color.RGBA{186, 176, 172, 255}, // grey
+	color.RGBA{31, 59, 115, 255},   // navy
+	color.RGBA{140, 209, 125, 255}, // light green
 }
 
 // Charts draws every chart the report shows.
@@ -76,7 +92,13 @@ func (st *Study) ratioPNG() ([]byte, error) {
 	for _, s := range st.Scenarios {
 		names = append(names, "("+s.Name+")")
 	}
-	width := vg.Points(10)
+	// The chart is wide enough for the legend and for bars at least
+	// minBar wide filling 80 % of each scenario's group, so that groups
+	// never overlap.
+	const minBar, maxBar, cell, margin = 4.0, 12.0, 140.0, 90.0
+	groups, bars := float64(len(st.Scenarios)), float64(len(modes))
+	w := max(760, cell*bars+40, margin+groups*bars*minBar/0.8)
+	width := vg.Points(min(maxBar, (w-margin)/groups*0.8/bars))
 	var legend []legendEntry
 	top := 1.0
 	for j, m := range modes {
@@ -90,7 +112,7 @@ func (st *Study) ratioPNG() ([]byte, error) {
 			return nil, err
 		}
 		bars.LineStyle.Width = 0
-		bars.Color = plotutil.Color(j)
+		bars.Color = modeColors[j%len(modeColors)]
 		bars.Offset = vg.Length(float64(j)-float64(len(modes)-1)/2) * width
 		p.Add(bars)
 		legend = append(legend, legendEntry{m, bars})
@@ -103,10 +125,10 @@ func (st *Study) ratioPNG() ([]byte, error) {
 	p.Add(one, plotter.NewGrid())
 	p.NominalX(names...)
 	const header = 44
-	w, h := vg.Points(760), vg.Points(400)
-	return pngOf(w, h, func(c draw.Canvas) {
+	h := vg.Points(400)
+	return pngOf(vg.Points(w), h, func(c draw.Canvas) {
 		drawHeader(draw.Crop(c, 0, 0, h-vg.Points(header), 0),
-			"Mean time to first byte over the oracle's (1 = the oracle), per scenario and mode", legend, 100)
+			"Mean time to first byte over the oracle's (1 = the oracle), per scenario and mode", legend, cell)
 		p.Draw(draw.Crop(c, 0, -vg.Points(8), 0, -vg.Points(header)))
 	})
 }

@@ -12,10 +12,18 @@ import (
 
 // collectorDeps wires the product's tracker and aggregator, as cmd does.
 func collectorDeps() Deps {
-	return Deps{NewStats: func(now func() time.Time) (router.StatsSource, telemetry.TracesConsumer) {
-		tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
-		return tracker, collector.NewAggregator(tracker, collector.AggregatorOptions{})
-	}}
+	return Deps{
+		NewStats: func(now func() time.Time) (router.StatsSource, telemetry.TracesConsumer) {
+			tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
+			return tracker, collector.NewAggregator(tracker, collector.AggregatorOptions{})
+		},
+		NewReplica: func(now func() time.Time, instance string) (router.StatsSource, PeerConsumer) {
+			tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
+			agg := collector.NewAggregator(tracker, collector.AggregatorOptions{})
+			agg.SetInstanceID(instance)
+			return tracker, agg
+		},
+	}
 }
 
 // runStudy runs a study with the product's tracker, failing the test on an

@@ -39,6 +39,13 @@ const (
 	RateLimitRatio  = 1.15
 	// (i): the first request served after every target's outage ends.
 	OutageRecovery = time.Second
+	// (capacity), (fleet) and (cache): the mean against the best static
+	// split's (the cache-aware oracle's in (cache)), and the leadership
+	// changes a minute (per replica in (fleet)).
+	CapacityRatio    = 1.15
+	FleetRatio       = 1.20
+	CacheRatio       = 1.15
+	MaxLeaderChanges = 6.0
 )
 
 // Goals evaluates every goal whose scenario and modes were run.
@@ -46,14 +53,9 @@ func (st *Study) Goals() []Goal {
 	var out []Goal
 	add := func(g Goal) { out = append(out, g) }
 	ratioGoal := func(scenario, mode string, limit float64, what string) {
-		r := st.Result(scenario, mode)
-		if r == nil || st.Result(scenario, Oracle) == nil {
-			return
+		if g, ok := st.ratioGoal(scenario, mode, limit, what); ok {
+			add(g)
 		}
-		x := st.Ratio(r)
-		add(Goal{Scenario: scenario, Mode: mode, Value: x, Met: x <= limit,
-			Text:   fmt.Sprintf("(%s) %s: mean TTFB within %.2fx the oracle's%s", scenario, mode, limit, what),
-			Figure: fmt.Sprintf("%.3fx (%s against %s)", x, msText(r.Mean()), msText(st.Result(scenario, Oracle).Mean()))})
 	}
 
 	if r := st.Result("a", "least-latency"); r != nil {
@@ -116,6 +118,7 @@ func (st *Study) Goals() []Goal {
 	}
 	out = append(out, st.failureGoals()...)
 	out = append(out, st.hedgeGoals()...)
+	out = append(out, st.reactGoals()...)
 	for _, m := range LatencyModes {
 		worst, where := math.Inf(1), ""
 		for _, s := range st.Scenarios {
@@ -134,6 +137,30 @@ func (st *Study) Goals() []Goal {
 			Figure: fmt.Sprintf("lowest: %s in (%s)", percent(worst, 2), where)})
 	}
 	return out
+}
+
+// ratioGoal is the goal that mode's mean TTFB in scenario is within limit
+// times the oracle's; ok is false when either did not run.
+func (st *Study) ratioGoal(scenario, mode string, limit float64, what string) (Goal, bool) {
+	r, o := st.Result(scenario, mode), st.Result(scenario, Oracle)
+	if r == nil || o == nil {
+		return Goal{}, false
+	}
+	x := st.Ratio(r)
+	return Goal{Scenario: scenario, Mode: mode, Value: x, Met: x <= limit,
+		Text:   fmt.Sprintf("(%s) %s: mean TTFB within %.2fx %s%s", scenario, mode, limit, oracleName(r.Scenario), what),
+		Figure: fmt.Sprintf("%.3fx (%s against %s)", x, msText(r.Mean()), msText(o.Mean()))}, true
+}
+
+// oracleName is how a goal names s's oracle.
+func oracleName(s *Scenario) string {
+	switch {
+	case s.Oracle == OracleSplit:
+		return "the best static split's"
+	case s.Conversations > 0:
+		return "the cache-aware oracle's"
+	}
+	return "the oracle's"
 }
 
 // seconds is d in seconds, -1 for never.
@@ -245,6 +272,63 @@ func (st *Study) hedgeGoals() []Goal {
 		out = append(out, Goal{Scenario: "d", Mode: r.Mode, Value: x, Met: x <= HedgeHangRatio,
 			Text:   fmt.Sprintf("(d) %s, no breaker: mean TTFB within %.2fx the oracle's %s", r.Mode, HedgeHangRatio, r.Scenario.Window.Name),
 			Figure: fmt.Sprintf("%.3fx (%s against %s)", x, msText(r.WindowTTFB), msText(o.WindowTTFB))})
+	}
+	return out
+}
+
+// reactGoals are the goals of the providers that react to what they are
+// sent: in (capacity) least- and reliable-latency stay within
+// CapacityRatio of the best static split, no request fails while some
+// target has room (t80 always has: so, in the study, no request fails;
+// the providers queue rather than refuse, so this holds the pipeline to
+// never turning a queue into a failure), and their leader changes at most
+// MaxLeaderChanges times a minute; in (fleet) every latency mode stays
+// within FleetRatio of it and each replica's leader changes at most
+// MaxLeaderChanges times a minute; in (cache) least- and reliable-latency
+// stay within CacheRatio of the cache-aware oracle.
+func (st *Study) reactGoals() []Goal {
+	var out []Goal
+	leaders := func(scenario, mode string) {
+		r := st.Result(scenario, mode)
+		if r == nil {
+			return
+		}
+		x, k := r.WorstLeaderChanges()
+		g := Goal{Scenario: scenario, Mode: mode, Value: x, Met: x <= MaxLeaderChanges,
+			Text:   fmt.Sprintf("(%s) %s: the leader changes at most %g times a minute", scenario, mode, MaxLeaderChanges),
+			Figure: fmt.Sprintf("%.1f a minute", x)}
+		if len(r.LeaderChanges) > 1 {
+			g.Text = fmt.Sprintf("(%s) %s: each replica's leader changes at most %g times a minute", scenario, mode, MaxLeaderChanges)
+			g.Figure = fmt.Sprintf("%.1f a minute (replica %d, the worst)", x, k)
+		}
+		if o := st.Result(scenario, Oracle); o != nil {
+			y, _ := o.WorstLeaderChanges()
+			g.Figure += fmt.Sprintf("; oracle %.1f", y)
+		}
+		out = append(out, g)
+	}
+	for _, m := range []string{"least-latency", "reliable-latency"} {
+		if g, ok := st.ratioGoal("capacity", m, CapacityRatio, ""); ok {
+			out = append(out, g)
+		}
+		if r := st.Result("capacity", m); r != nil {
+			failed := r.Requests - r.Served
+			out = append(out, Goal{Scenario: "capacity", Mode: m, Value: float64(r.FailedWithRoom), Met: r.FailedWithRoom == 0,
+				Text:   fmt.Sprintf("(capacity) %s: no request fails while a target has room", m),
+				Figure: fmt.Sprintf("%d of %d failed, %d of them while a target had room", failed, r.Requests, r.FailedWithRoom)})
+		}
+		leaders("capacity", m)
+	}
+	for _, m := range LatencyModes {
+		if g, ok := st.ratioGoal("fleet", m, FleetRatio, ""); ok {
+			out = append(out, g)
+		}
+		leaders("fleet", m)
+	}
+	for _, m := range []string{"least-latency", "reliable-latency"} {
+		if g, ok := st.ratioGoal("cache", m, CacheRatio, ""); ok {
+			out = append(out, g)
+		}
 	}
 	return out
 }

@@ -59,6 +59,23 @@ type Result struct {
 	// requests that failed after that.
 	Recovered    time.Duration
 	LateFailures int
+	// FailedWithRoom counts the requests that failed while some target
+	// would have served an attempt at once (no limit, or a free slot).
+	FailedWithRoom int
+	// Queued counts the attempts that waited for a provider's slot, and
+	// QueueWait sums their waits.
+	Queued    int
+	QueueWait time.Duration
+	// LeaderPicks[k][w][i] counts the requests of replica k starting in
+	// leadership window w (LeaderWindow long) whose first attempt went to
+	// target i; LeaderChanges[k] is how often replica k's leader changed,
+	// per minute of measured time (leadership.go).
+	LeaderPicks   [][][]int
+	LeaderChanges []float64
+	// Split, for a split oracle, is the share of the requests sent to each
+	// target, and SplitsTried how many splits the search ran.
+	Split       []float64
+	SplitsTried int
 
 	duration  time.Duration
 	windowSum time.Duration
@@ -87,6 +104,13 @@ func newResult(s *Scenario, mode string, duration time.Duration) *Result {
 	}
 	for i := range r.Draws {
 		r.Draws[i] = make([]Draws, n)
+	}
+	r.LeaderPicks = make([][][]int, s.replicas())
+	for k := range r.LeaderPicks {
+		r.LeaderPicks[k] = make([][]int, leaderWindows(duration))
+		for w := range r.LeaderPicks[k] {
+			r.LeaderPicks[k][w] = make([]int, len(s.Targets))
+		}
 	}
 	return r
 }
@@ -122,6 +146,16 @@ func (r *Result) drew(target int, t time.Duration, end router.Result, took time.
 	}
 }
 
+// queued records the wait for a slot of an attempt starting at t that
+// holds h.
+func (r *Result) queued(t time.Duration, h hold) {
+	if _, ok := r.measured(t); !ok || h.slot < 0 || h.before <= t {
+		return
+	}
+	r.Queued++
+	r.QueueWait += h.before - t
+}
+
 // record counts a request that ended after ttfb.
 func (r *Result) record(c *client, served bool, ttfb time.Duration) {
 	b, ok := r.measured(c.start)
@@ -136,6 +170,7 @@ func (r *Result) record(c *client, served bool, ttfb time.Duration) {
 	r.Selections[c.selection]++
 	if c.firstPick >= 0 {
 		r.Picks[b][c.firstPick]++
+		r.LeaderPicks[c.replica][int(c.start/LeaderWindow)][c.firstPick]++
 	}
 	if o := r.Scenario.Outage; o != nil {
 		switch end := c.start + ttfb; {
@@ -170,6 +205,10 @@ func (r *Result) finish() {
 			until = changes[k+1].At
 		}
 		r.ChangeTimes[k] = r.sustainedLead(ch.Leader, ch.At, until)
+	}
+	r.LeaderChanges = make([]float64, len(r.LeaderPicks))
+	for k, picks := range r.LeaderPicks {
+		r.LeaderChanges[k] = float64(leaderChanges(picks)) / r.duration.Minutes()
 	}
 }
 
@@ -239,6 +278,15 @@ func (r *Result) Quantile(q float64) time.Duration {
 	}
 	k := int(math.Ceil(q*float64(n))) - 1
 	return r.TTFB[min(max(k, 0), n-1)]
+}
+
+// MeanQueueWait is the mean wait of the attempts that waited for a slot
+// (0 with none).
+func (r *Result) MeanQueueWait() time.Duration {
+	if r.Queued == 0 {
+		return 0
+	}
+	return r.QueueWait / time.Duration(r.Queued)
 }
 
 // PerRequest divides a count by the requests.

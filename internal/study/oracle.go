@@ -64,17 +64,36 @@ func orderCost(order []int, q, cost []float64) float64 {
 	return total
 }
 
+// knowledge is what the oracle knows of the providers' state beyond their
+// behaviour: which rate-limited targets take an attempt at t (room), and
+// which hold a conversation's prompt prefix (cached). A nil func knows
+// nothing: room always, cached never.
+type knowledge struct {
+	room   func(i int, t time.Duration) bool
+	cached func(i, conv int, t time.Duration) bool
+}
+
+// request is knowledge for one request, of conversation conv (-1: none).
+type request struct {
+	knowledge
+	conv int
+}
+
+// at is k for a request of conversation conv (-1: none).
+func (k knowledge) at(conv int) request { return request{k, conv} }
+
 // oracleOrder appends to dst the order of the targets in the config at t
 // with the least expected time to a first byte, and returns that time in
 // seconds.
 func oracleOrder(dst []int, s *Scenario, t time.Duration) ([]int, float64) {
-	return oracleOrderAt(dst, s, t, nil)
+	return oracleOrderAt(dst, s, t, request{conv: -1})
 }
 
-// oracleOrderAt is oracleOrder knowing, through room (nil: always), which
-// rate-limited targets take an attempt at t: one that would refuse it goes
-// last, as if it failed.
-func oracleOrderAt(dst []int, s *Scenario, t time.Duration, room func(i int, t time.Duration) bool) ([]int, float64) {
+// oracleOrderAt is oracleOrder knowing, through k, which rate-limited
+// targets take an attempt at t (one that would refuse it goes last, as if
+// it failed) and which providers hold the request's prompt prefix (a
+// cached prefix's time is CacheSpeedup of a cold one's).
+func oracleOrderAt(dst []int, s *Scenario, t time.Duration, k request) ([]int, float64) {
 	q := make([]float64, len(s.Targets))
 	cost := make([]float64, len(s.Targets))
 	base := len(dst)
@@ -82,8 +101,11 @@ func oracleOrderAt(dst []int, s *Scenario, t time.Duration, room func(i int, t t
 		if s.active(i, t) {
 			dst = append(dst, i)
 			b := s.Behave(i, t)
+			if k.conv >= 0 && k.cached != nil && k.cached(i, k.conv, t) {
+				b.Median = time.Duration(float64(b.Median) * CacheSpeedup)
+			}
 			q[i], cost[i] = attemptCost(b, s.FirstByte)
-			if b.Limit > 0 && room != nil && !room(i, t) {
+			if b.Limit > 0 && k.room != nil && !k.room(i, t) {
 				q[i] = 0
 			}
 		}

@@ -15,10 +15,10 @@ import (
 // from an ordinary config, or through the oracle's order on a gateway of
 // its own.
 
-// planner gives a request that starts at t its route, and the selection
-// the run records for it.
+// planner gives a request that starts at t, of conversation conv (-1:
+// none), its route, and the selection the run records for it.
 type planner interface {
-	plan(t time.Duration) (*router.Route, string, error)
+	plan(t time.Duration, conv int) (*router.Route, string, error)
 }
 
 // gateways are the gateways of a run, one per config it has: the
@@ -63,15 +63,25 @@ func (gws gateways) at(t time.Duration) *router.Gateway {
 	return g
 }
 
-// gatewayPlanner is the product's ordering: Route of the gateway in force.
+// gatewayPlanner is the product's ordering: Route of the gateway in force,
+// told the request's prompt prefix: its conversation's.
 type gatewayPlanner struct{ gateways gateways }
 
-func (p *gatewayPlanner) plan(t time.Duration) (*router.Route, string, error) {
-	route, _, ok := p.gateways.at(t).Route(ClientModel, router.RouteOptions{})
+func (p *gatewayPlanner) plan(t time.Duration, conv int) (*router.Route, string, error) {
+	route, _, ok := p.gateways.at(t).Route(ClientModel, router.RouteOptions{Prefix: prefixOf(conv)})
 	if !ok {
 		return nil, "", fmt.Errorf("no target serves %s", ClientModel)
 	}
 	return route, route.Selection(), nil
+}
+
+// prefixOf is conversation conv's prompt prefix (-1: none), as a client
+// names it to the gateway: a fixed key, cached for CacheTTL.
+func prefixOf(conv int) router.Prefix {
+	if conv < 0 {
+		return router.Prefix{}
+	}
+	return router.Prefix{Key: uint64(conv) + 1, TTL: CacheTTL}
 }
 
 // oraclePlanner is the oracle's ordering, named to a gateway of the
@@ -79,13 +89,13 @@ func (p *gatewayPlanner) plan(t time.Duration) (*router.Route, string, error) {
 type oraclePlanner struct {
 	s        *Scenario
 	gateways gateways
-	room     func(i int, t time.Duration) bool // a rate-limited target takes an attempt at t
+	know     knowledge
 	buf      []int
 	names    []string
 }
 
-func (p *oraclePlanner) plan(t time.Duration) (*router.Route, string, error) {
-	p.buf, _ = oracleOrderAt(p.buf[:0], p.s, t, p.room)
+func (p *oraclePlanner) plan(t time.Duration, conv int) (*router.Route, string, error) {
+	p.buf, _ = oracleOrderAt(p.buf[:0], p.s, t, p.know.at(conv))
 	p.names = p.names[:0]
 	for _, i := range p.buf {
 		p.names = append(p.names, p.s.Targets[i].Name)

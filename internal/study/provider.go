@@ -71,6 +71,10 @@ type provider struct {
 	// counts in, and taken the attempts it took in it.
 	window time.Duration
 	taken  int
+	// slots serve its successes (queue.go).
+	slots slots
+	// seen is when it last answered each conversation: its prompt cache.
+	seen map[int]time.Duration
 }
 
 // room reports whether a target limited to limit attempts a second takes
@@ -91,19 +95,44 @@ func windowOf(t time.Duration) time.Duration {
 	return w
 }
 
-func newProvider(seed uint64, index int) *provider {
-	return &provider{rng: rand.New(newSource(seed, streamProvider+uint64(index)))}
+func newProvider(seed uint64, index int, t Target) *provider {
+	return &provider{rng: rand.New(newSource(seed, streamProvider+uint64(index))), slots: newSlots(t.Slots), seen: map[int]time.Duration{}}
 }
 
-// answer draws how an attempt under behaviour b, starting at t (now on the
-// clock), ends and how long it takes, the first-byte timeout (a unary
-// answer's whole time) cutting anything longer.
-func (p *provider) answer(b Behaviour, firstByte, t time.Duration, now time.Time) (router.Result, time.Duration) {
+// cached reports whether the provider answered conversation conv (-1:
+// none) within CacheTTL before t.
+func (p *provider) cached(conv int, t time.Duration) bool {
+	at, ok := p.seen[conv]
+	return conv >= 0 && ok && at <= t && t-at < CacheTTL
+}
+
+// saw notes that the provider answered conversation conv (-1: none) at t.
+func (p *provider) saw(conv int, t time.Duration) {
+	if conv >= 0 {
+		p.seen[conv] = t
+	}
+}
+
+// attempt is what an attempt brings to its provider.
+type attempt struct {
+	b            Behaviour
+	firstByte, t time.Duration // the first-byte timeout; the start
+	now          time.Time     // t on the clock
+	conv         int           // its conversation; -1: none
+}
+
+// answer draws how attempt a ends and how long it takes, the first-byte
+// timeout (a unary answer's whole time) cutting anything longer; a
+// success's time is its wait for a slot and then its service, and h is
+// the slot it holds.
+func (p *provider) answer(a attempt) (res router.Result, took time.Duration, h hold) {
+	b, firstByte, t, now := a.b, a.firstByte, a.t, a.now
+	h = noHold
 	switch {
 	case b.Status != 0:
-		return router.Result{Status: b.Status, ErrorType: fault.OfAnswer(b.Status, nil), Outcome: telemetry.OutcomeFailover}, QuickFault
+		return router.Result{Status: b.Status, ErrorType: fault.OfAnswer(b.Status, nil), Outcome: telemetry.OutcomeFailover}, QuickFault, h
 	case b.Limit > 0 && !p.room(b.Limit, t):
-		return router.Result{Status: 429, ErrorType: "429", Outcome: telemetry.OutcomeFailover, RetryAt: now.Add(b.RetryAfter)}, QuickFault
+		return router.Result{Status: 429, ErrorType: "429", Outcome: telemetry.OutcomeFailover, RetryAt: now.Add(b.RetryAfter)}, QuickFault, h
 	}
 	// Like a real provider, a rate-limited one says on each success what
 	// remains of its limit and when the limit resets.
@@ -120,22 +149,30 @@ func (p *provider) answer(b Behaviour, firstByte, t time.Duration, now time.Time
 	timeout := router.Result{ErrorType: fault.ErrorTimeout, Outcome: telemetry.OutcomeFailover}
 	switch {
 	case b.Hang:
-		return timeout, firstByte
+		return timeout, firstByte, h
 	case u < b.FaultRate:
 		if b.FaultAfter >= firstByte {
-			return timeout, firstByte
+			return timeout, firstByte, h
 		}
-		return router.Result{Status: 503, ErrorType: strconv.Itoa(503), Outcome: telemetry.OutcomeFailover}, b.FaultAfter
+		return router.Result{Status: 503, ErrorType: strconv.Itoa(503), Outcome: telemetry.OutcomeFailover}, b.FaultAfter, h
 	}
 	d := lognormal(b.Median, b.sigma(), standardNormal(n1, n2))
 	if b.SpikeRate > 0 && p.rng.Float64() < b.SpikeRate {
 		d = time.Duration(float64(d) * b.SpikeFactor)
 	}
-	if d >= firstByte {
-		return timeout, firstByte
+	if left.CacheHit = p.cached(a.conv, t); left.CacheHit {
+		d = time.Duration(math.Round(float64(d) * CacheSpeedup))
 	}
+	slot, wait := p.slots.wait(t)
+	if d += wait; d >= firstByte {
+		if wait < firstByte { // served until the timeout cuts it
+			h = p.slots.take(slot, t+firstByte)
+		}
+		return timeout, firstByte, h
+	}
+	h = p.slots.take(slot, t+d)
 	left.Status, left.Outcome, left.TTFB, left.HasTTFB = 200, telemetry.OutcomeSuccess, d, true
-	return left, d
+	return left, d, h
 }
 
 // lognormal is median·e^(sigma·z): a draw whose median is median.

@@ -76,10 +76,11 @@ func scenarioNames(ss []*Scenario) []string {
 
 func (st *Study) writeMarkdown(b *bytes.Buffer, h, imageDir string) {
 	img := func(name string) string { return path.Join(imageDir, name) }
-	fmt.Fprintf(b, "`%s`: %d closed-loop clients, %s of measured time per scenario after a %s warm-up, "+
-		"first picks counted in %s buckets. Targets log-normal (sigma %.2f), declared t40, t80, t20 "+
-		"(medians 40, 80, 20 ms); every mode drives the real router, tracker and breakers on a virtual clock.\n\n",
-		st.CommandLine(), Clients, secs(st.Options.Duration), secs(WarmUp), ms(Bucket), Sigma)
+	fmt.Fprintf(b, "`%s`: %d closed-loop clients (where a scenario says no other number), %s of measured time per "+
+		"scenario after a %s warm-up, first picks counted in %s buckets, leaders in %s windows. Targets log-normal "+
+		"(sigma %.2f), declared t40, t80, t20 (medians 40, 80, 20 ms); every mode drives the real router, tracker and "+
+		"breakers on a virtual clock.\n\n",
+		st.CommandLine(), Clients, secs(st.Options.Duration), secs(WarmUp), ms(Bucket), secs(LeaderWindow), Sigma)
 
 	fmt.Fprintf(b, "%s Goals\n\n", h)
 	b.WriteString("| goal | measured | met |\n|---|---|---|\n")
@@ -112,7 +113,7 @@ func (st *Study) writeMarkdown(b *bytes.Buffer, h, imageDir string) {
 	b.WriteString("\n")
 
 	for i, s := range st.Scenarios {
-		fmt.Fprintf(b, "%s (%s) %s\n\n%s %s\n\n", h, s.Name, s.Title, s.About, oracleText(s, st.Options.Duration))
+		fmt.Fprintf(b, "%s (%s) %s\n\n%s %s\n\n", h, s.Name, s.Title, s.About, st.oracleText(i))
 		st.writeLatencyTable(b, i)
 		st.writePickTable(b, i)
 		if slices.Contains(timelineScenarios, s.Name) && st.hasLatencyModes() {
@@ -137,8 +138,15 @@ func (st *Study) writeLatencyTable(b *bytes.Buffer, i int) {
 	if s.Window != nil {
 		fmt.Fprintf(b, " mean %s | × oracle %s |", s.Window.Name, s.Window.Name)
 	}
+	queues := s.hasSlots()
+	if queues {
+		b.WriteString(" queued attempts / request | mean wait of a queued attempt |")
+	}
 	b.WriteString("\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	if s.Window != nil {
+		b.WriteString("---:|---:|")
+	}
+	if queues {
 		b.WriteString("---:|---:|")
 	}
 	b.WriteString("\n")
@@ -148,6 +156,9 @@ func (st *Study) writeLatencyTable(b *bytes.Buffer, i int) {
 			r.PerRequest(r.Skips), r.PerRequest(r.Hedged), percent(r.ServedShare(), 2))
 		if s.Window != nil {
 			fmt.Fprintf(b, " %s | %.2f |", msText(r.WindowTTFB), st.WindowRatio(r))
+		}
+		if queues {
+			fmt.Fprintf(b, " %.3f | %s |", r.PerRequest(r.Queued), msText(r.MeanQueueWait()))
 		}
 		b.WriteString("\n")
 	}
@@ -169,7 +180,12 @@ func (st *Study) writePickTable(b *bytes.Buffer, i int) {
 	for _, ch := range s.Changes {
 		fmt.Fprintf(b, " %s %s at %s |", ch.Kind, s.Targets[ch.Leader].Name, secs(ch.At))
 	}
-	n := len(selections) + len(s.Targets) + len(s.Changes)
+	if s.replicas() > 1 {
+		b.WriteString(" leadership changes / min (worst replica) |")
+	} else {
+		b.WriteString(" leadership changes / min |")
+	}
+	n := len(selections) + len(s.Targets) + len(s.Changes) + 1
 	b.WriteString("\n|---|" + strings.Repeat("---:|", n) + "\n")
 	for _, r := range st.Results[i] {
 		fmt.Fprintf(b, "| %s |", r.Mode)
@@ -190,9 +206,25 @@ func (st *Study) writePickTable(b *bytes.Buffer, i int) {
 			}
 			fmt.Fprintf(b, " %s |", r.ChangeText(k))
 		}
+		worst, _ := r.WorstLeaderChanges()
+		fmt.Fprintf(b, " %.1f |", worst)
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+}
+
+// oracleText says what scenario i's oracle did.
+func (st *Study) oracleText(i int) string {
+	s := st.Scenarios[i]
+	switch {
+	case s.Oracle == OracleSplit:
+		o := st.Results[i][len(st.Modes)-1]
+		return fmt.Sprintf("Oracle: the best static split of the load (of %d tried): %s.", o.SplitsTried, splitText(s, o.Split))
+	case s.Conversations > 0:
+		return "Oracle: each request's order by expected time, knowing which providers hold its conversation's " +
+			"prefix (a cached prefix's expected time halved), ties in declaration order."
+	}
+	return oracleText(s, st.Options.Duration)
 }
 
 // oracleText says which order the oracle used when: it changes only when a

@@ -3,7 +3,6 @@ package study
 import (
 	"container/heap"
 	"context"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -16,7 +15,8 @@ import (
 )
 
 // One run is one scenario under one mode: a discrete-event simulation of
-// Clients closed-loop clients on a virtual clock. A request gets its route
+// the scenario's closed-loop clients (spread over its gateway replicas) on
+// a virtual clock. A request gets its route
 // the moment it starts (router.Gateway.Route: the product's order, or the
 // oracle's), then the run drives the router's own pipeline: each Turn the
 // route hands out (admitted by its provider's breaker at the moment its
@@ -32,11 +32,13 @@ const Oracle = "oracle"
 
 // client is one closed-loop client and its request in flight.
 type client struct {
-	id int
+	id      int
+	replica int // the gateway replica it sends to
 
 	// the request
 	route     *router.Route
 	start     time.Duration
+	conv      int // its conversation; -1: none
 	selection string
 	attempts  int
 	faults    int
@@ -56,7 +58,16 @@ type racer struct {
 	target int // the scenario's index of turn's target
 	end    router.Result
 	endAt  time.Duration
+	hold   hold // the provider's slot it holds
 	over   bool // ended (or cancelled): its end event is stale
+}
+
+// replica is one gateway replica of a run (a run without replicas has
+// one): how it orders requests, and the tracer its attempt spans start
+// from.
+type replica struct {
+	planner planner
+	tracer  trace.Tracer
 }
 
 // runner is one run's state. Everything in it is touched by one goroutine.
@@ -69,56 +80,80 @@ type runner struct {
 	seq       uint64
 	providers []*provider
 	index     map[string]int // target name -> index in the scenario
-	planner   planner
-	tracer    trace.Tracer
+	replicas  []*replica
 	clients   []*client
+	requests  int // started: the next one's conversation is requests % Conversations
 	res       *Result
 	err       error
 }
 
 // runOne runs scenario s under mode (a registered mode, or Oracle).
 func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration time.Duration, deps Deps) (*Result, error) {
+	if mode == Oracle && s.Oracle == OracleSplit {
+		return searchSplit(ctx, s, seed, duration)
+	}
+	r := newRunner(s, mode, seed, duration)
+	if mode == Oracle {
+		if err := r.useOracle(); err != nil {
+			return nil, err
+		}
+	} else {
+		stop, err := r.useGateways(ctx, seed, deps)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
+	return r.run(ctx)
+}
+
+// newRunner is a run of s under mode with its providers, before any
+// replica is set up.
+func newRunner(s *Scenario, mode string, seed uint64, duration time.Duration) *runner {
 	r := &runner{s: s, mode: mode, duration: duration, clock: &clock{t: -WarmUp}}
 	r.res = newResult(s, mode, duration)
 	r.index = map[string]int{}
 	for i, t := range s.Targets {
-		r.providers = append(r.providers, newProvider(seed, i))
+		r.providers = append(r.providers, newProvider(seed, i, t))
 		r.index[t.Name] = i
 	}
-	if mode == Oracle {
-		// The oracle knows what a breaker would learn, and teaches nothing.
-		o := *s
-		o.Breaker = nil
-		gws, err := gatewaysOf(&o, "fallback", router.Options{Now: r.clock.Now})
-		if err != nil {
-			return nil, err
-		}
-		r.tracer = noop.NewTracerProvider().Tracer(telemetry.TracerName)
-		r.planner = &oraclePlanner{s: s, gateways: gws, room: func(i int, t time.Duration) bool {
-			return r.providers[i].room(s.Behave(i, t).Limit, t)
-		}}
-	} else {
-		stats, consumer := deps.NewStats(r.clock.Now)
-		sdk, shutdown, err := telemetry.Setup(ctx, telemetry.Options{
-			ServiceName: "firstbyte-study",
-			InstanceID:  "study",
-			Aggregator:  consumer,
-			Getenv:      func(string) string { return "" }, // no export, the default sampler
-		})
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = shutdown(context.WithoutCancel(ctx)) }()
-		r.tracer = sdk.TracerProvider.Tracer(telemetry.TracerName)
-		rnd := &lockedRand{r: rand.New(newSource(seed, streamRouter))}
-		gws, err := gatewaysOf(s, mode, router.Options{Stats: stats, Rand: rnd, Now: r.clock.Now, TracerProvider: sdk.TracerProvider})
-		if err != nil {
-			return nil, err
-		}
-		r.planner = &gatewayPlanner{gateways: gws}
+	return r
+}
+
+// useOracle routes every replica's requests by the oracle's order, named
+// to a gateway of its own that knows what a breaker would learn (none) and
+// teaches nothing.
+func (r *runner) useOracle() error {
+	o := *r.s
+	o.Breaker = nil
+	gws, err := gatewaysOf(&o, "fallback", router.Options{Now: r.clock.Now})
+	if err != nil {
+		return err
 	}
-	for i := range Clients {
-		r.clients = append(r.clients, &client{id: i, firstPick: -1})
+	p := &oraclePlanner{s: r.s, gateways: gws, know: knowledge{
+		room: func(i int, t time.Duration) bool {
+			return r.providers[i].room(r.s.Behave(i, t).Limit, t)
+		},
+		cached: func(i, conv int, t time.Duration) bool { return r.providers[i].cached(conv, t) },
+	}}
+	r.usePlanner(p)
+	return nil
+}
+
+// usePlanner routes every replica's requests through p, spans going
+// nowhere.
+func (r *runner) usePlanner(p planner) {
+	tracer := noop.NewTracerProvider().Tracer(telemetry.TracerName)
+	for range r.s.replicas() {
+		r.replicas = append(r.replicas, &replica{planner: p, tracer: tracer})
+	}
+}
+
+// run runs the clients until the measured time is over and every request
+// has ended.
+func (r *runner) run(ctx context.Context) (*Result, error) {
+	for i := range r.s.clients() {
+		r.clients = append(r.clients, &client{id: i, replica: i % len(r.replicas), firstPick: -1})
 		r.schedule(i, r.clock.t)
 	}
 	for n := 0; r.queue.Len() > 0 && r.err == nil; n++ {
@@ -150,12 +185,18 @@ func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration
 // startRequest orders a new request of c and starts its first attempt.
 func (r *runner) startRequest(c *client) {
 	now := r.clock.t
-	route, selection, err := r.planner.plan(now)
+	conv := -1
+	if n := r.s.Conversations; n > 0 {
+		conv = r.requests % n
+	}
+	r.requests++
+	route, selection, err := r.replicas[c.replica].planner.plan(now, conv)
 	if err != nil {
 		r.err = err
 		return
 	}
-	*c = client{id: c.id, route: route, start: now, selection: selection, firstPick: -1, busy: true, gen: c.gen + 1}
+	*c = client{id: c.id, replica: c.replica, route: route, start: now, conv: conv, selection: selection, firstPick: -1,
+		busy: true, gen: c.gen + 1}
 	r.next(c)
 }
 
@@ -184,12 +225,14 @@ func (r *runner) begin(c *client, t router.Turn) {
 	if c.attempts == 1 {
 		c.firstPick = target
 	}
-	b := r.s.Behave(target, now)
-	end, took := r.providers[target].answer(b, r.s.FirstByte, now, r.clock.Now())
-	rc := &racer{turn: t, target: target, end: end, endAt: now + took}
-	rc.turn.StartSpan(context.Background(), r.tracer, telemetry.OperationChat, ClientModel, trace.WithTimestamp(r.clock.Now()))
+	end, took, h := r.providers[target].answer(attempt{b: r.s.Behave(target, now), firstByte: r.s.FirstByte, t: now,
+		now: r.clock.Now(), conv: c.conv})
+	rc := &racer{turn: t, target: target, end: end, endAt: now + took, hold: h}
+	rc.turn.StartSpan(context.Background(), r.replicas[c.replica].tracer, telemetry.OperationChat, ClientModel,
+		trace.WithTimestamp(r.clock.Now()))
 	c.racers = append(c.racers, rc)
 	r.res.drew(target, now, end, took)
+	r.res.queued(now, h)
 	r.scheduleEnd(c, rc)
 }
 
@@ -224,7 +267,9 @@ func (r *runner) attemptEnded(c *client, rc *racer) {
 	r.res.Resolved++
 	done := c.route.End(&rc.turn, rc.end, trace.WithTimestamp(r.clock.Now()))
 	won := rc.end.Outcome == telemetry.OutcomeSuccess
-	if !won {
+	if won {
+		r.providers[rc.target].saw(c.conv, r.clock.t)
+	} else {
 		c.faults++
 	}
 	if done || won {
@@ -247,6 +292,7 @@ func (r *runner) attemptEnded(c *client, rc *racer) {
 func (r *runner) cancelRacers(c *client) {
 	for _, o := range c.racers {
 		o.over = true
+		r.providers[o.target].slots.release(o.hold, r.clock.t)
 		r.res.Resolved++
 		lost := router.Result{ErrorType: fault.ErrorHedgeLost, Outcome: telemetry.OutcomeHedgeLost}
 		c.route.End(&o.turn, lost, trace.WithTimestamp(r.clock.Now()))
@@ -260,8 +306,22 @@ func (r *runner) cancelRacers(c *client) {
 func (r *runner) requestEnded(c *client, served bool) {
 	now := r.clock.t
 	c.busy = false
+	if !served && r.someRoom(now) {
+		r.res.FailedWithRoom++
+	}
 	r.res.record(c, served, now-c.start)
 	if now < r.duration {
 		r.schedule(c.id, now)
 	}
+}
+
+// someRoom reports whether some target would serve an attempt at t at
+// once: one without a limit, or with a free slot.
+func (r *runner) someRoom(t time.Duration) bool {
+	for i, p := range r.providers {
+		if r.s.active(i, t) && p.slots.room(t) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,8 +12,9 @@ import (
 const (
 	// Sigma is the spread of every target's log-normal latency.
 	Sigma = 0.25
-	// Clients is how many closed-loop clients send requests: each sends its
-	// next request the moment its previous one ends.
+	// Clients is how many closed-loop clients send requests where a
+	// scenario does not say: each sends its next request the moment its
+	// previous one ends.
 	Clients = 8
 	// WarmUp runs before the measured time, in the scenario's first phase,
 	// so that no mode is measured while it is still cold.
@@ -58,6 +59,10 @@ type Target struct {
 	// AddedAt is when the target joins the config (a reload); zero: from
 	// the start.
 	AddedAt time.Duration
+	// Slots is how many attempts the provider serves at once; the rest
+	// wait for a slot, first come first served, and the wait is part of
+	// their time to first byte. Zero: no limit.
+	Slots int
 }
 
 // Behaviour is how a target answers an attempt that starts at some time.
@@ -129,7 +134,55 @@ type Scenario struct {
 	// soon after its end a request is served again, and the share of
 	// requests served is not held to the goal across it.
 	Outage *Window
+	// Clients is how many closed-loop clients send requests (zero:
+	// Clients), spread evenly over Replicas gateway replicas (zero: one),
+	// each with its own tracker that learns from every replica's spans.
+	Clients, Replicas int
+	// Conversations, when set, is how many conversations the requests
+	// belong to, in turn: each names its prompt prefix to the gateway, and
+	// a provider that answered one within CacheTTL answers it in
+	// CacheSpeedup of the time.
+	Conversations int
+	// Oracle is the scenario's yardstick (zero: OracleOrder).
+	Oracle OracleKind
 }
+
+// OracleKind says what a scenario's oracle is.
+type OracleKind int
+
+const (
+	// OracleOrder is the best fixed order knowing every target's
+	// behaviour at each request's start (and, with Conversations, which
+	// providers hold its prefix): oracle.go.
+	OracleOrder OracleKind = iota
+	// OracleSplit is the best static split of the load: each request goes
+	// to target i with probability w_i, the weights searched: split.go.
+	// For providers whose speed depends on the load they are sent, where
+	// no fixed order is any good.
+	OracleSplit
+)
+
+// clients is how many closed-loop clients s has.
+func (s *Scenario) clients() int {
+	if s.Clients > 0 {
+		return s.Clients
+	}
+	return Clients
+}
+
+// hasSlots reports whether a target of s serves a limited number of
+// attempts at once.
+func (s *Scenario) hasSlots() bool {
+	for _, t := range s.Targets {
+		if t.Slots > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// replicas is how many gateway replicas s has.
+func (s *Scenario) replicas() int { return max(s.Replicas, 1) }
 
 // Index of the targets every scenario shares, in declaration order.
 const (
@@ -236,10 +289,9 @@ func Scenarios() []*Scenario {
 	}
 	stable := baseTargets()
 	slow := baseTargets()
-	revoked, limited, outage, tail, spikes := baseTargets(), baseTargets(), baseTargets(), baseTargets(), baseTargets()
 	added := append(baseTargets(), Target{Name: "t10", Median: AddedMedian, AddedAt: AddAt})
 	drift := baseTargets()
-	return []*Scenario{
+	out := []*Scenario{
 		{
 			Name: "a", Title: "stable", Targets: stable, FirstByte: DefaultFirstByte,
 			About:  "Nothing changes: the three targets keep their distributions.",
@@ -281,6 +333,16 @@ func Scenarios() []*Scenario {
 			},
 			Changes: []Change{{At: DriftCross, Kind: Adaptation, Leader: t40}},
 		},
+	}
+	out = append(out, failingScenarios()...)
+	return append(out, capacityScenario(), fleetScenario(), cacheScenario())
+}
+
+// failingScenarios are the scenarios of providers that fail as real ones
+// do, (g) to (i), and of slow moments, (tail) and (tail-spikes).
+func failingScenarios() []*Scenario {
+	revoked, limited, outage, tail, spikes := baseTargets(), baseTargets(), baseTargets(), baseTargets(), baseTargets()
+	return []*Scenario{
 		{
 			Name: "g", Title: "a revoked key", Targets: revoked, FirstByte: DefaultFirstByte,
 			About: "t20 answers 401 to every attempt, throughout (its key was revoked): the gateway disables it " +

@@ -78,6 +78,12 @@ type Options struct {
 // aggregator).
 type Deps struct {
 	NewStats func(now func() time.Time) (router.StatsSource, telemetry.TracesConsumer)
+	// NewReplica is NewStats for one gateway replica of a fleet, whose
+	// spans carry service.instance.id instance: the consumer takes the
+	// replica's own spans (ConsumeTraces) and every replica's as a
+	// collector fans them out (ConsumePeerTraces, skipping its own by
+	// instance). Needed by scenarios with replicas.
+	NewReplica func(now func() time.Time, instance string) (router.StatsSource, PeerConsumer)
 }
 
 // Study is every run's result.
@@ -126,6 +132,9 @@ func Run(ctx context.Context, o Options, deps Deps) (*Study, error) {
 		}
 	}
 	st.Modes = append(slices.Clone(st.Modes), Oracle)
+	if deps.NewReplica == nil && needsReplicas(st.Scenarios) {
+		return nil, fmt.Errorf("study: Deps.NewReplica is required by scenarios with replicas")
+	}
 
 	type job struct{ i, j int }
 	jobs := make(chan job)

@@ -164,6 +164,7 @@ func docDefault(v reflect.Value) string {
 // TestDocsConfigCoversEveryKey: docs/config.md documents every key of the
 // config, no key that does not exist, each with the type it has.
 func TestDocsConfigCoversEveryKey(t *testing.T) {
+	t.Parallel()
 	docs := readDocKeys(t)
 	var paths []string
 	for _, k := range configKeys(t) {
@@ -188,6 +189,7 @@ func TestDocsConfigCoversEveryKey(t *testing.T) {
 // applyDefaults sets. "required" is allowed only where the default is
 // empty.
 func TestDocsConfigDefaults(t *testing.T) {
+	t.Parallel()
 	cfg, err := Parse([]byte(`
 providers:
   p: {pricing: {m: {}}}
@@ -219,6 +221,7 @@ targets: [{}]
 // TestDocsConfigExampleIsValid: the first config of docs/config.md passes
 // check.
 func TestDocsConfigExampleIsValid(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docs/config.md")
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +248,7 @@ func TestDocsConfigExampleIsValid(t *testing.T) {
 // docs/config.md's paragraph) name exactly the fields tagged
 // reload:"restart".
 func TestDocsNameTheRestartOnlyKeys(t *testing.T) {
+	t.Parallel()
 	want := restartOnlyPaths()
 	if len(want) == 0 {
 		t.Fatal("no field is tagged reload:\"restart\"")

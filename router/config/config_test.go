@@ -59,6 +59,7 @@ func configErrors(t *testing.T, name string, vars map[string]string) []string {
 var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk"}
 
 func TestLoadConfigValid(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadTestConfig(t, "valid.yaml", validEnv)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -115,6 +116,7 @@ func TestLoadConfigValid(t *testing.T) {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadTestConfig(t, "minimal.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +163,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 // TestLoadConfigAnchors: anchors, aliases and merge keys decode as YAML
 // says, a key written after a merge overriding what it brought.
 func TestLoadConfigAnchors(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadTestConfig(t, "anchors.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +181,7 @@ func TestLoadConfigAnchors(t *testing.T) {
 }
 
 func TestLoadConfigReliableLatency(t *testing.T) {
+	t.Parallel()
 	cfg, err := Parse([]byte(`strategy: {mode: reliable-latency}
 providers:
   local: {base_url: "http://127.0.0.1:9101/v1", models: [m]}
@@ -412,6 +416,7 @@ var configWarningTests = []struct {
 }
 
 func TestConfigWarnings(t *testing.T) {
+	t.Parallel()
 	for _, tt := range configWarningTests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := loadTestConfig(t, tt.file, nil)
@@ -449,6 +454,7 @@ func TestConfigWarnings(t *testing.T) {
 var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml"}
 
 func TestLoadConfigErrors(t *testing.T) {
+	t.Parallel()
 	modes := strings.Join(Modes, ", ")
 	for _, tt := range configErrorTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -474,6 +480,7 @@ func TestLoadConfigErrors(t *testing.T) {
 // TestConfigTestdataAllTested: every testdata file is in one of the tables
 // above, so no fixture is left unchecked.
 func TestConfigTestdataAllTested(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/*.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -498,6 +505,7 @@ func TestConfigTestdataAllTested(t *testing.T) {
 // unknownValue, whose wording the rows of typos.yaml and many_errors.yaml
 // cover.
 func TestEveryValidateMessageHasARow(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	files, err := filepath.Glob("validate*.go")
 	if err != nil || len(files) == 0 {
@@ -566,6 +574,7 @@ func inspectAdds(t *testing.T, fset *token.FileSet, f *ast.File, verb *regexp.Re
 // than a third of the merge budget decodes; the budget is spent once for
 // the file, not once for every look at its top level.
 func TestTopLevelMergeBudgetSpentOnce(t *testing.T) {
+	t.Parallel()
 	const fan = 50 // each level merges its source fan times
 	inner := "&m1 {listen: 127.0.0.1:8080}" + strings.Repeat(", *m1", fan-1)
 	outer := "&m2 {<<: [" + inner + "]}" + strings.Repeat(", *m2", fan-1)
@@ -597,6 +606,7 @@ func TestTopLevelMergeBudgetSpentOnce(t *testing.T) {
 // same order every time (maps of several keys included), sorted by where
 // they are in the file.
 func TestValidateOrderIsStable(t *testing.T) {
+	t.Parallel()
 	for _, file := range []string{"many_errors.yaml", "typos.yaml", "wrong_types.yaml", "pricing.yaml", "duplicate_target.yaml"} {
 		first := configErrors(t, file, nil)
 		for range 20 {
@@ -622,6 +632,7 @@ func TestValidateOrderIsStable(t *testing.T) {
 }
 
 func TestValidateReportsEveryErrorAsFieldErrors(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadTestConfig(t, "many_errors.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -640,6 +651,7 @@ func TestValidateReportsEveryErrorAsFieldErrors(t *testing.T) {
 // TestSimulatorConfigIsNamed: the simulator's own example is recognised as
 // one clear error, not a cascade.
 func TestSimulatorConfigIsNamed(t *testing.T) {
+	t.Parallel()
 	cfg, err := Load("../../examples/sim.yaml")
 	if cfg != nil || err == nil || err.Error() != simConfigMsg {
 		t.Errorf("Load(examples/sim.yaml) = %v, %v; want only %q", cfg, err, simConfigMsg)
@@ -649,6 +661,7 @@ func TestSimulatorConfigIsNamed(t *testing.T) {
 // TestErrorsNeverShowSecrets: a key, token or client key of the wrong
 // shape is reported without repeating it.
 func TestErrorsNeverShowSecrets(t *testing.T) {
+	t.Parallel()
 	const canary = "sk-canary-4242"
 	cfg, err := Parse([]byte(fmt.Sprintf(`
 admin: {listen: 127.0.0.1:9464, token: [%[1]s]}
@@ -671,6 +684,7 @@ telemetry: {ingest: {token: {%[1]s: 1}}}
 }
 
 func TestListenersCollide(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want bool
@@ -700,6 +714,7 @@ func TestListenersCollide(t *testing.T) {
 }
 
 func TestIsLoopback(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{
 		"127.0.0.1:9464": true, "localhost:9464": true, "[::1]:9464": true, "127.8.0.1:1": true,
 		"0.0.0.0:9464": false, ":9464": false, "[::]:9464": false, "10.0.0.1:9464": false, "gw:9464": false, "nonsense": false,
@@ -711,6 +726,7 @@ func TestIsLoopback(t *testing.T) {
 }
 
 func TestSuggest(t *testing.T) {
+	t.Parallel()
 	keys := []string{"virtual_key", "model_map", "retry", "weight"}
 	tests := []struct {
 		got        string
@@ -740,6 +756,7 @@ func TestSuggest(t *testing.T) {
 }
 
 func TestEditDistance(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want int
@@ -755,6 +772,7 @@ func TestEditDistance(t *testing.T) {
 }
 
 func TestParseByteSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want ByteSize
@@ -773,6 +791,7 @@ func TestParseByteSize(t *testing.T) {
 }
 
 func TestByteSizeString(t *testing.T) {
+	t.Parallel()
 	for size, want := range map[ByteSize]string{0: "0", 1000: "1000", 1 << 10: "1KiB", 10 << 20: "10MiB", 1536 << 10: "1536KiB", 2 << 30: "2GiB"} {
 		if got := size.String(); got != want {
 			t.Errorf("ByteSize(%d).String() = %q, want %q", int64(size), got, want)
@@ -784,6 +803,7 @@ func TestByteSizeString(t *testing.T) {
 }
 
 func TestTargetRoutes(t *testing.T) {
+	t.Parallel()
 	target := Target{VirtualKey: "groq", ModelMap: map[string]string{"big": "llama-70b", "small": "llama-8b-instant"}}
 	p := &Provider{Models: []string{"small", "mixtral"}}
 	want := map[string]string{"big": "llama-70b", "small": "llama-8b-instant", "mixtral": "mixtral"}
@@ -802,6 +822,7 @@ func TestTargetRoutes(t *testing.T) {
 }
 
 func TestFormatDuration(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{0: "0s", 30 * time.Second: "30s", 10 * time.Minute: "10m", time.Hour: "1h", 90 * time.Minute: "1h30m", 1500 * time.Millisecond: "1.5s"} {
 		if got := FormatDuration(d); got != want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
@@ -810,6 +831,7 @@ func TestFormatDuration(t *testing.T) {
 }
 
 func TestExampleConfigsAreValid(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../examples/*.yaml")
 	for _, f := range files {
 		if strings.HasSuffix(filepath.Base(f), "sim.yaml") { // simulator configs: TestSimulatorConfigIsNamed, and internal/sim's tests
@@ -838,6 +860,7 @@ func TestExampleConfigsAreValid(t *testing.T) {
 // type the decoder handles (it panics on one it does not), so a new field
 // cannot silently fail to decode.
 func TestDecoderKnowsEveryFieldType(t *testing.T) {
+	t.Parallel()
 	var walk func(reflect.Type, string)
 	walk = func(ty reflect.Type, path string) {
 		switch ty {
