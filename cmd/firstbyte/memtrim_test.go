@@ -54,3 +54,21 @@ func TestMemTrimWaitsForIdle(t *testing.T) {
 		t.Fatalf("%d trims after a second idle spell, want 2", n)
 	}
 }
+
+// A large answer's release asks for a trim at the next tick, even with
+// requests in flight.
+func TestMemTrimAfterALargeAnswer(t *testing.T) {
+	m := newMemTrim()
+	trimmed := make(chan struct{}, 1)
+	m.trim = func() { trimmed <- struct{}{} }
+	go m.run(time.Millisecond, time.Now)
+	defer m.close()
+	m.begin()
+	defer m.end()
+	m.largeAnswerDone()
+	select {
+	case <-trimmed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no trim after a large answer")
+	}
+}

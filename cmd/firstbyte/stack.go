@@ -213,7 +213,12 @@ func (s *stack) gatewayOptions(cfg *config.Config, prev *router.Gateway) router.
 		Draining:       s.draining.Load,
 		Stop:           s.stop,
 		OnPanic:        s.panics.Inc,
-		Previous:       prev,
+		OnLargeAnswerDone: func() {
+			if s.trim != nil {
+				s.trim.largeAnswerDone()
+			}
+		},
+		Previous: prev,
 		DebugExtra: func() map[string]any {
 			return map[string]any{"foreign_services": s.agg.ForeignSources()}
 		},
