@@ -291,7 +291,7 @@ func (cw *chunkWriter) write(p []byte) bool {
 // eventStream reports whether an answer to a streaming request is a
 // server-sent event stream, as its Content-Type says.
 func eventStream(h http.Header) bool {
-	ct := h.Get("Content-Type")
+	ct := headerValue(h, "Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
