@@ -137,7 +137,7 @@ func measureCallgrind(ctx context.Context, gatewayPath string, p callgrindPlan) 
 	}
 	served := up.served.Load()
 	if r := runUnary(ctx, a, modelZero, p.concurrency, p.requests, 30*time.Minute); r.errors > 0 || len(r.lat) != p.requests {
-		return 0, fmt.Errorf("%d of %d requests failed", p.requests-len(r.lat), p.requests)
+		return 0, fmt.Errorf("%d of %d requests failed; first: %v", p.requests-len(r.lat), p.requests, r.first)
 	}
 	if n := up.served.Load() - served; n != int64(p.requests) {
 		// Another process took the port while valgrind was starting.

@@ -61,6 +61,7 @@ type unaryResult struct {
 	elapsed time.Duration
 	use     usage // what the arm's proxy process did during the run
 	self    usage // what this process (load generator, upstream) did: -compare only
+	first   error // the first failure, for the log
 }
 
 // runUnary runs conc closed-loop workers sending unary requests for model
@@ -87,6 +88,7 @@ func runUnary(ctx context.Context, a *arm, model string, conc, n int, dur time.D
 		wg.Go(func() {
 			lat := make([]time.Duration, 0, min(n/conc+1, 1<<16))
 			errs := 0
+			var first error
 			for left.Add(-1) >= 0 {
 				if ctx.Err() != nil || time.Now().After(stopAt) {
 					break
@@ -95,6 +97,7 @@ func runUnary(ctx context.Context, a *arm, model string, conc, n int, dur time.D
 				if err := unaryOnce(ctx, a.client, url, body); err != nil {
 					if ctx.Err() == nil {
 						errs++
+						first = cmp.Or(first, err)
 					}
 					continue
 				}
@@ -103,6 +106,7 @@ func runUnary(ctx context.Context, a *arm, model string, conc, n int, dur time.D
 			mu.Lock()
 			res.lat = append(res.lat, lat...)
 			res.errors += errs
+			res.first = cmp.Or(res.first, first)
 			mu.Unlock()
 		})
 	}
