@@ -8,42 +8,25 @@ package router
 
 import (
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/benchutil"
 )
 
-// benchBody is a chat request whose messages total about size bytes, with
-// "model" after them (SDKs put it anywhere; after is the longer scan).
-func benchBody(size int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"messages":[`)
-	turn := `{"role":"user","content":"` + strings.Repeat(`lorem ipsum dolor sit amet, \"quoted\" text `, 4) + `"}`
-	for i := 0; b.Len() < size || i == 0; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(turn)
-	}
-	b.WriteString(`],"temperature":0.2,"max_tokens":256,"stream":false,"model":"llama-3.3-70b"}`)
-	return []byte(b.String())
-}
-
-var bodySizes = []int{200, 4 << 10, 128 << 10}
-
 func BenchmarkScanRequest(b *testing.B) {
-	for _, size := range bodySizes {
-		body := benchBody(size)
+	for _, size := range benchutil.RequestSizes {
+		body := benchutil.ChatRequest(size)
 		b.Run("bytes="+strconv.Itoa(len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
-			start := cpuTime(b)
+			start := benchutil.ProcessCPU(b)
 			for b.Loop() {
 				f, err := scanRequest(body)
 				if err != nil || f.Model != "llama-3.3-70b" {
 					b.Fatalf("scanRequest = %+v, %v", f, err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+			benchutil.ReportCPU(b, start)
 		})
 	}
 }
@@ -51,32 +34,32 @@ func BenchmarkScanRequest(b *testing.B) {
 // BenchmarkWithModel: "same" is the common case (no model_map rename:
 // the body goes as it came); "renamed" copies the body once.
 func BenchmarkWithModel(b *testing.B) {
-	for _, size := range bodySizes {
-		body := benchBody(size)
+	for _, size := range benchutil.RequestSizes {
+		body := benchutil.ChatRequest(size)
 		f, err := scanRequest(body)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run("same/bytes="+strconv.Itoa(len(body)), func(b *testing.B) {
 			b.ReportAllocs()
-			start := cpuTime(b)
+			start := benchutil.ProcessCPU(b)
 			for b.Loop() {
 				if out := f.withModel(nil, body, f.Model); len(out) != len(body) {
 					b.Fatal("body changed")
 				}
 			}
-			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+			benchutil.ReportCPU(b, start)
 		})
 		b.Run("renamed/bytes="+strconv.Itoa(len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
-			start := cpuTime(b)
+			start := benchutil.ProcessCPU(b)
 			for b.Loop() {
 				if out := f.withModel(nil, body, "llama-3.3-70b-versatile"); len(out) <= len(body) {
 					b.Fatal("model not replaced")
 				}
 			}
-			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+			benchutil.ReportCPU(b, start)
 		})
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/internal/benchutil"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -182,7 +183,7 @@ func reportCPU(b *testing.B, start time.Duration) {
 	if start == 0 || b.N == 0 {
 		return
 	}
-	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(benchutil.ProcessCPU(b)-start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkUnaryProxied is one unary chat completion at a time over
@@ -198,7 +199,7 @@ func BenchmarkUnaryProxied(b *testing.B) {
 		defer c.CloseIdleConnections()
 		url := up.URL + "/v1/chat/completions"
 		b.ReportAllocs()
-		cpu := processCPU(b)
+		cpu := benchutil.ProcessCPU(b)
 		for b.Loop() {
 			benchPost(b, c, url, benchChatRequest)
 		}
@@ -217,7 +218,7 @@ func BenchmarkUnaryProxied(b *testing.B) {
 		defer c.CloseIdleConnections()
 		url := px.URL + "/v1/chat/completions"
 		b.ReportAllocs()
-		cpu := processCPU(b)
+		cpu := benchutil.ProcessCPU(b)
 		for b.Loop() {
 			benchPost(b, c, url, benchChatRequest)
 		}
@@ -253,7 +254,7 @@ func BenchmarkUnaryProxied(b *testing.B) {
 			defer c.CloseIdleConnections()
 			url := gw.URL + "/v1/chat/completions"
 			b.ReportAllocs()
-			cpu := processCPU(b)
+			cpu := benchutil.ProcessCPU(b)
 			for b.Loop() {
 				benchPost(b, c, url, benchChatRequest)
 			}
@@ -354,7 +355,7 @@ func BenchmarkUnaryHandler(b *testing.B) {
 			h := benchGateway(b, "http://upstream.invalid", handlerOptions(b, v.spans, v.export, unaryMemTransport())).Handler()
 			req, body := benchRequest(benchChatRequest)
 			b.ReportAllocs()
-			cpu := processCPU(b)
+			cpu := benchutil.ProcessCPU(b)
 			for b.Loop() {
 				body.rewind()
 				w := httptest.NewRecorder()
@@ -374,7 +375,7 @@ func BenchmarkUnaryHandler(b *testing.B) {
 		h := benchGateway(b, "http://upstream.invalid", o).Handler()
 		req, body := benchRequest(benchChatRequest)
 		b.ReportAllocs()
-		cpu := processCPU(b)
+		cpu := benchutil.ProcessCPU(b)
 		for b.Loop() {
 			body.rewind()
 			w := httptest.NewRecorder()
@@ -388,7 +389,7 @@ func BenchmarkUnaryHandler(b *testing.B) {
 	b.Run("telemetry-parallel", func(b *testing.B) {
 		h := benchGateway(b, "http://upstream.invalid", handlerOptions(b, true, false, unaryMemTransport())).Handler()
 		b.ReportAllocs()
-		cpu := processCPU(b)
+		cpu := benchutil.ProcessCPU(b)
 		defer reportCPU(b, cpu)
 		b.RunParallel(func(pb *testing.PB) {
 			req, body := benchRequest(benchChatRequest)
@@ -450,7 +451,7 @@ func BenchmarkStreamRelay(b *testing.B) {
 			h := benchGateway(b, "http://upstream.invalid", handlerOptions(b, true, false, tr)).Handler()
 			req, rb := benchRequest(benchChatStreamRequest)
 			b.ReportAllocs()
-			cpu := processCPU(b)
+			cpu := benchutil.ProcessCPU(b)
 			for b.Loop() {
 				rb.rewind()
 				w := httptest.NewRecorder()

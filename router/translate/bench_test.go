@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/benchutil"
 )
 
 // The goals: a translated stream adds < 20 µs per chunk and < 300 µs to the
@@ -68,11 +70,11 @@ func chatAnswer4K() []byte {
 // measure runs op under b.Loop and reports cpu-ns/op next to ns/op.
 func measure(b *testing.B, op func()) {
 	b.ReportAllocs()
-	start := processCPU(b)
+	start := benchutil.ProcessCPU(b)
 	for b.Loop() {
 		op()
 	}
-	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+	benchutil.ReportCPU(b, start)
 }
 
 func BenchmarkUnary(b *testing.B) {

@@ -34,18 +34,9 @@ type chatRequest struct {
 // needs to know. A request the Messages API cannot express is a
 // *RequestError.
 func ChatToMessages(body []byte, upstreamModel string, ids *ToolIDs) (out []byte, includeUsage bool, err error) {
-	v, err := requestObject(body)
-	if err != nil {
-		return nil, false, err
-	}
 	var r chatRequest
-	m := jsonscan.MembersOf(v)
-	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
-		if err := r.set(k, val); err != nil {
-			return nil, false, err
-		}
-	}
-	if err := r.check(); err != nil {
+	v, err := readRequest(body, r.set, r.check)
+	if err != nil {
 		return nil, false, err
 	}
 	budget, err := thinkingBudget(r.reasoningEffort)
@@ -53,10 +44,7 @@ func ChatToMessages(body []byte, upstreamModel string, ids *ToolIDs) (out []byte
 		return nil, false, err
 	}
 
-	out = make([]byte, 0, len(v)+len(v)/16+256)
-	out = append(out, `{"model":`...)
-	out = jsonscan.AppendString(out, upstreamModel)
-	out = append(out, `,"messages":[`...)
+	out = appendRequestHead(make([]byte, 0, len(v)+len(v)/16+256), upstreamModel)
 	t := turns{out: out, ids: ids}
 	msgs := jsonscan.ElementsOf(r.messages)
 	for i := 0; ; i++ {

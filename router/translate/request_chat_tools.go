@@ -6,68 +6,118 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
-// appendAnthropicTools writes OpenAI function tools as Anthropic tools.
-func appendAnthropicTools(out, tools []byte) ([]byte, error) {
+// appendTools writes a request's tools array (a JSON array) as
+// "tools":[…], each tool, an object, by one; path names it in a refusal.
+// On an error, out is to be dropped.
+func appendTools(out, tools []byte, one func(out, tool []byte, path string) ([]byte, error)) ([]byte, error) {
 	out = append(out, `,"tools":[`...)
 	for j, tool := range jsonscan.Each(tools) {
 		path := "tools[" + strconv.Itoa(j) + "]"
 		if !isObject(tool) {
 			return out, refuse(path, "must be an object")
 		}
-		if typ := jsonscan.Field(tool, "type"); present(typ) && !stringIs(typ, "function") {
-			return out, refuse(path+".type", "only function tools translate for an Anthropic upstream")
-		}
-		var name, desc, params, strict, cache []byte
-		fn := jsonscan.Field(tool, "function")
-		if !isObject(fn) {
-			return out, refuse(path+".function", "must be an object")
-		}
-		m := jsonscan.MembersOf(fn)
-		for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
-			switch string(k) {
-			case "name":
-				name = v
-			case "description":
-				desc = v
-			case "parameters":
-				params = v
-			case "strict":
-				strict = v
-			}
-		}
-		// The tool's cache_control mark rides on the tool object, beside
-		// function (OpenRouter's and LiteLLM's convention).
-		cache = jsonscan.Field(tool, "cache_control")
-		if !isString(name) {
-			return out, refuse(path+".function.name", "must be a string")
-		}
 		if j > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, `{"name":`...)
-		out = append(out, name...)
-		if isString(desc) {
-			out = append(out, `,"description":`...)
-			out = append(out, desc...)
-		}
-		out = append(out, `,"input_schema":`...)
 		var err error
-		if out, err = appendObjectSchema(out, params, path+".function.parameters"); err != nil {
+		if out, err = one(out, tool, path); err != nil {
 			return out, err
 		}
-		switch {
-		case isTrue(strict):
-			out = append(out, `,"strict":true`...)
-		case present(strict) && !isBool(strict):
-			return out, refuse(path+".function.strict", "must be a boolean")
-		}
-		if present(cache) && !isObject(cache) {
-			return out, refuse(path+".cache_control", "must be an object")
-		}
-		out = appendCacheControl(out, cache)
-		out = append(out, '}')
 	}
 	return append(out, ']'), nil
+}
+
+// functionTool holds the members of a function's definition, as the three
+// APIs spell one (raw JSON values): an OpenAI chat tool's function object,
+// a Responses function tool, an Anthropic tool. The schema's member is
+// parameters in OpenAI's, input_schema in Anthropic's.
+type functionTool struct {
+	typ, name, desc, schema, strict []byte
+}
+
+// readFunctionTool reads a function's definition; schemaKey names its
+// schema's member.
+func readFunctionTool(v []byte, schemaKey string) functionTool {
+	var f functionTool
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
+		switch string(k) {
+		case "type":
+			f.typ = val
+		case "name":
+			f.name = val
+		case "description":
+			f.desc = val
+		case "strict":
+			f.strict = val
+		case schemaKey:
+			f.schema = val
+		}
+	}
+	return f
+}
+
+// appendChatTool writes a Chat Completions function tool of a definition
+// already checked: schema an object or absent, name a string.
+func appendChatTool(out []byte, f functionTool) []byte {
+	out = append(out, `{"type":"function","function":{"name":`...)
+	out = append(out, f.name...)
+	if isString(f.desc) {
+		out = append(out, `,"description":`...)
+		out = append(out, f.desc...)
+	}
+	if present(f.schema) {
+		out = append(out, `,"parameters":`...)
+		out = append(out, f.schema...)
+	}
+	if isTrue(f.strict) {
+		out = append(out, `,"strict":true`...)
+	}
+	return append(out, "}}"...)
+}
+
+// appendAnthropicTools writes OpenAI function tools as Anthropic tools.
+func appendAnthropicTools(out, tools []byte) ([]byte, error) {
+	return appendTools(out, tools, appendAnthropicTool)
+}
+
+func appendAnthropicTool(out, tool []byte, path string) ([]byte, error) {
+	if typ := jsonscan.Field(tool, "type"); present(typ) && !stringIs(typ, "function") {
+		return out, refuse(path+".type", "only function tools translate for an Anthropic upstream")
+	}
+	fn := jsonscan.Field(tool, "function")
+	if !isObject(fn) {
+		return out, refuse(path+".function", "must be an object")
+	}
+	f := readFunctionTool(fn, "parameters")
+	// The tool's cache_control mark rides on the tool object, beside
+	// function (OpenRouter's and LiteLLM's convention).
+	cache := jsonscan.Field(tool, "cache_control")
+	if !isString(f.name) {
+		return out, refuse(path+".function.name", "must be a string")
+	}
+	out = append(out, `{"name":`...)
+	out = append(out, f.name...)
+	if isString(f.desc) {
+		out = append(out, `,"description":`...)
+		out = append(out, f.desc...)
+	}
+	out = append(out, `,"input_schema":`...)
+	var err error
+	if out, err = appendObjectSchema(out, f.schema, path+".function.parameters"); err != nil {
+		return out, err
+	}
+	switch {
+	case isTrue(f.strict):
+		out = append(out, `,"strict":true`...)
+	case present(f.strict) && !isBool(f.strict):
+		return out, refuse(path+".function.strict", "must be a boolean")
+	}
+	if present(cache) && !isObject(cache) {
+		return out, refuse(path+".cache_control", "must be an object")
+	}
+	out = appendCacheControl(out, cache)
+	return append(out, '}'), nil
 }
 
 // appendObjectSchema writes a function's parameters as an Anthropic

@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"strconv"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // messagesRequest holds the raw values of the Anthropic request members that
 // are translated.
@@ -20,25 +16,13 @@ type messagesRequest struct {
 // translator needs for Anthropic's message_delta. A request Chat Completions
 // cannot express is a *RequestError.
 func MessagesToChat(body []byte, upstreamModel string) ([]byte, error) {
-	v, err := requestObject(body)
+	var r messagesRequest
+	v, err := readRequest(body, r.set, r.check)
 	if err != nil {
 		return nil, err
 	}
-	var r messagesRequest
-	m := jsonscan.MembersOf(v)
-	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
-		if err := r.set(k, val); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.check(); err != nil {
-		return nil, err
-	}
 
-	out := make([]byte, 0, len(v)+len(v)/16+256)
-	out = append(out, `{"model":`...)
-	out = jsonscan.AppendString(out, upstreamModel)
-	out = append(out, `,"messages":[`...)
+	out := appendRequestHead(make([]byte, 0, len(v)+len(v)/16+256), upstreamModel)
 	c := chatMessages{out: out}
 	if err := c.system(r.system); err != nil {
 		return nil, err
@@ -194,57 +178,24 @@ func (r *messagesRequest) check() error {
 // Server tools (web search, code execution, ...) run inside Anthropic's API
 // and cannot cross over.
 func appendChatTools(out, tools []byte) ([]byte, error) {
-	out = append(out, `,"tools":[`...)
-	for j, tool := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
-		if !isObject(tool) {
-			return out, refuse(path, "must be an object")
-		}
-		var name, desc, schema, typ, strict []byte
-		m := jsonscan.MembersOf(tool)
-		for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
-			switch string(k) {
-			case "name":
-				name = v
-			case "description":
-				desc = v
-			case "input_schema":
-				schema = v
-			case "type":
-				typ = v
-			case "strict":
-				strict = v
-			}
-			// cache_control is dropped: OpenAI caches prompts on its own.
-		}
-		if present(typ) && !stringIs(typ, "custom") {
-			return out, refuse(path+".type", "server tools run inside Anthropic's API and cannot be used through an OpenAI upstream")
-		}
-		if !isString(name) {
-			return out, refuse(path+".name", "must be a string")
-		}
-		if j > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"type":"function","function":{"name":`...)
-		out = append(out, name...)
-		if isString(desc) {
-			out = append(out, `,"description":`...)
-			out = append(out, desc...)
-		}
-		if isObject(schema) {
-			out = append(out, `,"parameters":`...)
-			out = append(out, schema...)
-		}
-		switch {
-		case isTrue(strict):
-			out = append(out, `,"strict":true`...)
-		case present(strict) && !isBool(strict):
-			return out, refuse(path+".strict", "must be a boolean")
-		}
-		out = append(out, "}}"...)
+	return appendTools(out, tools, appendChatToolOfAnthropic)
+}
+
+func appendChatToolOfAnthropic(out, tool []byte, path string) ([]byte, error) {
+	// cache_control is dropped: OpenAI caches prompts on its own.
+	f := readFunctionTool(tool, "input_schema")
+	switch {
+	case present(f.typ) && !stringIs(f.typ, "custom"):
+		return out, refuse(path+".type", "server tools run inside Anthropic's API and cannot be used through an OpenAI upstream")
+	case !isString(f.name):
+		return out, refuse(path+".name", "must be a string")
+	case present(f.strict) && !isBool(f.strict):
+		return out, refuse(path+".strict", "must be a boolean")
 	}
-	return append(out, ']'), nil
+	if !isObject(f.schema) {
+		f.schema = nil // a schema that is not an object is left out
+	}
+	return appendChatTool(out, f), nil
 }
 
 // appendChatToolChoice maps tool_choice: auto -> auto, any -> required, tool

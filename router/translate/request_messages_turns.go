@@ -42,15 +42,20 @@ func (c *chatMessages) begin(role string) {
 	c.out = append(c.out, `","content":`...)
 }
 
+// whole writes a message of role whose content is one value (a string).
+func (c *chatMessages) whole(role string, content []byte) {
+	c.begin(role)
+	c.out = append(c.out, content...)
+	c.out = append(c.out, '}')
+}
+
 // system becomes the first message, role system.
 func (c *chatMessages) system(sys []byte) error {
 	if isEmptyString(sys) {
 		return nil
 	}
 	if isString(sys) {
-		c.begin("system")
-		c.out = append(c.out, sys...)
-		c.out = append(c.out, '}')
+		c.whole("system", sys)
 		return nil
 	}
 	if !present(sys) {
@@ -109,17 +114,13 @@ func (c *chatMessages) message(i int, msg []byte) error {
 	switch {
 	case stringIs(role, "user"):
 		if isString(content) {
-			c.begin("user")
-			c.out = append(c.out, content...)
-			c.out = append(c.out, '}')
+			c.whole("user", content)
 			return nil
 		}
 		return c.user(i, content)
 	case stringIs(role, "assistant"):
 		if isString(content) {
-			c.begin("assistant")
-			c.out = append(c.out, content...)
-			c.out = append(c.out, '}')
+			c.whole("assistant", content)
 			return nil
 		}
 		return c.assistant(i, content)

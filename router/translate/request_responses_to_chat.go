@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"strconv"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // responsesRequest holds the raw values of the Responses request members
 // that are translated; everything else is dropped or refused as it is read.
@@ -28,24 +24,12 @@ func ResponsesToChat(body []byte, upstreamModel string) ([]byte, error) {
 // responsesToChat is ResponsesToChat, with where each chat message came
 // from in the Responses request (for naming the field of a later refusal).
 func responsesToChat(body []byte, upstreamModel string) ([]byte, *chatSources, error) {
-	v, err := requestObject(body)
+	var r responsesRequest
+	v, err := readRequest(body, r.set, r.check)
 	if err != nil {
 		return nil, nil, err
 	}
-	var r responsesRequest
-	m := jsonscan.MembersOf(v)
-	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
-		if err := r.set(k, val); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := r.check(); err != nil {
-		return nil, nil, err
-	}
-	out := make([]byte, 0, len(v)+len(v)/8+256)
-	out = append(out, `{"model":`...)
-	out = jsonscan.AppendString(out, upstreamModel)
-	out = append(out, `,"messages":[`...)
+	out := appendRequestHead(make([]byte, 0, len(v)+len(v)/8+256), upstreamModel)
 	w := itemWriter{out: out, src: &chatSources{}}
 	if present(r.instructions) && !isEmptyString(r.instructions) {
 		w.begin("system", fromInstructions)
@@ -189,57 +173,22 @@ func (r *responsesRequest) check() error {
 // The tools that run inside OpenAI's API (web search, file search, code
 // interpreter, computer use, MCP, ...) cannot go to another server.
 func appendResponsesTools(out, tools []byte) ([]byte, error) {
-	out = append(out, `,"tools":[`...)
-	for j, tool := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
-		if !isObject(tool) {
-			return out, refuse(path, "must be an object")
-		}
-		var typ, name, desc, params, strict []byte
-		m := jsonscan.MembersOf(tool)
-		for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
-			switch string(k) {
-			case "type":
-				typ = v
-			case "name":
-				name = v
-			case "description":
-				desc = v
-			case "parameters":
-				params = v
-			case "strict":
-				strict = v
-			}
-		}
-		switch {
-		case !stringIs(typ, "function"):
-			return out, refuse(path+".type", "only function tools translate; the others run inside OpenAI's API")
-		case !isString(name):
-			return out, refuse(path+".name", "must be a string")
-		case present(params) && !isObject(params):
-			return out, refuse(path+".parameters", "must be an object")
-		case present(strict) && !isBool(strict):
-			return out, refuse(path+".strict", "must be a boolean")
-		}
-		if j > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, `{"type":"function","function":{"name":`...)
-		out = append(out, name...)
-		if isString(desc) {
-			out = append(out, `,"description":`...)
-			out = append(out, desc...)
-		}
-		if present(params) {
-			out = append(out, `,"parameters":`...)
-			out = append(out, params...)
-		}
-		if isTrue(strict) {
-			out = append(out, `,"strict":true`...)
-		}
-		out = append(out, "}}"...)
+	return appendTools(out, tools, appendResponsesTool)
+}
+
+func appendResponsesTool(out, tool []byte, path string) ([]byte, error) {
+	f := readFunctionTool(tool, "parameters")
+	switch {
+	case !stringIs(f.typ, "function"):
+		return out, refuse(path+".type", "only function tools translate; the others run inside OpenAI's API")
+	case !isString(f.name):
+		return out, refuse(path+".name", "must be a string")
+	case present(f.schema) && !isObject(f.schema):
+		return out, refuse(path+".parameters", "must be an object")
+	case present(f.strict) && !isBool(f.strict):
+		return out, refuse(path+".strict", "must be a boolean")
 	}
-	return append(out, ']'), nil
+	return appendChatTool(out, f), nil
 }
 
 // appendResponsesToolChoice maps tool_choice: auto, none and required as

@@ -74,3 +74,32 @@ func requestObject(body []byte) ([]byte, error) {
 	}
 	return v, nil
 }
+
+// readRequest reads a request body's top-level members: set records (or
+// refuses) each in turn, then check refuses values of the wrong kind. It
+// returns the body's object, as requestObject does.
+func readRequest(body []byte, set func(k, v []byte) error, check func() error) ([]byte, error) {
+	v, err := requestObject(body)
+	if err != nil {
+		return nil, err
+	}
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
+		if err := set(k, val); err != nil {
+			return nil, err
+		}
+	}
+	if err := check(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// appendRequestHead begins a translated request: the model, then the
+// messages array, which Chat Completions and Anthropic Messages both call
+// messages.
+func appendRequestHead(out []byte, upstreamModel string) []byte {
+	out = append(out, `{"model":`...)
+	out = jsonscan.AppendString(out, upstreamModel)
+	return append(out, `,"messages":[`...)
+}

@@ -11,40 +11,18 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // a JSON object, unless the answer was cut by its length limit (then they are
 // {}, and stop_reason says max_tokens).
 func ChatResponseToMessages(body []byte, a Answer) ([]byte, Usage, error) {
-	var id, model, choices, usage []byte
-	if !jsonscan.Object(body, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			id = val
-		case "model":
-			model = val
-		case "choices":
-			choices = val
-		case "usage":
-			usage = val
-		}
-	}) {
-		return nil, Usage{}, invalidUpstream("chat completion body is not a JSON object")
-	}
-	if !isArray(choices) {
-		return nil, Usage{}, invalidUpstream("chat completion has no choices array")
-	}
-	c, ok := firstChoice(choices)
-	if !ok {
-		return nil, Usage{}, invalidUpstream("chat completion has no choice")
-	}
-	m, err := readChatMessage(c.message)
+	resp, c, m, err := readChatCompletion(body)
 	if err != nil {
 		return nil, Usage{}, err
 	}
-	u := chatUsage(usage)
+	u := chatUsage(resp.usage)
 	truncated := stringIs(c.finish, "length")
 
 	out := make([]byte, 0, len(body)+256)
 	out = append(out, `{"id":`...)
-	out = appendID(out, id, "msg_translated", -1)
+	out = appendID(out, resp.id, "msg_translated", -1)
 	out = append(out, `,"type":"message","role":"assistant","model":`...)
-	out = a.appendModel(out, model)
+	out = a.appendModel(out, resp.model)
 	out = append(out, `,"content":[`...)
 	n := 0
 	block := func() {

@@ -10,38 +10,20 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // answer that is not an Anthropic message wraps ErrInvalidUpstream, as does
 // a tool_use block whose input is not an object.
 func MessagesResponseToChat(body []byte, a Answer) ([]byte, Usage, error) {
-	var id, model, content, stop, stopSeq, usage []byte
-	if !jsonscan.Object(body, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			id = val
-		case "model":
-			model = val
-		case "content":
-			content = val
-		case "stop_reason":
-			stop = val
-		case "stop_sequence":
-			stopSeq = val
-		case "usage":
-			usage = val
-		}
-	}) {
-		return nil, Usage{}, invalidUpstream("message body is not a JSON object")
+	msg, err := readMessagesAnswer(body)
+	if err != nil {
+		return nil, Usage{}, err
 	}
-	if !isArray(content) {
-		return nil, Usage{}, invalidUpstream("message has no content array")
-	}
-	u := messagesUsage(Usage{}, usage)
-	refused := stringIs(stop, "refusal")
+	u := messagesUsage(Usage{}, msg.usage)
+	refused := stringIs(msg.stop, "refusal")
 
 	out := make([]byte, 0, len(body)+256)
 	out = append(out, `{"id":`...)
-	out = appendID(out, id, "chatcmpl-translated", -1)
+	out = appendID(out, msg.id, "chatcmpl-translated", -1)
 	out = append(out, `,"object":"chat.completion","created":`...)
 	out = appendInt(out, a.Created)
 	out = append(out, `,"model":`...)
-	out = a.appendModel(out, model)
+	out = a.appendModel(out, msg.model)
 	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 
 	// The text blocks, joined into one string: their raw contents concatenate
@@ -54,7 +36,7 @@ func MessagesResponseToChat(body []byte, a Answer) ([]byte, Usage, error) {
 	var few [4]part
 	calls := few[:0]
 	texts := 0
-	blocks := jsonscan.ElementsOf(content)
+	blocks := jsonscan.ElementsOf(msg.content)
 	for b, ok := blocks.Next(); ok; b, ok = blocks.Next() {
 		p, _ := readPart(b)
 		switch {
@@ -97,9 +79,9 @@ func MessagesResponseToChat(body []byte, a Answer) ([]byte, Usage, error) {
 		out = append(out, ']')
 	}
 	out = append(out, `},"logprobs":null,"finish_reason":"`...)
-	out = append(out, finishReason(stringToken(stop))...)
+	out = append(out, finishReason(stringToken(msg.stop))...)
 	out = append(out, '"')
-	out = appendMatchedStop(out, stop, stopSeq)
+	out = appendMatchedStop(out, msg.stop, msg.stopSeq)
 	out = append(out, "}]"...)
 	if u.Known {
 		out = append(out, `,"usage":`...)

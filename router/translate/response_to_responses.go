@@ -12,39 +12,11 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // wraps ErrInvalidUpstream, as do tool arguments that are not one JSON
 // object (unless cut by the length limit).
 func ChatResponseToResponses(body []byte, a Answer) ([]byte, Usage, error) {
-	var id, model, created, choices, usage []byte
-	if !jsonscan.Object(body, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			id = val
-		case "model":
-			model = val
-		case "created":
-			created = val
-		case "choices":
-			choices = val
-		case "usage":
-			usage = val
-		}
-	}) {
-		return nil, Usage{}, invalidUpstream("chat completion body is not a JSON object")
-	}
-	if !isArray(choices) {
-		return nil, Usage{}, invalidUpstream("chat completion has no choices array")
-	}
-	c, ok := firstChoice(choices)
-	if !ok {
-		return nil, Usage{}, invalidUpstream("chat completion has no choice")
-	}
-	m, err := readChatMessage(c.message)
+	resp, c, m, err := readChatCompletion(body)
 	if err != nil {
 		return nil, Usage{}, err
 	}
-	when := a.Created
-	if n, ok := intValue(created); ok {
-		when = n
-	}
-	h := newRespHead(&a, id, model, when)
+	h := newRespHead(&a, resp.id, resp.model, createdOr(resp.created, a.Created))
 	var few [4]respItem
 	items := few[:0]
 	add := func(kind int, text []byte) *respItem {
@@ -84,7 +56,7 @@ func ChatResponseToResponses(body []byte, a Answer) ([]byte, Usage, error) {
 		it := add(itemCall, args)
 		it.callID, it.name = a.IDs.appendClientID(nil, tc.id, Responses, "call_", j), tc.name
 	}
-	u := chatUsage(usage)
+	u := chatUsage(resp.usage)
 	out := make([]byte, 0, len(body)+256)
 	return appendResponse(out, &h, items, true, statusOfChat(c.finish), u), u, nil
 }
@@ -131,31 +103,15 @@ func checkArguments(args []byte) error {
 // reported. An answer that is not an Anthropic message wraps
 // ErrInvalidUpstream.
 func MessagesResponseToResponses(body []byte, a Answer) ([]byte, Usage, error) {
-	var id, model, content, stop, usage []byte
-	if !jsonscan.Object(body, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			id = val
-		case "model":
-			model = val
-		case "content":
-			content = val
-		case "stop_reason":
-			stop = val
-		case "usage":
-			usage = val
-		}
-	}) {
-		return nil, Usage{}, invalidUpstream("message body is not a JSON object")
+	msg, err := readMessagesAnswer(body)
+	if err != nil {
+		return nil, Usage{}, err
 	}
-	if !isArray(content) {
-		return nil, Usage{}, invalidUpstream("message has no content array")
-	}
-	h := newRespHead(&a, id, model, a.Created)
-	refused := stringIs(stop, "refusal")
+	h := newRespHead(&a, msg.id, msg.model, a.Created)
+	refused := stringIs(msg.stop, "refusal")
 	var items []respItem
 	last := -1 // the kind of the item written last
-	for _, b := range jsonscan.Each(content) {
+	for _, b := range jsonscan.Each(msg.content) {
 		p, _ := readPart(b)
 		switch {
 		case stringIs(p.typ, "text"):
@@ -190,9 +146,9 @@ func MessagesResponseToResponses(body []byte, a Answer) ([]byte, Usage, error) {
 	if refused && last != itemRefusal {
 		items = append(items, respItem{kind: itemRefusal, id: h.itemID(itemRefusal, len(items)), text: stringToken([]byte(refusalWithoutText))})
 	}
-	u := messagesUsage(Usage{}, usage)
+	u := messagesUsage(Usage{}, msg.usage)
 	out := make([]byte, 0, len(body)+256)
-	return appendResponse(out, &h, items, true, statusOfMessages(stop), u), u, nil
+	return appendResponse(out, &h, items, true, statusOfMessages(msg.stop), u), u, nil
 }
 
 // toolUseItem makes a function_call item of a tool_use block.

@@ -1,7 +1,5 @@
 package translate
 
-import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-
 // A Responses answer is a response object with a list of output items. The
 // answer translators for Responses clients (unary and streaming, from Chat
 // Completions and from Anthropic Messages) build the same items and write
@@ -208,24 +206,4 @@ func appendResponsesUsage(out []byte, u Usage) []byte {
 		out = appendInt(out, u.CacheCreationInputTokens)
 	}
 	return append(out, '}')
-}
-
-// responsesUsage reads a response's usage object (input_tokens,
-// output_tokens, input_tokens_details.cached_tokens).
-func responsesUsage(v []byte) Usage {
-	var u Usage
-	m := jsonscan.MembersOf(v)
-	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
-		switch string(k) {
-		case "input_tokens":
-			u.InputTokens, u.Known = count(val, u.Known)
-		case "output_tokens":
-			u.OutputTokens, u.Known = count(val, u.Known)
-		case "input_tokens_details":
-			u.CacheReadInputTokens, _ = count(jsonscan.Field(val, "cached_tokens"), false)
-		case "cache_creation_input_tokens":
-			u.CacheCreationInputTokens, _ = count(val, false)
-		}
-	}
-	return u
 }

@@ -245,3 +245,27 @@ func (e *eventStream) finishLast(t eventTranslator, dst []byte) ([]byte, error) 
 	}
 	return dst, e.err
 }
+
+// streamEnder is a translator whose client's stream
+// [eventStream.finishStream] ends.
+type streamEnder interface {
+	eventTranslator
+	// sawStop reports whether the upstream has said how its answer stopped.
+	sawStop() bool
+	// end writes what ends the client's stream.
+	end(dst []byte) []byte
+}
+
+// finishStream is a translator's Stream.Finish: the last event, then the end of
+// the client's stream unless it has ended already; ErrTruncated when the
+// upstream never said how its answer stopped.
+func (e *eventStream) finishStream(t streamEnder, dst []byte) ([]byte, error) {
+	dst, err := e.finishLast(t, dst)
+	switch {
+	case err != nil || e.done:
+		return dst, err
+	case !t.sawStop():
+		return dst, ErrTruncated
+	}
+	return t.end(dst), nil
+}

@@ -50,16 +50,9 @@ func (s *chatToMessages) Usage() Usage { return s.usage }
 
 func (s *chatToMessages) Feed(dst, p []byte) ([]byte, error) { return s.feed(s, dst, p) }
 
-func (s *chatToMessages) Finish(dst []byte) ([]byte, error) {
-	dst, err := s.finishLast(s, dst)
-	switch {
-	case err != nil || s.done:
-		return dst, err
-	case s.stop == "": // no finish_reason
-		return dst, ErrTruncated
-	}
-	return s.end(dst), nil
-}
+func (s *chatToMessages) Finish(dst []byte) ([]byte, error) { return s.finishStream(s, dst) }
+
+func (s *chatToMessages) sawStop() bool { return s.stop != "" } // finish_reason came
 
 func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 	if string(data) == "[DONE]" {
@@ -68,45 +61,24 @@ func (s *chatToMessages) event(dst, data []byte) ([]byte, error) {
 		}
 		return s.end(dst), nil
 	}
-	var id, model, choices, usage, errObj []byte
-	if !jsonscan.Object(data, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			id = val
-		case "model":
-			model = val
-		case "choices":
-			choices = val
-		case "usage":
-			usage = val
-		case "error":
-			errObj = val
-		}
-	}) {
+	var chunk chatAnswer
+	if !chunk.read(data) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}
-	if present(errObj) {
+	if present(chunk.err) {
 		s.done = true
-		return s.errorEvent(dst, errObj), nil
+		return s.errorEvent(dst, chunk.err), nil
 	}
 	if !s.started {
-		dst = s.start(dst, id, model)
+		dst = s.start(dst, chunk.id, chunk.model)
 	}
-	if u := chatUsage(usage); u.Known {
+	if u := chatUsage(chunk.usage); u.Known {
 		s.usage = u
 	}
-	if !present(choices) {
-		return dst, nil
-	}
-	if !isArray(choices) {
-		return dst, invalidUpstream("choices is not an array")
-	}
-	c, ok := firstChoice(choices)
+	var c chatChoice
+	var d chatMessage
+	ok, err := chunkChoice(chunk.choices, &c, &d)
 	if !ok {
-		return dst, nil // the usage-only chunk has none
-	}
-	d, err := readChatMessage(c.message)
-	if err != nil {
 		return dst, err
 	}
 	if dst, err = s.delta(dst, d); err != nil {
@@ -164,30 +136,16 @@ func (s *chatToMessages) delta(dst []byte, d chatMessage) ([]byte, error) {
 // starts a tool_use block (or queues it, while another block is open and
 // not whole), every one with arguments adds a piece of input.
 func (s *chatToMessages) toolCall(dst, c []byte, position int) ([]byte, error) {
-	if !isObject(c) {
-		return dst, invalidUpstream("tool call delta is not an object")
+	tc, k, err := readToolCallDelta(c, position)
+	if err != nil {
+		return dst, err
 	}
-	tc := readToolCall(c)
-	k := int64(position) // servers that leave index out list calls in order
-	if present(tc.index) {
-		var ok bool
-		if k, ok = intValue(tc.index); !ok || k < 0 || k > maxBlocks {
-			return dst, invalidUpstream("tool call delta with an invalid index")
-		}
-	}
-	switch {
-	case present(tc.args) && !isString(tc.args):
-		return dst, invalidUpstream("tool call arguments are not a string")
-	case present(tc.name) && !isString(tc.name):
-		return dst, invalidUpstream("tool call name is not a string")
-	}
-	var err error
-	if dst, err = s.call(dst, int(k), tc.id, tc.name); err != nil {
+	if dst, err = s.call(dst, k, tc.id, tc.name); err != nil {
 		return dst, err
 	}
 	if isString(tc.args) && !isEmptyString(tc.args) {
 		s.scratch = jsonscan.AppendUnquoted(s.scratch[:0], tc.args)
-		return s.callArgs(dst, int(k), tc.args, s.scratch)
+		return s.callArgs(dst, k, tc.args, s.scratch)
 	}
 	return dst, nil
 }
@@ -218,17 +176,7 @@ func (s *chatToMessages) end(dst []byte) []byte {
 // errorEvent is the upstream's error chunk as Anthropic's error event, which
 // the Anthropic SDKs raise as an API error.
 func (s *chatToMessages) errorEvent(dst, errObj []byte) []byte {
-	f := errorFields{}
-	if isString(errObj) {
-		f.message = errObj
-	} else {
-		f.message = jsonscan.Field(errObj, "message")
-		f.typ = stringToken(jsonscan.Field(errObj, "type"))
-		f.code = stringToken(jsonscan.Field(errObj, "code"))
-	}
-	if !isString(f.message) || isEmptyString(f.message) {
-		f.message = []byte(`"upstream stream error"`)
-	}
+	f := chatStreamError(errObj)
 	dst = appendNamedEvent(dst, "error")
 	dst = appendAnthropicError(dst, anthropicTypeForOpenAI(f.typ, f.code), f)
 	return append(dst, "\n\n"...)

@@ -38,16 +38,14 @@ func (s *chatToResponses) Usage() Usage { return s.usage }
 
 func (s *chatToResponses) Feed(dst, p []byte) ([]byte, error) { return s.feed(s, dst, p) }
 
-func (s *chatToResponses) Finish(dst []byte) ([]byte, error) {
-	dst, err := s.finishLast(s, dst)
-	switch {
-	case err != nil || s.done:
-		return dst, err
-	case !s.stopped:
-		return dst, ErrTruncated
-	}
+func (s *chatToResponses) Finish(dst []byte) ([]byte, error) { return s.finishStream(s, dst) }
+
+func (s *chatToResponses) sawStop() bool { return s.stopped }
+
+// end ends every item and writes response.completed (or incomplete).
+func (s *chatToResponses) end(dst []byte) []byte {
 	s.done = true
-	return s.finish(dst, s.status), nil
+	return s.finish(dst, s.status)
 }
 
 func (s *chatToResponses) event(dst, data []byte) ([]byte, error) {
@@ -55,61 +53,27 @@ func (s *chatToResponses) event(dst, data []byte) ([]byte, error) {
 		if !s.started {
 			dst = s.start(dst, nil, nil, s.a.Created)
 		}
-		s.done = true
-		return s.finish(dst, s.status), nil
+		return s.end(dst), nil
 	}
-	var id, model, created, choices, usage, errObj []byte
-	if !jsonscan.Object(data, func(k, val []byte) {
-		switch string(k) {
-		case "id":
-			id = val
-		case "model":
-			model = val
-		case "created":
-			created = val
-		case "choices":
-			choices = val
-		case "usage":
-			usage = val
-		case "error":
-			errObj = val
-		}
-	}) {
+	var chunk chatAnswer
+	if !chunk.read(data) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}
-	if present(errObj) {
+	if present(chunk.err) {
 		s.done = true
-		f := errorFields{message: jsonscan.Field(errObj, "message"), typ: stringToken(jsonscan.Field(errObj, "type")), code: stringToken(jsonscan.Field(errObj, "code"))}
-		if isString(errObj) {
-			f = errorFields{message: errObj}
-		}
-		if !isString(f.message) || isEmptyString(f.message) {
-			f.message = []byte(`"upstream stream error"`)
-		}
+		f := chatStreamError(chunk.err)
 		return s.errorEvent(dst, f.typ, f.code, f.message), nil
 	}
 	if !s.started {
-		when := s.a.Created
-		if n, ok := intValue(created); ok {
-			when = n
-		}
-		dst = s.start(dst, id, model, when)
+		dst = s.start(dst, chunk.id, chunk.model, createdOr(chunk.created, s.a.Created))
 	}
-	if u := chatUsage(usage); u.Known {
+	if u := chatUsage(chunk.usage); u.Known {
 		s.usage = u
 	}
-	if !present(choices) {
-		return dst, nil
-	}
-	if !isArray(choices) {
-		return dst, invalidUpstream("choices is not an array")
-	}
-	c, ok := firstChoice(choices)
+	var c chatChoice
+	var d chatMessage
+	ok, err := chunkChoice(chunk.choices, &c, &d)
 	if !ok {
-		return dst, nil
-	}
-	d, err := readChatMessage(c.message)
-	if err != nil {
 		return dst, err
 	}
 	if dst, err = s.writeDelta(dst, c.message, d); err != nil {
@@ -163,24 +127,11 @@ func (s *chatToResponses) textOf(dst []byte, kind int, tok []byte) ([]byte, erro
 }
 
 func (s *chatToResponses) toolCall(dst, c []byte, position int) ([]byte, error) {
-	if !isObject(c) {
-		return dst, invalidUpstream("tool call delta is not an object")
+	tc, k, err := readToolCallDelta(c, position)
+	if err != nil {
+		return dst, err
 	}
-	tc := readToolCall(c)
-	k := int64(position)
-	if present(tc.index) {
-		var ok bool
-		if k, ok = intValue(tc.index); !ok || k < 0 || k > maxBlocks {
-			return dst, invalidUpstream("tool call delta with an invalid index")
-		}
-	}
-	switch {
-	case present(tc.args) && !isString(tc.args):
-		return dst, invalidUpstream("tool call arguments are not a string")
-	case present(tc.name) && !isString(tc.name):
-		return dst, invalidUpstream("tool call name is not a string")
-	}
-	for int64(len(s.calls)) <= k {
+	for len(s.calls) <= k {
 		s.calls = append(s.calls, -1)
 	}
 	n := s.calls[k]
@@ -192,7 +143,7 @@ func (s *chatToResponses) toolCall(dst, c []byte, position int) ([]byte, error) 
 		if !isString(name) {
 			name = []byte(`""`)
 		}
-		callID := s.a.IDs.appendClientID(nil, tc.id, Responses, "call_", int(k))
+		callID := s.a.IDs.appendClientID(nil, tc.id, Responses, "call_", k)
 		dst, n = s.open(dst, itemCall, callID, append([]byte(nil), name...))
 		s.calls[k] = n
 	}

@@ -40,68 +40,41 @@ func (s *messagesToChat) Usage() Usage { return s.usage }
 
 func (s *messagesToChat) Feed(dst, p []byte) ([]byte, error) { return s.feed(s, dst, p) }
 
-func (s *messagesToChat) Finish(dst []byte) ([]byte, error) {
-	dst, err := s.finishLast(s, dst)
-	switch {
-	case err != nil || s.done:
-		return dst, err
-	case !s.stopped:
-		return dst, ErrTruncated
-	}
-	return s.end(dst), nil
-}
+func (s *messagesToChat) Finish(dst []byte) ([]byte, error) { return s.finishStream(s, dst) }
+
+func (s *messagesToChat) sawStop() bool { return s.stopped }
 
 // event translates one upstream event.
 func (s *messagesToChat) event(dst, data []byte) ([]byte, error) {
-	var typ, message, index, block, delta, usage, errObj []byte
-	if !jsonscan.Object(data, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			typ = val
-		case "message":
-			message = val
-		case "index":
-			index = val
-		case "content_block":
-			block = val
-		case "delta":
-			delta = val
-		case "usage":
-			usage = val
-		case "error":
-			errObj = val
-		}
-	}) {
+	var ev messagesEvent
+	if !ev.read(data) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}
-	if stringIs(typ, "error") {
+	if stringIs(ev.typ, "error") {
 		s.done = true
-		return s.errorChunk(dst, errObj), nil
+		return s.errorChunk(dst, ev.err), nil
 	}
 	if len(s.head) == 0 { // the role chunk is not out yet
-		var id, model []byte
-		if stringIs(typ, "message_start") {
-			id, model = jsonscan.Field(message, "id"), jsonscan.Field(message, "model")
-		}
+		id, model := ev.opening()
 		dst = s.start(dst, id, model)
 	}
 	switch {
-	case stringIs(typ, "message_start"):
-		s.usage = messagesUsage(s.usage, jsonscan.Field(message, "usage"))
-	case stringIs(typ, "content_block_start"):
-		return s.blockStart(dst, index, block)
-	case stringIs(typ, "content_block_delta"):
-		return s.blockDelta(dst, index, delta)
-	case stringIs(typ, "content_block_stop"):
-		if i, ok := intValue(index); ok && i >= 0 && int(i) < len(s.tools) && s.tools[i] >= 0 {
+	case stringIs(ev.typ, "message_start"):
+		s.usage = messagesUsage(s.usage, jsonscan.Field(ev.message, "usage"))
+	case stringIs(ev.typ, "content_block_start"):
+		return s.blockStart(dst, ev.index, ev.block)
+	case stringIs(ev.typ, "content_block_delta"):
+		return s.blockDelta(dst, ev.index, ev.delta)
+	case stringIs(ev.typ, "content_block_stop"):
+		if i, ok := intValue(ev.index); ok && i >= 0 && int(i) < len(s.tools) && s.tools[i] >= 0 {
 			dst = s.noArguments(dst, s.tools[i])
 		}
-	case stringIs(typ, "message_delta"):
-		s.usage = messagesUsage(s.usage, usage)
+	case stringIs(ev.typ, "message_delta"):
+		s.usage = messagesUsage(s.usage, ev.usage)
 		if !s.stopped {
-			dst = s.stop(dst, jsonscan.Field(delta, "stop_reason"), jsonscan.Field(delta, "stop_sequence"))
+			dst = s.stop(dst, jsonscan.Field(ev.delta, "stop_reason"), jsonscan.Field(ev.delta, "stop_sequence"))
 		}
-	case stringIs(typ, "message_stop"):
+	case stringIs(ev.typ, "message_stop"):
 		if !s.stopped {
 			dst = s.stop(dst, nil, nil)
 		}
@@ -297,10 +270,7 @@ func (s *messagesToChat) end(dst []byte) []byte {
 // errorChunk is the upstream's error event in OpenAI's shape, which the
 // OpenAI SDKs raise as an API error. There is no [DONE] after it.
 func (s *messagesToChat) errorChunk(dst, errObj []byte) []byte {
-	f := errorFields{message: jsonscan.Field(errObj, "message"), typ: stringToken(jsonscan.Field(errObj, "type"))}
-	if !isString(f.message) || isEmptyString(f.message) {
-		f.message = []byte(`"upstream stream error"`)
-	}
+	f := messagesStreamError(errObj)
 	if f.typ == nil {
 		f.typ = []byte("api_error")
 	}

@@ -33,72 +33,42 @@ func (s *messagesToResponses) Usage() Usage { return s.usage }
 
 func (s *messagesToResponses) Feed(dst, p []byte) ([]byte, error) { return s.feed(s, dst, p) }
 
-func (s *messagesToResponses) Finish(dst []byte) ([]byte, error) {
-	dst, err := s.finishLast(s, dst)
-	switch {
-	case err != nil || s.done:
-		return dst, err
-	case !s.stopped:
-		return dst, ErrTruncated
-	}
-	return s.end(dst), nil
-}
+func (s *messagesToResponses) Finish(dst []byte) ([]byte, error) { return s.finishStream(s, dst) }
+
+func (s *messagesToResponses) sawStop() bool { return s.stopped }
 
 func (s *messagesToResponses) event(dst, data []byte) ([]byte, error) {
-	var typ, message, index, block, delta, usage, errObj []byte
-	if !jsonscan.Object(data, func(k, val []byte) {
-		switch string(k) {
-		case "type":
-			typ = val
-		case "message":
-			message = val
-		case "index":
-			index = val
-		case "content_block":
-			block = val
-		case "delta":
-			delta = val
-		case "usage":
-			usage = val
-		case "error":
-			errObj = val
-		}
-	}) {
+	var ev messagesEvent
+	if !ev.read(data) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}
-	if stringIs(typ, "error") {
+	if stringIs(ev.typ, "error") {
 		s.done = true
-		msg := jsonscan.Field(errObj, "message")
-		if !isString(msg) || isEmptyString(msg) {
-			msg = []byte(`"upstream stream error"`)
-		}
-		return s.errorEvent(dst, stringToken(jsonscan.Field(errObj, "type")), nil, msg), nil
+		f := messagesStreamError(ev.err)
+		return s.errorEvent(dst, f.typ, nil, f.message), nil
 	}
 	if !s.started {
-		var id, model []byte
-		if stringIs(typ, "message_start") {
-			id, model = jsonscan.Field(message, "id"), jsonscan.Field(message, "model")
-		}
+		id, model := ev.opening()
 		dst = s.start(dst, id, model, s.a.Created)
 	}
 	switch {
-	case stringIs(typ, "message_start"):
-		s.usage = messagesUsage(s.usage, jsonscan.Field(message, "usage"))
-	case stringIs(typ, "content_block_start"):
-		return s.blockStart(dst, index, block)
-	case stringIs(typ, "content_block_delta"):
-		return s.blockDelta(dst, index, delta)
-	case stringIs(typ, "content_block_stop"):
-		if n := s.item(index); n >= 0 {
+	case stringIs(ev.typ, "message_start"):
+		s.usage = messagesUsage(s.usage, jsonscan.Field(ev.message, "usage"))
+	case stringIs(ev.typ, "content_block_start"):
+		return s.blockStart(dst, ev.index, ev.block)
+	case stringIs(ev.typ, "content_block_delta"):
+		return s.blockDelta(dst, ev.index, ev.delta)
+	case stringIs(ev.typ, "content_block_stop"):
+		if n := s.item(ev.index); n >= 0 {
 			dst = s.close(dst, n)
 		}
-	case stringIs(typ, "message_delta"):
-		s.usage = messagesUsage(s.usage, usage)
+	case stringIs(ev.typ, "message_delta"):
+		s.usage = messagesUsage(s.usage, ev.usage)
 		if !s.stopped {
 			s.stopped = true
-			s.stop = append(s.stop[:0], jsonscan.Field(delta, "stop_reason")...)
+			s.stop = append(s.stop[:0], jsonscan.Field(ev.delta, "stop_reason")...)
 		}
-	case stringIs(typ, "message_stop"):
+	case stringIs(ev.typ, "message_stop"):
 		s.stopped = true
 		return s.end(dst), nil
 	}

@@ -28,18 +28,31 @@ type Usage struct {
 // prompt_tokens_details.cached_tokens, and the cache_creation_input_tokens
 // the gateway (and LiteLLM) add for Anthropic's cache writes.
 func chatUsage(v []byte) Usage {
-	if !isObject(v) {
+	if !isObject(v) { // most chunks have none
 		return Usage{}
 	}
+	return openAIUsage(v, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+}
+
+// responsesUsage reads a response's usage object (input_tokens,
+// output_tokens, input_tokens_details.cached_tokens).
+func responsesUsage(v []byte) Usage {
+	return openAIUsage(v, "input_tokens", "output_tokens", "input_tokens_details")
+}
+
+// openAIUsage reads an OpenAI usage object, which Chat Completions and the
+// Responses API shape alike under their own names: the input and output
+// counts, the cached count inside details, and cache_creation_input_tokens.
+func openAIUsage(v []byte, input, output, details string) Usage {
 	var u Usage
 	m := jsonscan.MembersOf(v)
 	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		switch string(k) {
-		case "prompt_tokens":
+		case input:
 			u.InputTokens, u.Known = count(val, u.Known)
-		case "completion_tokens":
+		case output:
 			u.OutputTokens, u.Known = count(val, u.Known)
-		case "prompt_tokens_details":
+		case details:
 			u.CacheReadInputTokens, _ = count(jsonscan.Field(val, "cached_tokens"), false)
 		case "cache_creation_input_tokens":
 			u.CacheCreationInputTokens, _ = count(val, false)
