@@ -8,7 +8,7 @@ DEMO_DURATION ?= 2m
 ROUTING_E2E_FLAGS ?= -rounds 1
 
 .PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
-.PHONY: test-deploy test-fuzz fuzz soak study routing-e2e helm fleetbench
+.PHONY: test-deploy test-fuzz fuzz soak study routing-e2e helm fleetbench bench-compare
 
 build: ## the gateway binary
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/firstbyte ./cmd/firstbyte
@@ -59,7 +59,7 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 # Fuzz targets, each for FUZZTIME (make test: a few seconds each; make fuzz:
 # minutes). A failing input is written under the package's testdata/fuzz.
 FUZZTIME ?= 4s
-FUZZ_TARGETS := ./router/:FuzzRateSignal ./router/:FuzzScanRequest ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
+FUZZ_TARGETS := ./router/:FuzzRateSignal ./router/:FuzzScanRequest ./router/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/translate/:FuzzChatToResponsesStream ./router/translate/:FuzzMessagesToResponsesStream ./router/internal/jsonscan/:FuzzValid ./router/internal/jsonscan/:FuzzStrings
 # A target that fails with a failing input written (a real finding) fails
 # the run at once, its output shown. One that fails without writing an input
@@ -87,6 +87,19 @@ soak: build ## the chaos soak through the real binary for SOAK_DURATION (figures
 bench: build ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./router/translate/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
+
+# The regression guard: the working tree's gateway against REF's (any
+# commit, built in a temporary worktree) and the bare proxy, interleaved in
+# one sitting, ROUNDS rounds; prints each ratio's median and spread. Run it
+# before every change that may move the request path (docs/benchmarks.md).
+bench-compare: build ## the working tree against REF=<commit> and the bare proxy, interleaved (~3 min; figures: docs/benchmarks.md)
+	@test -n "$(REF)" || { echo 'usage: make bench-compare REF=<commit> [ROUNDS=5]'; exit 2; }
+	@set -e; ref=$$(git rev-parse --short "$(REF)^{commit}"); dir=$$(mktemp -d /tmp/firstbyte-ref-XXXXXX); \
+	trap 'git worktree remove --force '"$$dir"' >/dev/null 2>&1; rm -rf '"$$dir" EXIT; \
+	git worktree add --detach "$$dir" "$$ref" >/dev/null 2>&1; \
+	echo "building $$ref in $$dir"; \
+	(cd "$$dir" && $(GO) build -trimpath -ldflags "-s -w -X main.version=ref -X main.commit=$$ref" -o $(CURDIR)/$(BIN)/firstbyte-ref ./cmd/firstbyte); \
+	$(GO) run ./cmd/firstbyte-loadtest -compare -gateway $(BIN)/firstbyte -ref $(BIN)/firstbyte-ref -rounds $(or $(ROUNDS),5)
 
 fleetbench: build otelcol ## the fleet figures (docs/fleet.md, "Beyond one collector"): p50 freshness at 1 in N, the collector's CPU per fanned-out span (~8 min)
 	$(GO) run ./cmd/firstbyte-fleetbench p50

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"go.opentelemetry.io/otel/propagation"
-
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -129,7 +127,7 @@ func (a *attempt) reach() bool {
 	}).WithContext(a.actx)
 	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
 	u.setAuth(req.Header)
-	a.g.propagator.Inject(a.actx, propagation.HeaderCarrier(req.Header))
+	a.g.propagator.Inject(a.actx, headerCarrier(req.Header))
 
 	a.sent = a.g.now()
 	// The transport directly: a client would only add redirect handling,

@@ -24,7 +24,14 @@ import (
 type responseBudget struct {
 	limit atomic.Int64
 	held  atomic.Int64
+	// onLarge is Options.OnLargeAnswerDone of the gateway that last took
+	// the budget (nil or a nil func: none).
+	onLarge atomic.Pointer[func()]
 }
+
+// LargeAnswerHeld is the budget an answer must have held for its release
+// to be told to Options.OnLargeAnswerDone.
+const LargeAnswerHeld = 32 << 20
 
 func newResponseBudget(limit int64) *responseBudget {
 	b := &responseBudget{}
@@ -85,10 +92,16 @@ func (c *claim) give(n int64) {
 
 // release hands back everything the answer holds.
 func (c *claim) release() {
-	if c.n != 0 {
-		c.b.release(c.n)
-		c.n = 0
+	if c.n == 0 {
+		return
 	}
+	c.b.release(c.n)
+	if c.n >= LargeAnswerHeld {
+		if f := c.b.onLarge.Load(); f != nil && *f != nil {
+			(*f)()
+		}
+	}
+	c.n = 0
 }
 
 // The blocks a large answer is read into, by size class: minReadBlock,

@@ -205,3 +205,29 @@ func TestReloadTakesTheBudgetAndSetsItsLimit(t *testing.T) {
 		t.Errorf("max_response 128MiB alone: budget %d, want 128MiB", g.budget.limit.Load())
 	}
 }
+
+// A claim that held LargeAnswerHeld or more tells Options.OnLargeAnswerDone
+// when it is released, once; smaller ones do not.
+func TestLargeAnswerReleaseIsTold(t *testing.T) {
+	b := newResponseBudget(1 << 30)
+	told := 0
+	f := func() { told++ }
+	b.onLarge.Store(&f)
+	small := claim{b: b}
+	small.take(LargeAnswerHeld - 1)
+	small.release()
+	if told != 0 {
+		t.Fatalf("a release of %d bytes was told", LargeAnswerHeld-1)
+	}
+	large := claim{b: b}
+	large.take(LargeAnswerHeld)
+	large.release()
+	large.release()
+	if told != 1 {
+		t.Fatalf("a release of %d bytes was told %d times, want 1", LargeAnswerHeld, told)
+	}
+	var none func()
+	b.onLarge.Store(&none)
+	large.take(LargeAnswerHeld)
+	large.release() // a nil hook: nothing to tell, no panic
+}

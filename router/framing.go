@@ -1,10 +1,12 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // A request that carries both Transfer-Encoding and Content-Length frames
@@ -53,7 +55,9 @@ func (l framingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &framingConn{Conn: c, scanning: true, lineStart: true}, nil
+	fc := &framingConn{Conn: c, lineStart: true}
+	fc.scanning.Store(true)
+	return fc, nil
 }
 
 // framingConn scans the header block of each request as it is read: only
@@ -64,12 +68,14 @@ func (l framingListener) Accept() (net.Conn, error) {
 type framingConn struct {
 	net.Conn
 
-	mu        sync.Mutex // guards the scanner; Read and the server's state hook run on different goroutines
-	scanning  bool       // inside a header block
-	lineStart bool       // the next byte starts a line
-	lineLen   int        // bytes of the current line so far
-	seenLine  bool       // a non-empty line of this block was seen (leading blank lines do not end it)
-	name      [20]byte   // the current line's header name, lower-cased, while it may still match
+	mu sync.Mutex // guards the scanner; Read and the server's state hook run on different goroutines
+	// scanning: inside a header block. Read looks at it without the lock
+	// first, so a body, and the server's background read, cost no lock.
+	scanning  atomic.Bool
+	lineStart bool     // the next byte starts a line
+	lineLen   int      // bytes of the current line so far
+	seenLine  bool     // a non-empty line of this block was seen (leading blank lines do not end it)
+	name      [20]byte // the current line's header name, lower-cased, while it may still match
 	nameLen   int
 	inName    bool // still reading the current line's name (before ':')
 	cl, te    bool // this block named Content-Length, Transfer-Encoding
@@ -77,9 +83,9 @@ type framingConn struct {
 
 func (c *framingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 {
+	if n > 0 && c.scanning.Load() {
 		c.mu.Lock()
-		if c.scanning {
+		if c.scanning.Load() {
 			c.scan(p[:n])
 		}
 		c.mu.Unlock()
@@ -98,7 +104,8 @@ func (c *framingConn) CloseWrite() error {
 
 func (c *framingConn) nextRequest() {
 	c.mu.Lock()
-	c.scanning, c.lineStart, c.lineLen, c.seenLine, c.nameLen, c.inName, c.cl, c.te = true, true, 0, false, 0, false, false, false
+	c.lineStart, c.lineLen, c.seenLine, c.nameLen, c.inName, c.cl, c.te = true, 0, false, 0, false, false, false
+	c.scanning.Store(true)
 	c.mu.Unlock()
 }
 
@@ -111,48 +118,81 @@ func (c *framingConn) seen() (cl, te bool) {
 }
 
 func (c *framingConn) scan(b []byte) {
-	for _, ch := range b {
-		if c.lineStart {
-			c.lineStart, c.lineLen, c.nameLen, c.inName = false, 0, 0, true
-		}
-		switch ch {
-		case '\n':
-			if c.lineLen == 0 && c.seenLine { // the blank line: the block ends
-				c.scanning = false
+	for len(b) > 0 {
+		if !c.lineStart && !c.inName {
+			// Past the current line's name: nothing else on the line
+			// matters but where it ends, and the line is not blank (its
+			// name phase counted a byte), so skip to its end at once.
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
 				return
 			}
-			if c.lineLen > 0 {
-				c.seenLine = true
+			b = b[i+1:]
+			c.seenLine, c.lineStart = true, true
+			continue
+		}
+		if c.lineStart {
+			switch b[0] {
+			case 'c', 'C', 't', 'T', '\r', '\n':
+			default:
+				// No name we look for starts so: the line is not blank,
+				// and its name is of no interest.
+				c.lineStart, c.lineLen, c.nameLen, c.inName = false, 1, 0, false
+				b = b[1:]
+				continue
 			}
-			c.lineStart = true
-			continue
-		case '\r':
-			continue // a CR counts as nothing: "\r\n" ends a line, "\r\n\r\n" a block
 		}
-		c.lineLen++
-		if !c.inName {
-			continue
+		if !c.step(b[0]) {
+			return
 		}
-		if ch == ':' {
-			c.inName = false
-			switch string(c.name[:c.nameLen]) {
-			case "content-length":
-				c.cl = true
-			case "transfer-encoding":
-				c.te = true
-			}
-			continue
-		}
-		if c.nameLen == len(c.name) {
-			c.inName = false // longer than any name we look for
-			continue
-		}
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		c.name[c.nameLen] = ch
-		c.nameLen++
+		b = b[1:]
 	}
+}
+
+// step scans one byte at the start of a line or within its name; false
+// once the blank line ending the header block is seen.
+func (c *framingConn) step(ch byte) bool {
+	if c.lineStart {
+		c.lineStart, c.lineLen, c.nameLen, c.inName = false, 0, 0, true
+	}
+	switch ch {
+	case '\n':
+		if c.lineLen == 0 && c.seenLine { // the blank line: the block ends
+			c.scanning.Store(false)
+			return false
+		}
+		if c.lineLen > 0 {
+			c.seenLine = true
+		}
+		c.lineStart = true
+		return true
+	case '\r':
+		return true // a CR counts as nothing: "\r\n" ends a line, "\r\n\r\n" a block
+	}
+	c.lineLen++
+	if !c.inName {
+		return true
+	}
+	if ch == ':' {
+		c.inName = false
+		switch string(c.name[:c.nameLen]) {
+		case "content-length":
+			c.cl = true
+		case "transfer-encoding":
+			c.te = true
+		}
+		return true
+	}
+	if c.nameLen == len(c.name) {
+		c.inName = false // longer than any name we look for
+		return true
+	}
+	if 'A' <= ch && ch <= 'Z' {
+		ch += 'a' - 'A'
+	}
+	c.name[c.nameLen] = ch
+	c.nameLen++
+	return true
 }
 
 // framingFault says why r's framing is refused, or "" when it is not:

@@ -64,6 +64,11 @@ type Options struct {
 	// reading for this long loses its connection, so it cannot hold a
 	// handler and an upstream stream forever. Zero: DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
+	// OnLargeAnswerDone is told when an answer that held at least
+	// LargeAnswerHeld bytes of the answer budget gives them back: what it
+	// held is garbage now, which the process may want to return to the
+	// operating system before the next one. It must not block. Nil: none.
+	OnLargeAnswerDone func()
 	// Previous is the gateway this one replaces on a reload: providers
 	// whose config is unchanged keep their run-time state (circuit
 	// breaker, concurrency slots) instead of starting afresh, and the
@@ -136,6 +141,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 		budget = o.Previous.budget
 		budget.limit.Store(int64(cfg.Limits.MaxBuffered))
 	}
+	budget.onLarge.Store(&o.OnLargeAnswerDone)
 	g := &Gateway{
 		routes:     map[string]map[string][]*Candidate{},
 		upstreams:  map[string]*upstream{},

@@ -13,7 +13,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -92,7 +91,7 @@ func (c *call) flush() {
 // traceparent.
 func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := g.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx := g.propagator.Extract(r.Context(), headerCarrier(r.Header))
 		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
 		c := &call{ep: ep, w: w, r: r, span: span} // ctx travels as an argument: no request copy
@@ -133,7 +132,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
 		return
 	}
-	if !isJSON(c.r.Header.Get("Content-Type")) {
+	if !isJSON(headerValue(c.r.Header, "Content-Type")) {
 		g.fail(c, http.StatusUnsupportedMediaType, errTypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // Which headers cross the gateway, each way.
@@ -106,3 +108,29 @@ func setGatewayHeaders(h http.Header, r *Route, target string) {
 		h[HeaderSkipped] = []string{strings.Join(names, ",")}
 	}
 }
+
+// headerCarrier is propagation.HeaderCarrier that reads and writes the
+// trace-context headers under their canonical names directly: the W3C
+// propagators ask for "traceparent" and "tracestate" in lower case, which
+// http.Header canonicalises (and allocates a copy of) on every call.
+type headerCarrier http.Header
+
+// carrierKeys are the propagators' keys in canonical form.
+var carrierKeys = map[string]string{"traceparent": "Traceparent", "tracestate": "Tracestate", "baggage": "Baggage"}
+
+func (c headerCarrier) Get(key string) string {
+	if ck, ok := carrierKeys[key]; ok {
+		return headerValue(http.Header(c), ck)
+	}
+	return http.Header(c).Get(key)
+}
+
+func (c headerCarrier) Set(key, value string) {
+	if ck, ok := carrierKeys[key]; ok {
+		c[ck] = []string{value}
+		return
+	}
+	http.Header(c).Set(key, value)
+}
+
+func (c headerCarrier) Keys() []string { return propagation.HeaderCarrier(c).Keys() }

@@ -2,7 +2,10 @@ package router
 
 import (
 	"net/http"
+	"reflect"
 	"testing"
+
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // providerHeaders are a provider's typical unary answer headers: 18, with
@@ -78,5 +81,26 @@ func TestConnectionTokensMatchAnyCase(t *testing.T) {
 	copyRequestHeaders(out, req, true)
 	if _, ok := out["User-Agent"]; ok || out.Get("Accept") != "*/*" {
 		t.Errorf("forwarded %v, want Accept and not the User-Agent the Connection header names", out)
+	}
+}
+
+// headerCarrier reads and writes what propagation.HeaderCarrier does, for
+// the trace-context keys and any other.
+func TestHeaderCarrierIsHeaderCarrier(t *testing.T) {
+	for _, key := range []string{"traceparent", "tracestate", "baggage", "Traceparent", "x-custom", "X-Custom"} {
+		h1, h2 := http.Header{}, http.Header{}
+		headerCarrier(h1).Set(key, "v-"+key)
+		propagation.HeaderCarrier(h2).Set(key, "v-"+key)
+		if !reflect.DeepEqual(h1, h2) {
+			t.Errorf("Set(%q): %v, HeaderCarrier %v", key, h1, h2)
+		}
+		for _, get := range []string{"traceparent", "tracestate", "baggage", "x-custom", "X-CUSTOM"} {
+			if a, b := headerCarrier(h1).Get(get), propagation.HeaderCarrier(h1).Get(get); a != b {
+				t.Errorf("after Set(%q), Get(%q) = %q, HeaderCarrier's %q", key, get, a, b)
+			}
+		}
+		if a, b := headerCarrier(h1).Keys(), propagation.HeaderCarrier(h1).Keys(); !reflect.DeepEqual(a, b) {
+			t.Errorf("Keys() = %v, HeaderCarrier's %v", a, b)
+		}
 	}
 }

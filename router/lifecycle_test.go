@@ -160,14 +160,14 @@ func (panickingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 type panickingBody struct {
-	first, prompt string
-	read          bool
+	first, prompt string // first: what is still to be read of the first chunk
 }
 
 func (b *panickingBody) Read(p []byte) (int, error) {
-	if !b.read {
-		b.read = true
-		return copy(p, b.first), nil
+	if b.first != "" {
+		n := copy(p, b.first)
+		b.first = b.first[n:]
+		return n, nil
 	}
 	panic(fmt.Errorf("broken mid-stream after %s", b.prompt))
 }

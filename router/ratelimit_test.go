@@ -173,3 +173,18 @@ func TestDisabledProbeDoublesOnlyOnItsProbe(t *testing.T) {
 		t.Fatalf("after a failed probe the next at %v, want %v", after, next.Add(2*disableProbeFirst))
 	}
 }
+
+// The rate-limit headers are read by map index, so each name must be the
+// canonical form the transport stores it under: a misspelt one would never
+// be found.
+func TestRateLimitHeaderNamesAreCanonical(t *testing.T) {
+	names := []string{"Retry-After", "Retry-After-Ms"}
+	for _, hs := range limitHeaders {
+		names = append(names, hs[0], hs[1])
+	}
+	for _, n := range names {
+		if c := http.CanonicalHeaderKey(n); c != n {
+			t.Errorf("%q is read by map index but its canonical form is %q", n, c)
+		}
+	}
+}

@@ -28,19 +28,63 @@ import (
 // streamAnswer is a stream in flight: its buffers, its converter and where
 // its reading stands.
 type streamAnswer struct {
-	bufp, outp *[]byte // pooled: what is read, and what the client gets of it
+	// bufp and outp (what is read, and what the client gets of it) are
+	// pooled and held only while a chunk is in hand: a stream waiting on
+	// its upstream holds neither, which is most of a slow stream's life
+	// (10,000 streams would hold 160 MB of them for nothing).
+	bufp, outp *[]byte
+	one        [1]byte // what a wait for the upstream's next bytes reads into
 	st         translate.Stream
 	first      []byte    // the client's first output, in hand after reach
 	rerr, ferr error     // the read's and the converter's state after the first output
 	started    time.Time // when the first chunk came
 }
 
-func (s *streamAnswer) release() {
+// drop gives the buffers back between two chunks.
+func (s *streamAnswer) drop() {
 	if s.bufp != nil {
 		chunkPool.Put(s.bufp)
-		chunkPool.Put(s.outp)
-		s.bufp, s.outp, s.first = nil, nil, nil
+		s.bufp = nil
 	}
+	if s.outp != nil {
+		chunkPool.Put(s.outp)
+		s.outp = nil
+	}
+}
+
+func (s *streamAnswer) release() {
+	s.drop()
+	s.first = nil
+}
+
+// out is an empty output buffer.
+func (s *streamAnswer) out() []byte {
+	if s.outp == nil {
+		s.outp = chunkPool.Get().(*[]byte)
+	}
+	return (*s.outp)[:0]
+}
+
+// read waits for the upstream's next bytes holding no pooled buffer (the
+// wait reads one byte, into s.one), then takes what came with that byte
+// into a pooled one, which holds the bytes returned until drop. The
+// transport has those bytes buffered already, so the second read returns
+// at once; it waits only when the one byte was all there was.
+func (s *streamAnswer) read(r io.Reader) ([]byte, error) {
+	n, err := readSome(r, s.one[:])
+	if n == 0 {
+		return nil, err
+	}
+	if s.bufp == nil {
+		s.bufp = chunkPool.Get().(*[]byte)
+	}
+	buf := *s.bufp
+	buf[0] = s.one[0]
+	if err != nil {
+		return buf[:1], err
+	}
+	m, err := r.Read(buf[1:])
+	return buf[:1+m], err
 }
 
 // convert passes p through the exchange's stream; what it returns is what
@@ -49,7 +93,7 @@ func (s *streamAnswer) convert(p []byte) ([]byte, error) {
 	if s.st == nil {
 		return p, nil
 	}
-	return s.st.Feed((*s.outp)[:0], p)
+	return s.st.Feed(s.out(), p)
 }
 
 // reachStream waits for the first chunk (that moment is the TTFB sample),
@@ -64,14 +108,12 @@ func (a *attempt) reachStream() bool {
 		a.failover(resp.StatusCode, fault.ErrorStreamBroken)
 		return false
 	}
-	s.bufp, s.outp = chunkPool.Get().(*[]byte), chunkPool.Get().(*[]byte)
-	buf := *s.bufp
 	s.st = a.x.streamFor(a.c, a.cand, a.g.now().Unix())
 
-	n, err := readSome(resp.Body, buf)
+	p, err := s.read(resp.Body)
 	wait := a.g.since(a.sent) // one reading: the upstream wait and the TTFB sample
 	a.res.Wait += wait
-	if n == 0 {
+	if len(p) == 0 {
 		// A 2xx with no body at all is a transport failure too.
 		a.setStatus(resp.StatusCode)
 		a.transportFailure(err)
@@ -83,18 +125,19 @@ func (a *attempt) reachStream() bool {
 	a.total = time.AfterFunc(u.total-wait, func() { a.cancel(errTotalTimeout) })
 	a.idle = time.AfterFunc(u.idle, func() { a.cancel(errIdleTimeout) })
 
-	out, ferr := s.convert(buf[:n])
+	out, ferr := s.convert(p)
 	for len(out) == 0 && ferr == nil && err == nil {
+		s.drop() // the converter keeps what it needs of a partial event
 		t := a.g.now()
 		a.idle.Reset(u.idle)
-		n, err = readSome(resp.Body, buf)
+		p, err = s.read(resp.Body)
 		a.res.Wait += a.g.since(t)
-		if n > 0 {
-			out, ferr = s.convert(buf[:n])
+		if len(p) > 0 {
+			out, ferr = s.convert(p)
 		}
 	}
 	if len(out) == 0 && ferr == nil && err == io.EOF && s.st != nil {
-		out, ferr = s.st.Finish((*s.outp)[:0])
+		out, ferr = s.st.Finish(s.out())
 		err = errStreamFinished
 	}
 	if len(out) == 0 {
@@ -118,7 +161,6 @@ func (a *attempt) reachStream() bool {
 // after the first byte ends the stream with an error event.
 func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	resp, s := a.resp, &a.strm
-	buf := *s.bufp
 	h := w.Header()
 	copyResponseHeaders(h, resp.Header, true, a.cand.upstream.apiKey)
 	if a.x.conv != convNone {
@@ -136,7 +178,10 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	}()
 	// The upstream did its part whenever the client leaves first.
 	a.res.Outcome = telemetry.OutcomeSuccess
-	if !cw.write(s.first) {
+	ok := cw.write(s.first)
+	s.first = nil
+	s.drop()
+	if !ok {
 		return resp.StatusCode
 	}
 	err, ferr := s.rerr, s.ferr
@@ -144,12 +189,15 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	idle := a.cand.upstream.idle
 	for ferr == nil && err == nil {
 		t := a.g.now()
-		var n int
+		var p []byte
 		a.idle.Reset(idle)
-		n, err = readSome(resp.Body, buf)
+		p, err = s.read(resp.Body)
 		a.res.Wait += a.g.since(t)
-		if n > 0 {
-			if out, ferr = s.convert(buf[:n]); !cw.write(out) {
+		if len(p) > 0 {
+			out, ferr = s.convert(p)
+			ok := cw.write(out)
+			s.drop()
+			if !ok {
 				return resp.StatusCode
 			}
 		}
@@ -157,8 +205,10 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	if ferr == nil && err == io.EOF && s.st != nil {
 		// The upstream ended cleanly: close the client's stream, unless the
 		// upstream never said how it stopped (cut short).
-		out, ferr = s.st.Finish((*s.outp)[:0])
-		if !cw.write(out) {
+		out, ferr = s.st.Finish(s.out())
+		ok := cw.write(out)
+		s.drop()
+		if !ok {
 			return resp.StatusCode
 		}
 	}
@@ -241,7 +291,7 @@ func (cw *chunkWriter) write(p []byte) bool {
 // eventStream reports whether an answer to a streaming request is a
 // server-sent event stream, as its Content-Type says.
 func eventStream(h http.Header) bool {
-	ct := h.Get("Content-Type")
+	ct := headerValue(h, "Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}

@@ -150,6 +150,6 @@ const largeAnswer = 256 << 10
 // relayed as it is, unchecked: the gateway never asks for an encoding, so
 // only a provider that sends one unasked does this).
 func encoded(h http.Header) bool {
-	ce := h.Get("Content-Encoding")
+	ce := headerValue(h, "Content-Encoding")
 	return ce != "" && ce != "identity"
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,6 +60,8 @@ type unaryResult struct {
 	errors  int
 	elapsed time.Duration
 	use     usage // what the arm's proxy process did during the run
+	self    usage // what this process (load generator, upstream) did: -compare only
+	first   error // the first failure, for the log
 }
 
 // runUnary runs conc closed-loop workers sending unary requests for model
@@ -76,19 +79,17 @@ func runUnary(ctx context.Context, a *arm, model string, conc, n int, dur time.D
 		res unaryResult
 		wg  sync.WaitGroup
 	)
-	todo := make(chan struct{}, n)
-	for range n {
-		todo <- struct{}{}
-	}
-	close(todo)
+	var left atomic.Int64 // requests still to send: a count, not a channel of n tokens
+	left.Store(int64(n))
 	use0 := procUsageOf(a.pid)
 	start := time.Now()
 	stopAt := start.Add(dur)
 	for range conc {
 		wg.Go(func() {
-			lat := make([]time.Duration, 0, n/conc+1)
+			lat := make([]time.Duration, 0, min(n/conc+1, 1<<16))
 			errs := 0
-			for range todo {
+			var first error
+			for left.Add(-1) >= 0 {
 				if ctx.Err() != nil || time.Now().After(stopAt) {
 					break
 				}
@@ -96,6 +97,7 @@ func runUnary(ctx context.Context, a *arm, model string, conc, n int, dur time.D
 				if err := unaryOnce(ctx, a.client, url, body); err != nil {
 					if ctx.Err() == nil {
 						errs++
+						first = cmp.Or(first, err)
 					}
 					continue
 				}
@@ -104,6 +106,7 @@ func runUnary(ctx context.Context, a *arm, model string, conc, n int, dur time.D
 			mu.Lock()
 			res.lat = append(res.lat, lat...)
 			res.errors += errs
+			res.first = cmp.Or(res.first, first)
 			mu.Unlock()
 		})
 	}

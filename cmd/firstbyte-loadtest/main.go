@@ -89,15 +89,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	otlp := fs.Bool("otlp", true, "the gateway exports its spans over OTLP (false: to see what export costs)")
 	logRequests := fs.Bool("log-requests", false, "the gateway writes a log line per request, as log.requests does by default (the baseline logs nothing)")
 	routing := fs.Bool("routing", false, "measure routing quality instead: every scenario through every mode and the oracle (about 12 min a round; -markdown docs/routing-e2e.md)")
-	rounds := fs.Int("rounds", 1, "with -routing: how many times each scenario runs through each arm (the order rotated each round)")
+	rounds := fs.Int("rounds", 1, "with -routing or -compare: how many times each scenario runs through each arm (the order rotated each round; -compare: 5 unless given)")
 	scenarios := fs.String("scenarios", "", "with -routing: only these scenarios, comma-separated (a, b, c, c2, d, d-breaker, g, h, i)")
 	raw := fs.String("raw", "", "with -routing: write every arm run's requests as CSV into this directory")
+	modes := addModes(fs) // -compare, -streams, -callgrind (modes.go)
 	// The baseline subprocess: this binary re-executed. Not for people.
 	baselineAddr := fs.String("serve-baseline", "", "")
 	upstreamURL := fs.String("upstream", "", "")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: firstbyte-loadtest [-gateway PATH] [-quick] [-markdown FILE] [-otlp=false]\n"+
-			"       firstbyte-loadtest -routing [-gateway PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n")
+			"       firstbyte-loadtest -routing [-gateway PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n"+
+			"       firstbyte-loadtest -compare [-gateway PATH] [-ref PATH] [-quick] [-rounds N]\n"+
+			"       firstbyte-loadtest -streams N [-streams-spread D] [-gateway PATH]\n"+
+			"       firstbyte-loadtest -callgrind [-callgrind-baseline] [-requests N] [-concurrency C] [-callgrind-out FILE] [-gateway PATH]\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Usage != "" {
 				fmt.Fprintf(stderr, "  -%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
@@ -117,6 +121,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if code, ok := modes.run(ctx, fs, *gateway, *quick, *rounds, stdout, stderr); ok {
+		return code
+	}
 	if *routing {
 		return runRouting(ctx, routingFlags{*gateway, *quick, *rounds, *scenarios, *markdown, *raw}, stdout, stderr)
 	}

@@ -165,7 +165,7 @@ func freeAddr() (string, error) {
 func gatewayConfig(listen, admin, upstreamURL, sinkURL string, logRequests bool) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "listen: %s\nadmin: {listen: %s}\nlog: {requests: %t}\nproviders:\n", listen, admin, logRequests)
-	models := []string{modelZero, modelSlow, modelStream, modelHold}
+	models := []string{modelZero, modelSlow, modelStream, modelHold, modelTrickle}
 	for _, m := range models {
 		fmt.Fprintf(&b, "  %s: {kind: openai, base_url: %q, models: [%s]}\n", m, upstreamURL+"/"+m+"/v1", m)
 	}

@@ -38,6 +38,8 @@ var behaviours = map[string]behaviour{
 	modelSlow:   {delay: 20 * time.Millisecond},
 	modelStream: {chunks: streamChunks, gap: streamGap},
 	modelHold:   {chunks: streamChunks, gap: holdGap},
+	// -streams (streams.go): many slow streams held at once.
+	modelTrickle: {chunks: trickleChunks, gap: trickleGap},
 }
 
 // chatResponse is a typical unary chat.completion: what every arm relays.
@@ -116,6 +118,7 @@ type upstream struct {
 	streaming atomic.Int64 // streams being served now
 	peak      atomic.Int64 // most streams served at once since the last resetPeak
 	cut       atomic.Int64 // streams that ended early: the proxy or client went away
+	served    atomic.Int64 // requests answered, every kind
 }
 
 func newUpstream() *upstream { return &upstream{} }
@@ -124,6 +127,7 @@ func (u *upstream) resetPeak() { u.peak.Store(u.streaming.Load()) }
 
 // ServeHTTP answers /{model}/v1/... by the model's behaviour.
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.served.Add(1)
 	_, _ = io.Copy(io.Discard, r.Body)
 	name, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	b, ok := behaviours[name]

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func defaultConfigPath() string {
@@ -25,6 +26,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
+	defer startHeapFloor(os.Getenv)()
 	level := new(slog.LevelVar)
 	logger := newLogger(stderr, cfg.Log, level)
 	// Signals are taken before anything listens: a SIGHUP during start-up
@@ -33,7 +35,11 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	s, err := startStack(context.Background(), cfg, stackOptions{Logger: logger, Level: level, ConfigPath: path})
+	// Memory is given back once the gateway is idle (memtrim.go).
+	trim := newMemTrim()
+	go trim.run(time.Second, time.Now)
+	defer trim.close()
+	s, err := startStack(context.Background(), cfg, stackOptions{Logger: logger, Level: level, ConfigPath: path, Trim: trim})
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte: %v\n", err)
 		return 1

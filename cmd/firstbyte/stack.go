@@ -37,6 +37,7 @@ type stack struct {
 	log        *slog.Logger
 	level      *slog.LevelVar // nil: the level is not the stack's to change
 	transport  http.RoundTripper
+	trim       *memTrim // counts API requests for the idle trim; nil: none
 	api, admin *http.Server
 	apiLn      net.Listener                // what api serves (closed by the drain)
 	adminLn    net.Listener                // what admin serves
@@ -68,6 +69,7 @@ type stackOptions struct {
 	Level      *slog.LevelVar    // the Logger's level, for reloads to move; nil: fixed
 	Transport  http.RoundTripper // nil: router.NewTransport()
 	ConfigPath string            // the file reloads read; "": reload is refused
+	Trim       *memTrim          // told of every API request (memtrim.go); nil: none
 }
 
 // startStack wires and starts everything a config describes. The order is
@@ -76,7 +78,7 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &stack{configPath: o.ConfigPath, log: o.Logger, level: o.Level, transport: o.Transport}
+	s := &stack{configPath: o.ConfigPath, log: o.Logger, level: o.Level, transport: o.Transport, trim: o.Trim}
 	s.stop, s.endStreams = context.WithCancel(context.Background())
 	s.exportWarn = newRateLimitedWarn(o.Logger, "telemetry export failed", "spans_dropped", warnInterval)
 	otelWarn := newRateLimitedWarn(o.Logger, "telemetry error", "", warnInterval)
@@ -153,11 +155,7 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 	}
 	s.APIAddr, s.AdminAddr = apiLn.Addr().String(), adminLn.Addr().String()
 	errLog := errorLog(serverWarn)
-	// The API handler reads the gateway afresh for every request: a reload
-	// swaps it, requests in flight finish on the one they started with.
-	s.api = newServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.current().Handler().ServeHTTP(w, r)
-	}), cfg.Limits, errLog)
+	s.api = newServer(s.apiHandler(), cfg.Limits, errLog)
 	s.admin = newServer(closingWhileDraining(adminMux, s.draining.Load), cfg.Limits, errLog)
 	s.apiLn = router.ReasonPhrases(s.api, router.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections)))
 	s.adminLn = newLimitListener(adminLn, cfg.Limits.MaxConnections)
@@ -184,6 +182,19 @@ func (s *stack) serve(srv *http.Server, ln net.Listener, name string) {
 	}
 }
 
+// apiHandler is the client API. It reads the gateway afresh for every
+// request: a reload swaps it, requests in flight finish on the one they
+// started with. The idle trim (memtrim.go) is told of each request.
+func (s *stack) apiHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.trim != nil {
+			s.trim.begin()
+			defer s.trim.end()
+		}
+		s.current().Handler().ServeHTTP(w, r)
+	})
+}
+
 // current is the gateway serving new requests now.
 func (s *stack) current() *router.Gateway { return s.gw.Load() }
 
@@ -202,7 +213,12 @@ func (s *stack) gatewayOptions(cfg *config.Config, prev *router.Gateway) router.
 		Draining:       s.draining.Load,
 		Stop:           s.stop,
 		OnPanic:        s.panics.Inc,
-		Previous:       prev,
+		OnLargeAnswerDone: func() {
+			if s.trim != nil {
+				s.trim.largeAnswerDone()
+			}
+		},
+		Previous: prev,
 		DebugExtra: func() map[string]any {
 			return map[string]any{"foreign_services": s.agg.ForeignSources()}
 		},
