@@ -109,7 +109,7 @@ fleetbench: build otelcol ## the fleet figures (docs/fleet.md, "Beyond one colle
 study: ## the routing-quality study: every mode through failure scenarios on a virtual clock (results: docs/routing-study.md)
 	$(GO) run ./cmd/firstbyte study -out docs/study -markdown docs/routing-study.md
 
-routing-e2e: build ## routing quality through the real binary: every scenario, mode and the oracle (~7 min a round; figures: docs/routing-e2e.md)
+routing-e2e: build ## routing quality through the real binary: every scenario, mode and the oracle (~12 min a round; figures: docs/routing-e2e.md)
 	$(GO) run ./cmd/firstbyte-loadtest -routing -gateway $(BIN)/firstbyte $(ROUTING_E2E_FLAGS)
 
 lint: ## gofmt and go vet of every module (the helm tools module has no code: its go.mod is checked tidy)
