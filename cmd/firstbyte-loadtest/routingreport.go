@@ -128,8 +128,8 @@ func buildRoutingReport(res *routingResults) *report {
 		fmt.Sprintf("machine: %d CPUs (%s), shared by the clients, the simulated providers and the gateway; load average %s at start, %s at end, 1-minute figure %s to %s over the arm runs",
 			m.cpus, m.cpuModel, m.loadStart, m.loadEnd, loads[0], loads[len(loads)-1]),
 		fmt.Sprintf("go: %s; gateway: %s", m.goVersion, orUnknown(m.gateway)),
-		fmt.Sprintf("%d closed-loop clients of unary chat completions; targets fast, mid, slow: log-normal TTFB, sigma %.2f, medians 20, 40, 80 ms; a fresh gateway and fresh providers for every arm run",
-			routinge2e.Clients, routinge2e.Spread),
+		fmt.Sprintf("%d closed-loop clients of unary chat completions (%d in (capacity) and (fleet)); targets fast, mid, slow: log-normal TTFB, sigma %.2f (%.1f in (tail)), medians 20, 40, 80 ms; a fresh gateway (a fleet: fresh gateways and collector) and fresh providers for every arm run",
+			routinge2e.Clients, routinge2e.CapacityClients, routinge2e.Spread, routinge2e.TailSpread),
 	}
 
 	for _, s := range p.scenarios {

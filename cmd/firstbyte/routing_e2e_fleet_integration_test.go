@@ -82,8 +82,8 @@ func TestRoutingE2ECacheAffinityKeepsConversations(t *testing.T) {
 	share := float64(hits) / float64(later)
 	affinity := scrapeMetric(t, gw.admin, "firstbyte_affinity_total", `result="hit"`)
 	f := routinge2e.Summarize(outs, routinge2e.Window{})
-	t.Logf("%d requests, mean %v, first picks %s; provider cache hits %d, misses %d: %.3f of the %d later turns; affinity hits %v",
-		len(outs), f.Mean.Round(100*time.Microsecond), shares(f.FirstPicks), hits, misses, share, later, affinity)
+	t.Logf("%d requests, mean %v, first picks %s; provider cache hits %d, misses %d: %.3f of the %d later turns (%.3f by the answers' cached tokens); affinity hits %v",
+		len(outs), f.Mean.Round(100*time.Microsecond), shares(f.FirstPicks), hits, misses, share, later, routinge2e.CacheHits(outs, s.Conversations), affinity)
 	if share <= 0.8 {
 		t.Errorf("cache hits %.3f of the later turns, want > 0.8", share)
 	}

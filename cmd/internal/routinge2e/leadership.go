@@ -107,3 +107,24 @@ func (h Hedging) PerRequest() float64 {
 	}
 	return float64(h.Hedged) / float64(h.Requests)
 }
+
+// CacheHits is the share of the requests of a conversation after its
+// first that a provider answered from its prompt cache, as their answers
+// say (cached prompt tokens), out of conversations conversations.
+func CacheHits(outs []Outcome, conversations int) float64 {
+	later, hits := 0, 0
+	for _, o := range outs {
+		if o.Conv < 0 {
+			continue
+		}
+		later++
+		if o.Cached {
+			hits++
+		}
+	}
+	later -= conversations
+	if later <= 0 {
+		return 0
+	}
+	return float64(hits) / float64(later)
+}

@@ -44,6 +44,9 @@ type Outcome struct {
 	// Replica is the gateway the request went to (its index in Load.APIs),
 	// Conv its conversation (-1: none).
 	Replica, Conv int
+	// Cached: its answer reported cached prompt tokens (a provider's prompt
+	// cache hit).
+	Cached bool
 
 	traceID string
 }
@@ -211,11 +214,14 @@ func send(ctx context.Context, client *http.Client, url, order string, body []by
 		return o
 	}
 	o.TTFB = time.Since(t0)
-	_, err = io.Copy(io.Discard, resp.Body)
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if err == nil {
 		o.Status = resp.StatusCode
 	}
+	// A provider answering from its prompt cache says so in usage; a
+	// provider without one, or a miss, leaves the field out.
+	o.Cached = bytes.Contains(answer, []byte(`"cached_tokens":`))
 	h := resp.Header
 	o.Target, o.Selection, o.Hedged = h.Get(router.HeaderTarget), h.Get(router.HeaderSelection), h.Get(router.HeaderHedged)
 	o.Attempts, _ = strconv.Atoi(h.Get(router.HeaderAttempts))
