@@ -109,8 +109,8 @@ fleetbench: build otelcol ## the fleet figures (docs/fleet.md, "Beyond one colle
 study: ## the routing-quality study: every mode through failure scenarios on a virtual clock (results: docs/routing-study.md)
 	$(GO) run ./cmd/firstbyte study -out docs/study -markdown docs/routing-study.md
 
-routing-e2e: build ## routing quality through the real binary: every scenario, mode and the oracle (~12 min a round; figures: docs/routing-e2e.md)
-	$(GO) run ./cmd/firstbyte-loadtest -routing -gateway $(BIN)/firstbyte $(ROUTING_E2E_FLAGS)
+routing-e2e: build otelcol ## routing quality through the real binary: every scenario, mode and the oracle (~21 min a round; figures: docs/routing-e2e.md)
+	$(GO) run ./cmd/firstbyte-loadtest -routing -gateway $(BIN)/firstbyte -otelcol $(BIN)/firstbyte-otelcol $(ROUTING_E2E_FLAGS)
 
 lint: ## gofmt and go vet of every module (the helm tools module has no code: its go.mod is checked tidy)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/routinge2e"
 	"github.com/firstbyte-dev/firstbyte/internal/study"
 )
 
@@ -30,6 +31,12 @@ func TestRoutingGoalsAreTheStudys(t *testing.T) {
 		{"rate limit faults", goalRateLimitFaults, study.RateLimitFaults},
 		{"rate limit ratio", goalRateLimitRatio, study.RateLimitRatio},
 		{"outage recovery", goalOutageRecovery.Seconds(), study.OutageRecovery.Seconds()},
+		{"hedge tail ratio", goalHedgeTailRatio, study.HedgeTailRatio},
+		{"hedge budget", routinge2e.HedgeBudget, study.HedgeBudget},
+		{"capacity ratio", goalCapacityRatio, study.CapacityRatio},
+		{"fleet ratio", goalFleetRatio, study.FleetRatio},
+		{"cache ratio", goalCacheRatio, study.CacheRatio},
+		{"leadership changes", goalLeaderChanges, study.MaxLeaderChanges},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: the routing run's goal is %v, the study's %v", c.name, c.got, c.want)

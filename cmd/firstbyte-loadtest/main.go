@@ -36,6 +36,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -90,7 +91,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logRequests := fs.Bool("log-requests", false, "the gateway writes a log line per request, as log.requests does by default (the baseline logs nothing)")
 	routing := fs.Bool("routing", false, "measure routing quality instead: every scenario through every mode and the oracle (about 12 min a round; -markdown docs/routing-e2e.md)")
 	rounds := fs.Int("rounds", 1, "with -routing or -compare: how many times each scenario runs through each arm (the order rotated each round; -compare: 5 unless given)")
-	scenarios := fs.String("scenarios", "", "with -routing: only these scenarios, comma-separated (a, b, c, c2, d, d-breaker, g, h, i)")
+	scenarios := fs.String("scenarios", "", "with -routing: only these scenarios, comma-separated (a, b, c, c2, d, d-breaker, g, h, i, tail, tail-spikes, capacity, fleet, cache)")
+	otelcol := fs.String("otelcol", "bin/firstbyte-otelcol", "with -routing: the collector (fleet) shares spans through (make otelcol)")
 	raw := fs.String("raw", "", "with -routing: write every arm run's requests as CSV into this directory")
 	modes := addModes(fs) // -compare, -streams, -callgrind (modes.go)
 	// The baseline subprocess: this binary re-executed. Not for people.
@@ -98,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	upstreamURL := fs.String("upstream", "", "")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: firstbyte-loadtest [-gateway PATH] [-quick] [-markdown FILE] [-otlp=false]\n"+
-			"       firstbyte-loadtest -routing [-gateway PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n"+
+			"       firstbyte-loadtest -routing [-gateway PATH] [-otelcol PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n"+
 			"       firstbyte-loadtest -compare [-gateway PATH] [-ref PATH] [-quick] [-rounds N]\n"+
 			"       firstbyte-loadtest -streams N [-streams-spread D] [-gateway PATH]\n"+
 			"       firstbyte-loadtest -callgrind [-callgrind-baseline] [-requests N] [-concurrency C] [-callgrind-out FILE] [-gateway PATH]\n")
@@ -125,7 +127,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *routing {
-		return runRouting(ctx, routingFlags{*gateway, *quick, *rounds, *scenarios, *markdown, *raw}, stdout, stderr)
+		return runRouting(ctx, routingFlags{*gateway, *otelcol, *quick, *rounds, *scenarios, *markdown, *raw}, stdout, stderr)
 	}
 
 	p := fullPlan
@@ -154,6 +156,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // routingFlags are the flags of a -routing run.
 type routingFlags struct {
 	gateway       string
+	otelcol       string
 	quick         bool
 	rounds        int
 	scenarios     string
@@ -163,7 +166,7 @@ type routingFlags struct {
 // runRouting is the -routing run: measure, print, and write the figures
 // section of the markdown file when one is named.
 func runRouting(ctx context.Context, f routingFlags, stdout, stderr io.Writer) int {
-	all := routinge2e.Standard()
+	all := append(routinge2e.Standard(), routinge2e.Reacting()...)
 	if f.quick {
 		all = quickScenarios()
 	}
@@ -173,7 +176,11 @@ func runRouting(ctx context.Context, f routingFlags, stdout, stderr io.Writer) i
 		return 2
 	}
 	p := routingPlan{quick: f.quick, rounds: f.rounds, scenarios: picked, rawDir: f.raw}
-	res, err := measureRouting(ctx, p, f.gateway, stderr)
+	otelcol := f.otelcol
+	if !slices.ContainsFunc(picked, func(s routinge2e.Scenario) bool { return s.Gateways() > 1 }) {
+		otelcol = "" // not needed
+	}
+	res, err := measureRouting(ctx, p, f.gateway, otelcol, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
 		return 1

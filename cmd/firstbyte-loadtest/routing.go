@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +55,7 @@ func quickScenarios() []routinge2e.Scenario {
 		routinge2e.RevokedKey(4 * s),
 		routinge2e.RateLimited(4 * s),
 		routinge2e.Outage(time.Second, 2500*time.Millisecond, 4*s),
+		routinge2e.Tail(4 * s), routinge2e.TailSpikes(4 * s), routinge2e.Capacity(4 * s), routinge2e.Fleet(4 * s), routinge2e.Cache(4 * s),
 	}
 }
 
@@ -93,9 +93,11 @@ type routingResults struct {
 	loads    []string // /proc/loadavg's 1-minute figure at the start of every arm run
 	// runs[scenario][arm][round] are the outcomes of one arm run.
 	runs map[string]map[string][][]routinge2e.Outcome
+	// splits[scenario] is the static split the oracle's search found.
+	splits map[string][]float64
 }
 
-func measureRouting(ctx context.Context, p routingPlan, gatewayPath string, logw io.Writer) (*routingResults, error) {
+func measureRouting(ctx context.Context, p routingPlan, gatewayPath, otelcolPath string, logw io.Writer) (*routingResults, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
 	if runtime.GOOS != "linux" {
 		return nil, errors.New("it reads /proc for the load average: Linux only")
@@ -104,17 +106,30 @@ func measureRouting(ctx context.Context, p routingPlan, gatewayPath string, logw
 	if err != nil {
 		return nil, fmt.Errorf("-gateway %s: %w (run make build first)", gatewayPath, err)
 	}
+	bins := routingBins{gateway: gatewayBin}
+	if otelcolPath != "" {
+		if bins.otelcol, err = exec.LookPath(otelcolPath); err != nil {
+			return nil, fmt.Errorf("-otelcol %s: %w (run make otelcol first)", otelcolPath, err)
+		}
+	}
 	res := &routingResults{plan: p, started: time.Now(), machine: describeMachine(gatewayBin),
-		runs: map[string]map[string][][]routinge2e.Outcome{}}
+		runs: map[string]map[string][][]routinge2e.Outcome{}, splits: map[string][]float64{}}
 	for _, s := range p.scenarios {
 		res.runs[s.Name] = map[string][][]routinge2e.Outcome{}
 	}
 	for round := range p.rounds {
 		for _, s := range p.scenarios {
-			for _, arm := range rotate(routingArms, round) {
+			for _, arm := range rotate(armsOf(s), round) {
 				logf("round %d/%d, scenario (%s) %s: %s for %v", round+1, p.rounds, s.Name, s.Title, arm, s.Duration)
 				res.loads = append(res.loads, strings.Fields(loadAvg())[0])
-				outs, err := runRoutingArm(ctx, s, arm, gatewayBin)
+				var outs []routinge2e.Outcome
+				var err error
+				switch split, found := res.splits[s.Name]; {
+				case arm == armOracle && s.Split != nil && !found:
+					outs, res.splits[s.Name], err = searchSplit(ctx, s, bins, logf)
+				default:
+					outs, err = runRoutingArm(ctx, s, arm, bins, split)
+				}
 				if err != nil {
 					return nil, fmt.Errorf("scenario (%s), %s: %w", s.Name, arm, err)
 				}
@@ -145,53 +160,6 @@ func writeRaw(path string, outs []routinge2e.Outcome) error {
 		return err
 	}
 	return f.Close()
-}
-
-// runRoutingArm runs scenario s once through a fresh gateway in arm's mode
-// (the oracle: fallback, every request carrying the oracle's order).
-func runRoutingArm(ctx context.Context, s routinge2e.Scenario, arm, gatewayBin string) ([]routinge2e.Outcome, error) {
-	clock := routinge2e.NewClock()
-	up, err := routinge2e.StartUpstreams(s, clock, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer up.Close()
-	apiAddr, adminAddr, err := freeAddrPair()
-	if err != nil {
-		return nil, err
-	}
-	mode := arm
-	if arm == armOracle {
-		mode = "fallback"
-	}
-	cfgPath, removeCfg, err := writeConfig([]byte(s.GatewayConfig(mode, apiAddr, adminAddr, up.URLs())))
-	if err != nil {
-		return nil, err
-	}
-	defer removeCfg()
-	gw, err := startChild(armGateway, []string{gatewayBin, "serve", "-config", cfgPath}, childEnv())
-	if err != nil {
-		return nil, err
-	}
-	defer gw.stop()
-	if err := waitReady(ctx, gw, "http://"+adminAddr+"/readyz", http.StatusOK); err != nil {
-		return nil, err
-	}
-	load := routinge2e.Load{API: apiAddr, Duration: s.Duration}
-	if arm == armOracle {
-		load.Order = s.Oracle()
-	}
-	outs := load.Run(ctx, clock, up)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := gw.exited(); err != nil {
-		return nil, err
-	}
-	if len(outs) == 0 {
-		return nil, errors.New("no request was sent")
-	}
-	return outs, nil
 }
 
 // freeAddrPair returns two loopback addresses that were free a moment ago,

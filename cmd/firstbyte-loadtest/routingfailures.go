@@ -97,7 +97,7 @@ func limitTable(v routingView, s routinge2e.Scenario) table {
 	for i := range n {
 		t.head = append(t.head, fmt.Sprintf("%ds", i))
 	}
-	for _, arm := range routingArms {
+	for _, arm := range armsOf(s) {
 		ok, refused := make([]int, n), make([]int, n)
 		rounds := v.res.runs[s.Name][arm]
 		for _, outs := range rounds {

@@ -128,8 +128,8 @@ func buildRoutingReport(res *routingResults) *report {
 		fmt.Sprintf("machine: %d CPUs (%s), shared by the clients, the simulated providers and the gateway; load average %s at start, %s at end, 1-minute figure %s to %s over the arm runs",
 			m.cpus, m.cpuModel, m.loadStart, m.loadEnd, loads[0], loads[len(loads)-1]),
 		fmt.Sprintf("go: %s; gateway: %s", m.goVersion, orUnknown(m.gateway)),
-		fmt.Sprintf("%d closed-loop clients of unary chat completions; targets fast, mid, slow: log-normal TTFB, sigma %.2f, medians 20, 40, 80 ms; a fresh gateway and fresh providers for every arm run",
-			routinge2e.Clients, routinge2e.Spread),
+		fmt.Sprintf("%d closed-loop clients of unary chat completions (%d in (capacity) and (fleet)); targets fast, mid, slow: log-normal TTFB, sigma %.2f (%.1f in (tail)), medians 20, 40, 80 ms; a fresh gateway (a fleet: fresh gateways and collector) and fresh providers for every arm run",
+			routinge2e.Clients, routinge2e.CapacityClients, routinge2e.Spread, routinge2e.TailSpread),
 	}
 
 	for _, s := range p.scenarios {
@@ -140,6 +140,7 @@ func buildRoutingReport(res *routingResults) *report {
 		if len(s.Limited()) > 0 {
 			r.tables = append(r.tables, limitTable(v, s))
 		}
+		r.tables = append(r.tables, reactTables(v, s)...)
 	}
 	r.goals = routingGoals(v)
 	return r
@@ -168,7 +169,7 @@ func scenarioTable(v routingView, s routinge2e.Scenario) table {
 	t.head = append(t.head, extraHead...)
 	oracle := v.figures(s.Name, armOracle, routinge2e.Window{})
 	oracleW := v.figures(s.Name, armOracle, s.Window)
-	for _, arm := range routingArms {
+	for _, arm := range armsOf(s) {
 		f := v.figures(s.Name, arm, routinge2e.Window{})
 		row := []string{arm, strconv.Itoa(f.Requests), pct(f.Served), msec(f.Mean), msec(f.P50), msec(f.P99),
 			fmt.Sprintf("%.2f", ratio(f.Mean, oracle.Mean)), fmt.Sprintf("%.3f", f.FailedAttempts), fmt.Sprintf("%.3f", f.Skips),
@@ -189,10 +190,10 @@ func scenarioTable(v routingView, s routinge2e.Scenario) table {
 		}
 		t.rows = append(t.rows, row)
 	}
-	t.notes = append(t.notes, oracleNote(s))
+	t.notes = append(t.notes, v.oracleNoteOf(s))
 	if rounds > 1 {
 		var per []string
-		for _, arm := range routingArms {
+		for _, arm := range armsOf(s) {
 			var means []string
 			for _, outs := range v.res.runs[s.Name][arm] {
 				means = append(means, fmt.Sprintf("%.1f", float64(routinge2e.Summarize(outs, routinge2e.Window{}).Mean)/1e6))
@@ -244,7 +245,7 @@ func sharesTable(v routingView, s routinge2e.Scenario) table {
 	for i := range n {
 		t.head = append(t.head, fmt.Sprintf("%ds", i))
 	}
-	for _, arm := range routingArms {
+	for _, arm := range armsOf(s) {
 		row := []string{arm}
 		for _, sh := range routinge2e.FirstPickShares(v.pooled(s.Name, arm), routinge2e.Fast, time.Second, s.Duration) {
 			if sh < 0 {
@@ -330,6 +331,7 @@ func routingGoals(v routingView) []goal {
 		goals = append(goals, goal{fmt.Sprintf("(d-breaker) at most %.2f skips per request, every latency mode", goalSkips), strings.Join(parts, ", "), met})
 	}
 	goals = append(goals, failureGoals(v)...)
+	goals = append(goals, reactGoals(v)...)
 	worst, where := 1.0, ""
 	for _, s := range v.res.plan.scenarios {
 		if s.Outage.To > 0 {

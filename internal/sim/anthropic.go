@@ -60,6 +60,9 @@ func (r *rawJSON) UnmarshalJSON(b []byte) error {
 type anthropicUsage struct {
 	InputTokens  int `json:"input_tokens,omitempty"` // message_delta carries output_tokens only, as the API's does
 	OutputTokens int `json:"output_tokens"`
+	// CacheReadInputTokens are the prompt's tokens read from a PromptCache,
+	// counted apart from InputTokens, as the API does.
+	CacheReadInputTokens int `json:"cache_read_input_tokens,omitempty"`
 }
 
 type anthropicEvent struct {
@@ -95,7 +98,7 @@ func (s *Server) serveMessages(x *exchange) {
 		Type:  "message",
 		Role:  "assistant",
 		Model: x.model,
-		Usage: anthropicUsage{InputTokens: x.promptTokens, OutputTokens: out},
+		Usage: anthropicUsage{InputTokens: x.promptTokens - x.cachedTokens, OutputTokens: out, CacheReadInputTokens: x.cachedTokens},
 	}
 	stop := "end_turn"
 	if len(a.calls) > 0 {

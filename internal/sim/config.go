@@ -65,6 +65,19 @@ type Provider struct {
 	// RateLimit, when set, refuses requests beyond a number a window with 429, and
 	// says on every answer what remains, as real providers do. Nil: no limit.
 	RateLimit *RateLimit `yaml:"rate_limit,omitempty"`
+	// MaxConcurrency, when positive, is how many requests the provider serves
+	// at once: each valid request the rate limit lets through takes a slot
+	// before its TTFB and holds it until its answer ends (a stream's last
+	// chunk); beyond, requests wait for a slot, first come first served, and
+	// the wait adds to their time to first byte. A client that goes away
+	// leaves the queue. Zero means no limit.
+	MaxConcurrency int `yaml:"max_concurrency,omitempty"`
+	// PromptCache, when set, answers a prompt prefix the provider answered
+	// lately sooner and reports its tokens as cached. Nil: no cache.
+	PromptCache *PromptCache `yaml:"prompt_cache,omitempty"`
+	// Spikes make a share of the TTFB draws (in every phase) a number of times
+	// as long. Zero: none.
+	Spikes Spikes `yaml:"spikes,omitempty"`
 	// Phases change TTFB, Stream and Errors once the server has run for a while.
 	// Their After must be positive and increasing.
 	Phases []Phase `yaml:"phases,omitempty"`

@@ -64,6 +64,13 @@ type (
 		RateLimit         *fileLimit  `yaml:"rate_limit"`
 		ContextOverflow   bool        `yaml:"context_overflow"`
 		ParallelToolCalls bool        `yaml:"parallel_tool_calls"`
+		MaxConcurrency    int         `yaml:"max_concurrency"`
+		PromptCache       *fileCache  `yaml:"prompt_cache"`
+		Spikes            Spikes      `yaml:"spikes"`
+	}
+	fileCache struct {
+		TTL     fileDuration `yaml:"ttl"`
+		Speedup float64      `yaml:"speedup"`
 	}
 	fileDist struct {
 		Median *fileDuration `yaml:"median"`
@@ -131,6 +138,11 @@ func (f *fileConfig) resolve() *Config {
 			ContextOverflow: fp.ContextOverflow,
 
 			ParallelToolCalls: fp.ParallelToolCalls,
+			MaxConcurrency:    fp.MaxConcurrency,
+			Spikes:            fp.Spikes,
+		}
+		if c := fp.PromptCache; c != nil {
+			p.PromptCache = &PromptCache{TTL: time.Duration(c.TTL), Speedup: c.Speedup}
 		}
 		if p.Listen == "" {
 			p.Listen = DefaultListen

@@ -47,6 +47,17 @@
 // /v1/messages), so a gateway can pace itself before it is refused. An outage of every
 // provider is a phase whose errors have rate 1.
 //
+// # Providers that react to their load
+//
+// A provider with MaxConcurrency serves that many requests at once and queues the
+// rest, first come first served, so the fastest provider sent everything becomes the
+// slowest; [Server.Slots] reports its queue (in service, waiting, and the peaks). A
+// [PromptCache] answers a prompt prefix it answered lately in a share of the time and
+// reports its tokens as cached in usage, the prefix named as the gateway's affinity
+// names it (system prompt, tools, every message but the last; at least
+// CacheMinBytes); [Server.PromptCacheStats] counts hits and misses. [Spikes] make a
+// share of the TTFB draws several times as long: a provider having slow moments.
+//
 // What it must not do: listen on anything but a loopback address (every listener is
 // checked after it is bound, whatever the configuration says), echo any part of a
 // request's messages in its answers (the reply text is fixed filler; only the names

@@ -62,9 +62,23 @@ type chatFunction struct {
 }
 
 type chatUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	PromptTokens        int           `json:"prompt_tokens"`
+	CompletionTokens    int           `json:"completion_tokens"`
+	TotalTokens         int           `json:"total_tokens"`
+	PromptTokensDetails *tokenDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// tokenDetails says how many of the prompt's tokens a PromptCache answered
+// from; nil without one.
+type tokenDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+func (x *exchange) cacheDetails() *tokenDetails {
+	if x.cachedTokens == 0 {
+		return nil
+	}
+	return &tokenDetails{CachedTokens: x.cachedTokens}
 }
 
 type chatChunk struct {
@@ -93,7 +107,8 @@ func (s *Server) serveChat(x *exchange) {
 	a := plan(&x.req, s.parallelTools)
 	steps, out := a.steps(n), a.outputTokens(n)
 	id := fmt.Sprintf("chatcmpl-%s-%d", s.name, x.id)
-	usage := chatUsage{PromptTokens: x.promptTokens, CompletionTokens: out, TotalTokens: x.promptTokens + out}
+	usage := chatUsage{PromptTokens: x.promptTokens, CompletionTokens: out, TotalTokens: x.promptTokens + out,
+		PromptTokensDetails: x.cacheDetails()}
 	finish := "stop"
 	if len(a.calls) > 0 {
 		finish = "tool_calls"
@@ -167,6 +182,9 @@ func (s *Server) serveResponses(x *exchange) {
 	respID := fmt.Sprintf("resp_%s_%d", s.name, x.id)
 	msgID := fmt.Sprintf("msg_%s_%d", s.name, x.id)
 	usage := map[string]any{"input_tokens": x.promptTokens, "output_tokens": n, "total_tokens": x.promptTokens + n}
+	if d := x.cacheDetails(); d != nil {
+		usage["input_tokens_details"] = d
+	}
 	textPart := func(text string) map[string]any {
 		return map[string]any{"type": "output_text", "text": text, "annotations": []any{}}
 	}

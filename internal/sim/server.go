@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,7 +47,10 @@ type Server struct {
 	statusBody      *StatusBody
 	contextOverflow bool
 	parallelTools   bool
-	limits          *limiter // nil: no rate limit
+	limits          *limiter     // nil: no rate limit
+	slots           *slots       // nil: no MaxConcurrency
+	cache           *promptCache // nil: no PromptCache
+	spikes          Spikes
 	start           time.Time
 	now             func() time.Time
 	sleep           func(context.Context, time.Duration) error
@@ -94,6 +96,9 @@ func NewProvider(p Provider, opts Options) *Server {
 		contextOverflow: p.ContextOverflow,
 		parallelTools:   p.ParallelToolCalls,
 		limits:          newLimiter(p.RateLimit),
+		slots:           newSlots(p.MaxConcurrency),
+		cache:           newPromptCache(p.PromptCache),
+		spikes:          p.Spikes,
 		start:           opts.Now(),
 		now:             opts.Now,
 		sleep:           opts.Sleep,
@@ -155,8 +160,10 @@ type exchange struct {
 	id      uint64
 	created int64
 	// promptTokens is a stable stand-in for the prompt's size, so usage numbers
-	// look plausible without tokenizing anything.
-	promptTokens int
+	// look plausible without tokenizing anything; cachedTokens is the part of
+	// it a PromptCache answered from (prefix its prompt prefix).
+	promptTokens, cachedTokens int
+	prefix                     cachePrefix
 }
 
 // request holds the fields the simulator reads; the rest of the body is ignored.
@@ -275,6 +282,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	x.model = x.req.Model
+	if s.cache != nil && ep.generates {
+		x.prefix = s.cache.prefixOf(body)
+	}
 	s.answer(x, ep, r.URL.Path)
 }
 
@@ -302,6 +312,11 @@ func (s *Server) answer(x *exchange, ep endpoint, path string) {
 			return
 		}
 	}
+	done, ok := s.admit(x, &ttfb, fail)
+	if !ok {
+		return
+	}
+	defer done()
 	if s.sleep(x.ctx, ttfb) != nil {
 		return
 	}
@@ -346,8 +361,13 @@ func (s *Server) draw(st *stage) (ttfb time.Duration, fail bool) {
 	s.randMu.Lock()
 	z := s.rand.NormFloat64()
 	u := s.rand.Float64()
+	spike := s.spikes.Rate > 0 && s.rand.Float64() < s.spikes.Rate // a third draw only with Spikes
 	s.randMu.Unlock()
-	return lognormal(st.ttfb.Median, st.ttfb.Spread, z), u < st.errors.Rate
+	ttfb = lognormal(st.ttfb.Median, st.ttfb.Spread, z)
+	if spike {
+		ttfb = time.Duration(min(float64(ttfb)*s.spikes.Factor, float64(maxDelay)))
+	}
+	return ttfb, u < st.errors.Rate
 }
 
 func (s *Server) writeStatusBody(w http.ResponseWriter, sh shape) {
@@ -428,58 +448,4 @@ func (s *Server) stream(x *exchange, steps int, head func(*sseWriter), delta fun
 	}
 	tail(e)
 	e.flush()
-}
-
-// abort breaks the connection mid-answer, the way a crashing upstream or a dropped
-// proxy does, so the client sees a transport error rather than a clean end. net/http
-// recovers this panic silently.
-func abort() { panic(http.ErrAbortHandler) }
-
-// scaled is d×n, saturating at maxDelay instead of overflowing.
-func scaled(d time.Duration, n int) time.Duration {
-	if d <= 0 || n <= 0 {
-		return 0
-	}
-	if d > maxDelay/time.Duration(n) {
-		return maxDelay
-	}
-	return d * time.Duration(n)
-}
-
-// sleepContext is the real Sleep.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// filler is the reply text. It never depends on the request: the simulator must not
-// echo prompts.
-var filler = strings.Fields("The quick brown fox jumps over the lazy dog.")
-
-// chunkText is the i-th content chunk (0-based) of every reply.
-func chunkText(i int) string {
-	w := filler[i%len(filler)]
-	if i == 0 {
-		return w
-	}
-	return " " + w
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("sim: marshal %T: %v", v, err))
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(data)
 }

@@ -94,6 +94,13 @@ func (p *Provider) validate(prefix string, fe *fieldErrors) {
 	if p.RateLimit != nil {
 		p.RateLimit.validate(prefix+"rate_limit.", fe)
 	}
+	if p.MaxConcurrency < 0 {
+		fe.add(prefix+"max_concurrency", "must be >= 0 (0: no limit)")
+	}
+	if p.PromptCache != nil {
+		p.PromptCache.validate(prefix+"prompt_cache.", fe)
+	}
+	p.Spikes.validate(prefix+"spikes.", fe)
 	if p.CutAfter < 0 {
 		fe.add(prefix+"cut_after", "must be >= 0 (0: never)")
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router"
@@ -38,6 +39,14 @@ type Outcome struct {
 	First    string
 	Upstream int
 	Hops     []Hop
+	// Hedged is X-Firstbyte-Hedged ("won", "lost"; "": no hedge).
+	Hedged string
+	// Replica is the gateway the request went to (its index in Load.APIs),
+	// Conv its conversation (-1: none).
+	Replica, Conv int
+	// Cached: its answer reported cached prompt tokens (a provider's prompt
+	// cache hit).
+	Cached bool
 
 	traceID string
 }
@@ -71,16 +80,32 @@ func (o Outcome) FailedAttempts() int {
 // Load is a closed-loop load: Clients clients, each sending the next unary
 // chat completion as soon as the last one was answered, for Duration.
 type Load struct {
-	// API is the gateway's client address (host:port).
-	API string
+	// API is the gateway's client address (host:port); APIs, when set, are
+	// several gateways' (a fleet): client i sends to APIs[i mod len(APIs)].
+	API  string
+	APIs []string
 	// Clients is the number of clients; zero means Clients.
 	Clients int
+	// Conversations, when positive, makes every request one of that many
+	// conversations, in turn: a system prompt of its own (ConversationBytes
+	// long) and a last user turn that changes.
+	Conversations int
 	// Duration is how long requests are started; those in flight then are
 	// awaited (each has RequestTimeout).
 	Duration time.Duration
 	// Order, when set, gives the X-Firstbyte-Provider-Order of a request
 	// sent at t ("" for none): how the oracle is run.
 	Order func(t time.Duration) string
+	// Orderer, when set instead, gives the order of a request of
+	// conversation conv (-1: none) sent at t, and learns who served each.
+	Orderer Orderer
+}
+
+// Orderer is an oracle that needs more than the time: the request's
+// conversation, and who served the requests before it.
+type Orderer interface {
+	Order(t time.Duration, conv int) string
+	Served(conv int, target string, end time.Duration)
 }
 
 // RequestTimeout bounds every request.
@@ -103,7 +128,11 @@ func (l Load) Run(ctx context.Context, clock *Clock, up *Upstreams) []Outcome {
 		DisableCompression:  true,
 	}}
 	defer client.CloseIdleConnections()
-	url := "http://" + l.API + "/v1/chat/completions"
+	apis := l.APIs
+	if len(apis) == 0 {
+		apis = []string{l.API}
+	}
+	var turns atomic.Int64 // conversations take their turns in order
 
 	var (
 		mu  sync.Mutex
@@ -114,18 +143,31 @@ func (l Load) Run(ctx context.Context, clock *Clock, up *Upstreams) []Outcome {
 	for w := range n {
 		wg.Go(func() {
 			rnd := rand.New(rand.NewPCG(rand.Uint64(), uint64(w)))
+			url := "http://" + apis[w%len(apis)] + "/v1/chat/completions"
 			var mine []Outcome
 			for ctx.Err() == nil {
 				start := clock.Elapsed()
 				if start >= l.Duration {
 					break
 				}
+				conv, body := -1, requestBody
+				if l.Conversations > 0 {
+					turn := turns.Add(1) - 1
+					conv = int(turn % int64(l.Conversations))
+					body = ConversationBody(conv, turn)
+				}
 				order := ""
-				if l.Order != nil {
+				switch {
+				case l.Orderer != nil:
+					order = l.Orderer.Order(start, conv)
+				case l.Order != nil:
 					order = l.Order(start)
 				}
-				o := send(ctx, client, url, order, rnd)
-				o.Start = start
+				o := send(ctx, client, url, order, body, rnd)
+				o.Start, o.Replica, o.Conv = start, w%len(apis), conv
+				if l.Orderer != nil && o.Served() {
+					l.Orderer.Served(conv, o.Target, o.End())
+				}
 				mine = append(mine, o)
 			}
 			mu.Lock()
@@ -145,7 +187,7 @@ func (l Load) Run(ctx context.Context, clock *Clock, up *Upstreams) []Outcome {
 }
 
 // send makes one request with a fresh trace ID and reads the whole answer.
-func send(ctx context.Context, client *http.Client, url, order string, rnd *rand.Rand) Outcome {
+func send(ctx context.Context, client *http.Client, url, order string, body []byte, rnd *rand.Rand) Outcome {
 	var id [16]byte
 	for i := 0; i < len(id); i += 8 {
 		v := rnd.Uint64()
@@ -156,7 +198,7 @@ func send(ctx context.Context, client *http.Client, url, order string, rnd *rand
 	o := Outcome{traceID: hex.EncodeToString(id[:])}
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(requestBody))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return o
 	}
@@ -172,13 +214,16 @@ func send(ctx context.Context, client *http.Client, url, order string, rnd *rand
 		return o
 	}
 	o.TTFB = time.Since(t0)
-	_, err = io.Copy(io.Discard, resp.Body)
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if err == nil {
 		o.Status = resp.StatusCode
 	}
+	// A provider answering from its prompt cache says so in usage; a
+	// provider without one, or a miss, leaves the field out.
+	o.Cached = bytes.Contains(answer, []byte(`"cached_tokens":`))
 	h := resp.Header
-	o.Target, o.Selection = h.Get(router.HeaderTarget), h.Get(router.HeaderSelection)
+	o.Target, o.Selection, o.Hedged = h.Get(router.HeaderTarget), h.Get(router.HeaderSelection), h.Get(router.HeaderHedged)
 	o.Attempts, _ = strconv.Atoi(h.Get(router.HeaderAttempts))
 	if s := h.Get(router.HeaderSkipped); s != "" {
 		o.Skipped = len(strings.Split(s, ","))

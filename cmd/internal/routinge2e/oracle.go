@@ -20,6 +20,7 @@ import (
 // refusal.
 type behaviour struct {
 	ttfb    sim.Dist
+	spikes  sim.Spikes
 	errors  sim.ErrorRate
 	full    bool
 	refusal time.Duration
@@ -27,7 +28,7 @@ type behaviour struct {
 
 // behaviourAt resolves p's phases at t (time since the clients started).
 func behaviourAt(p sim.Provider, t time.Duration) behaviour {
-	b := behaviour{ttfb: p.TTFB, errors: p.Errors}
+	b := behaviour{ttfb: p.TTFB, errors: p.Errors, spikes: p.Spikes}
 	for _, ph := range p.Phases {
 		if t < ph.After {
 			break
@@ -51,6 +52,9 @@ func (b behaviour) attemptCost(timeout float64) (seconds, fail float64) {
 	}
 	m, s := b.ttfb.Median.Seconds(), b.ttfb.Spread
 	answer := expectedMin(m, s, timeout) // a success's or a TTFB-timed error's wait
+	if sp := b.spikes; sp.Rate > 0 {     // a spiked answer's mean, the timeout ignored (as the study's)
+		answer *= 1 + sp.Rate*(sp.Factor-1)
+	}
 	inTime := probBelow(m, s, timeout)
 	errWait := answer
 	if b.errors.After > 0 {

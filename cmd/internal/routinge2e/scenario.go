@@ -76,6 +76,20 @@ type Scenario struct {
 	// soon after its end a request is served again, and that none fails
 	// after that.
 	Outage Window
+	// Hedged: the scenario is about hedging; every latency mode runs with
+	// and without it (scenario_react.go).
+	Hedged bool
+	// Clients is how many closed-loop clients it has (0: Clients), Replicas
+	// how many gateways they are spread over (0: one), sharing their spans
+	// through a collector.
+	Clients, Replicas int
+	// Split, when set, makes the oracle a static split (fast, mid, slow
+	// shares of the first picks): the providers queue, so no fixed order is
+	// any good. It is where the oracle's search starts.
+	Split []float64
+	// Conversations, when positive, is how many conversations the requests
+	// belong to; the oracle knows every provider's prompt cache.
+	Conversations int
 }
 
 // Change is a moment from which another target is the best first pick.
@@ -190,12 +204,25 @@ func Standard() []Scenario {
 	}
 }
 
-// GatewayConfig is the gateway's config for s in mode: one openai provider
-// per target at urls[name], declared Fast, Mid, Slow, telemetry in process
-// only (no export).
+// GatewayConfig is the gateway's config for s in mode (an arm: a mode,
+// with HedgeSuffix for hedging on): one openai provider per target at
+// urls[name], declared Fast, Mid, Slow, telemetry in process only (no
+// export).
 func (s Scenario) GatewayConfig(mode, listen, admin string, urls map[string]string) string {
+	return s.FleetGatewayConfig(mode, listen, admin, urls, "")
+}
+
+// FleetGatewayConfig is GatewayConfig for a gateway of a fleet: it exports
+// its spans to the collector at otlp (http://host:port; "": none) and takes
+// its peers' on its admin listener's /v1/traces.
+func (s Scenario) FleetGatewayConfig(mode, listen, admin string, urls map[string]string, otlp string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen: %s\nadmin: {listen: %s}\nstrategy: {mode: %s}\nproviders:\n", listen, admin, mode)
+	base, hedged := BaseMode(mode)
+	hedge := ""
+	if hedged {
+		hedge = fmt.Sprintf(", hedge: {enabled: true, after: %s, budget: %g, max: %d}", HedgeAfter, HedgeBudget, HedgeMax)
+	}
+	fmt.Fprintf(&b, "listen: %s\nadmin: {listen: %s}\nstrategy: {mode: %s%s}\nproviders:\n", listen, admin, base, hedge)
 	breaker := s.Breaker
 	if breaker.Failures == 0 {
 		breaker = Breaker{breakerNever, BreakerCooldown}
@@ -212,6 +239,10 @@ func (s Scenario) GatewayConfig(mode, listen, admin string, urls map[string]stri
 	for _, t := range s.Targets {
 		fmt.Fprintf(&b, "  - {virtual_key: %s, model_map: {%s: %s-model}}\n", t.Name, Model, t.Name)
 	}
-	b.WriteString("telemetry: {otlp_endpoint: \"\"}\n")
+	if otlp == "" {
+		b.WriteString("telemetry: {otlp_endpoint: \"\"}\n")
+	} else {
+		fmt.Fprintf(&b, "telemetry: {otlp_endpoint: %q, ingest: {enabled: true}}\n", otlp)
+	}
 	return b.String()
 }

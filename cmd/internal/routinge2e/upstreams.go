@@ -55,6 +55,7 @@ func (c *Clock) Elapsed() time.Duration {
 // listener, behind a recorder of which provider each request reached first.
 type Upstreams struct {
 	urls     map[string]string
+	sims     map[string]*sim.Server
 	servers  []*http.Server
 	arrivals arrivals
 }
@@ -63,7 +64,7 @@ type Upstreams struct {
 // draws TTFBs and errors from a random seed, else from one derived from
 // (seed, target index).
 func StartUpstreams(s Scenario, clock *Clock, seed uint64) (*Upstreams, error) {
-	u := &Upstreams{urls: map[string]string{}, arrivals: arrivals{byTrace: map[string][]Hop{}}}
+	u := &Upstreams{urls: map[string]string{}, sims: map[string]*sim.Server{}, arrivals: arrivals{byTrace: map[string][]Hop{}}}
 	for i, p := range s.Targets {
 		if err := p.Validate(); err != nil {
 			u.Close()
@@ -74,6 +75,7 @@ func StartUpstreams(s Scenario, clock *Clock, seed uint64) (*Upstreams, error) {
 			r = rand.New(rand.NewPCG(seed, uint64(i)))
 		}
 		h := sim.NewProvider(p, sim.Options{Now: clock.Now, Rand: r})
+		u.sims[p.Name] = h
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			u.Close()
@@ -97,6 +99,10 @@ func StartUpstreams(s Scenario, clock *Clock, seed uint64) (*Upstreams, error) {
 
 // URLs are the providers' API bases ("http://127.0.0.1:PORT/v1") by name.
 func (u *Upstreams) URLs() map[string]string { return u.urls }
+
+// Sim is the simulated provider name, for its counters (its queue, its
+// prompt cache).
+func (u *Upstreams) Sim(name string) *sim.Server { return u.sims[name] }
 
 // Close stops every provider and breaks its open connections.
 func (u *Upstreams) Close() {
