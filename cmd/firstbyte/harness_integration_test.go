@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -289,15 +290,64 @@ func pollUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 // freeLoopbackPort returns a loopback port that was free a moment ago, for the
 // processes whose port must be known before they start (the collector's
-// receivers, an instance that restarts on the same admin address).
+// receivers, an instance that restarts on the same admin address). It comes
+// from below the kernel's ephemeral range, so that no listener on :0 and no
+// outgoing connection (of this test, its children or any test running
+// alongside) can take it between now and the child's bind; the ports handed
+// out are remembered, so two tests of this binary never get the same one.
 func freeLoopbackPort(t *testing.T) int {
 	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	lo := ephemeralLow()
+	for range 1000 {
+		if lo <= reservedBase+1000 {
+			break // an unusual ephemeral range: fall back to asking the kernel
+		}
+		port := reservedBase + rand.IntN(lo-reservedBase)
+		if portsGiven[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", loopbackAddr(port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		portsGiven[port] = true
+		return port
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// reservedBase is the lowest port freeLoopbackPort hands out.
+const reservedBase = 20000
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return lo
 }
 
 func loopbackAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }

@@ -34,22 +34,25 @@ func p99(outs []routinge2e.Outcome) time.Duration {
 	return routinge2e.Summarize(outs, routinge2e.Window{}).P99
 }
 
-// A heavy tail (sigma 0.9): with hedging at p95 (budget 0.1), the p99 is
-// lower than without in the same test, the hedges stay within the budget,
-// and each hedge's loser is cut: its provider never got to answer it.
-// reliable-latency, whose p99 hedging cuts most (0.73x in the full run;
-// least-latency's 0.88x is within a 5 s run's noise of its p99).
+// Slow moments (5 % of every target's answers take 10x as long): with
+// hedging at p95 (budget 0.1), least-latency's p99 is under 0.7x its p99
+// without, in the same test (0.29-0.38x in full runs), the hedges stay
+// within the budget, and each hedge's loser is cut: its provider never got
+// to answer it. (tail-spikes) rather than (tail): in (tail), sigma 0.9 on
+// every target, a 5 s run's p99 moves with which target the mode settles
+// on more than hedging moves it (0.73-1.16x in full runs), so only the
+// full run can tell.
 func TestRoutingE2ETailHedgingCutsTheP99(t *testing.T) {
-	s := routinge2e.Tail(5 * sec)
-	off := runRouting(t, s, "reliable-latency")
-	on := runRouting(t, s, "reliable-latency"+routinge2e.HedgeSuffix)
+	s := routinge2e.TailSpikes(5 * sec)
+	off := runRouting(t, s, "least-latency")
+	on := runRouting(t, s, "least-latency"+routinge2e.HedgeSuffix)
 	h := routinge2e.HedgingOf(on)
 	t.Logf("p99 without hedging %v, with %v; mean %v / %v; hedged %d of %d (%.3f a request), won %d, lost %d, losers cut %d",
 		p99(off).Round(time.Millisecond), p99(on).Round(time.Millisecond),
 		routinge2e.Summarize(off, routinge2e.Window{}).Mean.Round(time.Millisecond), routinge2e.Summarize(on, routinge2e.Window{}).Mean.Round(time.Millisecond),
 		h.Hedged, h.Requests, h.PerRequest(), h.Won, h.Lost, h.LosersCut)
-	if p99(on) >= p99(off) {
-		t.Errorf("p99 with hedging %v, without %v: want lower with", p99(on), p99(off))
+	if x := ratio(p99(on), p99(off)); x >= 0.7 {
+		t.Errorf("p99 with hedging %v, without %v: %.2fx, want under 0.7x", p99(on), p99(off), x)
 	}
 	if x := h.PerRequest(); x > routinge2e.HedgeBudget+0.01 {
 		t.Errorf("%.3f hedges a request, want at most the budget %.2f + 0.01", x, routinge2e.HedgeBudget)
