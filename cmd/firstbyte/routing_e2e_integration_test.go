@@ -45,12 +45,7 @@ func runRouting(t *testing.T, s routinge2e.Scenario, mode string) []routinge2e.O
 // request saw, and the gateway (still running, for its admin endpoints).
 func driveRouting(t *testing.T, s routinge2e.Scenario, mode string) ([]routinge2e.Outcome, *gatewayProc) {
 	t.Helper()
-	clock := routinge2e.NewClock()
-	up, err := routinge2e.StartUpstreams(s, clock, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(up.Close)
+	clock, up := startUpstreams(t, s)
 	gw := startGatewayProc(t, "gateway-"+mode, s.GatewayConfig(mode, "127.0.0.1:0", "127.0.0.1:0", up.URLs()))
 	outs := routinge2e.Load{API: gw.api, Duration: s.Duration}.Run(context.Background(), clock, up)
 	f := routinge2e.Summarize(outs, routinge2e.Window{})

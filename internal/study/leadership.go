@@ -12,7 +12,7 @@ import (
 // each LeaderWindow of measured time is the target with the most first
 // picks in it, once it is ahead of the leader before it by more than
 // chance gives two targets that share the load evenly: more than
-// leaderMargin standard deviations, leaderMargin × √(a + b) for counts a
+// LeaderMargin standard deviations, LeaderMargin × √(a + b) for counts a
 // and b (each count is near Poisson, so their difference has variance
 // a + b). A window without a first pick, a tie or a lead within the margin
 // keeps the leader. Without the margin the figure counts noise: a routing
@@ -24,16 +24,17 @@ import (
 // LeaderWindow is the leadership figure's window.
 const LeaderWindow = time.Second
 
-// leaderMargin is how many standard deviations of an even split a new
+// LeaderMargin is how many standard deviations of an even split a new
 // leader must be ahead by.
-const leaderMargin = 3
+const LeaderMargin = 3
 
 // leaderWindows is how many windows cover the measured time d.
 func leaderWindows(d time.Duration) int { return int((d + LeaderWindow - 1) / LeaderWindow) }
 
-// leaderChanges counts the changes of leader over picks[w][i], the first
-// picks of target i in window w.
-func leaderChanges(picks [][]int) int {
+// LeaderChanges counts the changes of leader over picks[w][i], the first
+// picks of target i in window w (the routing e2e counts its own runs'
+// with it too).
+func LeaderChanges(picks [][]int) int {
 	leader, changes := -1, 0
 	for _, counts := range picks {
 		most := slices.Max(counts)
@@ -43,7 +44,7 @@ func leaderChanges(picks [][]int) int {
 		next := slices.Index(counts, most)
 		if leader >= 0 {
 			lead := float64(most - counts[leader])
-			if lead <= leaderMargin*math.Sqrt(float64(most+counts[leader])) {
+			if lead <= LeaderMargin*math.Sqrt(float64(most+counts[leader])) {
 				continue
 			}
 			changes++

@@ -208,7 +208,7 @@ func (r *Result) finish() {
 	}
 	r.LeaderChanges = make([]float64, len(r.LeaderPicks))
 	for k, picks := range r.LeaderPicks {
-		r.LeaderChanges[k] = float64(leaderChanges(picks)) / r.duration.Minutes()
+		r.LeaderChanges[k] = float64(LeaderChanges(picks)) / r.duration.Minutes()
 	}
 }
 

@@ -112,8 +112,8 @@ func TestStudyLeaderChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := leaderChanges(tt.picks); got != tt.want {
-				t.Errorf("leaderChanges(%v) = %d, want %d", tt.picks, got, tt.want)
+			if got := LeaderChanges(tt.picks); got != tt.want {
+				t.Errorf("LeaderChanges(%v) = %d, want %d", tt.picks, got, tt.want)
 			}
 		})
 	}

@@ -1,9 +1,10 @@
 package routinge2e
 
 import (
-	"math"
 	"slices"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/internal/study"
 )
 
 // How often the leader changes, as the routing study counts it
@@ -16,8 +17,8 @@ import (
 
 // LeaderWindow and LeaderMargin are the study's.
 const (
-	LeaderWindow = time.Second
-	LeaderMargin = 3
+	LeaderWindow = study.LeaderWindow
+	LeaderMargin = study.LeaderMargin
 )
 
 // LeaderChanges is the changes of leader a minute among the requests of
@@ -35,29 +36,7 @@ func LeaderChanges(outs []Outcome, targets []string, replica int, d time.Duratio
 		}
 		picks[w][k]++
 	}
-	return float64(leaderChanges(picks)) / d.Minutes()
-}
-
-// leaderChanges counts the changes of leader over picks[w][i], the first
-// picks of target i in window w.
-func leaderChanges(picks [][]int) int {
-	leader, changes := -1, 0
-	for _, counts := range picks {
-		most := slices.Max(counts)
-		if most == 0 || leader >= 0 && counts[leader] == most {
-			continue
-		}
-		next := slices.Index(counts, most)
-		if leader >= 0 {
-			lead := float64(most - counts[leader])
-			if lead <= LeaderMargin*math.Sqrt(float64(most+counts[leader])) {
-				continue
-			}
-			changes++
-		}
-		leader = next
-	}
-	return changes
+	return float64(study.LeaderChanges(picks)) / d.Minutes()
 }
 
 // Names are the names of s's targets in declaration order.

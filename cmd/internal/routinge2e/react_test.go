@@ -42,11 +42,11 @@ func TestReactingScenariosAreTheStudys(t *testing.T) {
 func TestLeaderChangesKeepsTheMargin(t *testing.T) {
 	// 45/45/10 with noise: no change; a real move from fast to mid: one.
 	even := [][]int{{45, 40, 10}, {40, 46, 9}, {44, 45, 11}}
-	if n := leaderChanges(even); n != 0 {
+	if n := study.LeaderChanges(even); n != 0 {
 		t.Errorf("an even split: %d changes, want 0", n)
 	}
 	moved := [][]int{{90, 5, 5}, {88, 7, 5}, {5, 90, 5}, {4, 91, 5}}
-	if n := leaderChanges(moved); n != 1 {
+	if n := study.LeaderChanges(moved); n != 1 {
 		t.Errorf("one move: %d changes, want 1", n)
 	}
 	var outs []Outcome
