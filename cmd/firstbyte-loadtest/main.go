@@ -89,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	quick := fs.Bool("quick", false, "a short run, to smoke-test the load test itself")
 	otlp := fs.Bool("otlp", true, "the gateway exports its spans over OTLP (false: to see what export costs)")
 	logRequests := fs.Bool("log-requests", false, "the gateway writes a log line per request, as log.requests does by default (the baseline logs nothing)")
-	routing := fs.Bool("routing", false, "measure routing quality instead: every scenario through every mode and the oracle (about 12 min a round; -markdown docs/routing-e2e.md)")
+	routing := fs.Bool("routing", false, "measure routing quality instead: every scenario through every mode and the oracle (about 21 min a round; -markdown docs/routing-e2e.md)")
 	rounds := fs.Int("rounds", 1, "with -routing or -compare: how many times each scenario runs through each arm (the order rotated each round; -compare: 5 unless given)")
 	scenarios := fs.String("scenarios", "", "with -routing: only these scenarios, comma-separated (a, b, c, c2, d, d-breaker, g, h, i, tail, tail-spikes, capacity, fleet, cache)")
 	otelcol := fs.String("otelcol", "bin/firstbyte-otelcol", "with -routing: the collector (fleet) shares spans through (make otelcol)")
