@@ -42,10 +42,14 @@ func newSlots(n int) *slots {
 func (s *slots) acquire(ctx context.Context) error {
 	s.mu.Lock()
 	if s.serving < s.max && len(s.waiting) == 0 {
+		if err := ctx.Err(); err != nil { // gone already: take no slot
+			s.mu.Unlock()
+			return err
+		}
 		s.serving++
 		s.peakServing = max(s.peakServing, s.serving)
 		s.mu.Unlock()
-		return ctx.Err()
+		return nil
 	}
 	ch := make(chan struct{})
 	s.waiting = append(s.waiting, ch)
