@@ -1,11 +1,13 @@
 package router_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -128,4 +130,59 @@ func newServer(t *testing.T, gw *router.Gateway) *httptest.Server {
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// TestClientGoneMidRaceCancelsBothAttempts: a client that goes away while
+// its first attempt and its hedge both wait for a first byte cancels both
+// upstream requests, streaming or not, and leaves no goroutine behind.
+func TestClientGoneMidRaceCancelsBothAttempts(t *testing.T) {
+	for _, body := range []string{chatBody, streamChat} {
+		arrived, cancelled := make(chan string, 2), make(chan string, 2)
+		hold := func(tag string) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				arrived <- tag
+				<-r.Context().Done() // never a first byte
+				cancelled <- tag
+			}
+		}
+		a, b := newUpstream(t, hold("a")), newUpstream(t, hold("b"))
+		srv := newServer(t, gatewayFromYAML(t, hedgeConfig(1, a.URL, b.URL), router.Options{}))
+
+		before := runtime.NumGoroutine()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		for range 2 { // the first attempt, then the hedge 40 ms later
+			select {
+			case <-arrived:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the first attempt and its hedge did not both reach their upstreams")
+			}
+		}
+		cancel()
+		<-done
+		for range 2 {
+			select {
+			case <-cancelled:
+			case <-time.After(5 * time.Second):
+				t.Fatal("an upstream request of the race was not cancelled after the client left")
+			}
+		}
+		http.DefaultClient.CloseIdleConnections()
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<16)
+			t.Errorf("goroutines: %d before, %d after the client left mid-race\n%s", before, n, buf[:runtime.Stack(buf, true)])
+		}
+	}
 }
