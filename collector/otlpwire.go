@@ -72,34 +72,30 @@ func pbNextSlow(b []byte, pos int) (num uint64, wire byte, val []byte, v uint64,
 	return uint64(n), byte(typ), val, v, pos + m
 }
 
-// entityRef walks an EntityRef: four strings (schema_url, type, id_keys,
-// description_keys).
-func entityRef(b []byte) bool {
-	for pos := 0; pos < len(b); {
-		num, wire, _, _, next := pbNext(b, pos)
-		if next < 0 || num > 4 || wire != wireLen {
-			return false
-		}
-		pos = next
-	}
-	return true
+// field is one field a message may hold: its number and wire type, and
+// what its value must be (nil: anything of that wire type).
+type field struct {
+	num   uint64
+	wire  byte
+	check func(val []byte) bool
 }
 
-// scope walks an InstrumentationScope.
-func scope(b []byte) bool {
+// message walks b as a message of these fields: any other field, or a
+// value its check refuses, and it is not valid.
+func message(b []byte, fields []field) bool {
 	for pos := 0; pos < len(b); {
 		num, wire, val, _, next := pbNext(b, pos)
 		if next < 0 {
 			return false
 		}
-		switch {
-		case (num == 1 || num == 2) && wire == wireLen: // name, version
-		case num == 3 && wire == wireLen: // attributes
-			if _, _, _, ok := keyValue(val, 0); !ok {
-				return false
+		known := false
+		for _, f := range fields {
+			if f.num == num && f.wire == wire {
+				known = f.check == nil || f.check(val)
+				break
 			}
-		case num == 4 && wire == wireVarint: // dropped_attributes_count
-		default:
+		}
+		if !known {
 			return false
 		}
 		pos = next
@@ -107,71 +103,32 @@ func scope(b []byte) bool {
 	return true
 }
 
-// event walks a Span.Event.
-func event(b []byte) bool {
-	for pos := 0; pos < len(b); {
-		num, wire, val, _, next := pbNext(b, pos)
-		if next < 0 {
-			return false
-		}
-		switch {
-		case num == 1 && wire == wireI64: // time
-		case num == 2 && wire == wireLen: // name
-		case num == 3 && wire == wireLen: // attributes
-			if _, _, _, ok := keyValue(val, 0); !ok {
-				return false
-			}
-		case num == 4 && wire == wireVarint: // dropped_attributes_count
-		default:
-			return false
-		}
-		pos = next
-	}
-	return true
+// attributeValid checks a KeyValue at the top depth.
+func attributeValid(val []byte) bool {
+	_, _, _, ok := keyValue(val, 0)
+	return ok
 }
 
-// link walks a Span.Link.
-func link(b []byte) bool {
-	for pos := 0; pos < len(b); {
-		num, wire, val, _, next := pbNext(b, pos)
-		if next < 0 {
-			return false
-		}
-		switch {
-		case num == 1 && wire == wireLen: // trace_id
-			if len(val) != 0 && len(val) != 16 {
-				return false
-			}
-		case num == 2 && wire == wireLen: // span_id
-			if len(val) != 0 && len(val) != 8 {
-				return false
-			}
-		case num == 3 && wire == wireLen: // trace_state
-		case num == 4 && wire == wireLen: // attributes
-			if _, _, _, ok := keyValue(val, 0); !ok {
-				return false
-			}
-		case num == 5 && wire == wireVarint: // dropped_attributes_count
-		case num == 6 && wire == wireI32: // flags
-		default:
-			return false
-		}
-		pos = next
-	}
-	return true
+// idOf checks a trace or span id: n bytes, or none.
+func idOf(n int) func([]byte) bool {
+	return func(val []byte) bool { return len(val) == 0 || len(val) == n }
 }
 
-// status walks a Status (message 2, code 3; 1 is unused).
-func status(b []byte) bool {
-	for pos := 0; pos < len(b); {
-		num, wire, _, _, next := pbNext(b, pos)
-		if next < 0 || !(num == 2 && wire == wireLen || num == 3 && wire == wireVarint) {
-			return false
-		}
-		pos = next
-	}
-	return true
-}
+// The messages that only need to be valid.
+var (
+	// EntityRef: schema_url, type, id_keys, description_keys.
+	entityRefFields = []field{{1, wireLen, nil}, {2, wireLen, nil}, {3, wireLen, nil}, {4, wireLen, nil}}
+	// InstrumentationScope: name, version, attributes, dropped_attributes_count.
+	scopeFields = []field{{1, wireLen, nil}, {2, wireLen, nil}, {3, wireLen, attributeValid}, {4, wireVarint, nil}}
+	// Span.Event: time, name, attributes, dropped_attributes_count.
+	eventFields = []field{{1, wireI64, nil}, {2, wireLen, nil}, {3, wireLen, attributeValid}, {4, wireVarint, nil}}
+	// Span.Link: trace_id, span_id, trace_state, attributes,
+	// dropped_attributes_count, flags.
+	linkFields = []field{{1, wireLen, idOf(16)}, {2, wireLen, idOf(8)}, {3, wireLen, nil},
+		{4, wireLen, attributeValid}, {5, wireVarint, nil}, {6, wireI32, nil}}
+	// Status: message, code (1 is unused).
+	statusFields = []field{{2, wireLen, nil}, {3, wireVarint, nil}}
+)
 
 // keyValue walks a KeyValue at depth (see prefilterMaxDepth) and returns
 // its key and, when its value is a string, that string. It gives up on a

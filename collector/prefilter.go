@@ -169,7 +169,7 @@ func (p *prefilter) resource(b []byte) (ok, allowed bool) {
 			}
 		case num == 2 && wire == wireVarint: // dropped_attributes_count
 		case num == 3 && wire == wireLen: // entity_refs
-			if !entityRef(val) {
+			if !message(val, entityRefFields) {
 				return false, false
 			}
 		default:
@@ -193,7 +193,7 @@ func (p *prefilter) scopeSpans(b []byte, allowed bool) (ok, mayMap bool) {
 		}
 		switch num {
 		case 1: // scope
-			if !scope(val) {
+			if !message(val, scopeFields) {
 				return false, false
 			}
 		case 2: // spans
@@ -245,15 +245,15 @@ func (p *prefilter) span(b []byte) (ok, mayMap bool) {
 		case (num == 7 || num == 8) && wire == wireI64: // start and end time
 		case (num == 10 || num == 12 || num == 14) && wire == wireVarint: // dropped counts
 		case num == 11 && wire == wireLen: // events
-			if !event(val) {
+			if !message(val, eventFields) {
 				return false, false
 			}
 		case num == 13 && wire == wireLen: // links
-			if !link(val) {
+			if !message(val, linkFields) {
 				return false, false
 			}
 		case num == 15 && wire == wireLen: // status
-			if !status(val) {
+			if !message(val, statusFields) {
 				return false, false
 			}
 		case num == 16 && wire == wireI32: // flags
