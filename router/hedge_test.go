@@ -175,14 +175,6 @@ func TestClientGoneMidRaceCancelsBothAttempts(t *testing.T) {
 				t.Fatal("an upstream request of the race was not cancelled after the client left")
 			}
 		}
-		http.DefaultClient.CloseIdleConnections()
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<16)
-			t.Errorf("goroutines: %d before, %d after the client left mid-race\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
+		requireGoroutinesBack(t, before)
 	}
 }

@@ -633,6 +633,14 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("upstream request was not cancelled after the client left")
 	}
+	requireGoroutinesBack(t, before)
+}
+
+// requireGoroutinesBack fails t unless, within 5 s of the client's idle
+// connections closing, no more goroutines run than before (a client that
+// left must leave nothing behind).
+func requireGoroutinesBack(t *testing.T, before int) {
+	t.Helper()
 	http.DefaultClient.CloseIdleConnections()
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
