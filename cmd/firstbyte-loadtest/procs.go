@@ -301,3 +301,31 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return string(t.buf)
 }
+
+// watchPeakRSS samples pid's RSS every 20 ms (pid 0: nothing to sample)
+// until the returned function is called, which returns the largest.
+func watchPeakRSS(pid int) (stop func() int64) {
+	done, sampled := make(chan struct{}), make(chan int64, 1)
+	go func() {
+		peak := int64(0)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if pid != 0 {
+				if rss, _, err := procStatus(pid); err == nil {
+					peak = max(peak, rss)
+				}
+			}
+			select {
+			case <-done:
+				sampled <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		return <-sampled
+	}
+}

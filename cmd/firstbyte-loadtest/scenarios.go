@@ -92,27 +92,9 @@ func holdStreams(ctx context.Context, a *arm, up *upstream, n int, logf func(str
 	// A client of its own: n connections at once, dropped afterwards.
 	hold := &arm{name: a.name, client: newLoadClient(), url: a.url, body: a.body, pid: a.pid}
 	defer hold.client.CloseIdleConnections()
-	done := make(chan struct{})
-	sampled := make(chan int64, 1)
-	go func() {
-		peak := int64(0)
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if rss, _, err := procStatus(a.pid); err == nil {
-				peak = max(peak, rss)
-			}
-			select {
-			case <-done:
-				sampled <- peak
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	peakRSS := watchPeakRSS(a.pid)
 	sr := runStreams(ctx, hold, modelHold, streamChunks, 250*time.Millisecond, n, 1, 60*time.Second)
-	close(done)
-	h.peak = max(h.peak, <-sampled)
+	h.peak = max(h.peak, peakRSS())
 	if _, hwm, err := procStatus(a.pid); err == nil && hwmReset {
 		h.peak = max(h.peak, hwm)
 	}

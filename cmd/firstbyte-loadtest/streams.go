@@ -152,31 +152,11 @@ func holdTrickle(ctx context.Context, a *arm, up *upstream, n int, spread time.D
 		_ = resetPeakRSS(a.pid)
 	}
 	up.resetPeak()
-	done := make(chan struct{})
-	sampled := make(chan int64, 1)
-	go func() {
-		peak := int64(0)
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if a.pid != 0 {
-				if rss, _, err := procStatus(a.pid); err == nil {
-					peak = max(peak, rss)
-				}
-			}
-			select {
-			case <-done:
-				sampled <- peak
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	peakRSS := watchPeakRSS(a.pid)
 	hold := &arm{name: a.name, client: newLoadClient(), url: a.url, body: a.body, pid: a.pid}
 	defer hold.client.CloseIdleConnections()
 	sr := runStreams(ctx, hold, modelTrickle, trickleChunks, spread, n, 1, spread+trickleGap*trickleChunks+60*time.Second)
-	close(done)
-	r.peak = max(r.peak, <-sampled)
+	r.peak = max(r.peak, peakRSS())
 	if a.pid != 0 {
 		if _, hwm, err := procStatus(a.pid); err == nil {
 			r.peak = max(r.peak, hwm)
