@@ -178,13 +178,13 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 			return
 		}
 		c.route = Route{order: order, selection: telemetry.SelectionManual}
-		if c.ep.family == familyChat || c.ep.family == familyResponses {
+		if g.keepsPrefixes(c) {
 			g.remember(&c.route, fields.Model, prefixOf(&c.fields, c.body))
 		}
 	} else {
 		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
 		c.route = Route{order: order, selection: selection, probe: probe}
-		if c.ep.family == familyChat || c.ep.family == familyResponses {
+		if g.keepsPrefixes(c) {
 			g.prefer(&c.route, fields.Model, prefixOf(&c.fields, c.body), g.now())
 		}
 	}

@@ -172,6 +172,13 @@ func (g *Gateway) prefer(r *Route, model string, p Prefix, now time.Time) {
 	r.selection = telemetry.SelectionLeader
 }
 
+// keepsPrefixes reports whether c's prompt prefix is worth naming: the
+// mode keeps an affinity, and c is a generation with a prompt (the
+// prefix's scans of the body are not done for nothing).
+func (g *Gateway) keepsPrefixes(c *call) bool {
+	return g.affinity != nil && (c.ep.family == familyChat || c.ep.family == familyResponses)
+}
+
 // remember has r's end teach the affinity who served prefix p of model
 // (a route in the client's order teaches it too, and is not moved);
 // false when there is nothing to remember.
