@@ -125,9 +125,14 @@ func benchOTLPSink(b *testing.B) string {
 // serving client model "m" at baseURL (which ends before /v1).
 func benchGateway(b *testing.B, baseURL string, o router.Options) *router.Gateway {
 	b.Helper()
-	yaml := fmt.Sprintf("strategy: {mode: least-latency}\n"+
+	return benchGatewayYAML(b, fmt.Sprintf("strategy: {mode: least-latency}\n"+
 		"providers:\n  up: {base_url: %q, api_key: key-up, models: [m]}\n"+
-		"targets:\n  - {virtual_key: up}\n", baseURL+"/v1")
+		"targets:\n  - {virtual_key: up}\n", baseURL+"/v1"), o)
+}
+
+// benchGatewayYAML is a gateway of the config yaml.
+func benchGatewayYAML(b *testing.B, yaml string, o router.Options) *router.Gateway {
+	b.Helper()
 	cfg, err := config.Parse([]byte(yaml), func(string) (string, bool) { return "", false })
 	if err != nil {
 		b.Fatal(err)
@@ -404,6 +409,40 @@ func BenchmarkUnaryHandler(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkUnaryHandlerHedge: what strategy.hedge costs a request that
+// does not need a hedge, two targets and telemetry on: off (the default:
+// one nil check), and armed (enabled, a fixed 10 s delay that never
+// passes: the attempt runs in a goroutine of its own beside a timer).
+func BenchmarkUnaryHandlerHedge(b *testing.B) {
+	for _, v := range []struct{ name, hedge string }{
+		{"off", ""},
+		{"armed", ", hedge: {enabled: true, after: 10s, budget: 1}"},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			yaml := "strategy: {mode: least-latency" + v.hedge + "}\n" +
+				"providers:\n  a: {base_url: \"http://a.invalid/v1\", api_key: key-a, models: [m]}\n" +
+				"  b: {base_url: \"http://b.invalid/v1\", api_key: key-b, models: [m]}\n" +
+				"targets:\n  - {virtual_key: a}\n  - {virtual_key: b}\n"
+			h := benchGatewayYAML(b, yaml, handlerOptions(b, true, false, unaryMemTransport())).Handler()
+			req, body := benchRequest(benchChatRequest)
+			b.ReportAllocs()
+			cpu := benchutil.ProcessCPU(b)
+			for b.Loop() {
+				body.rewind()
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+				if v.hedge != "" && w.Header().Get(router.HeaderHedged) != "" {
+					b.Fatalf("a hedge started: %s", w.Header().Get(router.HeaderHedged))
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
 }
 
 // sseBody yields one SSE event per Read, as a paced upstream's chunks
