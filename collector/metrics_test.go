@@ -253,6 +253,7 @@ func TestMetricsOfOneRequest(t *testing.T) {
 		"firstbyte.target": "t", "firstbyte.requested_model": "m", "firstbyte.outcome": "success",
 		"firstbyte.attempt": int64(1), "firstbyte.selection": "leader", "gen_ai.response.time_to_first_chunk": 0.05,
 		"gen_ai.request.model": "up", "gen_ai.usage.input_tokens": int64(100), "gen_ai.usage.output_tokens": 20.0,
+		"firstbyte.output_tokens_per_second": 80.0,
 	} {
 		if err := attempt.Attributes().PutEmpty(k).FromRaw(v); err != nil {
 			t.Fatal(err)
@@ -301,6 +302,8 @@ func TestMetricsOfOneRequest(t *testing.T) {
 		{"firstbyte_overhead_seconds", map[string]string{"model": "m"}, 1, 0.05},
 		{"firstbyte_ttfb_seconds", map[string]string{"target": "t", "model": "m"}, 1, 0.05},
 		{"firstbyte_ttfb_seconds", map[string]string{"target": "t3"}, 0, 0},
+		{"firstbyte_output_tokens_per_second", map[string]string{"target": "t", "model": "m"}, 1, 80},
+		{"firstbyte_output_tokens_per_second", map[string]string{"target": "t3"}, 0, 0},
 	} {
 		if n, sum := histogram(t, reg, c.family, c.labels); n != c.n || math.Abs(sum-c.sum) > 1e-9 {
 			t.Errorf("%s%v: %d observations summing to %v, want %d, %v", c.family, c.labels, n, sum, c.n, c.sum)

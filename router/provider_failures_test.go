@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -358,5 +359,37 @@ func TestRelativeResetCountsFromTheAnswer(t *testing.T) {
 		if resp := post(t, srv.URL, "/v1/chat/completions", chatBody); resp.Header.Get(router.HeaderTarget) != want {
 			t.Fatalf("request %d served by %s, want %s", i, resp.Header.Get(router.HeaderTarget), want)
 		}
+	}
+}
+
+// The routing view (what /debug/routing and
+// firstbyte_rate_limited_until_seconds show) says until when a refused
+// target is cooled, from the refusal's Retry-After, and 0 once it is over.
+func TestRoutingViewShowsTheCooldown(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	limited := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "10")
+		jsonAnswer(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)(w, r)
+	})
+	good := newUpstream(t, apiAnswer)
+	gw := newGatewayWith(t, "fallback", "", router.Options{Now: clock.Now}, target{name: "limited", url: limited.URL}, target{name: "good", url: good.URL})
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	if d := debugTarget(t, gw, "limited"); d.RateLimitedUntil != 0 {
+		t.Fatalf("before any refusal: rate limited until %v, want 0", d.RateLimitedUntil)
+	}
+	refusedAt := clock.Now()
+	if resp := post(t, srv.URL, "/v1/chat/completions", chatBody); resp.StatusCode != 200 {
+		t.Fatalf("status %d, want 200 from good", resp.StatusCode)
+	}
+	want := float64(refusedAt.Add(10*time.Second).UnixNano()) / 1e9
+	if d := debugTarget(t, gw, "limited"); math.Abs(d.RateLimitedUntil-want) > 0.001 {
+		t.Fatalf("after a Retry-After: 10: rate limited until %v, want %v", d.RateLimitedUntil, want)
+	}
+	clock.Advance(10 * time.Second)
+	if d := debugTarget(t, gw, "limited"); d.RateLimitedUntil != 0 {
+		t.Fatalf("after the cooldown: rate limited until %v, want 0", d.RateLimitedUntil)
 	}
 }
