@@ -156,7 +156,7 @@ func (a *attempt) reach() bool {
 		}
 		return a.reachUnary()
 	}
-	if s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge || s == http.StatusTooManyRequests ||
+	if s == http.StatusRequestEntityTooLarge || fault.NeedsBody(s) ||
 		fault.Classify(s, "") == fault.Full || fault.Disabling(fault.OfAnswer(s, nil)) {
 		return a.reachErrorAnswer()
 	}

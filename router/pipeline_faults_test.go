@@ -75,7 +75,7 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 			case <-time.After(5 * time.Second):
 			}
 		}, true
-	case fault.ErrorAuth, fault.ErrorQuota:
+	case fault.ErrorAuth, fault.ErrorQuota, fault.ErrorModelAccess, fault.ErrorConfig:
 		body := row.Body
 		if body == "" {
 			body = `{"error":{"message":"status ` + strconv.Itoa(row.Status) + `","type":"test"}}`
@@ -94,7 +94,11 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 			if row.Status >= 300 && row.Status < 400 {
 				w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
 			}
-			jsonAnswer(row.Status, `{"error":{"message":"status `+row.ErrorType+`","type":"test"}}`)(w, r)
+			body := row.Body
+			if body == "" {
+				body = `{"error":{"message":"status ` + row.ErrorType + `","type":"test"}}`
+			}
+			jsonAnswer(row.Status, body)(w, r)
 		}, true
 	}
 	return nil, false

@@ -105,7 +105,7 @@ func TestExhaustedQuotaDisablesTheTarget(t *testing.T) {
 		body   string
 	}{
 		{"OpenAI insufficient_quota", 429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`},
-		{"Anthropic credit balance", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`},
+		{"Anthropic credit balance", 400, `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}`},
 		{"402", 402, `{"error":{"message":"payment required"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

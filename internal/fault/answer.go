@@ -6,38 +6,97 @@ import (
 )
 
 // OfAnswer is the error.type of an upstream's HTTP error answer, from its
-// status and (the start of) its body: a credential the provider refuses
-// (401, 403) is ErrorAuth; an account out of credit or quota (402,
-// OpenAI's insufficient_quota, whatever the status, Anthropic's
-// credit-balance 400) is ErrorQuota; anything else is the status code.
-// Both are the provider account's problem, not the request's: the target
-// is disabled until a probe succeeds.
+// status and (the start of) its body. Only the status and the error's
+// structured fields decide (errorFields: OpenAI's error.code and
+// error.type, Anthropic's error.type, Google's error.status and
+// ErrorInfo reasons, Bedrock's __type); never the free text of a message,
+// which may quote the request, so no client can write its way into a
+// verdict that disables a provider for everyone.
+//
+//   - ErrorAuth: a 401, or a 400 or 403 coded as a refused key or account
+//     (invalid_api_key, authentication_error, API_KEY_INVALID, ...).
+//     Key-level: the provider is disabled.
+//   - ErrorQuota: a 402, an error coded as an account that cannot pay
+//     (insufficient_quota, billing_error), or Anthropic's credit-balance
+//     400 (isCreditBalance says what is trusted there). Key-level.
+//   - ErrorModelAccess: a 403 or 404 coded as this key having no such
+//     model (model_not_found, ...). The (provider, upstream model) target
+//     is disabled; the provider's other models keep serving.
+//   - ErrorConfig: a 404 or 405 that is not a model-not-found error: the
+//     endpoint does not exist where the gateway called it (a base_url
+//     without its version segment answers so, often with an HTML page).
+//   - anything else is the status code: a 403 that says nothing coded
+//     about the key (a content-policy refusal, an unknown shape) is the
+//     caller's answer, as any other 4xx.
 func OfAnswer(status int, body []byte) string {
-	switch {
-	case status == 401 || status == 403:
+	switch status {
+	case 401:
 		return ErrorAuth
-	case status == 402:
+	case 402:
 		return ErrorQuota
-	case (status == 429 || status == 400 || status == 403) && quotaExhausted(body):
+	}
+	if !NeedsBody(status) {
+		return strconv.Itoa(status)
+	}
+	e := readErrorFields(body)
+	switch scope := e.scope(); {
+	case scope == scopeQuota, status == 400 && e.isCreditBalance():
 		return ErrorQuota
+	case scope == scopeKey && (status == 400 || status == 403): // Google refuses a bad key with a 400
+		return ErrorAuth
+	case (status == 403 || status == 404) && scope == scopeModel:
+		return ErrorModelAccess
+	case status == 404 || status == 405:
+		return ErrorConfig
 	}
 	return strconv.Itoa(status)
 }
 
-// quotaMarkers are what providers' errors say when an account cannot pay:
-// OpenAI's code and type "insufficient_quota", Anthropic's "Your credit
-// balance is too low to access the Anthropic API".
-var quotaMarkers = [][]byte{[]byte("insufficient_quota"), []byte("credit balance is too low")}
+// NeedsBody reports whether OfAnswer's verdict on status depends on the
+// body: the answer must be read before it is judged.
+func NeedsBody(status int) bool {
+	switch status {
+	case 400, 403, 404, 405, 429:
+		return true
+	}
+	return false
+}
 
-func quotaExhausted(body []byte) bool {
-	for _, m := range quotaMarkers {
-		if bytes.Contains(body, m) {
+// Disabling reports whether errorType disables a target: the provider
+// refuses its credential, its account cannot pay, or it refuses the key
+// the target's model (ModelScoped).
+func Disabling(errorType string) bool {
+	return errorType == ErrorAuth || errorType == ErrorQuota || errorType == ErrorModelAccess
+}
+
+// ModelScoped reports whether a disabling errorType concerns the
+// (provider, upstream model) target it came from only, not the provider's
+// other models.
+func ModelScoped(errorType string) bool { return errorType == ErrorModelAccess }
+
+// isCreditBalance reports whether e is Anthropic's credit-balance error: a
+// 400 whose type is the generic invalid_request_error, so only its message
+// tells it apart. The message is trusted only when it is, whole, one of
+// the sentences Anthropic sends: an error that quotes the request (an
+// unknown role, a bad field's value) always wraps the quoted text in its
+// own words, so a client's "credit balance is too low" never makes the
+// whole message. A rewording by Anthropic makes the error a plain 400
+// (the caller's answer), never a disabled provider.
+func (e *errorFields) isCreditBalance() bool {
+	if e.typ != "invalid_request_error" {
+		return false
+	}
+	msg := bytes.TrimSpace([]byte(e.message))
+	for _, s := range creditBalanceMessages {
+		if string(msg) == s {
 			return true
 		}
 	}
 	return false
 }
 
-// Disabling reports whether errorType disables a target: the provider
-// refuses its credential, or its account cannot pay.
-func Disabling(errorType string) bool { return errorType == ErrorAuth || errorType == ErrorQuota }
+// creditBalanceMessages are Anthropic's credit-balance sentences, whole.
+var creditBalanceMessages = [...]string{
+	"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.",
+	"Your credit balance is too low to access the Claude API. Please go to Plans & Billing to upgrade or purchase credits.",
+}

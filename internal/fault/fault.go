@@ -28,9 +28,10 @@ const (
 	Half
 	// Full: a provider fault: a transport error, a first-byte, idle
 	// (stall) or total timeout, 408, 429, 5xx (529 included), a credential
-	// or quota failure (auth, quota), an unusable 2xx (a unary body that is
-	// not valid JSON or is larger than limits.max_response), or a broken
-	// stream.
+	// or quota failure (auth, quota), a model the key may not use
+	// (model_access), an endpoint that does not exist (config), an
+	// unusable 2xx (a unary body that is not valid JSON or is larger than
+	// limits.max_response), or a broken stream.
 	Full
 )
 
@@ -79,8 +80,10 @@ const (
 	ErrorResponseBufferFull = "response_buffer_full"    // limits.max_buffered, shared by every request, was spent: the gateway's own memory pressure
 	ErrorStreamBroken       = "broken_stream"           // a stream cut, unterminated or malformed, or not a stream at all
 	ErrorStall              = "stall"                   // a stream paused longer than timeout.idle after its first byte
-	ErrorAuth               = "auth"                    // the provider refused the gateway's credential (401, 403)
+	ErrorAuth               = "auth"                    // the provider refused the gateway's credential (401, a 403 coded so)
 	ErrorQuota              = "quota"                   // the provider's account has no credit or quota left (402, insufficient_quota, a credit-balance 400)
+	ErrorModelAccess        = "model_access"            // the provider refused the key this upstream model (a 403 or 404 coded model_not_found)
+	ErrorConfig             = "config"                  // the endpoint does not exist where it was called (a 404 or 405 that is not model_not_found): a wrong base_url
 	ErrorContextOverflow    = "context_length_exceeded" // the provider's own context window was too small
 	ErrorCanceled           = "canceled"                // the client went away first
 	ErrorHedgeLost          = "hedge_lost"              // another attempt of the request answered first; this one was cancelled
@@ -105,7 +108,7 @@ const (
 func Classify(status int, errorType string) Fault {
 	switch errorType {
 	case ErrorTimeout, ErrorTransport, ErrorInvalidResponse, ErrorResponseTooLarge, ErrorStreamBroken,
-		ErrorStall, ErrorAuth, ErrorQuota,
+		ErrorStall, ErrorAuth, ErrorQuota, ErrorModelAccess, ErrorConfig,
 		sdkRateLimit, sdkInternalServer, sdkConnection, sdkConnectionTimeout, sdkOverloaded, sdkServiceUnavail, sdkTimeout:
 		if status == 0 || errorType[0] < 'A' || errorType[0] > 'Z' {
 			return Full
