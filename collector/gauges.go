@@ -73,9 +73,9 @@ type RoutingRow struct {
 	CircuitOpen bool // open or half-open: not closed
 	FaultRate   float64
 	Outcomes    int    // live outcomes the fault rate is over (0: no rate)
-	Disabled    string // why the target is disabled (auth, quota); "" when it is not
-	// RateLimitedUntil is when the target's rate limits let it be tried
-	// again, Unix seconds; 0 when it is not cooled.
+	Disabled    string // why the (target, model) is disabled (auth, quota, model_access); "" when it is not
+	// RateLimitedUntil is when the (target, model)'s rate limits let it
+	// be tried again, Unix seconds; 0 when it is not cooled.
 	RateLimitedUntil float64
 }
 
@@ -104,8 +104,8 @@ func NewRoutingCollector(rows func() []RoutingRow) prometheus.Collector {
 		leader:  prometheus.NewDesc("firstbyte_leader", "1 for the model's current leader as the active routing mode ranks (e.g. lowest p50 in least-latency), else 0.", []string{"model", "target"}, nil),
 		circuit: prometheus.NewDesc("firstbyte_circuit_open", "1 while the target's circuit breaker is not closed (open, or half-open awaiting its probe).", []string{"target"}, nil),
 		faults:  prometheus.NewDesc("firstbyte_target_fault_rate", "Weighted share of the target's live attempt outcomes that were provider faults (a 400/422 counts half).", []string{"target", "model"}, nil),
-		off:     prometheus.NewDesc("firstbyte_target_disabled", "1 while the target is disabled (its provider refused the credential: reason auth; or its account cannot pay: reason quota); one request probes it at a growing interval.", []string{"target", "reason"}, nil),
-		cooled:  prometheus.NewDesc("firstbyte_rate_limited_until_seconds", "Unix time until which the target's provider rate limits keep it away (Retry-After or a reset header); 0 when it is not cooled.", []string{"target"}, nil),
+		off:     prometheus.NewDesc("firstbyte_target_disabled", "1 while the target is disabled (its provider refused the credential: reason auth; its account cannot pay: reason quota; it refused the key one of the target's upstream models: reason model_access, that model only); one request probes it at a growing interval.", []string{"target", "reason"}, nil),
+		cooled:  prometheus.NewDesc("firstbyte_rate_limited_until_seconds", "Unix time until which the provider's rate limits keep the target away (Retry-After or a reset header), the latest among its upstream models (each model is cooled apart; /debug/routing shows each); 0 when none is cooled.", []string{"target"}, nil),
 	}
 }
 
@@ -121,9 +121,9 @@ func (c *routingCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
 	circuits := map[string]bool{}
-	targets := map[string]RoutingRow{} // per target: its provider's state
+	targets := map[string]RoutingRow{} // per target: its provider's state, over its models
 	for _, r := range c.rows() {
-		targets[r.Target] = r
+		targets[r.Target] = providerState(targets[r.Target], r)
 		if r.Samples > 0 {
 			ch <- prometheus.MustNewConstMetric(c.p50, prometheus.GaugeValue, r.P50Seconds, r.Target, r.Model)
 		}
@@ -145,9 +145,27 @@ func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// providerState folds row r of a target into what the per-target gauges
+// say of it so far (acc): a cooldown and a model's disabled state belong
+// to one (target, upstream model), so the target's gauge shows the latest
+// cooldown end among its models, and the provider's own reason (auth,
+// quota, on every row of it) before a model's (model_access). The
+// routing view (/debug/routing) shows each model's own.
+func providerState(acc, r RoutingRow) RoutingRow {
+	acc.RateLimitedUntil = max(acc.RateLimitedUntil, r.RateLimitedUntil)
+	if acc.Disabled == "" || acc.Disabled == modelAccess && r.Disabled != "" {
+		acc.Disabled = r.Disabled
+	}
+	return acc
+}
+
+// modelAccess is the reason of a disabled (target, upstream model) whose
+// provider refused the key that model only.
+const modelAccess = "model_access"
+
 // disabledReasons are the values of firstbyte_target_disabled's reason
 // label, each present for every target (0 or 1).
-var disabledReasons = [...]string{"auth", "quota"}
+var disabledReasons = [...]string{"auth", "quota", modelAccess}
 
 func boolFloat(b bool) float64 {
 	if b {

@@ -9,13 +9,21 @@ import (
 )
 
 // The routing gauges carry each target's provider state: disabled (one
-// series a reason) and the end of its rate-limit cooldown.
+// series a reason) and the end of its rate-limit cooldown, over the
+// target's upstream models whatever order their rows come in.
 func TestRoutingCollectorProviderState(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector.NewRoutingCollector(func() []collector.RoutingRow {
 		return []collector.RoutingRow{
 			{Model: "m", Target: "cooled", RateLimitedUntil: 1_700_000_010.5},
 			{Model: "m", Target: "revoked", Disabled: "auth"},
+			// Per model: m2 of target two cooled and refused, m served.
+			{Model: "m2", Target: "two", RateLimitedUntil: 1_700_000_060, Disabled: "model_access"},
+			{Model: "m", Target: "two"},
+			{Model: "m3", Target: "two", RateLimitedUntil: 1_700_000_030},
+			// A provider's own reason is on every row; a model's does not hide it.
+			{Model: "m2", Target: "both", Disabled: "model_access"},
+			{Model: "m", Target: "both", Disabled: "quota"},
 		}
 	}))
 	mfs, err := reg.Gather()
@@ -33,11 +41,15 @@ func TestRoutingCollectorProviderState(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]float64{
-		"firstbyte_rate_limited_until_seconds,target=cooled":    1_700_000_010.5,
-		"firstbyte_rate_limited_until_seconds,target=revoked":   0,
-		"firstbyte_target_disabled,reason=auth,target=revoked":  1,
-		"firstbyte_target_disabled,reason=quota,target=revoked": 0,
-		"firstbyte_target_disabled,reason=auth,target=cooled":   0,
+		"firstbyte_rate_limited_until_seconds,target=cooled":        1_700_000_010.5,
+		"firstbyte_rate_limited_until_seconds,target=revoked":       0,
+		"firstbyte_target_disabled,reason=auth,target=revoked":      1,
+		"firstbyte_target_disabled,reason=quota,target=revoked":     0,
+		"firstbyte_target_disabled,reason=auth,target=cooled":       0,
+		"firstbyte_rate_limited_until_seconds,target=two":           1_700_000_060,
+		"firstbyte_target_disabled,reason=model_access,target=two":  1,
+		"firstbyte_target_disabled,reason=quota,target=both":        1,
+		"firstbyte_target_disabled,reason=model_access,target=both": 0,
 	} {
 		if v, ok := got[key]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)

@@ -9,18 +9,23 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// Besides its circuit breaker (breaker.go), a provider can be away for two
-// reasons the provider itself states:
+// Besides its provider's circuit breaker (breaker.go), a target can be
+// away for two reasons the provider itself states:
 //
 //   - cooled: it refused for its rate limits and said when to come back
 //     (Retry-After, retry-after-ms, a reset header), or a success said a
-//     limit has nothing left. It is skipped (rate_limited) until then.
-//   - disabled: it refused the gateway's credential (401, 403) or its
-//     account cannot pay (402, insufficient_quota, a credit-balance 400).
-//     Retrying would fail the same way for every request, so it is skipped
-//     (disabled), ordered after every other target, and probed by one real
-//     request at a growing interval until a probe succeeds or a reload
-//     starts afresh.
+//     limit has nothing left. Providers limit each model apart, and every
+//     header read here describes the limit of the model it answered for,
+//     so the cooldown is the (provider, upstream model)'s: the provider's
+//     other models keep serving. It is skipped (rate_limited) until then.
+//   - disabled: the provider refused the gateway's credential (401, a 403
+//     coded so) or its account cannot pay (402, insufficient_quota, a
+//     credit-balance 400): the provider is disabled, every model of it;
+//     or it refused the key this upstream model (model_access): that
+//     (provider, upstream model) only. Retrying would fail the same way
+//     for every request, so it is skipped (disabled), ordered after every
+//     other target, and probed by one real request at a growing interval
+//     until a probe succeeds or a reload starts afresh.
 
 // Probe intervals of a disabled provider: the first after disableProbeFirst,
 // each next one twice as long, at most disableProbeMax.
@@ -224,14 +229,16 @@ func (d *disabler) state() (reason string, next time.Time) {
 	return d.reason, d.next
 }
 
-// awayFor is why an attempt at the provider would be refused now: it is
-// disabled, cooled by a rate limit, or its circuit is open (or half-open
+// awayFor is why an attempt at the candidate would be refused now: its
+// provider or its (provider, upstream model) is disabled, its model is
+// cooled by a rate limit, or its provider's circuit is open (or half-open
 // with its probe out); "" when it would be admitted.
-func (u *upstream) awayFor(now time.Time) string {
+func (c *Candidate) awayFor(now time.Time) string {
+	u, g := c.upstream, c.guard
 	switch {
-	case u.off.on.Load():
+	case u.off.on.Load() || g.off.on.Load():
 		return SkipDisabled
-	case u.cool.cooled(now):
+	case g.cool.cooled(now):
 		return SkipRateLimited
 	case u.breaker.blocked():
 		return SkipCircuitOpen
@@ -239,15 +246,17 @@ func (u *upstream) awayFor(now time.Time) string {
 	return ""
 }
 
-// admit asks every guard of the provider whether an attempt may go now: a
-// disabled provider takes only its probe (probe true), a cooled one none,
-// then its breaker decides. A refusal is the skip reason.
-func (u *upstream) admit(now time.Time, probe bool) (admission, string) {
+// admit asks every guard of the candidate whether an attempt may go now: a
+// disabled provider or model takes only its probe (probe true), a cooled
+// model none, then the provider's breaker decides. A refusal is the skip
+// reason.
+func (c *Candidate) admit(now time.Time, probe bool) (admission, string) {
+	u, g := c.upstream, c.guard
 	if !probe {
-		if u.off.on.Load() {
+		if u.off.on.Load() || g.off.on.Load() {
 			return admission{}, SkipDisabled
 		}
-		if u.cool.cooled(now) {
+		if g.cool.cooled(now) {
 			return admission{}, SkipRateLimited
 		}
 	}
@@ -255,7 +264,7 @@ func (u *upstream) admit(now time.Time, probe bool) (admission, string) {
 	if !ok {
 		return admission{}, SkipCircuitOpen
 	}
-	n, ok := u.allow.take(now)
+	n, ok := g.allow.take(now)
 	if !ok && !probe {
 		adm.resolve(resultNeutral)
 		return admission{}, SkipRateLimited
@@ -264,44 +273,81 @@ func (u *upstream) admit(now time.Time, probe bool) (admission, string) {
 	return adm, ""
 }
 
-// availableAt is when the provider will take an attempt again as it stands
-// now: the end of its cooldown, of its circuit's cooldown, or its disabled
-// probe's time, whichever is latest (now when it would take one now).
-func (u *upstream) availableAt(now time.Time) time.Time {
+// availableAt is when the candidate will take an attempt again as it
+// stands now: the end of its model's cooldown, of its provider's circuit's
+// cooldown, or the disabled probe's time, whichever is latest (now when it
+// would take one now).
+func (c *Candidate) availableAt(now time.Time) time.Time {
 	at := now
-	if t := u.cool.Until(now); t.After(at) {
-		at = t
+	for _, t := range [...]time.Time{c.guard.cool.Until(now), c.upstream.breaker.openUntil()} {
+		if t.After(at) {
+			at = t
+		}
 	}
-	if t := u.breaker.openUntil(); t.After(at) {
-		at = t
-	}
-	if _, next := u.off.state(); next.After(at) {
+	if _, next := c.disabledState(); next.After(at) {
 		at = next
 	}
 	return at
 }
 
-// settle tells the provider's own state how an attempt ended: a credential
-// or quota failure disables it, a probe's success enables it again, a
-// rate-limit signal cools it, and what remains of its request limit paces
-// the next attempts. probe says the attempt was its disabled probe (or a
-// forced try of a disabled provider); seq is its number among the
-// provider's admitted attempts.
-func (u *upstream) settle(res Result, probe bool, seq int64) {
+// settle tells the candidate's state how an attempt ended: a key-level
+// credential or quota failure disables its provider, a model-access
+// refusal only its (provider, upstream model); a probe's success enables
+// both again; a rate-limit signal cools the model it came from, and what
+// remains of its request limit paces the model's next attempts. probe
+// says the attempt was a disabled probe (or a forced try of a disabled
+// target); seq is its number among the model's admitted attempts.
+func (c *Candidate) settle(res Result, probe bool, seq int64) {
+	u, g := c.upstream, c.guard
 	now := u.now()
 	switch {
+	case fault.ModelScoped(res.ErrorType):
+		g.off.disable(now, res.ErrorType, probe)
 	case fault.Disabling(res.ErrorType):
 		u.off.disable(now, res.ErrorType, probe)
 	case !probe:
 	case res.Outcome == telemetry.OutcomeSuccess:
 		u.off.enable()
+		g.off.enable()
 	default:
-		u.off.probeDone()
+		c.disabledProbeDone()
 	}
 	if !res.RetryAt.IsZero() {
-		u.cool.extend(now, res.RetryAt)
+		g.cool.extend(now, res.RetryAt)
 	}
 	if res.HasRemaining {
-		u.allow.set(seq, res.Remaining, res.RemainingReset)
+		g.allow.set(seq, res.Remaining, res.RemainingReset)
 	}
 }
+
+// claimDisabledProbe takes the disabled candidate's probe if one is due at now:
+// its provider's when the provider is disabled, else its model's.
+func (c *Candidate) claimDisabledProbe(now time.Time) bool {
+	if c.upstream.off.on.Load() {
+		return c.upstream.off.claimProbe(now)
+	}
+	return c.guard.off.claimProbe(now)
+}
+
+// disabledProbeDone ends a probe that taught nothing, whichever state claimed it
+// (the provider may have been disabled since its model's probe went).
+func (c *Candidate) disabledProbeDone() {
+	c.upstream.off.probeDone()
+	c.guard.off.probeDone()
+}
+
+// disabled reports whether the candidate's provider or model is disabled.
+func (c *Candidate) disabled() bool { return c.upstream.off.on.Load() || c.guard.off.on.Load() }
+
+// disabledState is why the candidate is disabled ("" when it is not; its
+// provider's reason first) and when its next probe may go.
+func (c *Candidate) disabledState() (reason string, next time.Time) {
+	if reason, next = c.upstream.off.state(); reason != "" {
+		return reason, next
+	}
+	return c.guard.off.state()
+}
+
+// cooledUntil is when the candidate's model's rate limits let it be tried
+// again (zero: not cooled as of now).
+func (c *Candidate) cooledUntil(now time.Time) time.Time { return c.guard.cool.Until(now) }

@@ -22,7 +22,8 @@ type Candidate struct {
 	Price  float64
 	Priced bool
 
-	upstream *upstream // runtime state of the provider (breaker, limiter)
+	upstream *upstream   // runtime state of the provider (breaker, limiter)
+	guard    *modelGuard // runtime state of (provider, upstream model): cooldown, disabled
 	// answerModel is the model name its answers report: the client's
 	// (response_model: requested), or "" for the upstream's own.
 	answerModel string

@@ -220,22 +220,25 @@ func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 		circuit: func(provider string, from, to CircuitState) {
 			g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
 		},
-		disabled: func(provider string, on bool, reason string) {
+		disabled: func(provider, model string, on bool, reason string) {
+			what, args := "provider", []any{"provider", provider}
+			if model != "" {
+				what, args = "target", append(args, "model", model) // that upstream model only
+			}
 			if on {
-				g.log.Error("provider disabled: "+disabledWhy[reason]+"; one request probes it at a growing interval (30s doubling to 10m) until one succeeds, or a reload",
-					"provider", provider, "reason", reason)
+				g.log.Error(what+" disabled: "+disabledWhy[reason]+"; one request probes it at a growing interval (30s doubling to 10m) until one succeeds, or a reload",
+					append(args, "reason", reason)...)
 				return
 			}
-			g.log.Info("provider enabled again: its probe succeeded", "provider", provider, "was", reason)
+			g.log.Info(what+" enabled again: its probe succeeded", append(args, "was", reason)...)
 		},
 	}
 	for name, p := range cfg.Providers {
 		if prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
-			u := prev.upstreams[name] // same provider: same breaker, slots and cooldown
-			if reason, _ := u.off.state(); reason != "" {
-				u.off.reset() // a reload gives a disabled provider a fresh start
-				g.log.Info("provider enabled again by the reload", "provider", name, "was", reason)
-			}
+			u := prev.upstreams[name]                 // same provider: same breaker, slots and cooldown
+			u.resetDisabled(func(model, was string) { // a reload gives a disabled target a fresh start
+				g.log.Info("enabled again by the reload", "provider", name, "model", model, "was", was)
+			})
 			g.upstreams[name] = u
 			continue
 		}
@@ -252,6 +255,7 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 		served := t.Routes(cfg.Providers[t.VirtualKey])
 		for _, m := range slices.Sorted(maps.Keys(served)) {
 			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
+			c.guard = u.guard(c.Model)
 			if cfg.ResponseModel == config.ResponseModelRequested {
 				c.answerModel = m
 			}
@@ -284,8 +288,9 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 
 // disabledWhy says what each disabling reason means, for the log.
 var disabledWhy = map[string]string{
-	fault.ErrorAuth:  "it refuses the gateway's credential (401 or 403): check its api_key",
-	fault.ErrorQuota: "its account has no credit or quota left (402, insufficient_quota, a credit-balance error)",
+	fault.ErrorAuth:        "it refuses the gateway's credential (401, or a 403 coded so): check its api_key",
+	fault.ErrorQuota:       "its account has no credit or quota left (402, insufficient_quota, a credit-balance error)",
+	fault.ErrorModelAccess: "it refuses the key this upstream model (model_not_found): check the model name and the key's access to it",
 }
 
 // Serves reports whether the config routes to upstreamModel on target: a

@@ -66,12 +66,11 @@ func (g *Gateway) order(dst []*Candidate, model string, eligible []*Candidate) (
 	var whyBuf [rankedCap]string
 	avail, away, why := availBuf[:0], awayBuf[:0], whyBuf[:0] // why[i]: away[i]'s skip reason, read once
 	for _, c := range eligible {
-		u := c.upstream
-		if probe == nil && u.off.claimProbe(now) {
+		if probe == nil && c.claimDisabledProbe(now) {
 			probe = c
 			continue
 		}
-		if reason := u.awayFor(now); reason != "" {
+		if reason := c.awayFor(now); reason != "" {
 			away, why = append(away, c), append(why, reason)
 			continue
 		}

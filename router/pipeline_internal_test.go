@@ -16,7 +16,7 @@ func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
 	cands := make([]*Candidate, 5)
 	for i, name := range []string{"a", "b", "c", "d", "e"} {
 		cands[i] = &Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1,
-			upstream: &upstream{now: clock, breaker: newBreaker(1, time.Minute, clock, nil)}}
+			upstream: &upstream{now: clock, breaker: newBreaker(1, time.Minute, clock, nil)}, guard: &modelGuard{}}
 	}
 	g := &Gateway{strategy: Fallback{}, now: clock}
 	names := func(cs []*Candidate) []string {

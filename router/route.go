@@ -163,7 +163,7 @@ func (r *Route) Next() (t Turn, ok bool) {
 				continue
 			}
 		}
-		adm, refused := c.upstream.admit(c.upstream.now(), probe)
+		adm, refused := c.admit(c.upstream.now(), probe)
 		if refused != "" {
 			if r.try == 0 {
 				r.skip(c.Target, refused)
@@ -179,7 +179,7 @@ func (r *Route) Next() (t Turn, ok bool) {
 	}
 	if c := r.blackout(); c != nil {
 		r.forced = true
-		return r.turn(c, c.upstream.breaker.force(), c.upstream.off.on.Load()), true
+		return r.turn(c, c.upstream.breaker.force(), c.disabled()), true
 	}
 	return Turn{}, false
 }
@@ -276,7 +276,7 @@ func (r *Route) passOver(c *Candidate, reason string, probe bool) {
 		r.skip(c.Target, reason)
 	}
 	if probe {
-		c.upstream.off.probeDone()
+		c.disabledProbeDone()
 		r.probe = nil
 	}
 	r.pos, r.try = r.pos+1, 0
@@ -308,7 +308,7 @@ func (r *Route) blackout() *Candidate {
 	var best *Candidate
 	var bestAt time.Time
 	for _, c := range r.order {
-		at := c.upstream.availableAt(c.upstream.now())
+		at := c.availableAt(c.upstream.now())
 		if best == nil || at.Before(bestAt) {
 			best, bestAt = c, at
 		}
@@ -335,7 +335,7 @@ func (r *Route) Skip(t *Turn, reason string) {
 func (r *Route) Abandon(t *Turn) {
 	t.resolve(resultNeutral)
 	if t.probe {
-		t.Cand.upstream.off.probeDone()
+		t.Cand.disabledProbeDone()
 	}
 	r.attempts--
 }
@@ -354,7 +354,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		t.span = nil
 	}
 	t.resolve(res.breakerResult())
-	t.Cand.upstream.settle(res, t.probe, t.adm.seq)
+	t.Cand.settle(res, t.probe, t.adm.seq)
 	if t.adm.forced && res.Outcome == telemetry.OutcomeSuccess {
 		// The blackout rule's try was served: the outage is over, as far as
 		// one provider can say. The others' circuits end their cooldown, so

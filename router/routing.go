@@ -108,10 +108,10 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 			Target: c.Target, UpstreamModel: c.Model, Rank: i + 1, Leader: i == leader, Note: r.Note,
 			Circuit: state.String(), CircuitOpen: state != CircuitClosed,
 		}
-		if reason, next := u.off.state(); reason != "" {
+		if reason, next := c.disabledState(); reason != "" {
 			t.Disabled, t.NextProbe = reason, next.UTC().Format(time.RFC3339)
 		}
-		if until := u.cool.Until(g.now()); !until.IsZero() {
+		if until := c.cooledUntil(g.now()); !until.IsZero() {
 			t.RateLimitedUntil = float64(until.UnixNano()) / 1e9
 		}
 		if !math.IsNaN(r.Score) && !math.IsInf(r.Score, 0) {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,9 +37,60 @@ type upstream struct {
 	// inflight is its attempts in flight from this gateway, exactly: every
 	// Turn the routes hand out counts until it is resolved.
 	inflight atomic.Int64
-	cool     cooldown  // until when its rate limits keep it away
-	allow    allowance // what remains of its request limit
-	off      disabler  // its credential or quota failed
+	off      disabler // its credential or quota failed
+
+	maxCooldown time.Duration                              // immutable: rate_limit.max_cooldown
+	onDisabled  func(model string, on bool, reason string) // immutable; nil: none
+	guardsMu    sync.Mutex                                 // guards guards
+	guards      map[string]*modelGuard                     // by upstream model
+}
+
+// modelGuard is the state of one (provider, upstream model) that the
+// provider's answers for that model set: providers limit, and grant
+// access to, each model apart. Every candidate of the provider that asks
+// for the model shares it.
+type modelGuard struct {
+	cool  cooldown  // until when its rate limits keep it away
+	allow allowance // what remains of its request limit
+	off   disabler  // the provider refused the key this model
+}
+
+// guard is the state of (u, model), made on first use (when the routes
+// are built) and kept while the provider is: a reload that keeps the
+// provider keeps its models' cooldowns.
+func (u *upstream) guard(model string) *modelGuard {
+	u.guardsMu.Lock()
+	defer u.guardsMu.Unlock()
+	if g := u.guards[model]; g != nil {
+		return g
+	}
+	g := &modelGuard{cool: cooldown{max: u.maxCooldown}}
+	if on := u.onDisabled; on != nil {
+		g.off.onChange = func(enabled bool, reason string) { on(model, enabled, reason) }
+	}
+	if u.guards == nil {
+		u.guards = map[string]*modelGuard{}
+	}
+	u.guards[model] = g
+	return g
+}
+
+// resetDisabled enables the provider and every model of it for a reload
+// (the operator may have fixed what disabled them), telling enabled of
+// each that was disabled (model "" for the provider itself).
+func (u *upstream) resetDisabled(enabled func(model, was string)) {
+	if reason, _ := u.off.state(); reason != "" {
+		u.off.reset()
+		enabled("", reason)
+	}
+	u.guardsMu.Lock()
+	defer u.guardsMu.Unlock()
+	for m, g := range u.guards {
+		if reason, _ := g.off.state(); reason != "" {
+			g.off.reset()
+			enabled(m, reason)
+		}
+	}
 }
 
 // endpointURL is where ep's requests go on this provider.
@@ -47,8 +99,10 @@ func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.upstrea
 // upstreamEvents are told of a provider's state changes; nil members:
 // none.
 type upstreamEvents struct {
-	circuit  func(provider string, from, to CircuitState)
-	disabled func(provider string, on bool, reason string)
+	circuit func(provider string, from, to CircuitState)
+	// disabled: the provider (model "") or one of its upstream models
+	// was disabled (on) or enabled again.
+	disabled func(provider, model string, on bool, reason string)
 }
 
 // newUpstream builds a provider's run-time state.
@@ -62,10 +116,12 @@ func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstr
 		idle:      p.Timeout.Idle,
 		total:     p.Timeout.Total,
 		now:       now,
-		cool:      cooldown{max: p.RateLimit.MaxCooldown},
+
+		maxCooldown: p.RateLimit.MaxCooldown,
 	}
 	if ev.disabled != nil {
-		u.off.onChange = func(on bool, reason string) { ev.disabled(name, on, reason) }
+		u.off.onChange = func(on bool, reason string) { ev.disabled(name, "", on, reason) }
+		u.onDisabled = func(model string, on bool, reason string) { ev.disabled(name, model, on, reason) }
 	}
 	onCircuit := ev.circuit
 	var onChange func(from, to CircuitState)
