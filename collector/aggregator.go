@@ -276,6 +276,8 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), fault.IsTimeout(at.errorType), endTime(span))
 	} else if at.outcome == telemetry.OutcomeHedgeLost {
 		a.tracker.RecordLate(at.target, at.model, spanDuration(span), endTime(span))
+	} else {
+		a.tracker.RecordTry(at.target, at.model, endTime(span))
 	}
 	return "", source
 }

@@ -28,7 +28,11 @@ type series struct {
 	// cancelled because another attempt of their request answered first
 	// (hedge_lost), each with how long it had waited. Not outcomes: the
 	// failure model says nothing of them.
-	lates    outcomeRing
+	lates outcomeRing
+	// tries are the live attempts that gave no latency sample, whatever
+	// their outcome, the last stats.ColdTries of them: enough to say a
+	// target without a sample was tried that often (stats.Target.RanksLast).
+	tries    timeRing[attemptAt]
 	lateSums decayingSums // guarded by mu: their recency-weighted count
 	lateCost costSum      // guarded by mu: how long they had waited
 	// guarded by mu: the load curve (the mean time to first byte by the
@@ -78,6 +82,7 @@ type seriesStats struct {
 	load         [stats.LoadLevels]float64
 	peerInflight int
 
+	unsampled                 int // live attempts without a sample, up to stats.ColdTries
 	late                      int // censored observations (hedge_lost)
 	weightedLate, lateSeconds float64
 	lastLate                  int64 // unix ns; 0 with none
@@ -115,6 +120,19 @@ type outcome struct {
 
 func (x outcome) when() int64 { return x.takenAt }
 
+// attemptAt is when an attempt without a sample ended (unix ns).
+type attemptAt int64
+
+func (x attemptAt) when() int64 { return int64(x) }
+
+// insertTry adds an attempt that gave no sample, taken at at, keeping the
+// newest stats.ColdTries. Called with mu held.
+func (s *series) insertTry(at int64) {
+	if _, _, ok := s.tries.makeRoom(attemptAt(at)); ok {
+		s.tries.insertByTime(attemptAt(at))
+	}
+}
+
 type (
 	sampleRing  = timeRing[sample]
 	outcomeRing = timeRing[outcome]
@@ -128,6 +146,7 @@ func newSeries(target, model string, window int) *series {
 		sorted:   make([]time.Duration, 0, window),
 		outcomes: outcomeRing{buf: make([]outcome, window)},
 		lates:    outcomeRing{buf: make([]outcome, window)},
+		tries:    timeRing[attemptAt]{buf: make([]attemptAt, stats.ColdTries)},
 	}
 	s.stats.Store(emptyStats)
 	return s
@@ -164,6 +183,10 @@ func (s *series) expire(now, maxAge int64) bool {
 	}
 	for s.lates.n > 0 && expired(s.lates.front().takenAt, now, maxAge) {
 		s.lateLeft(s.lates.popFront())
+		dropped = true
+	}
+	for s.tries.n > 0 && expired(int64(s.tries.front()), now, maxAge) {
+		s.tries.popFront()
 		dropped = true
 	}
 	return s.expireLoad(now) || dropped
@@ -321,7 +344,7 @@ func (s *series) rebuildSums() {
 // mu held.
 func (s *series) publish(maxAge int64) {
 	n := len(s.sorted)
-	if n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && !s.loaded() {
+	if n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && s.tries.n == 0 && !s.loaded() {
 		s.stats.Store(emptyStats)
 		return
 	}
@@ -360,6 +383,10 @@ func (s *series) publish(maxAge int64) {
 			st.peerInflight += p.n
 			st.staleAt = min(st.staleAt, p.at+int64(peerLoadFor))
 		}
+	}
+	if s.tries.n > 0 {
+		st.unsampled = s.tries.n
+		st.staleAt = min(st.staleAt, int64(s.tries.front())+maxAge)
 	}
 	if s.lates.n > 0 {
 		st.staleAt = min(st.staleAt, s.lates.front().takenAt+maxAge)
@@ -429,6 +456,7 @@ func (st *seriesStats) targetStats() stats.Target {
 		FaultSeconds:     st.faultSeconds,
 		Load:             st.load,
 		PeerInflight:     st.peerInflight,
+		Unsampled:        st.unsampled,
 		Late:             st.late,
 		WeightedLate:     st.weightedLate,
 		LateSeconds:      st.lateSeconds,

@@ -50,7 +50,7 @@ func referenceEWMA(s *series) time.Duration {
 // counts. Called with s.mu held.
 func recount(s *series, maxAge int64) seriesStats {
 	n := s.ring.n
-	if n == 0 && s.outcomes.n == 0 {
+	if n == 0 && s.outcomes.n == 0 && s.tries.n == 0 {
 		return *emptyStats
 	}
 	st := seriesStats{samples: n, staleAt: math.MaxInt64, ewma: referenceEWMA(s)}
@@ -92,6 +92,10 @@ func recount(s *series, maxAge int64) seriesStats {
 			sum, _ := new(big.Float).SetInt(costNs).Float64() // rounded once
 			st.faultSeconds = sum / (float64(faultN) * 1e9)
 		}
+	}
+	if s.tries.n > 0 {
+		st.unsampled = s.tries.n
+		st.staleAt = min(st.staleAt, int64(s.tries.front())+maxAge)
 	}
 	return st
 }

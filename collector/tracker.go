@@ -136,6 +136,7 @@ func (t *Tracker) RecordFault(target, model string, f fault.Fault, cost time.Dur
 		return
 	}
 	s.insertOutcome(outcome{fault: f, timeout: timeout, cost: max(0, cost), takenAt: at})
+	s.insertTry(at)
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }
@@ -156,8 +157,9 @@ func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt
 	}
 	if n := len(s.sorted); n == 0 || waited >= s.sorted[quantileIndex(n, 0.95)] {
 		s.insertLate(outcome{cost: max(0, waited), takenAt: at})
-		s.publish(t.maxAge)
 	}
+	s.insertTry(at)
+	s.publish(t.maxAge)
 	s.mu.Unlock()
 }
 
@@ -170,6 +172,21 @@ func (t *Tracker) RecordSuccess(target, model string, takenAt time.Time) {
 		return
 	}
 	s.insertOutcome(outcome{takenAt: at})
+	s.insertTry(at)
+	s.publish(t.maxAge)
+	s.mu.Unlock()
+}
+
+// RecordTry adds an attempt on (target, model) that ended with nothing the
+// failure model or the latency sample learns (a 4xx handed to the client,
+// a cancel), taken at takenAt: it counts only towards the attempts without
+// a sample that end a target's claim to be unmeasured (stats.ColdTries).
+func (t *Tracker) RecordTry(target, model string, takenAt time.Time) {
+	s, _, at := t.open(target, model, takenAt)
+	if s == nil {
+		return
+	}
+	s.insertTry(at)
 	s.publish(t.maxAge)
 	s.mu.Unlock()
 }

@@ -870,3 +870,39 @@ func TestDecayingSumsMatchARecount(t *testing.T) {
 		t.Errorf("incremental mean %v std %v weight %v; recount %v %v %v", d.mean(), d.std(), d.weight(), m.mean(), m.std(), m.v1)
 	}
 }
+
+// TestAttemptsWithoutASampleEndTheColdClaim: every attempt that gives no
+// sample counts, whatever it was (a fault, a late hedge, an answer that
+// was the client's own); at stats.ColdTries of them, live, the target
+// ranks last; a sample, or their expiry, ends that.
+func TestAttemptsWithoutASampleEndTheColdClaim(t *testing.T) {
+	clock := newFakeClock(t0)
+	tr := newTestTracker(clock)
+	tr.RecordTry("a", "m", time.Time{})
+	tr.RecordLate("a", "m", time.Second, time.Time{})
+	if st := tr.StatsAt("a", "m", clock.Now()); st.Unsampled != 2 || st.RanksLast() {
+		t.Fatalf("after 2 tries: Unsampled %d, RanksLast %v; want 2, false", st.Unsampled, st.RanksLast())
+	}
+	clock.Advance(time.Second)
+	tr.RecordTry("a", "m", time.Time{})
+	if st := tr.StatsAt("a", "m", clock.Now()); st.Unsampled != 3 || !st.RanksLast() {
+		t.Fatalf("after 3 tries: Unsampled %d, RanksLast %v; want 3, true", st.Unsampled, st.RanksLast())
+	}
+	for range 5 {
+		tr.RecordTry("a", "m", time.Time{})
+	}
+	if st := tr.StatsAt("a", "m", clock.Now()); st.Unsampled != 3 {
+		t.Fatalf("after 8 tries: Unsampled %d, want 3 (the last ColdTries)", st.Unsampled)
+	}
+	clock.Advance(DefaultMaxAge)
+	if st := tr.StatsAt("a", "m", clock.Now()); st.Unsampled != 0 || st.RanksLast() {
+		t.Fatalf("expired: Unsampled %d, RanksLast %v; want 0, false", st.Unsampled, st.RanksLast())
+	}
+	for range 3 {
+		tr.RecordTry("b", "m", time.Time{})
+	}
+	tr.RecordSample("b", "m", 50*time.Millisecond, time.Time{}, OriginSelf)
+	if st := tr.StatsAt("b", "m", clock.Now()); st.RanksLast() {
+		t.Fatal("a sampled target ranks last")
+	}
+}

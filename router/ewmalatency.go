@@ -11,9 +11,10 @@ import (
 const EWMAProbeEvery = 500 * time.Millisecond
 
 // EWMALatency ranks like least-latency, unmeasured targets first (shuffled)
-// and targets that only faulted last, but on an
-// exponentially weighted moving average (alpha 0.3) of the same samples, in
-// which a timed-out attempt counts as a sample of the time it cost: it
+// and targets that only faulted (or were tried stats.ColdTries times
+// without a sample) last, but on an exponentially weighted moving average
+// (alpha 0.3) of the same samples, in which a timed-out attempt counts as
+// a sample of the time it cost: it
 // follows a change within a few samples where a p50 of 100 needs half of
 // them. It has no random exploration; instead a runner-up whose newest data
 // is older than EWMAProbeEvery leads one request (explore), so a target that
@@ -35,7 +36,7 @@ func init() {
 }
 
 // scores fills one score per eligible candidate (nanoseconds of EWMA;
-// noScore unmeasured; unscoredLast only faults, none of them timeouts) and
+// noScore unmeasured; unscoredLast only faults, none of them timeouts, or tried without a sample) and
 // when each last taught anything.
 func (e *EWMALatency) scores(dst []float64, seen []time.Time, eligible []*Candidate, now time.Time) ([]float64, []time.Time) {
 	for _, c := range eligible {
@@ -44,7 +45,7 @@ func (e *EWMALatency) scores(dst []float64, seen []time.Time, eligible []*Candid
 		switch {
 		case st.Samples > 0 || st.EWMA > 0:
 			dst = append(dst, float64(st.EWMA)*loadFactor(c, &st))
-		case st.OnlyFaults():
+		case st.RanksLast():
 			dst = append(dst, unscoredLast)
 		default:
 			dst = append(dst, noScore)

@@ -14,8 +14,10 @@ const ExploreEvery = 10
 // LeastLatency orders by the lowest p50 time to first byte: targets with no
 // live sample first, shuffled, so new or forgotten targets are measured at
 // once; then sampled ones by ascending p50, ties in declaration order; then
-// targets whose live outcomes are only faults (failing, never answering: not
-// unmeasured but the worst known), in declaration order. When nothing is
+// targets whose live outcomes are only faults, or that were tried
+// stats.ColdTries times without a sample whatever the outcomes (never
+// answering usefully: not unmeasured but the worst known), in declaration
+// order. When nothing is
 // unmeasured and at least two targets are measured, one request in ten is
 // led by a uniformly random non-leader (explore), a target that only
 // faulted included, so one unlucky first attempt does not shut it out.
@@ -47,8 +49,8 @@ func newLeastLatency(src StatsSource, now func() time.Time, r Rand) *LeastLatenc
 }
 
 // scores fills one score per eligible candidate (nanoseconds of p50;
-// noScore when unmeasured, unscoredLast when it has only faulted) and
-// returns how many are measured (sampled, or only faulted).
+// noScore when unmeasured, unscoredLast when it ranks last: stats.Target.RanksLast) and
+// returns how many are measured (sampled, or ranked last).
 func (l *LeastLatency) scores(dst []float64, eligible []*Candidate, now time.Time) ([]float64, int) {
 	measured := 0
 	for _, c := range eligible {
@@ -57,7 +59,7 @@ func (l *LeastLatency) scores(dst []float64, eligible []*Candidate, now time.Tim
 		case st.Samples > 0:
 			dst = append(dst, float64(st.P50)*loadFactor(c, &st))
 			measured++
-		case st.OnlyFaults():
+		case st.RanksLast():
 			dst = append(dst, unscoredLast)
 			measured++
 		default:

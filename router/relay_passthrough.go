@@ -39,6 +39,9 @@ func (a *attempt) reachErrorAnswer() bool {
 		if !fault.Disabling(errType) {
 			a.res.RetryAt = comeBack(s, readRateSignal(resp.Header, a.g.now()))
 		}
+		if errType == fault.ErrorConfig {
+			a.g.warnWrongEndpoint(a.cand, a.x.url, s)
+		}
 		a.keepAnswer(body, whole)
 		a.failover(s, errType)
 		return false

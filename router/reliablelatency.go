@@ -138,7 +138,7 @@ func errorPenalty(f float64) float64 {
 }
 
 // scores fills the drawn score of every eligible candidate (noScore cold,
-// unscoredLast only faults), when each last taught anything, and the index
+// unscoredLast only faults or tried without a sample), when each last taught anything, and the index
 // in eligible of the best current estimate (-1: none measured).
 func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Candidate, now time.Time, draw bool) ([]float64, []time.Time, int) {
 	best, bestEst := -1, math.Inf(1)
@@ -146,7 +146,7 @@ func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Ca
 		st := s.stats.StatsAt(c.Target, c.Model, now)
 		seen = append(seen, st.LastSeen())
 		switch {
-		case st.Samples == 0 && st.OnlyFaults():
+		case st.RanksLast():
 			dst = append(dst, unscoredLast)
 			continue
 		case st.Samples == 0:

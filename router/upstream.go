@@ -43,6 +43,9 @@ type upstream struct {
 	onDisabled  func(model string, on bool, reason string) // immutable; nil: none
 	guardsMu    sync.Mutex                                 // guards guards
 	guards      map[string]*modelGuard                     // by upstream model
+	// wrongURLs are the URLs of it that answered that they do not exist,
+	// each warned of once (warnWrongEndpoint).
+	wrongURLs sync.Map
 }
 
 // modelGuard is the state of one (provider, upstream model) that the

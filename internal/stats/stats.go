@@ -50,6 +50,10 @@ type Target struct {
 	FaultSeconds float64
 	// LastOutcome is when the newest live outcome was taken (zero with none).
 	LastOutcome time.Time
+	// Unsampled is how many live attempts gave no latency sample (a fault,
+	// an answer handed to the client as its own error, a cancel, a cache
+	// hit, a lost hedge: whatever the outcome), counted up to ColdTries.
+	Unsampled int
 
 	// Late is how many live censored observations there are: attempts
 	// cancelled without a first byte because another attempt of their
@@ -88,6 +92,19 @@ const RecencyHalfLife = time.Second
 // OnlyFaults reports whether the target has failed but never answered in
 // the live window: not unmeasured, the worst known.
 func (s *Target) OnlyFaults() bool { return s.Samples == 0 && s.Faults > 0 }
+
+// ColdTries is how many attempts without a sample end a target's claim
+// to be unmeasured: after them it ranks after every sampled target, so a
+// target whose every answer teaches nothing (a wrong endpoint relayed as
+// the client's 404, a client that always leaves) cannot lead forever.
+const ColdTries = 3
+
+// RanksLast reports whether the target, though it has no live sample, is
+// not unmeasured but the worst known: it only faulted, or it was tried
+// ColdTries times without a sample, whatever the outcomes.
+func (s *Target) RanksLast() bool {
+	return s.Samples == 0 && (s.Faults > 0 || s.Unsampled >= ColdTries)
+}
 
 // LastSeen is when anything was last learned about the target: its newest
 // sample or outcome (zero when nothing is live).
