@@ -189,7 +189,9 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		}
 	}
 	c.route.span, c.route.prep = c.span, c
-	g.hedgeable(&c.route, fields.Model)
+	if c.sideEffect() == "" { // a request that leaves state behind is never sent twice at once
+		g.hedgeable(&c.route, fields.Model)
+	}
 	g.run(ctx, c)
 }
 

@@ -32,7 +32,7 @@ const (
 // firstbyte_hedges_total{result}).
 const (
 	HedgeWon    = "won"    // a hedge served the request
-	HedgeLost   = "lost"   // the first attempt served it (or nothing did)
+	HedgeLost   = "lost"   // the first attempt served it (a race that served nothing is neither)
 	HedgeDenied = "denied" // one was due, and the budget refused it
 )
 

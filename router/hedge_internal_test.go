@@ -95,6 +95,7 @@ type heldUpstream struct {
 	release  chan struct{}
 	gone     chan struct{} // closed when a request's context ended before release
 	requests atomic.Int32
+	status   int // what it answers on release; 0: 200 and a chat completion
 }
 
 func newHeldUpstream(t *testing.T, name string) *heldUpstream {
@@ -110,6 +111,11 @@ func newHeldUpstream(t *testing.T, name string) *heldUpstream {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if u.status != 0 {
+			w.WriteHeader(u.status)
+			_, _ = io.WriteString(w, `{"error":{"message":"refused by `+name+`","type":"invalid_request_error","code":null}}`)
+			return
+		}
 		_, _ = io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"from `+name+`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	}))
 	t.Cleanup(u.Close)
@@ -119,6 +125,12 @@ func newHeldUpstream(t *testing.T, name string) *heldUpstream {
 // hedgedGateway is a fallback gateway over ups with hedging after a fixed
 // delay on timers the test fires.
 func hedgedGateway(t *testing.T, budget float64, max int, ups ...*heldUpstream) (*Gateway, chan *fakeTimer) {
+	t.Helper()
+	return hedgedGatewayWith(t, Options{}, budget, max, ups...)
+}
+
+// hedgedGatewayWith is hedgedGateway with o.
+func hedgedGatewayWith(t *testing.T, o Options, budget float64, max int, ups ...*heldUpstream) (*Gateway, chan *fakeTimer) {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "strategy: {mode: fallback, hedge: {enabled: true, after: 100ms, budget: %g, max: %d}}\nproviders:\n", budget, max)
@@ -133,7 +145,7 @@ func hedgedGateway(t *testing.T, budget float64, max int, ups ...*heldUpstream) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(cfg, Options{})
+	g, err := New(cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,14 @@ import (
 // a byte of the winner is written, so a client only ever gets one answer.
 // A racer that fails before its first byte leaves the others running; when
 // all have failed, the pipeline goes on as it would after one failure.
+//
+// A racer whose answer is the upstream's own error for the client (a 400,
+// a 404: not failover-safe) does not win while another is still running:
+// that answer says only what one provider made of the request, and the
+// request without a hedge would have had the other's. It is held, and
+// served only if every other racer fails. The race's result (won, lost)
+// is recorded only when a racer's answer goes to a client still there: a
+// race that served nothing was neither won nor lost.
 
 // errHedgeLost ends a racer that another beat to a first byte.
 var errHedgeLost = errors.New("another attempt of the request answered first")
@@ -61,14 +69,27 @@ func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *limiter) (don
 	timer := g.newTimer(delay)
 	defer timer.Stop()
 	last := &running[0].t // the newest racer's turn: a next hedge goes past it
+	var held *racer       // a client error, kept while another racer runs
 	for len(running) > 0 {
 		select {
 		case r := <-results:
 			running = removeRacer(running, r)
-			if r.panic != nil || r.ready || !g.lost(c, r) {
-				return g.finishRace(c, r, running, results)
+			switch {
+			case r.panic == nil && r.ready && r.a.kind == answerPassThrough && len(running) > 0:
+				if held == nil {
+					r.a.firstByte.Stop() // its answer is in hand: no timeout may cut it while it waits
+					held = r
+				} else {
+					g.loseRacer(c, r) // the first client error is the one kept
+				}
+				continue
+			case r.panic != nil || r.ready || !g.lost(c, r):
+				return g.finishRace(c, r, held, running, results)
 			}
 			if len(running) == 0 {
+				if held != nil { // every other racer failed: the client error is the answer
+					return g.finishRace(c, held, nil, nil, results)
+				}
 				return false // every racer failed over: the pipeline goes on
 			}
 		case <-timer.C():
@@ -111,20 +132,21 @@ func (g *Gateway) lost(c *call, r *racer) bool {
 
 // finishRace ends the race with r: the winner (its answer is delivered),
 // a failure that ends the request, or a panic (re-raised once every other
-// racer is ended). Every other racer is cancelled first and ended as
-// hedge_lost, so nothing of it reaches the client.
-func (g *Gateway) finishRace(c *call, r *racer, running []*racer, results chan *racer) bool {
+// racer is ended). Every other racer (those running, and a held client
+// error r beat) is cancelled first and ended as hedge_lost, so nothing of
+// it reaches the client.
+func (g *Gateway) finishRace(c *call, r, held *racer, running []*racer, results chan *racer) bool {
 	for _, o := range running {
 		o.a.cancel(errHedgeLost)
 	}
 	for range running {
-		o := <-results
-		if o.ready || o.panic != nil || errors.Is(context.Cause(o.a.actx), errHedgeLost) {
-			o.a.res = Result{ErrorType: fault.ErrorHedgeLost, Outcome: telemetry.OutcomeHedgeLost, Wait: o.a.res.Wait, Status: o.a.res.Status}
-		}
-		g.endRacer(c, o)
+		g.loseRacer(c, <-results)
 	}
-	if c.route.hedges > 0 {
+	if held != nil && held != r {
+		held.a.cancel(errHedgeLost)
+		g.loseRacer(c, held)
+	}
+	if c.route.hedges > 0 && r.ready && r.a.ctx.Err() == nil {
 		c.route.SetHedge(HedgeLost)
 		if r.t.hedge {
 			c.route.SetHedge(HedgeWon)
@@ -146,6 +168,15 @@ func (g *Gateway) finishRace(c *call, r *racer, running []*racer, results chan *
 	}
 	c.upstreamWait += r.a.res.Wait
 	return true
+}
+
+// loseRacer ends o, which another racer's end made pointless: an answer it
+// had, or its cancellation, is hedge_lost (not its provider's doing).
+func (g *Gateway) loseRacer(c *call, o *racer) {
+	if o.ready || o.panic != nil || errors.Is(context.Cause(o.a.actx), errHedgeLost) {
+		o.a.res = Result{ErrorType: fault.ErrorHedgeLost, Outcome: telemetry.OutcomeHedgeLost, Wait: o.a.res.Wait, Status: o.a.res.Status}
+	}
+	g.endRacer(c, o)
 }
 
 // endRacer reports a racer to the route, gives back what it holds and
