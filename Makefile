@@ -5,6 +5,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 DEMO_DURATION ?= 2m
+DEMO_FLAGS    ?=
 ROUTING_E2E_FLAGS ?= -rounds 1
 
 .PHONY: build test test-unit test-integration test-clients demo bench lint otelcol clean
@@ -33,8 +34,8 @@ $(HELM): $(HELM_TOOLS)/go.mod $(HELM_TOOLS)/go.sum
 		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$$major -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$$minor" \
 		-o $(CURDIR)/$(HELM) helm.sh/helm/v3/cmd/helm
 
-demo: build ## simulated providers, the gateway and live traffic; stops after DEMO_DURATION or Ctrl-C
-	$(BIN)/firstbyte demo -duration $(DEMO_DURATION)
+demo: build ## simulated providers, the gateway and live traffic; stops 10 s after its story (DEMO_FLAGS=-stay: after DEMO_DURATION) or Ctrl-C
+	$(BIN)/firstbyte demo -duration $(DEMO_DURATION) $(DEMO_FLAGS)
 
 test: lint test-unit test-integration test-clients ## everything CI runs
 test: test-deploy test-fuzz

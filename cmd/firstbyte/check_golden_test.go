@@ -33,6 +33,11 @@ var checkGoldenTests = []struct {
 		name: "virtual_key_typo", config: "../../router/config/testdata/virtual_key_typo.yaml",
 	},
 	{
+		// A typo in a parent key (target:) hides no typo beneath it: each
+		// is listed under the path the file writes.
+		name: "unknown_parent_key", config: "../../router/config/testdata/unknown_parent_key.yaml",
+	},
+	{
 		// Warnings only: exit 0, the summary says how many, each on stderr.
 		name: "base_url_paths", config: "../../router/config/testdata/base_url_paths.yaml",
 	},

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -82,9 +83,10 @@ const demoWorkers = 32
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	duration := fs.Duration("duration", 5*time.Minute, "stop after this long (Ctrl-C stops sooner)")
-	listen := fs.String("listen", "127.0.0.1:8080", "client API address (a free port is used if taken)")
-	admin := fs.String("admin", "127.0.0.1:9464", "admin address: /metrics, /debug/routing (a free port is used if taken)")
+	duration := fs.Duration("duration", 5*time.Minute, "stop after this long at most (Ctrl-C stops sooner)")
+	stay := fs.Bool("stay", false, fmt.Sprintf("keep the traffic going until -duration once the story is told (default: stop %s after it)", demoEpilogue))
+	listen := fs.String("listen", "127.0.0.1:8080", "client API address (a free port is used if taken, and said)")
+	admin := fs.String("admin", "127.0.0.1:9464", "admin address: /metrics, /debug/routing (a free port is used if taken, and said)")
 	workers := fs.Int("workers", demoWorkers, "concurrent simulated clients")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -120,13 +122,22 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		_ = s.Shutdown(sctx)
 	}()
 
+	moved := movedAddrs(demoAddr{"the API", *listen, s.APIAddr}, demoAddr{"the admin listener", *admin, s.AdminAddr})
+	for _, m := range moved {
+		fmt.Fprintf(stderr, "firstbyte demo: %s\n", m)
+	}
+
 	start := time.Now()
 	// Every client keeps its connection (the default keeps two idle per
 	// host, and the rest would be a new connection per request).
 	clients := &http.Transport{MaxIdleConnsPerHost: *workers, IdleConnTimeout: 90 * time.Second}
 	defer clients.CloseIdleConnections()
 	d := &demoDriver{url: "http://" + s.APIAddr + "/v1/chat/completions", client: &http.Client{Timeout: 30 * time.Second, Transport: clients}}
-	story := newDemoStory(providers.degrade)
+	epilogue := demoEpilogue
+	if *stay {
+		epilogue = 0
+	}
+	notes := demoNotes{story: newDemoStory(providers.degrade, epilogue), leads: &demoLeads{}, moved: moved}
 	var wg sync.WaitGroup
 	for i := 0; i < *workers; i++ {
 		wg.Add(1)
@@ -135,20 +146,55 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		story.run(ctx, start, 200*time.Millisecond, func() string { return demoLeader(s.current().Routing()) })
+		watchDemo(ctx, start, 200*time.Millisecond, func(elapsed time.Duration) {
+			if notes.observe(elapsed, s.current().Routing()) {
+				cancel()
+			}
+		})
 	}()
 
-	drawDemo(ctx, stdout, start, *duration, s, d, story)
+	drawDemo(ctx, stdout, start, *duration, s, d, notes)
 	wg.Wait()
 	fmt.Fprintf(stdout, "\ndemo stopped after %s: %d requests, %d failed; %s\n",
-		time.Since(start).Round(time.Second), d.ok.Load()+d.failed.Load(), d.failed.Load(), story.ending())
+		time.Since(start).Round(time.Second), d.ok.Load()+d.failed.Load(), d.failed.Load(), notes.story.ending())
 	return 0
+}
+
+// watchDemo calls observe with the run time every interval until ctx ends;
+// start is the run's start.
+func watchDemo(ctx context.Context, start time.Time, interval time.Duration, observe func(elapsed time.Duration)) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			observe(time.Since(start))
+		}
+	}
+}
+
+// demoNotes is what a frame shows beside the table.
+type demoNotes struct {
+	story *demoStory
+	leads *demoLeads
+	moved []string // movedAddrs
+}
+
+// observe feeds one observation of the routing state, at run time elapsed,
+// to both the lead changes and the story, so the two say the same time for
+// the same moment. It reports whether the demo is over.
+func (n demoNotes) observe(elapsed time.Duration, routing []router.ModelRouting) (over bool) {
+	n.leads.observe(elapsed, routing)
+	n.story.observe(elapsed, demoLeader(routing))
+	return n.story.over(elapsed)
 }
 
 // drawDemo draws the table until ctx ends: the first frame at once (the
 // table fills in as the gateway learns), then every second on a terminal
 // (every 5 s elsewhere), and the last one when the demo stops.
-func drawDemo(ctx context.Context, w io.Writer, start time.Time, total time.Duration, s *stack, d *demoDriver, story *demoStory) {
+func drawDemo(ctx context.Context, w io.Writer, start time.Time, total time.Duration, s *stack, d *demoDriver, n demoNotes) {
 	tty := isTerminal(w)
 	interval := time.Second
 	if !tty {
@@ -160,7 +206,8 @@ func drawDemo(ctx context.Context, w io.Writer, start time.Time, total time.Dura
 	draw := func() {
 		now := time.Now()
 		f := view.frame(now.Sub(start), s.current().Routing(), gatherDemoCounts(s.Registry), d)
-		f.Elapsed, f.Total, f.API, f.Admin, f.Story = now.Sub(start), total, s.APIAddr, s.AdminAddr, story.lines()
+		f.Elapsed, f.Total, f.API, f.Admin, f.Moved = now.Sub(start), total, s.APIAddr, s.AdminAddr, n.moved
+		f.Events, f.Story = n.leads.last(maxDemoEvents), n.story.lines()
 		_, _ = io.WriteString(w, renderDemoFrame(f, tty))
 	}
 	draw()
@@ -242,7 +289,7 @@ func (p *demoProviders) Close() {
 }
 
 // freeOr returns addr if it can be bound now, else a free loopback port, so
-// the demo starts even when 8080 is taken.
+// the demo starts even when 8080 is taken (movedAddrs says so).
 func freeOr(addr string) string {
 	ln, err := net.Listen("tcp", addr)
 	if err == nil {
@@ -250,6 +297,24 @@ func freeOr(addr string) string {
 		return addr
 	}
 	return "127.0.0.1:0"
+}
+
+// demoAddr is a listener of the demo: the address asked for and the one
+// it got.
+type demoAddr struct{ what, want, got string }
+
+// movedAddrs says of each listener that moved, because the port asked for
+// was busy, where it went: a user who opens localhost:8080 must not find
+// another program there unawares. One asked for with port 0 moved nowhere.
+func movedAddrs(addrs ...demoAddr) []string {
+	var out []string
+	for _, a := range addrs {
+		if _, port, err := net.SplitHostPort(a.want); err == nil && port == "0" || a.want == a.got {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s is busy: %s listens on %s instead", a.want, a.what, a.got))
+	}
+	return out
 }
 
 // demoDriver is the simulated client traffic: streaming chat requests, read

@@ -18,11 +18,18 @@ var demoMetricsURL = regexp.MustCompile(`metrics http://(\S+)/metrics`)
 // TestDemoServesMetricsAndStopsOnSIGINT: while `firstbyte demo` runs, the
 // admin address it prints answers /metrics with the gateway's metrics,
 // counting the demo's own traffic; SIGINT stops it cleanly (exit 0, its
-// closing line, the admin listener closed) long before -duration.
+// closing line, the admin listener closed) long before -duration. Its
+// admin port is taken by another listener: the demo moves to a free one
+// and says so, on the frame and on stderr.
 func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
 	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	p := startChildProc(t, "demo", requireBinary(t, "FIRSTBYTE_BIN"), childEnv(),
-		"demo", "-duration", "60s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0", "-workers", "2")
+		"demo", "-duration", "60s", "-listen", "127.0.0.1:0", "-admin", busy.Addr().String(), "-workers", "2")
 	start := time.Now()
 	var admin string
 	pollUntil(t, 5*time.Second, "the demo's first frame naming its metrics address", func() bool {
@@ -35,6 +42,10 @@ func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
 		}
 		return false
 	})
+	moved := busy.Addr().String() + " is busy: the admin listener listens on " + admin + " instead"
+	if admin == busy.Addr().String() || !strings.Contains(p.stdout.String(), "\n  "+moved+"\n") || !strings.Contains(p.stderr.String(), moved) {
+		t.Errorf("the demo's admin port was busy; want %q on the frame and on stderr:\n%s", moved, p.output())
+	}
 	// The demo's clients' requests are counted as they are answered.
 	pollUntil(t, 5*time.Second, "firstbyte_requests_total > 0 on the demo's /metrics", func() bool {
 		return scrapeMetric(t, admin, "firstbyte_requests_total", `model="llama-3.3-70b"`, `code="200"`) > 0
@@ -69,6 +80,9 @@ func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
 // the tests, the demo's story reaches its end: groq-sim degrades, loses
 // the lead, recovers and leads again, and the output says so before the
 // demo stops. Each step waits for what the gateway does, not for a time.
+// The lead change is listed at the time the story says the lead moved, and
+// the demo ends by itself, with exit 0, the epilogue after the story, not
+// at -duration.
 func TestDemoTellsItsWholeStory(t *testing.T) {
 	t.Parallel()
 	p := startChildProc(t, "demo", requireBinary(t, "FIRSTBYTE_BIN"), childEnv(),
@@ -78,11 +92,16 @@ func TestDemoTellsItsWholeStory(t *testing.T) {
 	pollUntil(t, 75*time.Second, "the story's last line, or the demo's end", func() bool {
 		return strings.Contains(p.stdout.String(), told) || p.exited()
 	})
-	if !p.exited() {
-		p.stop(t, syscall.SIGINT, 10*time.Second)
+	toldAt := time.Since(start)
+	t.Logf("the story was told after %v", toldAt.Round(time.Second))
+	if code := p.wait(t, demoEpilogue+10*time.Second); code != 0 {
+		t.Errorf("demo exit code %d, want 0", code)
+	}
+	if ended := time.Since(start); ended > toldAt+demoEpilogue+5*time.Second {
+		t.Errorf("the demo ended %v after its start, the story told at %v: want it to end about %s after the story",
+			ended.Round(time.Second), toldAt.Round(time.Second), demoEpilogue)
 	}
 	out := p.stdout.String()
-	t.Logf("the story was told after %v", time.Since(start).Round(time.Second))
 	i, end := strings.Index(out, told), strings.Index(out, "demo stopped after")
 	if i < 0 || end < i {
 		t.Fatalf("the demo stopped before its story ended:\n%s", tailOf(out, 3000))
@@ -98,5 +117,11 @@ func TestDemoTellsItsWholeStory(t *testing.T) {
 	}
 	if !strings.Contains(out[end:], "the story was told by") {
 		t.Errorf("the closing line does not say the story was told:\n%s", tailOf(out, 500))
+	}
+	// One clock: a lead change off groq-sim is listed at the time the
+	// story says its degraded step ended (the lead moved).
+	if ended := regexp.MustCompile(`\d+:\d\d-(\d+:\d\d)\s+groq-sim slows`).FindStringSubmatch(out); ended == nil ||
+		!strings.Contains(out, "\n"+ended[1]+"  lead groq-sim -> ") {
+		t.Errorf("the story's degraded step ended at %q; want a lead change off groq-sim listed at that time:\n%s", ended, tailOf(out, 3000))
 	}
 }

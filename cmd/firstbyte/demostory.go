@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -37,13 +36,18 @@ const (
 	demoHold = 8 * time.Second
 	// demoStar is the target the story is about.
 	demoStar = "groq-sim"
+	// demoEpilogue is how long the demo goes on once its story is told:
+	// long enough to read the last frame, short of repeating it for
+	// minutes (-stay keeps it going until -duration).
+	demoEpilogue = 10 * time.Second
 )
 
 // demoStory is the story's state; observe moves it on, lines draws it.
 // Safe for concurrent use.
 type demoStory struct {
 	// immutable after newDemoStory
-	degrade func(bool) // switches demoStar's behaviour: degraded or not
+	degrade  func(bool)    // switches demoStar's behaviour: degraded or not
+	epilogue time.Duration // how long the demo goes on once the story is told; 0: until -duration
 
 	mu        sync.Mutex // guards the fields below
 	step      demoStep
@@ -52,8 +56,8 @@ type demoStory struct {
 	leader    string                   // stepHold: who took the lead
 }
 
-func newDemoStory(degrade func(bool)) *demoStory {
-	return &demoStory{degrade: degrade, leadSince: -1}
+func newDemoStory(degrade func(bool), epilogue time.Duration) *demoStory {
+	return &demoStory{degrade: degrade, epilogue: epilogue, leadSince: -1}
 }
 
 // observe moves the story on at run time elapsed, given the leader now
@@ -103,6 +107,14 @@ func (s *demoStory) told() (time.Duration, bool) {
 	return s.began[stepTold], s.step == stepTold
 }
 
+// over reports whether the demo should end at run time elapsed: its story
+// was told at least the epilogue ago (never, without an epilogue).
+func (s *demoStory) over(elapsed time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epilogue > 0 && s.step == stepTold && elapsed-s.began[stepTold] >= s.epilogue
+}
+
 // lines draws the story: each step that has begun with when it began and
 // ended, the current one with what ends it, and the steps to come.
 func (s *demoStory) lines() []string {
@@ -142,8 +154,12 @@ func (s *demoStory) lines() []string {
 
 // toldLine is the story's last line; the caller holds mu.
 func (s *demoStory) toldLine() string {
-	return fmt.Sprintf("groq-sim leads again, %s after it recovered: the story is told",
+	line := fmt.Sprintf("groq-sim leads again, %s after it recovered: the story is told",
 		(s.began[stepTold] - s.began[stepRecover]).Round(time.Second))
+	if s.epilogue > 0 {
+		line += "; the demo ends at " + clock(s.began[stepTold]+s.epilogue)
+	}
+	return line
 }
 
 // ending is what the closing line says of the story.
@@ -155,21 +171,6 @@ func (s *demoStory) ending() string {
 	}
 	return "the demo stopped before its story ended (at the step that began at " + clock(s.began[s.step]) +
 		"); a slow machine needs longer: -duration 3m."
-}
-
-// run observes the gateway's leader every interval until ctx ends; start is
-// the run's start.
-func (s *demoStory) run(ctx context.Context, start time.Time, interval time.Duration, leader func() string) {
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			s.observe(time.Since(start), leader())
-		}
-	}
 }
 
 // demoLeader is the leader of the demo's model in routing, or "".

@@ -13,8 +13,8 @@ import (
 
 // The demo's live table: what the gateway knows (its routing state) next to
 // what it did (first picks and failures, from its own metrics), over the
-// whole run and over the last few seconds, with a line whenever the lead
-// moves and why. Building a frame (demoView.frame) and drawing it
+// whole run and over the last few seconds, with the lead changes
+// (demoleads.go) and the story (demostory.go) below. Building a frame (demoView.frame) and drawing it
 // (renderDemoFrame) are separate so the drawing is tested on recorded
 // frames.
 
@@ -40,13 +40,10 @@ func gatherDemoCounts(reg *prometheus.Registry) demoCounts {
 	}
 }
 
-// demoView remembers past counts (for the sliding window) and the last
-// leader (to announce a change).
+// demoView remembers past counts, for the sliding window.
 type demoView struct {
 	window  time.Duration
 	history []demoSnapshot // oldest first, covering at least window
-	leader  string
-	events  []string // newest last; the frame shows the last few
 }
 
 type demoSnapshot struct {
@@ -60,10 +57,12 @@ func newDemoView(window time.Duration) *demoView { return &demoView{window: wind
 type demoFrame struct {
 	Elapsed, Total, Window time.Duration
 	API, Admin             string
+	Moved                  []string // addresses taken by another process, and where the demo went instead
 	Rows                   []demoRow
 	Requests, Failed       int64
-	Leader, Explore, Cold  string // shares of first picks over the run
-	Events                 []string
+	Picks                  float64  // first picks over the run
+	Leader, Explore, Cold  string   // the shares of Picks made for each reason
+	Events                 []string // lead changes (demoLeads.last)
 	Story                  []string // the story's lines (demoStory.lines)
 }
 
@@ -78,7 +77,7 @@ type demoRow struct {
 	Status  string
 }
 
-// maxDemoEvents is how many lead changes a frame lists.
+// maxDemoEvents is how many lead changes a frame lists (demoLeads.last).
 const maxDemoEvents = 4
 
 // frame builds the frame at elapsed from the routing state and counters.
@@ -100,38 +99,23 @@ func (v *demoView) frame(elapsed time.Duration, routing []router.ModelRouting, c
 		}
 		return fmt.Sprintf("%.0f%%", 100*n/of)
 	}
-	f := demoFrame{Window: min(v.window, elapsed-base.at), Requests: d.ok.Load() + d.failed.Load(), Failed: d.failed.Load(),
+	f := demoFrame{Window: min(v.window, elapsed-base.at), Requests: d.ok.Load() + d.failed.Load(), Failed: d.failed.Load(), Picks: all,
 		Leader: share(c.reasons[telemetry.SelectionLeader], all), Explore: share(c.reasons[telemetry.SelectionExplore], all), Cold: share(c.reasons[telemetry.SelectionCold], all)}
-	leader, leaderP50 := "", ""
-	p50s := map[string]string{}
 	for _, m := range routing {
 		for _, t := range m.Targets {
-			r := demoRow{Target: t.Target, P50: "-", Samples: t.Samples, Picks: c.picks[t.Target], Failed: c.failed[t.Target],
+			r := demoRow{Target: t.Target, P50: demoP50(t), Samples: t.Samples, Picks: c.picks[t.Target], Failed: c.failed[t.Target],
 				Share: share(c.picks[t.Target], all), Recent: share(c.picks[t.Target]-base.picks[t.Target], recentAll)}
-			if t.Samples > 0 {
-				r.P50 = time.Duration(t.P50Seconds * float64(time.Second)).Round(time.Millisecond).String()
-			}
-			p50s[t.Target] = r.P50
 			switch {
 			case t.CircuitOpen:
 				r.Status = "circuit " + strings.ReplaceAll(t.Circuit, "_", "-")
 			case t.Leader:
 				r.Status = "★ leader"
-				leader, leaderP50 = t.Target, r.P50
 			case t.Samples == 0:
 				r.Status = "unmeasured"
 			}
 			f.Rows = append(f.Rows, r)
 		}
 	}
-	if leader != "" && leader != v.leader {
-		if v.leader != "" {
-			v.events = append(v.events, fmt.Sprintf("%s  lead %s -> %s: p50 %s now beats %s's %s",
-				clock(elapsed), v.leader, leader, leaderP50, v.leader, p50s[v.leader]))
-		}
-		v.leader = leader
-	}
-	f.Events = v.events[max(0, len(v.events)-maxDemoEvents):]
 	return f
 }
 
@@ -148,14 +132,18 @@ func renderDemoFrame(f demoFrame, tty bool) string {
 		b.WriteString("\033[H\033[2J")
 	}
 	fmt.Fprintf(&b, "firstbyte demo — model %s, strategy least-latency — %s of %s (Ctrl-C stops)\n", demoModel, clock(f.Elapsed), clock(f.Total))
-	fmt.Fprintf(&b, "API http://%s/v1   metrics http://%s/metrics   routing http://%s/debug/routing\n\n", f.API, f.Admin, f.Admin)
+	fmt.Fprintf(&b, "API http://%s/v1   metrics http://%s/metrics   routing http://%s/debug/routing\n", f.API, f.Admin, f.Admin)
+	for _, m := range f.Moved {
+		b.WriteString("  " + m + "\n")
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "%-14s %8s %7s %11s %7s %7s %8s  %s\n", "TARGET", "P50", "SAMPLES", "FIRST PICKS", "SHARE", "NOW", "FAILED", "STATUS")
 	for _, r := range f.Rows {
 		fmt.Fprintf(&b, "%-14s %8s %7d %11.0f %7s %7s %8.0f  %s\n", r.Target, r.P50, r.Samples, r.Picks, r.Share, r.Recent, r.Failed, r.Status)
 	}
-	fmt.Fprintf(&b, "\nSHARE: of all first picks so far · NOW: of the last %s · FAILED: attempts that failed over (503s, timeouts) or broke\n", f.Window.Round(time.Second))
-	fmt.Fprintf(&b, "requests %d (failed %d) · leader share %s · exploration share %s · cold picks %s\n",
-		f.Requests, f.Failed, f.Leader, f.Explore, f.Cold)
+	fmt.Fprintf(&b, "\nSHARE: this target's part of all first picks so far · NOW: the same over the last %s · FAILED: attempts that failed over (503s, timeouts) or broke\n", f.Window.Round(time.Second))
+	fmt.Fprintf(&b, "requests %d (failed %d)\nwhy the %.0f first picks so far went where they did: to the leader of the moment %s · exploring %s · cold (unmeasured) %s\n",
+		f.Requests, f.Failed, f.Picks, f.Leader, f.Explore, f.Cold)
 	if len(f.Events) > 0 {
 		b.WriteString("\n")
 		for _, e := range f.Events {

@@ -369,11 +369,26 @@ func (d *decoder) fillEntries(es []entry, v reflect.Value, path string) {
 				p = path // the key is the part of the path not to repeat; the line says where
 			}
 			d.errs = append(d.errs, FieldError{Path: p, Msg: msg, Line: e.pos.Line, Column: e.pos.Column})
+			if want != "" && looksLikeName(e.key) {
+				d.checkAs(e, v.Field(fields[want]).Type(), p)
+			}
 			continue
 		}
 		d.seen[p] = e.pos
 		d.fill(e.value, v.Field(idx), p) // no value is ever repeated in an error, a secret's included (redact.go)
 	}
+}
+
+// checkAs decodes a mistyped key's value as the key it nearly is (typ is
+// that field's type) into a value thrown away, so what is under the typo
+// is still checked: "target:" for "targets:" must not hide a "modelmap:"
+// typo beneath it. Its problems are reported under path, the key as the
+// file writes it (target[0].modelmap), so the user finds them where they
+// are. Only the YAML-level checks run there (keys, types); the semantic
+// ones wait until the parent key is spelt right.
+func (d *decoder) checkAs(e entry, typ reflect.Type, path string) {
+	d.seen[path] = e.pos
+	d.fill(e.value, reflect.New(typ).Elem(), path)
 }
 
 func (d *decoder) fillMap(node ast.Node, v reflect.Value, path string, pos token.Position) {

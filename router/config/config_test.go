@@ -213,6 +213,15 @@ var configErrorTests = []struct {
 	{name: "unknown key far from any", file: "unknown_key_no_suggestion.yaml", want: []string{
 		`telemetry.exporter: unknown key "exporter" (valid here: service_name, otlp_endpoint, ingest)`,
 	}},
+	{name: "what is under an unknown parent key is checked as the key it nearly is", file: "unknown_parent_key.yaml", want: []string{
+		`providers.groq.timeuot: unknown key "timeuot" (did you mean "timeout"?)`,
+		`target: unknown key "target" (did you mean "targets"?)`,
+		`target[0].modelmap: unknown key "modelmap" (did you mean "model_map"?)`,
+		`target[0].retry.attempts: a quoted string is not a whole number: write e.g. 8`,
+		`target[1].virtual_keys: unknown key "virtual_keys" (did you mean "virtual_key"?)`,
+		`strategie: unknown key "strategie" (did you mean "strategy"?)`,
+		`strategie.hegde: unknown key "hegde" (did you mean "hedge"?)`,
+	}},
 	{name: "typos next to semantic errors, without cascades", file: "typos.yaml", want: []string{
 		`lisen: unknown key "lisen" (did you mean "listen"?)`,
 		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry)`,
