@@ -59,7 +59,7 @@ func crossesWithError(k string) bool {
 func (g *Gateway) allFailed(c *call) {
 	r := &c.route
 	switch {
-	case r.Attempts() == 0 && c.untranslatable != nil && r.onlySkipped(SkipUntranslatable):
+	case r.Attempts() == 0 && r.untranslatable != nil && r.onlySkipped(SkipUntranslatable):
 		g.refuseUntranslatable(c)
 	case r.Attempts() == 0 && len(r.Skipped()) > 0 && r.onlySkipped(SkipRateLimited):
 		g.allCooled(c)

@@ -89,9 +89,10 @@ type attempt struct {
 	pass  passAnswer   // answerPassThrough
 }
 
-// newAttempt prepares t's attempt of c's request, to be sent with x.
-func (g *Gateway) newAttempt(ctx context.Context, c *call, cand *Candidate, x exchange) *attempt {
-	a := &attempt{g: g, c: c, cand: cand, x: x, ctx: ctx}
+// newAttempt prepares t's attempt of c's request. Everything it sends
+// (URL, body, credentials) comes from t, built for t's candidate alone.
+func (g *Gateway) newAttempt(ctx context.Context, c *call, t *Turn) *attempt {
+	a := &attempt{g: g, c: c, cand: t.Cand, x: t.x, ctx: ctx}
 	a.actx, a.cancel = context.WithCancelCause(ctx)
 	if g.stop != nil {
 		// The end of the shutdown grace ends the attempt: a stream then

@@ -43,13 +43,6 @@ type call struct {
 	orderBuf [rankedCap]*Candidate // the route's order, without an allocation
 	status   int                   // what the client got (0: nothing written, e.g. it went away)
 	target   string                // the target of the last attempt
-	// untranslatable is why the request could not be translated for a
-	// candidate of the other wire format (a *translate.RequestError inside).
-	untranslatable error
-	// x is the exchange prepared for xFor (prepare runs once per candidate,
-	// not once per try).
-	x    exchange
-	xFor *Candidate
 	// answer is the last failed-over upstream error, for the client when
 	// every candidate fails (nil: the last failure had none to show).
 	answer       *upstreamAnswer

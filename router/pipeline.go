@@ -55,7 +55,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *limiter) (
 	}
 	c.target = t.Cand.Target
 	actx := t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
-	a := g.newAttempt(actx, c, t.Cand, c.x)
+	a := g.newAttempt(actx, c, t)
 	defer a.close()
 	ended := false
 	defer func() {
@@ -77,14 +77,8 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *limiter) (
 	return c.route.End(t, a.res, g.timestamp())
 }
 
-// prepare readies cand for c's request (the route asks once per
-// candidate): the body it is sent, translated for its wire format.
-func (c *call) prepare(cand *Candidate) string {
-	x, err := c.exchange(cand)
-	if err != nil {
-		c.untranslatable = err
-		return SkipUntranslatable
-	}
-	c.x = x
-	return ""
-}
+// prepare builds cand's exchange for c's request (the route asks once per
+// candidate): the body it is sent, translated for its wire format, and
+// where. It writes nothing into c: the route hands the exchange to the
+// candidate's turns.
+func (c *call) prepare(cand *Candidate) (exchange, error) { return c.exchange(cand) }

@@ -53,7 +53,7 @@ func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *limiter) (don
 		c.target = t.Cand.Target
 		r := &racer{t: t, lim: lim}
 		actx := r.t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
-		r.a = g.newAttempt(actx, c, t.Cand, c.x)
+		r.a = g.newAttempt(actx, c, &r.t)
 		running = append(running, r)
 		go func() {
 			defer func() {

@@ -61,10 +61,12 @@ type Failure struct {
 	Detail  string // the reason in more words ("transport (connection refused)"); "": none
 }
 
-// preparer readies a candidate for a request: "" when it is ready, else
-// the skip reason.
+// preparer builds what an attempt of a candidate sends for a request: its
+// exchange (URL, body, the way back), built from that candidate alone. An
+// error means the request cannot be carried in the candidate's wire format
+// (a skip, SkipUntranslatable).
 type preparer interface {
-	prepare(c *Candidate) (skipReason string)
+	prepare(c *Candidate) (exchange, error)
 }
 
 // Route is one request's way through its candidates. It is used by one
@@ -75,11 +77,19 @@ type Route struct {
 	// span is the request's span: every skip becomes an event on it as it
 	// happens (the metrics count skips there). Nil: none.
 	span trace.Span
-	// prep readies a candidate for the request before its breaker is
-	// asked, once per candidate (the gateway translates the request for its
-	// wire format); a reason it returns is a skip. Nil: every candidate is
-	// ready.
+	// prep builds a candidate's exchange for the request before its
+	// breaker is asked, once per candidate (the gateway translates the
+	// request for its wire format); an error is a skip. Nil: every
+	// candidate is ready as it is (the study's simulated attempts).
 	prep preparer
+	// x is the exchange prepared for xFor, the candidate last prepared
+	// (its retries reuse it); every Turn carries its own copy.
+	x    exchange
+	xFor *Candidate
+	// untranslatable is why the request could not be carried in some
+	// candidate's wire format (a *translate.RequestError inside): the
+	// client's 400 when every candidate was skipped for it.
+	untranslatable error
 
 	// probe is a disabled candidate whose probe this request claimed (it
 	// leads the order); nil: none. Whatever becomes of it, it is resolved.
@@ -114,12 +124,17 @@ func NewRoute(order []*Candidate, selection string) *Route {
 }
 
 // Turn is one attempt the route handed out: the candidate, its 1-based
-// attempt number within the request, the selection its span records, and
-// the breaker's admission that End resolves.
+// attempt number within the request, the selection its span records, the
+// exchange built for that candidate (what the attempt sends, and where),
+// and the breaker's admission that End resolves. An attempt is built from
+// its Turn alone, so its URL, body and credentials, and the target its
+// span, headers and metrics name, are all the candidate's.
 type Turn struct {
 	Cand      *Candidate
 	Attempt   int
 	Selection string // the request's selection for attempt 1, then failover
+
+	x exchange // built for Cand by the route's preparer (zero: no preparer)
 
 	pos, try int // where the cursor was: Skip moves past this candidate
 	adm      admission
@@ -157,11 +172,10 @@ func (r *Route) Next() (t Turn, ok bool) {
 	for r.pos < len(r.order) {
 		c := r.order[r.pos]
 		probe := c == r.probe
-		if r.prep != nil && r.try == 0 {
-			if reason := r.prep.prepare(c); reason != "" {
-				r.passOver(c, reason, probe)
-				continue
-			}
+		x, err := r.prepared(c)
+		if err != nil {
+			r.passOver(c, SkipUntranslatable, probe)
+			continue
 		}
 		adm, refused := c.admit(c.upstream.now(), probe)
 		if refused != "" {
@@ -171,7 +185,7 @@ func (r *Route) Next() (t Turn, ok bool) {
 			r.passOver(c, "", probe)
 			continue
 		}
-		t = r.turn(c, adm, probe)
+		t = r.turn(c, x, adm, probe)
 		if r.try++; r.try >= c.Tries {
 			r.pos, r.try = r.pos+1, 0
 		}
@@ -179,7 +193,13 @@ func (r *Route) Next() (t Turn, ok bool) {
 	}
 	if c := r.blackout(); c != nil {
 		r.forced = true
-		return r.turn(c, c.upstream.breaker.force(), c.disabled()), true
+		// The forced try is of a candidate the cursor has passed, whose
+		// exchange may not be the one last prepared: it gets its own.
+		x, err := r.prepared(c)
+		if err != nil {
+			return Turn{}, false // not reached: a blackout needs every candidate prepared
+		}
+		return r.turn(c, x, c.upstream.breaker.force(), c.disabled()), true
 	}
 	return Turn{}, false
 }
@@ -258,10 +278,26 @@ func (r *Route) SetHedge(result string) { r.hedge = result }
 // HedgeResult is the request's hedge result ("" : none was due).
 func (r *Route) HedgeResult() string { return r.hedge }
 
-// turn hands out an attempt of c.
-func (r *Route) turn(c *Candidate, adm admission, probe bool) Turn {
+// prepared is c's exchange for the request, built by the preparer unless
+// it was built last (a retry reuses its candidate's); an error is why the
+// request cannot be carried in c's wire format.
+func (r *Route) prepared(c *Candidate) (exchange, error) {
+	if r.prep == nil || r.xFor == c {
+		return r.x, nil
+	}
+	x, err := r.prep.prepare(c)
+	if err != nil {
+		r.untranslatable = err
+		return exchange{}, err
+	}
+	r.x, r.xFor = x, c
+	return x, nil
+}
+
+// turn hands out an attempt of c, which sends x (built for c).
+func (r *Route) turn(c *Candidate, x exchange, adm admission, probe bool) Turn {
 	r.attempts++
-	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, pos: r.pos, try: r.try, adm: adm, probe: probe,
+	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, x: x, pos: r.pos, try: r.try, adm: adm, probe: probe,
 		inflight: c.upstream.inflight.Add(1)}
 	if r.attempts > 1 {
 		t.Selection = telemetry.SelectionFailover

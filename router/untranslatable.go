@@ -14,7 +14,7 @@ import (
 func (g *Gateway) refuseUntranslatable(c *call) {
 	var re *translate.RequestError
 	msg, param := "the request cannot be served by any target of this model", ""
-	if errors.As(c.untranslatable, &re) {
+	if errors.As(c.route.untranslatable, &re) {
 		msg, param = msg+": "+re.Message, re.Param
 	}
 	setGatewayHeaders(c.w.Header(), &c.route, c.target)
