@@ -147,13 +147,87 @@ func parseReset(v string, now time.Time) (time.Time, bool) {
 	return t, true
 }
 
-// positiveNumber reads a finite number that is not negative.
+// positiveNumber reads a delay as providers write one: ASCII digits,
+// optionally a '.' and more digits ("120", "1.5"), spaces around. Nothing
+// else: no sign, exponent, hex, underscore, Inf or NaN (strconv.ParseFloat
+// reads "0x1p4" as 16 and "Inf" as infinity; ParseInt with base 0 reads
+// "1_0" as 10), because no provider means those, and a value the gateway
+// could not have meant must not cool a target or reach a client.
 func positiveNumber(v string) (float64, bool) {
-	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+	v = strings.TrimSpace(v)
+	if !decimalDigits(v) {
+		return 0, false
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(n, 0) { // more digits than a float64 holds
 		return 0, false
 	}
 	return n, true
+}
+
+// decimalDigits reports whether v is digits, or digits '.' digits.
+func decimalDigits(v string) bool {
+	digits, dot := 0, -1
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && dot < 0:
+			dot = i
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dot != 0 && dot != len(v)-1
+}
+
+// relayedRetryAfter is the Retry-After a client is given for the
+// upstream's v: what the gateway read of it, written canonically (whole
+// seconds, rounded up; an HTTP date in the IMF-fixdate form), or "" when
+// it read nothing: garbage is never relayed. A v already canonical comes
+// back as it is, without an allocation.
+func relayedRetryAfter(v string) string {
+	if sec, ok := positiveNumber(v); ok {
+		if canonicalCount(v, 7) { // under 10^7 s: far below the year it is capped at
+			return v
+		}
+		return strconv.FormatInt(int64(math.Ceil(min(sec, maxRelayedSeconds))), 10)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.UTC().Format(http.TimeFormat)
+	}
+	return ""
+}
+
+// relayedRetryAfterMs is relayedRetryAfter for retry-after-ms, a number
+// of milliseconds: whole ones, rounded up.
+func relayedRetryAfterMs(v string) string {
+	ms, ok := positiveNumber(v)
+	if !ok {
+		return ""
+	}
+	if canonicalCount(v, 10) { // under 10^10 ms: far below a year
+		return v
+	}
+	return strconv.FormatInt(int64(math.Ceil(min(ms, maxRelayedSeconds*1000))), 10)
+}
+
+// maxRelayedSeconds bounds a relayed delay (a year): no client is told to
+// wait longer, and no count overflows.
+const maxRelayedSeconds = 365 * 24 * 3600
+
+// canonicalCount reports whether v is a whole number as FormatInt writes
+// it (digits, no leading zero), of at most most digits.
+func canonicalCount(v string, most int) bool {
+	if v == "" || len(v) > most || (v[0] == '0' && len(v) > 1) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // seconds is n seconds as a Duration, saturating far beyond any cooldown.

@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,6 +27,19 @@ func TestReadRateSignal(t *testing.T) {
 		{"Retry-After negative", http.Header{"Retry-After": {"-5"}}, -1, -1, -1, -1},
 		{"Retry-After NaN", http.Header{"Retry-After": {"NaN"}}, -1, -1, -1, -1},
 		{"Retry-After Inf", http.Header{"Retry-After": {"+Inf"}}, -1, -1, -1, -1},
+		{"Retry-After hex float", http.Header{"Retry-After": {"0x1p4"}}, -1, -1, -1, -1},
+		{"Retry-After underscores", http.Header{"Retry-After": {"1_0"}}, -1, -1, -1, -1},
+		{"Retry-After exponent", http.Header{"Retry-After": {"1e2"}}, -1, -1, -1, -1},
+		{"Retry-After signed", http.Header{"Retry-After": {"+5"}}, -1, -1, -1, -1},
+		{"Retry-After bare fraction", http.Header{"Retry-After": {".5"}}, -1, -1, -1, -1},
+		{"Retry-After trailing dot", http.Header{"Retry-After": {"5."}}, -1, -1, -1, -1},
+		{"Retry-After two dots", http.Header{"Retry-After": {"1.2.3"}}, -1, -1, -1, -1},
+		{"Retry-After leading zeros", http.Header{"Retry-After": {"007"}}, 7 * time.Second, -1, -1, 7 * time.Second},
+		{"Retry-After beyond float64", http.Header{"Retry-After": {"1" + strings.Repeat("0", 400)}}, -1, -1, -1, -1},
+		{"retry-after-ms hex", http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"0x10"}}, 2 * time.Second, -1, -1, 2 * time.Second},
+		{"reset seconds hex", http.Header{"X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {"0x3c"}}, -1, -1, -1, -1},
+		{"reset seconds underscores", http.Header{"X-Ratelimit-Remaining-Requests": {"0"}, "X-Ratelimit-Reset-Requests": {"6_0"}}, -1, -1, -1, -1},
+		{"remaining underscores is not a count", http.Header{"X-Ratelimit-Remaining-Requests": {"0_0"}, "X-Ratelimit-Reset-Requests": {"1s"}}, -1, -1, time.Second, time.Second},
 		{"retry-after-ms wins", http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"1234"}}, 1234 * time.Millisecond, -1, -1, 1234 * time.Millisecond},
 		{"retry-after-ms garbage falls back", http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"x"}}, 2 * time.Second, -1, -1, 2 * time.Second},
 		{"OpenAI reset durations", http.Header{
@@ -186,5 +200,43 @@ func TestRateLimitHeaderNamesAreCanonical(t *testing.T) {
 		if c := http.CanonicalHeaderKey(n); c != n {
 			t.Errorf("%q is read by map index but its canonical form is %q", n, c)
 		}
+	}
+}
+
+// TestRelayedRetryAfter: a client is given the Retry-After the gateway
+// read, written canonically, and nothing for a value it could not read.
+func TestRelayedRetryAfter(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, v, want, wantMs string
+	}{
+		{"seconds", "120", "120", "120"},
+		{"zero", "0", "0", "0"},
+		{"spaces", " 30 ", "30", "30"},
+		{"leading zeros", "007", "7", "7"},
+		{"fraction rounds up", "1.2", "2", "2"},
+		{"a year at most", "99999999999", "31536000", "31536000000"},
+		{"HTTP date", "Tue, 01 Dec 2026 12:00:30 GMT", "Tue, 01 Dec 2026 12:00:30 GMT", ""},
+		{"RFC 850 date, written as IMF-fixdate", "Tuesday, 01-Dec-26 12:01:00 GMT", "Tue, 01 Dec 2026 12:01:00 GMT", ""},
+		{"ANSI C date", "Tue Dec  1 12:00:30 2026", "Tue, 01 Dec 2026 12:00:30 GMT", ""},
+		{"garbage", "soon", "", ""},
+		{"negative", "-5", "", ""},
+		{"hex float", "0x1p4", "", ""},
+		{"hex", "0x10", "", ""},
+		{"underscores", "1_0", "", ""},
+		{"exponent", "1e3", "", ""},
+		{"signed", "+5", "", ""},
+		{"Inf", "Inf", "", ""},
+		{"NaN", "NaN", "", ""},
+		{"empty", "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := relayedRetryAfter(tc.v); got != tc.want {
+				t.Errorf("relayedRetryAfter(%q) = %q, want %q", tc.v, got, tc.want)
+			}
+			if got := relayedRetryAfterMs(tc.v); got != tc.wantMs {
+				t.Errorf("relayedRetryAfterMs(%q) = %q, want %q", tc.v, got, tc.wantMs)
+			}
+		})
 	}
 }

@@ -102,7 +102,7 @@ func startGateway(bin string, keys int, dir string) (*gateway, error) {
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "listen: %s\nadmin: {listen: %s}\nlog: {level: warn, requests: false}\nproviders:\n", api, admin)
 	for i := range keys {
-		fmt.Fprintf(&cfg, "  t%d: {kind: openai, base_url: \"http://127.0.0.1:1/v1\", api_key: bench, models: [%s]}\n", i, benchModel)
+		fmt.Fprintf(&cfg, "  t%d: {kind: openai, base_url: \"http://127.0.0.1:1/v1\", api_key: bench-not-a-secret, models: [%s]}\n", i, benchModel)
 	}
 	cfg.WriteString("targets:\n")
 	for i := range keys {

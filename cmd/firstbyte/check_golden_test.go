@@ -42,6 +42,11 @@ var checkGoldenTests = []struct {
 		name: "base_url_paths", config: "../../router/config/testdata/base_url_paths.yaml",
 	},
 	{
+		// A placeholder key (api_key: a) is a warning, not an error: exit 0,
+		// the summary counts it, the key itself is never shown.
+		name: "short_keys", config: "../../router/config/testdata/short_keys.yaml",
+	},
+	{
 		// Errors and a warning: exit 1, the errors, then the warning.
 		name: "errors_and_warning", config: "testdata/check/errors_and_warning.yaml",
 	},
@@ -49,7 +54,7 @@ var checkGoldenTests = []struct {
 		// The summary: per provider its timeouts, concurrency and breaker;
 		// per target its retries.
 		name: "summary", config: "../../router/config/testdata/valid.yaml",
-		env: map[string]string{"FIRSTBYTE_API_KEY": "k", "GROQ_API_KEY": "g", "ADMIN_TOKEN": unset, "TOGETHER_API_KEY": unset, "INGEST_TOKEN": unset},
+		env: map[string]string{"FIRSTBYTE_API_KEY": "k", "GROQ_API_KEY": "gsk-test-key", "ADMIN_TOKEN": unset, "TOGETHER_API_KEY": unset, "INGEST_TOKEN": unset},
 	},
 }
 

@@ -26,7 +26,7 @@ func writeConfig(t *testing.T, text string) string {
 // and the targets of each model (with their retries).
 func TestCheckSummary(t *testing.T) {
 	t.Setenv("FIRSTBYTE_API_KEY", "k")
-	t.Setenv("GROQ_API_KEY", "g")
+	t.Setenv("GROQ_API_KEY", "gsk-test-key")
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	code, out, errOut := runCmd("check", "-config", "../../router/config/testdata/valid.yaml")

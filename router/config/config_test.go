@@ -56,7 +56,7 @@ func configErrors(t *testing.T, name string, vars map[string]string) []string {
 	return lines
 }
 
-var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk"}
+var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key"}
 
 func TestLoadConfigValid(t *testing.T) {
 	t.Parallel()
@@ -72,8 +72,8 @@ func TestLoadConfigValid(t *testing.T) {
 		got, want any
 	}{
 		{"auth.keys expanded", cfg.Auth.Keys[0], "k1"},
-		{"api_key expanded", cfg.Providers["groq"].APIKey, "gsk"},
-		{"default from ${VAR:-default}", cfg.Providers["together"].APIKey, "none"},
+		{"api_key expanded", cfg.Providers["groq"].APIKey, "gsk-test-key"},
+		{"default from ${VAR:-default}", cfg.Providers["together"].APIKey, "none-given"},
 		{"admin token", cfg.Admin.Token, "adm1n-t0ken"},
 		{"ingest token default", cfg.Telemetry.Ingest.Token, "t0ken"},
 		{"max_body", cfg.Limits.MaxBody, ByteSize(2 << 20)},
@@ -415,6 +415,10 @@ var configWarningTests = []struct {
 	file string
 	want []string
 }{
+	{name: "api_keys too short to be real", file: "short_keys.yaml", want: []string{
+		`providers.a.api_key: is 1 character(s) long; no provider issues a key under 8: a placeholder the provider will refuse`,
+		`providers.seven.api_key: is 7 character(s) long; no provider issues a key under 8: a placeholder the provider will refuse`,
+	}},
 	{name: "base_urls without their API path", file: "base_url_paths.yaml", want: []string{
 		`providers.openai.base_url: https://api.openai.com has no API path: requests would go to https://api.openai.com/chat/completions, which answers 404; write https://api.openai.com/v1`,
 		`providers.anthropic.base_url: https://api.anthropic.com has no API path: requests would go to https://api.anthropic.com/messages, which answers 404; write https://api.anthropic.com/v1`,
@@ -851,7 +855,7 @@ func TestExampleConfigsAreValid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := Parse(data, func(string) (string, bool) { return "set", true })
+			cfg, err := Parse(data, func(string) (string, bool) { return "set-by-the-environment", true })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,6 +27,7 @@ func (c *Config) Warnings() FieldErrors {
 			ws = append(ws, FieldError{Path: path, Msg: msg, Line: pos.Line, Column: pos.Column})
 		}
 	}
+	ws = append(ws, c.shortKeyWarnings()...)
 	slices.SortStableFunc(ws, func(a, b FieldError) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
@@ -78,4 +79,29 @@ func baseURLWarning(kind, base string) string {
 	}
 	return fmt.Sprintf("%s is not the API root of %s (%s): requests would go to %s%s, which answers 404; write %s",
 		shown, host, root, shown, endpoint, want)
+}
+
+// MinAPIKeyLength is the shortest provider key taken for a real one: no
+// provider issues shorter keys, and a shorter value is a placeholder
+// ("a", "sim", "none"). The gateway does not look for one in the
+// provider's answers (it would be found in ordinary values by chance).
+const MinAPIKeyLength = 8
+
+// shortKeyWarnings warns of every provider api_key set but shorter than
+// MinAPIKeyLength: a placeholder the provider will refuse, or a local
+// server's, which the gateway cannot keep out of relayed headers. The
+// warning never shows the key.
+func (c *Config) shortKeyWarnings() FieldErrors {
+	var ws FieldErrors
+	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
+		p := c.Providers[name]
+		path := "providers." + name + ".api_key"
+		if p == nil || p.APIKey == "" || len(p.APIKey) >= MinAPIKeyLength || c.broken(path) {
+			continue
+		}
+		pos := c.positions[path]
+		ws = append(ws, FieldError{Path: path, Line: pos.Line, Column: pos.Column,
+			Msg: fmt.Sprintf("is %d character(s) long; no provider issues a key under %d: a placeholder the provider will refuse", len(p.APIKey), MinAPIKeyLength)})
+	}
+	return ws
 }

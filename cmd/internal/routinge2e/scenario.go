@@ -232,7 +232,7 @@ func (s Scenario) FleetGatewayConfig(mode, listen, admin string, urls map[string
 		timeout = fmt.Sprintf(", timeout: {first_byte: %s}", s.FirstByte)
 	}
 	for _, t := range s.Targets {
-		fmt.Fprintf(&b, "  %s: {kind: openai, base_url: %q, api_key: e2e%s, circuit_breaker: {failures: %d, cooldown: %s}}\n",
+		fmt.Fprintf(&b, "  %s: {kind: openai, base_url: %q, api_key: e2e-not-a-secret%s, circuit_breaker: {failures: %d, cooldown: %s}}\n",
 			t.Name, urls[t.Name], timeout, breaker.Failures, breaker.Cooldown)
 	}
 	b.WriteString("targets:\n")
