@@ -25,6 +25,9 @@ const (
 
 // Request is one chat request.
 type Request struct {
+	// Client is the API the request came in, whose field names a refusal
+	// uses (turn and part positions are Turn.At and Part.At).
+	Client Format
 	// System is the system prompt's parts (text, each with its cache
 	// mark), in the order the client gave them.
 	System []Part
@@ -58,6 +61,8 @@ type Turn struct {
 	// Cache is a cache mark on the whole turn (Chat's message-level
 	// cache_control): it applies to the turn's last part.
 	Cache []byte
+	// At is the turn's position in the client's messages (or input) array.
+	At int
 }
 
 // Limits are the sampling parameters and the output limit, each the raw

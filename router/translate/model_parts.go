@@ -60,6 +60,9 @@ type Part struct {
 	Signature []byte
 	// Cache is the part's cache mark, a raw cache_control object.
 	Cache []byte
+	// At is the part's position in its client message's content (-1: the
+	// part is the message, as a Responses item or a string content is).
+	At int
 }
 
 // hasArgs reports whether a tool call carries arguments other than none.
