@@ -11,7 +11,8 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
-// Format names one of the two client APIs.
+// Format names a wire format: the three client APIs, and the two upstream
+// formats no client speaks to the gateway (Bedrock Converse, Gemini).
 type Format uint8
 
 const (
@@ -21,6 +22,10 @@ const (
 	Messages
 	// Responses is OpenAI Responses (POST /v1/responses).
 	Responses
+	// Converse is Amazon Bedrock's Converse API (/converse, /converse-stream).
+	Converse
+	// Gemini is Google's generateContent (the Gemini API and Vertex AI).
+	Gemini
 )
 
 func (f Format) String() string {
@@ -31,6 +36,10 @@ func (f Format) String() string {
 		return "anthropic-messages"
 	case Responses:
 		return "openai-responses"
+	case Converse:
+		return "bedrock-converse"
+	case Gemini:
+		return "gemini"
 	}
 	return "format(" + strconv.Itoa(int(f)) + ")"
 }

@@ -64,5 +64,5 @@ func ExampleNewMessagesToChatStream() {
 	//
 	// data: [DONE]
 	//
-	// usage: {InputTokens:9 OutputTokens:2 CacheReadInputTokens:0 CacheCreationInputTokens:0 Known:true}
+	// usage: {InputTokens:9 OutputTokens:2 CacheReadInputTokens:0 CacheCreationInputTokens:0 ReasoningTokens:0 ReasoningKnown:false Known:true}
 }

@@ -19,6 +19,12 @@ type Usage struct {
 	// cache (Anthropic's cache_creation_input_tokens; OpenAI reports none,
 	// and the gateway shows it to OpenAI clients under the same name).
 	CacheCreationInputTokens int64
+	// ReasoningTokens is the part of OutputTokens the model spent thinking
+	// (OpenAI's completion_tokens_details.reasoning_tokens, Gemini's
+	// thoughtsTokenCount); ReasoningKnown is false when the upstream does
+	// not say (Anthropic, Converse), which is not the same as 0.
+	ReasoningTokens int64
+	ReasoningKnown  bool
 	// Known is true when the upstream reported usage at all; the counts are
 	// meaningless otherwise.
 	Known bool

@@ -1,0 +1,128 @@
+package translate
+
+import (
+	"strconv"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
+
+// What every encoder of the neutral model shares: where a part stood in the
+// client's request (for a refusal to name it), and writing the values that
+// cross over as they came.
+
+// partPath names, in the client's words, the part p of turn t.
+func (r *Request) partPath(t *Turn, p *Part) string {
+	list := "messages["
+	if r.Client == Responses {
+		list = "input["
+	}
+	path := list + strconv.Itoa(t.At) + "]"
+	if p != nil && p.At >= 0 {
+		path += ".content[" + strconv.Itoa(p.At) + "]"
+	}
+	return path
+}
+
+// comma writes the ',' that separates a member or element from the one
+// before it, unless out has just opened its object or array.
+func comma(out []byte) []byte {
+	if n := len(out); n > 0 && out[n-1] != '{' && out[n-1] != '[' {
+		return append(out, ',')
+	}
+	return out
+}
+
+// key writes ,"name": before a value.
+func key(out []byte, name string) []byte {
+	out = comma(out)
+	out = append(out, '"')
+	out = append(out, name...)
+	return append(out, `":`...)
+}
+
+// appendRaw writes ,"name":v when v is present.
+func appendRaw(out []byte, name string, v []byte) []byte {
+	if !present(v) {
+		return out
+	}
+	return append(key(out, name), v...)
+}
+
+// appendInline writes inline bytes (Part.Data or MediaType) as a JSON string.
+func appendInline(out, s []byte, escaped bool) []byte {
+	if escaped {
+		// Still escaped JSON string contents: the quotes make the token.
+		out = append(out, '"')
+		out = append(out, s...)
+		return append(out, '"')
+	}
+	return appendContents(out, s, false)
+}
+
+// appendArgsObject writes a tool call's arguments as a JSON object ({}
+// for none), whichever way they came.
+func appendArgsObject(out []byte, p *Part) ([]byte, error) {
+	if !p.ArgsQuoted {
+		if !present(p.Args) {
+			return append(out, "{}"...), nil
+		}
+		if !isObject(p.Args) {
+			return out, errNotObjectArgs
+		}
+		return append(out, p.Args...), nil
+	}
+	return appendArguments(out, p.Args)
+}
+
+// appendArgsString writes a tool call's arguments as a string holding JSON
+// ("{}" for none), as OpenAI's arguments are.
+func appendArgsString(out []byte, p *Part) []byte {
+	switch {
+	case !present(p.Args):
+		return append(out, `"{}"`...)
+	case p.ArgsQuoted:
+		if isEmptyString(p.Args) {
+			return append(out, `"{}"`...)
+		}
+		return append(out, p.Args...)
+	}
+	return jsonscan.AppendString(out, p.Args)
+}
+
+// textOr is a part's text token, or "" when it has none.
+func textOr(t []byte) []byte {
+	if isString(t) {
+		return t
+	}
+	return []byte(`""`)
+}
+
+// mediaSubtype is the subtype of an image media type Converse names
+// formats by (image/png: png), ok false for one it does not take.
+func mediaSubtype(mt []byte, allowed ...string) (string, bool) {
+	const prefix = "image/"
+	if len(mt) <= len(prefix) || string(mt[:len(prefix)]) != prefix {
+		return "", false
+	}
+	sub := string(mt[len(prefix):])
+	for _, a := range allowed {
+		if sub == a {
+			return sub, true
+		}
+	}
+	return "", false
+}
+
+// callNames finds, for a tool result, the name of the call it answers,
+// which Gemini's functionResponse needs and the other APIs do not send.
+func (r *Request) callName(id []byte) []byte {
+	for i := range r.Turns {
+		for j := range r.Turns[i].Parts {
+			p := &r.Turns[i].Parts[j]
+			if p.Kind == PartToolCall && string(p.ID) == string(id) {
+				return p.Name
+			}
+		}
+	}
+	return nil
+}
