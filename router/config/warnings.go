@@ -63,10 +63,14 @@ func baseURLWarning(kind, base string) string {
 	host := strings.ToLower(u.Hostname())
 	root, known := apiRoots[host]
 	path := strings.TrimRight(u.EscapedPath(), "/")
+	shown := u.Scheme + "://" + u.Host + path
+	if !known && kind == KindOpenAI && !hasVersionSegment(path) {
+		return fmt.Sprintf("%s has no version segment (such as /v1, /v1beta, /openai/v1): an OpenAI-compatible API's root ends in one, and without it requests would go to %s/chat/completions, which usually answers 404; write the provider's API root, e.g. %s/v1",
+			shown, shown, shown)
+	}
 	if !known || path == root {
 		return ""
 	}
-	shown := u.Scheme + "://" + u.Host + path
 	endpoint := "/chat/completions"
 	if kind == KindAnthropic {
 		endpoint = "/messages"
@@ -78,4 +82,15 @@ func baseURLWarning(kind, base string) string {
 	}
 	return fmt.Sprintf("%s is not the API root of %s (%s): requests would go to %s%s, which answers 404; write %s",
 		shown, host, root, shown, endpoint, want)
+}
+
+// hasVersionSegment reports whether path has a segment that names an API
+// version: "v" and a digit, then anything ("v1", "v1beta", "v2alpha1").
+func hasVersionSegment(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if len(seg) >= 2 && seg[0] == 'v' && seg[1] >= '0' && seg[1] <= '9' {
+			return true
+		}
+	}
+	return false
 }
