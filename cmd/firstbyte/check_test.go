@@ -180,8 +180,8 @@ func TestServeLogsConfigWarnings(t *testing.T) {
 	var buf bytes.Buffer
 	logConfigWarnings(slog.New(slog.NewTextHandler(&buf, nil)), cfg)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 5 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "field=providers.openai.base_url") {
-		t.Errorf("logged\n%s\nwant 5 warnings, the first about providers.openai.base_url", buf.String())
+	if len(lines) != 6 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "field=providers.openai.base_url") {
+		t.Errorf("logged\n%s\nwant 6 warnings, the first about providers.openai.base_url", buf.String())
 	}
 	if strings.Contains(buf.String(), "secret") {
 		t.Errorf("a logged warning shows a base_url's credentials:\n%s", buf.String())

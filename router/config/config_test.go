@@ -425,6 +425,7 @@ var configWarningTests = []struct {
 		`providers.groq.base_url: https://api.groq.com/v1 is not the API root of api.groq.com (/openai/v1): requests would go to https://api.groq.com/v1/chat/completions, which answers 404; write https://api.groq.com/openai/v1`,
 		`providers.fireworks.base_url: https://api.fireworks.ai/inference is not the API root of api.fireworks.ai (/inference/v1): requests would go to https://api.fireworks.ai/inference/chat/completions, which answers 404; write https://api.fireworks.ai/inference/v1`,
 		`providers.openrouter.base_url: https://openrouter.ai/api/v1/chat/completions is not the API root of openrouter.ai (/api/v1): requests would go to https://openrouter.ai/api/v1/chat/completions/chat/completions, which answers 404; write https://openrouter.ai/api/v1`,
+		`providers.proxy.base_url: https://llm-proxy.internal has no version segment (such as /v1, /v1beta, /openai/v1): an OpenAI-compatible API's root ends in one, and without it requests would go to https://llm-proxy.internal/chat/completions, which usually answers 404; write the provider's API root, e.g. https://llm-proxy.internal/v1`,
 	}},
 }
 

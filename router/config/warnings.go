@@ -64,10 +64,14 @@ func baseURLWarning(kind, base string) string {
 	host := strings.ToLower(u.Hostname())
 	root, known := apiRoots[host]
 	path := strings.TrimRight(u.EscapedPath(), "/")
+	shown := u.Scheme + "://" + u.Host + path
+	if !known && kind == KindOpenAI && !hasVersionSegment(path) {
+		return fmt.Sprintf("%s has no version segment (such as /v1, /v1beta, /openai/v1): an OpenAI-compatible API's root ends in one, and without it requests would go to %s/chat/completions, which usually answers 404; write the provider's API root, e.g. %s/v1",
+			shown, shown, shown)
+	}
 	if !known || path == root {
 		return ""
 	}
-	shown := u.Scheme + "://" + u.Host + path
 	endpoint := "/chat/completions"
 	if kind == KindAnthropic {
 		endpoint = "/messages"
@@ -104,4 +108,15 @@ func (c *Config) shortKeyWarnings() FieldErrors {
 			Msg: fmt.Sprintf("is %d character(s) long; no provider issues a key under %d: a placeholder the provider will refuse", len(p.APIKey), MinAPIKeyLength)})
 	}
 	return ws
+}
+
+// hasVersionSegment reports whether path has a segment that names an API
+// version: "v" and a digit, then anything ("v1", "v1beta", "v2alpha1").
+func hasVersionSegment(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if len(seg) >= 2 && seg[0] == 'v' && seg[1] >= '0' && seg[1] <= '9' {
+			return true
+		}
+	}
+	return false
 }
