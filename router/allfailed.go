@@ -77,7 +77,7 @@ func (g *Gateway) allCooled(c *call) {
 	now := g.now()
 	var earliest time.Time
 	for _, cand := range c.route.order {
-		if t := cand.cooledUntil(now); !t.IsZero() && (earliest.IsZero() || t.Before(earliest)) {
+		if t := cand.Guard.CooledUntil(now); !t.IsZero() && (earliest.IsZero() || t.Before(earliest)) {
 			earliest = t
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -22,8 +23,8 @@ type Candidate struct {
 	Price  float64
 	Priced bool
 
-	upstream *upstream   // runtime state of the provider (breaker, limiter)
-	guard    *modelGuard // runtime state of (provider, upstream model): cooldown, disabled
+	Upstream *upstream.Provider // runtime state of the provider (breaker, limiter)
+	Guard    *upstream.Model    // runtime state of (provider, upstream model): cooldown, disabled
 	// answerModel is the model name its answers report: the client's
 	// (response_model: requested), or "" for the upstream's own.
 	answerModel string
@@ -44,13 +45,13 @@ func (c *Candidate) spanName(operation string) string {
 
 // attemptAttributes are the attributes an attempt span starts with.
 func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt int, selection string, inflight int64) []attribute.KeyValue {
-	u := c.upstream
+	u := c.Upstream
 	return []attribute.KeyValue{
 		telemetry.KeyOperationName.String(operation),
-		telemetry.KeyProviderName.String(u.kind),
+		telemetry.KeyProviderName.String(u.Kind),
 		telemetry.KeyRequestModel.String(c.Model),
-		telemetry.KeyServerAddress.String(u.host),
-		telemetry.KeyServerPort.Int(u.port),
+		telemetry.KeyServerAddress.String(u.Host),
+		telemetry.KeyServerPort.Int(u.Port),
 		telemetry.KeyTarget.String(c.Target),
 		telemetry.KeyRequestedModel.String(requestedModel),
 		telemetry.KeyAttempt.Int(attempt),
@@ -60,14 +61,14 @@ func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt 
 }
 
 // Circuit is the candidate's circuit state now.
-func (c *Candidate) Circuit() CircuitState { return c.upstream.breaker.State() }
+func (c *Candidate) Circuit() upstream.CircuitState { return c.Upstream.Breaker.State() }
 
 // Provider says where the candidate's provider is and what it speaks: its
 // wire format (openai or anthropic) and the host and port of its base_url
 // (443 or 80 by scheme when the URL names none), as attempt spans carry
 // them in server.address and server.port.
 func (c *Candidate) Provider() (kind, host string, port int) {
-	return c.upstream.kind, c.upstream.host, c.upstream.port
+	return c.Upstream.Kind, c.Upstream.Host, c.Upstream.Port
 }
 
 // Candidates lists every (target, client model) candidate, in declaration

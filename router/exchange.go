@@ -56,15 +56,15 @@ var errUntranslatable = errors.New("request cannot be translated for this provid
 // be served by cand's wire format (*translate.RequestError inside); another
 // candidate may still serve it.
 func (c *call) exchange(cand *Candidate) (exchange, error) {
-	u := cand.upstream
-	x := exchange{url: u.endpointURL(c.ep), answerModel: cand.answerModel}
+	u := cand.Upstream
+	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: cand.answerModel}
 	switch {
 	case c.ep.family == familyResponses:
 		return c.responsesExchange(cand, x)
-	case c.ep.family != familyChat || u.kind == c.ep.clientKind():
+	case c.ep.family != familyChat || u.Kind == c.ep.clientKind():
 		x.body = c.fields.withModel(nil, c.body, cand.Model)
 		switch {
-		case c.ep.family == familyChat && u.kind == config.KindOpenAI && c.fields.Stream:
+		case c.ep.family == familyChat && u.Kind == config.KindOpenAI && c.fields.Stream:
 			// Ask the upstream for its final usage chunk; strip it again
 			// unless the client asked too.
 			out, asked, err := translate.WithStreamUsage(x.body)
@@ -77,7 +77,7 @@ func (c *call) exchange(cand *Candidate) (exchange, error) {
 			x.body = translate.FitForAnthropic(x.body)
 		}
 		return x, nil
-	case u.kind == config.KindAnthropic: // an OpenAI chat request to an Anthropic provider
+	case u.Kind == config.KindAnthropic: // an OpenAI chat request to an Anthropic provider
 		x.ids = translate.NewToolIDs(c.body, translate.Chat)
 		body, includeUsage, err := translate.ChatToMessages(c.body, cand.Model, x.ids)
 		if err != nil {
@@ -122,7 +122,7 @@ func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.S
 		return translate.NewPassThrough(translate.Responses, false, x.answerModel)
 	case c.ep.family != familyChat:
 		return nil
-	case cand.upstream.kind == config.KindOpenAI:
+	case cand.Upstream.Kind == config.KindOpenAI:
 		return translate.NewPassThrough(translate.Chat, !x.clientWantsUsage, x.answerModel)
 	}
 	return translate.NewPassThrough(translate.Messages, false, x.answerModel)
@@ -152,7 +152,7 @@ func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([
 		valid = validJSON(body)
 	case c.ep.family == familyResponses:
 		u, valid = translate.UsageFromResponsesResponse(body)
-	case cand.upstream.kind == config.KindAnthropic:
+	case cand.Upstream.Kind == config.KindAnthropic:
 		u, valid = translate.UsageFromMessagesResponse(body)
 	default:
 		u, valid = translate.UsageFromChatResponse(body)

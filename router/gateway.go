@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -88,7 +89,7 @@ const DefaultStreamWriteTimeout = 30 * time.Second
 type Gateway struct {
 	routes      map[string]map[string][]*Candidate // endpoint family -> client model -> candidates in declaration order
 	models      []string                           // client-facing models, sorted
-	upstreams   map[string]*upstream
+	upstreams   map[string]*upstream.Provider
 	targets     []*Candidate // every candidate, declaration order (for the debug page)
 	strategy    Strategy
 	stats       StatsSource // nil in modes that need none
@@ -144,7 +145,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	budget.onLarge.Store(&o.OnLargeAnswerDone)
 	g := &Gateway{
 		routes:     map[string]map[string][]*Candidate{},
-		upstreams:  map[string]*upstream{},
+		upstreams:  map[string]*upstream.Provider{},
 		strategy:   strategy,
 		stats:      o.Stats,
 		mode:       cfg.Strategy.Mode,
@@ -196,7 +197,7 @@ func (o *Options) setDefaults() {
 		o.TracerProvider = noop.NewTracerProvider()
 	}
 	if o.Transport == nil {
-		o.Transport = NewTransport()
+		o.Transport = upstream.NewTransport()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -216,11 +217,13 @@ func (o *Options) setDefaults() {
 // config is unchanged since prev (nil: none) keeps prev's (breaker,
 // concurrency slots).
 func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
-	ev := upstreamEvents{
-		circuit: func(provider string, from, to CircuitState) {
+	o := upstream.Options{
+		Now:      g.now,
+		Suffixes: upstreamSuffixes,
+		Circuit: func(provider string, from, to upstream.CircuitState) {
 			g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
 		},
-		disabled: func(provider, model string, on bool, reason string) {
+		Disabled: func(provider, model string, on bool, reason string) {
 			what, args := "provider", []any{"provider", provider}
 			if model != "" {
 				what, args = "target", append(args, "model", model) // that upstream model only
@@ -236,13 +239,13 @@ func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 	for name, p := range cfg.Providers {
 		if prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
 			u := prev.upstreams[name]                 // same provider: same breaker, slots and cooldown
-			u.resetDisabled(func(model, was string) { // a reload gives a disabled target a fresh start
+			u.ResetDisabled(func(model, was string) { // a reload gives a disabled target a fresh start
 				g.log.Info("enabled again by the reload", "provider", name, "model", model, "was", was)
 			})
 			g.upstreams[name] = u
 			continue
 		}
-		g.upstreams[name] = newUpstream(name, p, g.now, ev)
+		g.upstreams[name] = upstream.New(name, p, o)
 	}
 }
 
@@ -254,8 +257,8 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 		u := g.upstreams[t.VirtualKey]
 		served := t.Routes(cfg.Providers[t.VirtualKey])
 		for _, m := range slices.Sorted(maps.Keys(served)) {
-			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
-			c.guard = u.guard(c.Model)
+			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, Upstream: u, spanNames: map[string]string{}}
+			c.Guard = u.Model(c.Model)
 			if cfg.ResponseModel == config.ResponseModelRequested {
 				c.answerModel = m
 			}
@@ -266,7 +269,7 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 				c.spanNames[ep.operation] = ep.operation + " " + c.Model
 			}
 			for _, f := range families {
-				if slices.Contains(f.kinds, u.kind) {
+				if slices.Contains(f.kinds, u.Kind) {
 					byModel := g.routes[f.name]
 					if byModel == nil {
 						byModel = map[string][]*Candidate{}

@@ -27,9 +27,9 @@ import (
 // by its load curve and its configured concurrency cap.
 func loadFactor(c *Candidate, st *stats.Target) float64 {
 	k, cap := st.PeerInflight+1, 0
-	if u := c.upstream; u != nil { // nil: a candidate built bare, in a test
-		k += int(u.inflight.Load())
-		cap = u.maxConcurrency
+	if u := c.Upstream; u != nil { // nil: a candidate built bare, in a test
+		k += int(u.Inflight())
+		cap = u.MaxConcurrency
 	}
 	f := st.LoadFactor(k)
 	if cap > 0 {

@@ -66,11 +66,11 @@ func (g *Gateway) order(dst []*Candidate, model string, eligible []*Candidate) (
 	var whyBuf [rankedCap]string
 	avail, away, why := availBuf[:0], awayBuf[:0], whyBuf[:0] // why[i]: away[i]'s skip reason, read once
 	for _, c := range eligible {
-		if probe == nil && c.claimDisabledProbe(now) {
+		if probe == nil && c.Guard.ClaimDisabledProbe(now) {
 			probe = c
 			continue
 		}
-		if reason := c.awayFor(now); reason != "" {
+		if reason := c.Guard.AwayFor(now); reason != "" {
 			away, why = append(away, c), append(why, reason)
 			continue
 		}
@@ -126,7 +126,7 @@ var awayOrder = [...]string{SkipRateLimited, SkipCircuitOpen, SkipDisabled}
 // eligible's order, asking each breaker once.
 func splitByCircuit(admitted, blocked, eligible []*Candidate) ([]*Candidate, []*Candidate) {
 	for _, c := range eligible {
-		if c.upstream.breaker.blocked() {
+		if c.Upstream.Breaker.Blocked() {
 			blocked = append(blocked, c)
 		} else {
 			admitted = append(admitted, c)

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // TestOrderPutsBlockedCircuitsLast: the strategy orders the targets whose
@@ -15,8 +18,9 @@ func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
 	clock := func() time.Time { return now }
 	cands := make([]*Candidate, 5)
 	for i, name := range []string{"a", "b", "c", "d", "e"} {
-		cands[i] = &Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1,
-			upstream: &upstream{now: clock, breaker: newBreaker(1, time.Minute, clock, nil)}, guard: &modelGuard{}}
+		p := &config.Provider{CircuitBreaker: config.CircuitBreaker{Failures: 1, Cooldown: time.Minute}}
+		u := upstream.New(name, p, upstream.Options{Now: clock})
+		cands[i] = &Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1, Upstream: u, Guard: u.Model("m")}
 	}
 	g := &Gateway{strategy: Fallback{}, now: clock}
 	names := func(cs []*Candidate) []string {
@@ -29,11 +33,11 @@ func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
 	var buf [rankedCap]*Candidate
 	order := func() []*Candidate { o, _, _ := g.order(buf[:0], "m", cands); return o }
 	trip := func(c *Candidate) {
-		adm, ok := c.upstream.breaker.admit()
+		adm, ok := c.Upstream.Breaker.Admit()
 		if !ok {
 			t.Fatalf("%s not admitted", c.Target)
 		}
-		adm.resolve(resultFault)
+		adm.Resolve(upstream.Fault)
 	}
 
 	if got := names(order()); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {

@@ -164,7 +164,7 @@ func (g *Gateway) prefer(r *Route, model string, p Prefix, now time.Time) {
 		return
 	}
 	i := slices.IndexFunc(r.order, func(c *Candidate) bool { return c.Target == target })
-	if i < 0 || r.order[i].awayFor(now) != "" || !g.within(r.order[i], r.order, now) {
+	if i < 0 || r.order[i].Guard.AwayFor(now) != "" || !g.within(r.order[i], r.order, now) {
 		return
 	}
 	lead(r.order, i)
@@ -203,7 +203,7 @@ func (g *Gateway) within(c *Candidate, order []*Candidate, now time.Time) bool {
 	}
 	mine := float64(cs.P50) * loadFactor(c, &cs)
 	for _, o := range order {
-		if o == c || o.awayFor(now) != "" {
+		if o == c || o.Guard.AwayFor(now) != "" {
 			continue
 		}
 		if os := g.stats.StatsAt(o.Target, o.Model, now); os.Samples > 0 && mine > affinityBound*float64(os.P50)*loadFactor(o, &os) {

@@ -99,7 +99,7 @@ func (s *streamAnswer) convert(p []byte) ([]byte, error) {
 // reachStream waits for the first chunk (that moment is the TTFB sample),
 // then reads on until the client has something to get.
 func (a *attempt) reachStream() bool {
-	resp, s, u := a.resp, &a.strm, a.cand.upstream
+	resp, s, u := a.resp, &a.strm, a.cand.Upstream
 	if !eventStream(resp.Header) {
 		// Not a stream at all (an HTML error page, a JSON answer): nothing
 		// the client asked for, and nothing a stream parser should see.
@@ -122,14 +122,14 @@ func (a *attempt) reachStream() bool {
 	a.firstByte.Stop()
 	a.res.Status = resp.StatusCode
 	s.started = a.g.now()
-	a.total = time.AfterFunc(u.total-wait, func() { a.cancel(errTotalTimeout) })
-	a.idle = time.AfterFunc(u.idle, func() { a.cancel(errIdleTimeout) })
+	a.total = time.AfterFunc(u.Total-wait, func() { a.cancel(errTotalTimeout) })
+	a.idle = time.AfterFunc(u.Idle, func() { a.cancel(errIdleTimeout) })
 
 	out, ferr := s.convert(p)
 	for len(out) == 0 && ferr == nil && err == nil {
 		s.drop() // the converter keeps what it needs of a partial event
 		t := a.g.now()
-		a.idle.Reset(u.idle)
+		a.idle.Reset(u.Idle)
 		p, err = s.read(resp.Body)
 		a.res.Wait += a.g.since(t)
 		if len(p) > 0 {
@@ -162,7 +162,7 @@ func (a *attempt) reachStream() bool {
 func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	resp, s := a.resp, &a.strm
 	h := w.Header()
-	copyResponseHeaders(h, resp.Header, true, a.cand.upstream.apiKey)
+	copyResponseHeaders(h, resp.Header, true, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		h.Del("Content-Encoding")
 	}
@@ -186,7 +186,7 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	}
 	err, ferr := s.rerr, s.ferr
 	var out []byte
-	idle := a.cand.upstream.idle
+	idle := a.cand.Upstream.Idle
 	for ferr == nil && err == nil {
 		t := a.g.now()
 		var p []byte
@@ -241,7 +241,7 @@ func (a *attempt) brokenStream(cw *chunkWriter, invalid bool) {
 		msg = "upstream exceeded its total timeout mid-stream"
 	case errors.Is(cause, errIdleTimeout):
 		a.res.ErrorType = fault.ErrorStall
-		msg = "upstream stalled mid-stream: no chunk within its idle timeout (" + a.cand.upstream.idle.String() + ")"
+		msg = "upstream stalled mid-stream: no chunk within its idle timeout (" + a.cand.Upstream.Idle.String() + ")"
 	case errors.Is(cause, errStopping):
 		a.res.Outcome, a.res.ErrorType = telemetry.OutcomeSuccess, "" // the upstream did its part
 		msg = "the gateway is shutting down and its grace period for open streams ended; the stream is incomplete"

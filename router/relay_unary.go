@@ -119,7 +119,7 @@ func (a *attempt) reachUnary() bool {
 func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
 	resp, answer := a.resp, a.unary.answer
 	h := w.Header()
-	copyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.upstream.apiKey)
+	copyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		h.Del("Content-Encoding")
 		h["Content-Type"] = jsonContentType

@@ -20,17 +20,17 @@ import (
 // responsesExchange builds what a Responses request sends cand; x holds
 // what every exchange starts with.
 func (c *call) responsesExchange(cand *Candidate, x exchange) (exchange, error) {
-	u := cand.upstream
+	u := cand.Upstream
 	switch {
-	case u.kind == config.KindOpenAI && u.responses:
+	case u.Kind == config.KindOpenAI && u.Responses:
 		x.body = c.fields.withModel(nil, c.body, cand.Model)
 		return x, nil
-	case u.kind == config.KindOpenAI:
+	case u.Kind == config.KindOpenAI:
 		body, err := translate.ResponsesToChat(c.body, cand.Model)
 		if err != nil {
 			return exchange{}, errors.Join(errUntranslatable, err)
 		}
-		x.body, x.url, x.conv = body, u.urls[suffixChat], convChatToResponses
+		x.body, x.url, x.conv = body, u.URL(suffixChat), convChatToResponses
 		return x, nil
 	}
 	x.ids = translate.NewToolIDs(c.body, translate.Responses)
@@ -38,6 +38,6 @@ func (c *call) responsesExchange(cand *Candidate, x exchange) (exchange, error) 
 	if err != nil {
 		return exchange{}, errors.Join(errUntranslatable, err)
 	}
-	x.body, x.url, x.conv = body, u.urls[suffixMessages], convMessagesToResponses
+	x.body, x.url, x.conv = body, u.URL(suffixMessages), convMessagesToResponses
 	return x, nil
 }

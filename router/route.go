@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -35,14 +36,14 @@ import (
 
 // Skip reasons (X-Firstbyte-Skipped, firstbyte_skips_total{reason}).
 const (
-	SkipCircuitOpen = "circuit_open"
+	SkipCircuitOpen = upstream.SkipCircuitOpen
 	SkipQueueFull   = "queue_full"
 	// SkipRateLimited: the provider's rate limits keep it away until the
 	// time it gave (Retry-After or a reset header).
-	SkipRateLimited = "rate_limited"
+	SkipRateLimited = upstream.SkipRateLimited
 	// SkipDisabled: the provider refused the gateway's credential, or its
 	// account cannot pay; only its probe goes until one succeeds.
-	SkipDisabled = "disabled"
+	SkipDisabled = upstream.SkipDisabled
 	// SkipUntranslatable: the request uses a feature the target's wire
 	// format cannot honour (e.g. n > 1 for an Anthropic provider).
 	SkipUntranslatable = "untranslatable"
@@ -137,7 +138,7 @@ type Turn struct {
 	x exchange // built for Cand by the route's preparer (zero: no preparer)
 
 	pos, try int // where the cursor was: Skip moves past this candidate
-	adm      admission
+	adm      upstream.Admission
 	probe    bool       // the disabled provider's probe, or a forced try of it
 	hedge    bool       // a hedge, started beside a late attempt
 	inflight int64      // its provider's attempts in flight from this gateway, itself included
@@ -177,7 +178,7 @@ func (r *Route) Next() (t Turn, ok bool) {
 			r.passOver(c, SkipUntranslatable, probe)
 			continue
 		}
-		adm, refused := c.admit(c.upstream.now(), probe)
+		adm, refused := c.Guard.Admit(c.Upstream.Now(), probe)
 		if refused != "" {
 			if r.try == 0 {
 				r.skip(c.Target, refused)
@@ -199,7 +200,7 @@ func (r *Route) Next() (t Turn, ok bool) {
 		if err != nil {
 			return Turn{}, false // not reached: a blackout needs every candidate prepared
 		}
-		return r.turn(c, x, c.upstream.breaker.force(), c.disabled()), true
+		return r.turn(c, x, c.Upstream.Breaker.Force(), c.Guard.Disabled()), true
 	}
 	return Turn{}, false
 }
@@ -240,7 +241,7 @@ func (r *Route) HedgeAfter(t *Turn) (time.Duration, bool) {
 	if next == nil {
 		return 0, false
 	}
-	return r.hedging.delay(t.Cand, next, t.Cand.upstream.now())
+	return r.hedging.delay(t.Cand, next, t.Cand.Upstream.Now())
 }
 
 // HedgeMax is how many hedges may run beside one attempt.
@@ -258,7 +259,7 @@ func (r *Route) TryHedge(last *Turn) (Turn, bool) {
 	if r.hedging == nil {
 		return Turn{}, false
 	}
-	if !r.hedging.budgets[r.model].take(last.Cand.upstream.now(), r.hedging.budget) {
+	if !r.hedging.budgets[r.model].take(last.Cand.Upstream.Now(), r.hedging.budget) {
 		if r.hedges == 0 {
 			r.hedge = HedgeDenied
 		}
@@ -295,10 +296,10 @@ func (r *Route) prepared(c *Candidate) (exchange, error) {
 }
 
 // turn hands out an attempt of c, which sends x (built for c).
-func (r *Route) turn(c *Candidate, x exchange, adm admission, probe bool) Turn {
+func (r *Route) turn(c *Candidate, x exchange, adm upstream.Admission, probe bool) Turn {
 	r.attempts++
 	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, x: x, pos: r.pos, try: r.try, adm: adm, probe: probe,
-		inflight: c.upstream.inflight.Add(1)}
+		inflight: c.Upstream.Started()}
 	if r.attempts > 1 {
 		t.Selection = telemetry.SelectionFailover
 	}
@@ -312,7 +313,7 @@ func (r *Route) passOver(c *Candidate, reason string, probe bool) {
 		r.skip(c.Target, reason)
 	}
 	if probe {
-		c.disabledProbeDone()
+		c.Guard.DisabledProbeDone()
 		r.probe = nil
 	}
 	r.pos, r.try = r.pos+1, 0
@@ -344,7 +345,7 @@ func (r *Route) blackout() *Candidate {
 	var best *Candidate
 	var bestAt time.Time
 	for _, c := range r.order {
-		at := c.availableAt(c.upstream.now())
+		at := c.Guard.AvailableAt(c.Upstream.Now())
 		if best == nil || at.Before(bestAt) {
 			best, bestAt = c, at
 		}
@@ -369,9 +370,9 @@ func (r *Route) Skip(t *Turn, reason string) {
 // Abandon drops t without an attempt: the client left while it waited
 // (for a concurrency slot). The admission says nothing of the provider.
 func (r *Route) Abandon(t *Turn) {
-	t.resolve(resultNeutral)
+	t.resolve(upstream.Neutral)
 	if t.probe {
-		t.Cand.disabledProbeDone()
+		t.Cand.Guard.DisabledProbeDone()
 	}
 	r.attempts--
 }
@@ -385,25 +386,25 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	if t.span != nil {
 		// What is still in flight there as this attempt ends (itself not
 		// counted): the load a peer reading the span should count now.
-		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.upstream.inflight.Load() - 1))
+		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.Upstream.Inflight() - 1))
 		res.endSpan(t.span, ts)
 		t.span = nil
 	}
 	t.resolve(res.breakerResult())
-	t.Cand.settle(res, t.probe, t.adm.seq)
-	if t.adm.forced && res.Outcome == telemetry.OutcomeSuccess {
+	t.Cand.Guard.Settle(res.report(), t.probe, t.adm.Seq())
+	if t.adm.Forced() && res.Outcome == telemetry.OutcomeSuccess {
 		// The blackout rule's try was served: the outage is over, as far as
 		// one provider can say. The others' circuits end their cooldown, so
 		// the next requests probe them (one probe each, from real traffic)
 		// rather than stay on this one until their cooldowns run out.
 		for _, c := range r.order {
 			if c != t.Cand {
-				c.upstream.breaker.endCooldown()
+				c.Upstream.Breaker.EndCooldown()
 			}
 		}
 	}
 	if r.affinity != nil && res.Outcome == telemetry.OutcomeSuccess {
-		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.upstream.now())
+		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.Upstream.Now())
 	}
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true
@@ -447,11 +448,11 @@ func (t *Turn) StartSpan(ctx context.Context, tracer trace.Tracer, operation, re
 }
 
 // resolve tells the breaker how the admitted attempt ended, once.
-func (t *Turn) resolve(r result) {
+func (t *Turn) resolve(r upstream.Verdict) {
 	if !t.resolved {
 		t.resolved = true
-		t.adm.resolve(r)
-		t.Cand.upstream.inflight.Add(-1)
+		t.adm.Resolve(r)
+		t.Cand.Upstream.Ended()
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // ModelRouting is the routing state of one client model as the active mode
@@ -102,16 +104,16 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 	}
 	for i, r := range ranked {
 		c := r.Candidate
-		u := c.upstream
-		state := u.breaker.State()
+		u := c.Upstream
+		state := u.Breaker.State()
 		t := TargetRouting{
 			Target: c.Target, UpstreamModel: c.Model, Rank: i + 1, Leader: i == leader, Note: r.Note,
-			Circuit: state.String(), CircuitOpen: state != CircuitClosed,
+			Circuit: state.String(), CircuitOpen: state != upstream.CircuitClosed,
 		}
-		if reason, next := c.disabledState(); reason != "" {
+		if reason, next := c.Guard.DisabledState(); reason != "" {
 			t.Disabled, t.NextProbe = reason, next.UTC().Format(time.RFC3339)
 		}
-		if until := c.cooledUntil(g.now()); !until.IsZero() {
+		if until := c.Guard.CooledUntil(g.now()); !until.IsZero() {
 			t.RateLimitedUntil = float64(until.UnixNano()) / 1e9
 		}
 		if !math.IsNaN(r.Score) && !math.IsInf(r.Score, 0) {
@@ -123,7 +125,7 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 			t.P50Seconds, t.EWMASeconds, t.Samples = st.P50.Seconds(), st.EWMA.Seconds(), st.Samples
 			t.SamplesSelf, t.SamplesPeers, t.SamplesForeign = st.SelfSamples, st.PeerSamples, st.ForeignSamples
 			t.FaultRate, t.Faults, t.Outcomes, t.FaultSeconds = st.FaultRate, st.Faults, st.Outcomes, st.FaultSeconds
-			t.Inflight, t.PeerInflight, t.LoadFactor = int(u.inflight.Load()), st.PeerInflight, loadFactor(c, &st)
+			t.Inflight, t.PeerInflight, t.LoadFactor = int(u.Inflight()), st.PeerInflight, loadFactor(c, &st)
 			if st.Samples > 0 {
 				t.OldestSampleAgeS = max(0, now.Sub(st.Oldest).Seconds())
 			}

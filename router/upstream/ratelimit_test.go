@@ -1,4 +1,4 @@
-package router
+package upstream
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ func TestReadRateSignal(t *testing.T) {
 		name                    string
 		h                       http.Header
 		retryAt, exhausted, rst time.Duration // from rlNow; -1: zero time
-		refused                 time.Duration // refusedUntil, -1: zero
+		refused                 time.Duration // RefusedUntil, -1: zero
 	}{
 		{"nothing", http.Header{}, -1, -1, -1, -1},
 		{"Retry-After seconds", http.Header{"Retry-After": {"120"}}, 120 * time.Second, -1, -1, 120 * time.Second},
@@ -63,18 +63,18 @@ func TestReadRateSignal(t *testing.T) {
 		{"negative remaining counts as spent", http.Header{"X-Ratelimit-Remaining-Requests": {"-1"}, "X-Ratelimit-Reset-Requests": {"1s"}}, -1, time.Second, time.Second, time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := readRateSignal(tc.h, rlNow)
+			s := ReadRateSignal(tc.h, rlNow)
 			at := func(d time.Duration) time.Time {
 				if d == -1 {
 					return time.Time{}
 				}
 				return rlNow.Add(d)
 			}
-			if !s.retryAt.Equal(at(tc.retryAt)) || !s.exhausted.Equal(at(tc.exhausted)) || !s.reset.Equal(at(tc.rst)) {
-				t.Errorf("readRateSignal = retry %v, exhausted %v, reset %v; want %v, %v, %v", s.retryAt, s.exhausted, s.reset, at(tc.retryAt), at(tc.exhausted), at(tc.rst))
+			if !s.RetryAt.Equal(at(tc.retryAt)) || !s.Exhausted.Equal(at(tc.exhausted)) || !s.Reset.Equal(at(tc.rst)) {
+				t.Errorf("ReadRateSignal = retry %v, exhausted %v, reset %v; want %v, %v, %v", s.RetryAt, s.Exhausted, s.Reset, at(tc.retryAt), at(tc.exhausted), at(tc.rst))
 			}
-			if got := s.refusedUntil(); !got.Equal(at(tc.refused)) {
-				t.Errorf("refusedUntil = %v, want %v", got, at(tc.refused))
+			if got := s.RefusedUntil(); !got.Equal(at(tc.refused)) {
+				t.Errorf("RefusedUntil = %v, want %v", got, at(tc.refused))
 			}
 		})
 	}
@@ -90,14 +90,14 @@ func FuzzRateSignal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, retry, reset, remaining string) {
 		h := http.Header{"Retry-After": {retry}, "Retry-After-Ms": {reset}, "X-Ratelimit-Reset-Requests": {reset},
 			"X-Ratelimit-Remaining-Requests": {remaining}, "Anthropic-Ratelimit-Tokens-Reset": {retry}, "Anthropic-Ratelimit-Tokens-Remaining": {remaining}}
-		s := readRateSignal(h, rlNow)
-		for _, at := range []time.Time{s.retryAt, s.exhausted, s.reset, s.refusedUntil()} {
+		s := ReadRateSignal(h, rlNow)
+		for _, at := range []time.Time{s.RetryAt, s.Exhausted, s.Reset, s.RefusedUntil()} {
 			if !at.IsZero() && at.Before(rlNow) {
 				t.Fatalf("an instant before now: %v (headers %v)", at, h)
 			}
 		}
 		c := cooldown{max: 5 * time.Minute}
-		c.extend(rlNow, s.refusedUntil())
+		c.extend(rlNow, s.RefusedUntil())
 		if u := c.Until(rlNow); !u.IsZero() && u.After(rlNow.Add(5*time.Minute)) {
 			t.Fatalf("cooled until %v, past the 5m cap", u)
 		}

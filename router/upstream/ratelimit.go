@@ -1,4 +1,4 @@
-package router
+package upstream
 
 import (
 	"math"
@@ -23,18 +23,18 @@ import (
 // A value that is none of these (garbage, negative, not finite) is
 // ignored, never an error.
 
-// rateSignal is an answer's rate-limit headers, as instants.
-type rateSignal struct {
-	retryAt time.Time // Retry-After or retry-after-ms; zero when absent
-	// exhausted is the latest reset of a limit the answer says has nothing
+// RateSignal is an answer's rate-limit headers, as instants.
+type RateSignal struct {
+	RetryAt time.Time // Retry-After or retry-after-ms; zero when absent
+	// Exhausted is the latest reset of a limit the answer says has nothing
 	// remaining; zero when none is at 0 (or its reset is unknown).
-	exhausted time.Time
-	// reset is the earliest reset of any limit; zero when none is given.
-	reset time.Time
-	// requests is what remains of the request limit (-1: not said), until
-	// requestsReset.
-	requests      int64
-	requestsReset time.Time
+	Exhausted time.Time
+	// Reset is the earliest reset of any limit; zero when none is given.
+	Reset time.Time
+	// Requests is what remains of the request limit (-1: not said), until
+	// RequestsReset.
+	Requests      int64
+	RequestsReset time.Time
 }
 
 // limitHeaders pairs each provider's remaining and reset headers, spelled
@@ -48,19 +48,19 @@ var limitHeaders = [][2]string{
 	{"Anthropic-Ratelimit-Output-Tokens-Remaining", "Anthropic-Ratelimit-Output-Tokens-Reset"},
 }
 
-// readRateSignal reads h's rate-limit headers as of now.
-func readRateSignal(h http.Header, now time.Time) rateSignal {
-	s := rateSignal{requests: -1}
+// ReadRateSignal reads h's rate-limit headers as of now.
+func ReadRateSignal(h http.Header, now time.Time) RateSignal {
+	s := RateSignal{Requests: -1}
 	if v := headerValue(h, "Retry-After-Ms"); v != "" {
 		if ms, ok := positiveNumber(v); ok {
-			s.retryAt = now.Add(seconds(ms / 1000))
+			s.RetryAt = now.Add(seconds(ms / 1000))
 		}
 	}
-	if v := headerValue(h, "Retry-After"); v != "" && s.retryAt.IsZero() {
+	if v := headerValue(h, "Retry-After"); v != "" && s.RetryAt.IsZero() {
 		if sec, ok := positiveNumber(v); ok {
-			s.retryAt = now.Add(seconds(sec))
+			s.RetryAt = now.Add(seconds(sec))
 		} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
-			s.retryAt = t
+			s.RetryAt = t
 		}
 	}
 	for k, hs := range limitHeaders {
@@ -72,18 +72,18 @@ func readRateSignal(h http.Header, now time.Time) rateSignal {
 		if !ok {
 			continue
 		}
-		if s.reset.IsZero() || at.Before(s.reset) {
-			s.reset = at
+		if s.Reset.IsZero() || at.Before(s.Reset) {
+			s.Reset = at
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(headerValue(h, hs[0])), 10, 64)
 		if err != nil {
 			continue
 		}
-		if n <= 0 && at.After(s.exhausted) {
-			s.exhausted = at
+		if n <= 0 && at.After(s.Exhausted) {
+			s.Exhausted = at
 		}
 		if k == requestLimitOpenAI || k == requestLimitAnthropic {
-			s.requests, s.requestsReset = max(n, 0), at
+			s.Requests, s.RequestsReset = max(n, 0), at
 		}
 	}
 	return s
@@ -106,18 +106,18 @@ const (
 	requestLimitAnthropic = 2
 )
 
-// refusedUntil is how long a refusal (a 429, or a 503/529 that says when to
+// RefusedUntil is how long a refusal (a 429, or a 503/529 that says when to
 // come back) keeps the provider away: its Retry-After when it gives one;
 // else the reset of a limit it says is spent; else the earliest reset it
 // gives; zero when it says nothing of when.
-func (s rateSignal) refusedUntil() time.Time {
+func (s RateSignal) RefusedUntil() time.Time {
 	switch {
-	case !s.retryAt.IsZero():
-		return s.retryAt
-	case !s.exhausted.IsZero():
-		return s.exhausted
+	case !s.RetryAt.IsZero():
+		return s.RetryAt
+	case !s.Exhausted.IsZero():
+		return s.Exhausted
 	}
-	return s.reset
+	return s.Reset
 }
 
 // parseReset reads a reset header's value: a Go-style duration ("1s",

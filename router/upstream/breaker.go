@@ -1,4 +1,4 @@
-package router
+package upstream
 
 import (
 	"sync"
@@ -26,27 +26,27 @@ func (s CircuitState) String() string {
 	return "closed"
 }
 
-// result is what an admitted attempt tells its breaker at its end, read
+// Verdict is what an admitted attempt tells its breaker at its end, read
 // from the failure model (fault.Classify): the provider answered
 // (success), the provider faulted (fault), or the attempt says nothing of
 // the provider (neutral: the client left, or the attempt never went out).
-type result uint8
+type Verdict uint8
 
 const (
-	resultNeutral result = iota
-	resultSuccess
-	resultFault
+	Neutral Verdict = iota
+	Success
+	Fault
 )
 
-// breaker opens after threshold consecutive provider faults and skips the
+// Breaker opens after threshold consecutive provider faults and skips the
 // provider for cooldown; then it lets real traffic probe it, one attempt at
 // a time. Only a probe's success closes it, never a late answer to an
 // attempt admitted before it opened; a probe's fault opens it again; a
 // neutral probe (the client left) lets the next request probe.
 //
-// Every admission must be resolved (admission.resolve), whatever the
+// Every Admission must be resolved (Admission.Resolve), whatever the
 // attempt's end: that is how a half-open probe can never be forgotten.
-type breaker struct {
+type Breaker struct {
 	// immutable after newBreaker
 	threshold int
 	cooldown  time.Duration
@@ -67,25 +67,31 @@ type breaker struct {
 	gen atomic.Uint64 // bumped (under mu) each time the circuit opens; read lock-free
 }
 
-func newBreaker(threshold int, cooldown time.Duration, now func() time.Time, onChange func(from, to CircuitState)) *breaker {
-	return &breaker{threshold: threshold, cooldown: cooldown, now: now, onChange: onChange}
+func newBreaker(threshold int, cooldown time.Duration, now func() time.Time, onChange func(from, to CircuitState)) *Breaker {
+	return &Breaker{threshold: threshold, cooldown: cooldown, now: now, onChange: onChange}
 }
 
-// admission is an attempt's permission from its breaker. resolve must be
-// called exactly once on every admission admit handed out.
-type admission struct {
-	b      *breaker
+// Admission is an attempt's permission from its breaker. Resolve must be
+// called exactly once on every Admission Admit handed out.
+type Admission struct {
+	b      *Breaker
 	gen    uint64 // the breaker's generation when admitted
 	probe  bool   // the half-open probe
-	forced bool   // admitted whatever the state (breaker.force)
+	forced bool   // admitted whatever the state (Breaker.Force)
 	seq    int64  // the attempt's number among its provider's (allowance)
 }
 
-// admit says whether an attempt may go to the provider now and, if so,
-// hands back the admission its end must resolve.
-func (b *breaker) admit() (admission, bool) {
+// Seq is the attempt's number among its model's admitted ones (Model.Settle).
+func (a Admission) Seq() int64 { return a.seq }
+
+// Forced reports whether it was admitted whatever the state (Breaker.Force).
+func (a Admission) Forced() bool { return a.forced }
+
+// Admit says whether an attempt may go to the provider now and, if so,
+// hands back the Admission its end must resolve.
+func (b *Breaker) Admit() (Admission, bool) {
 	if b.tripped.Load() == 0 {
-		return admission{b: b, gen: b.gen.Load()}, true
+		return Admission{b: b, gen: b.gen.Load()}, true
 	}
 	b.mu.Lock()
 	var change [2]CircuitState
@@ -98,28 +104,28 @@ func (b *breaker) admit() (admission, bool) {
 	}()
 	switch b.state {
 	case CircuitClosed: // closed since the fast path read
-		return admission{b: b, gen: b.gen.Load()}, true
+		return Admission{b: b, gen: b.gen.Load()}, true
 	case CircuitOpen:
 		if b.now().UnixNano() < b.until {
-			return admission{}, false
+			return Admission{}, false
 		}
 		change, changed = [2]CircuitState{CircuitOpen, CircuitHalfOpen}, true
 		b.state = CircuitHalfOpen
 	}
 	if b.probing {
-		return admission{}, false
+		return Admission{}, false
 	}
 	b.probing = true
-	return admission{b: b, gen: b.gen.Load(), probe: true}, true
+	return Admission{b: b, gen: b.gen.Load(), probe: true}, true
 }
 
-// resolve tells the breaker how the admitted attempt ended.
-func (a admission) resolve(r result) {
+// Resolve tells the breaker how the admitted attempt ended.
+func (a Admission) Resolve(r Verdict) {
 	b := a.b
 	if b == nil {
 		return
 	}
-	if !a.probe && !a.forced && r != resultFault && (r == resultNeutral || b.failures.Load() == 0) {
+	if !a.probe && !a.forced && r != Fault && (r == Neutral || b.failures.Load() == 0) {
 		return // nothing to change: the common success path takes no lock
 	}
 	b.mu.Lock()
@@ -131,14 +137,14 @@ func (a admission) resolve(r result) {
 	}
 }
 
-// apply changes the state for a resolved admission and returns the new
+// apply changes the state for a resolved Admission and returns the new
 // state. Called with mu held.
-func (b *breaker) apply(a admission, r result) CircuitState {
+func (b *Breaker) apply(a Admission, r Verdict) CircuitState {
 	if a.forced && b.state != CircuitClosed {
 		switch r {
-		case resultSuccess:
+		case Success:
 			b.close()
-		case resultFault:
+		case Fault:
 			b.open()
 		}
 		return b.state
@@ -146,9 +152,9 @@ func (b *breaker) apply(a admission, r result) CircuitState {
 	if a.probe {
 		b.probing = false
 		switch r {
-		case resultSuccess:
+		case Success:
 			b.close()
-		case resultFault:
+		case Fault:
 			b.open()
 		}
 		return b.state
@@ -159,9 +165,9 @@ func (b *breaker) apply(a admission, r result) CircuitState {
 		return b.state
 	}
 	switch r {
-	case resultSuccess:
+	case Success:
 		b.failures.Store(0)
-	case resultFault:
+	case Fault:
 		if n := b.failures.Add(1); int(n) >= b.threshold {
 			b.open()
 		}
@@ -170,7 +176,7 @@ func (b *breaker) apply(a admission, r result) CircuitState {
 }
 
 // open starts a cooldown. Called with mu held.
-func (b *breaker) open() {
+func (b *Breaker) open() {
 	b.state = CircuitOpen
 	b.until = b.now().Add(b.cooldown).UnixNano()
 	b.gen.Add(1)
@@ -178,7 +184,7 @@ func (b *breaker) open() {
 }
 
 // close resets the breaker. Called with mu held.
-func (b *breaker) close() {
+func (b *Breaker) close() {
 	b.state = CircuitClosed
 	b.failures.Store(0)
 	b.tripped.Store(0)
@@ -186,7 +192,7 @@ func (b *breaker) close() {
 
 // State is the circuit's state now (open past its cooldown reads as
 // half-open: the next request may probe it).
-func (b *breaker) State() CircuitState {
+func (b *Breaker) State() CircuitState {
 	if b.tripped.Load() == 0 {
 		return CircuitClosed
 	}
@@ -198,10 +204,10 @@ func (b *breaker) State() CircuitState {
 	return b.state
 }
 
-// blocked reports whether an attempt would be refused now: open within its
+// Blocked reports whether an attempt would be refused now: open within its
 // cooldown, or half-open with its probe in flight. Such targets are ordered
 // after the others.
-func (b *breaker) blocked() bool {
+func (b *Breaker) Blocked() bool {
 	if b.tripped.Load() == 0 {
 		return false
 	}
@@ -216,9 +222,9 @@ func (b *breaker) blocked() bool {
 	return false
 }
 
-// openUntil is when an open circuit's cooldown ends (zero when it is not
+// OpenUntil is when an open circuit's cooldown ends (zero when it is not
 // open).
-func (b *breaker) openUntil() time.Time {
+func (b *Breaker) OpenUntil() time.Time {
 	if b.tripped.Load() == 0 {
 		return time.Time{}
 	}
@@ -230,9 +236,9 @@ func (b *breaker) openUntil() time.Time {
 	return time.Unix(0, b.until)
 }
 
-// endCooldown ends an open circuit's cooldown now: the next request may
+// EndCooldown ends an open circuit's cooldown now: the next request may
 // probe the provider (it reads as half-open).
-func (b *breaker) endCooldown() {
+func (b *Breaker) EndCooldown() {
 	if b.tripped.Load() == 0 {
 		return
 	}
@@ -243,10 +249,10 @@ func (b *breaker) endCooldown() {
 	b.mu.Unlock()
 }
 
-// force admits an attempt whatever the state: the blackout rule's try of
+// Force admits an attempt whatever the state: the blackout rule's try of
 // the provider most likely to answer when every one is away. It resolves
 // as a half-open probe does (a success closes the circuit, a fault opens
 // it again), without taking the probe slot of real traffic.
-func (b *breaker) force() admission {
-	return admission{b: b, gen: b.gen.Load(), forced: true}
+func (b *Breaker) Force() Admission {
+	return Admission{b: b, gen: b.gen.Load(), forced: true}
 }

@@ -1,4 +1,4 @@
-package router
+package upstream
 
 import (
 	"net"
@@ -13,75 +13,76 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
-// upstream is a provider at run time: where it is, how it authenticates,
+// Provider is a provider at run time: where it is, how it authenticates,
 // and the guards shared by every target that uses it: its circuit breaker,
 // concurrency limit, rate-limit cooldown and disabled state.
-type upstream struct {
-	// immutable after newUpstream
-	kind      string
-	responses bool // serves the Responses API itself (providers.X.responses)
-	apiKey    string
-	host      string // server.address
-	port      int    // server.port
-	firstByte time.Duration
-	idle      time.Duration
-	total     time.Duration
-	now       func() time.Time
-	breaker   *breaker
-	limiter   *limiter // nil: unlimited
-	// maxConcurrency is its configured cap (0: none): a request beyond it
+type Provider struct {
+	// immutable after New: read them, never write them
+	Kind      string
+	Responses bool // serves the Responses API itself (providers.X.responses)
+	APIKey    string
+	Host      string // server.address
+	Port      int    // server.port
+	FirstByte time.Duration
+	Idle      time.Duration
+	Total     time.Duration
+	Now       func() time.Time
+	Breaker   *Breaker
+	Limiter   *Limiter // nil: unlimited
+	// MaxConcurrency is its configured cap (0: none): a request beyond it
 	// waits its turn, which the latency modes count.
-	maxConcurrency int
+	MaxConcurrency int
 	urls           map[string]*url.URL // endpoint suffix -> upstream URL, built once
 
 	// inflight is its attempts in flight from this gateway, exactly: every
-	// Turn the routes hand out counts until it is resolved.
+	// attempt the routes hand out counts until it is resolved.
 	inflight atomic.Int64
 	off      disabler // its credential or quota failed
 
 	maxCooldown time.Duration                              // immutable: rate_limit.max_cooldown
 	onDisabled  func(model string, on bool, reason string) // immutable; nil: none
 	guardsMu    sync.Mutex                                 // guards guards
-	guards      map[string]*modelGuard                     // by upstream model
+	guards      map[string]*Model                          // by upstream model
 	// wrongURLs are the URLs of it that answered that they do not exist,
-	// each warned of once (warnWrongEndpoint).
+	// each warned of once (FirstWrongURL).
 	wrongURLs sync.Map
 }
 
-// modelGuard is the state of one (provider, upstream model) that the
+// Model is the state of one (provider, upstream model) that the
 // provider's answers for that model set: providers limit, and grant
 // access to, each model apart. Every candidate of the provider that asks
 // for the model shares it.
-type modelGuard struct {
+type Model struct {
+	p     *Provider // immutable: the provider it belongs to
 	cool  cooldown  // until when its rate limits keep it away
 	allow allowance // what remains of its request limit
 	off   disabler  // the provider refused the key this model
 }
 
-// guard is the state of (u, model), made on first use (when the routes
+// Model is the state of (u, model), made on first use (when the routes
 // are built) and kept while the provider is: a reload that keeps the
 // provider keeps its models' cooldowns.
-func (u *upstream) guard(model string) *modelGuard {
+func (u *Provider) Model(model string) *Model {
 	u.guardsMu.Lock()
 	defer u.guardsMu.Unlock()
 	if g := u.guards[model]; g != nil {
 		return g
 	}
-	g := &modelGuard{cool: cooldown{max: u.maxCooldown}}
+	g := &Model{p: u, cool: cooldown{max: u.maxCooldown}}
 	if on := u.onDisabled; on != nil {
 		g.off.onChange = func(enabled bool, reason string) { on(model, enabled, reason) }
 	}
 	if u.guards == nil {
-		u.guards = map[string]*modelGuard{}
+		u.guards = map[string]*Model{}
 	}
 	u.guards[model] = g
 	return g
 }
 
-// resetDisabled enables the provider and every model of it for a reload
+// ResetDisabled enables the provider and every model of it for a reload
 // (the operator may have fixed what disabled them), telling enabled of
 // each that was disabled (model "" for the provider itself).
-func (u *upstream) resetDisabled(enabled func(model, was string)) {
+func (u *Provider) ResetDisabled(enabled func(model, was string)) {
 	if reason, _ := u.off.state(); reason != "" {
 		u.off.reset()
 		enabled("", reason)
@@ -96,81 +97,105 @@ func (u *upstream) resetDisabled(enabled func(model, was string)) {
 	}
 }
 
-// endpointURL is where ep's requests go on this provider.
-func (u *upstream) endpointURL(ep *endpoint) *url.URL { return u.urls[ep.upstreamSuffix(u.kind)] }
+// URL is where requests to the endpoint suffix go on this provider (nil:
+// not one of the suffixes it was built with).
+func (u *Provider) URL(suffix string) *url.URL { return u.urls[suffix] }
 
-// upstreamEvents are told of a provider's state changes; nil members:
-// none.
-type upstreamEvents struct {
-	circuit func(provider string, from, to CircuitState)
-	// disabled: the provider (model "") or one of its upstream models
-	// was disabled (on) or enabled again.
-	disabled func(provider, model string, on bool, reason string)
+// FirstWrongURL reports whether this is the first time where answered
+// that it does not exist: each such URL is warned of once.
+func (u *Provider) FirstWrongURL(where string) bool {
+	_, seen := u.wrongURLs.LoadOrStore(where, true)
+	return !seen
 }
 
-// newUpstream builds a provider's run-time state.
-func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstreamEvents) *upstream {
+// Inflight is its attempts in flight from this gateway now.
+func (u *Provider) Inflight() int64 { return u.inflight.Load() }
+
+// Started counts an attempt out to it and returns how many are in flight
+// with it now; Ended must follow on every path.
+func (u *Provider) Started() int64 { return u.inflight.Add(1) }
+
+// Ended counts an attempt that Started counted as over.
+func (u *Provider) Ended() { u.inflight.Add(-1) }
+
+// Options are what New needs beyond the provider's config; nil funcs:
+// none.
+type Options struct {
+	Now func() time.Time
+	// Suffixes are the endpoint suffixes its URLs are built for, once
+	// (base_url + suffix).
+	Suffixes []string
+	// Circuit is told of each circuit state change.
+	Circuit func(provider string, from, to CircuitState)
+	// Disabled: the provider (model "") or one of its upstream models
+	// was disabled (on) or enabled again.
+	Disabled func(provider, model string, on bool, reason string)
+}
+
+// New builds a provider's run-time state.
+func New(name string, p *config.Provider, o Options) *Provider {
+	now := o.Now
 	base := strings.TrimRight(p.BaseURL, "/")
-	u := &upstream{
-		kind:      p.Kind,
-		responses: p.ServesResponses(),
-		apiKey:    p.APIKey,
-		firstByte: p.Timeout.FirstByte,
-		idle:      p.Timeout.Idle,
-		total:     p.Timeout.Total,
-		now:       now,
+	u := &Provider{
+		Kind:      p.Kind,
+		Responses: p.ServesResponses(),
+		APIKey:    p.APIKey,
+		FirstByte: p.Timeout.FirstByte,
+		Idle:      p.Timeout.Idle,
+		Total:     p.Timeout.Total,
+		Now:       now,
 
 		maxCooldown: p.RateLimit.MaxCooldown,
 	}
-	if ev.disabled != nil {
-		u.off.onChange = func(on bool, reason string) { ev.disabled(name, "", on, reason) }
-		u.onDisabled = func(model string, on bool, reason string) { ev.disabled(name, model, on, reason) }
+	if o.Disabled != nil {
+		u.off.onChange = func(on bool, reason string) { o.Disabled(name, "", on, reason) }
+		u.onDisabled = func(model string, on bool, reason string) { o.Disabled(name, model, on, reason) }
 	}
-	onCircuit := ev.circuit
+	onCircuit := o.Circuit
 	var onChange func(from, to CircuitState)
 	if onCircuit != nil {
 		onChange = func(from, to CircuitState) { onCircuit(name, from, to) }
 	}
-	u.breaker = newBreaker(p.CircuitBreaker.Failures, p.CircuitBreaker.Cooldown, now, onChange)
+	u.Breaker = newBreaker(p.CircuitBreaker.Failures, p.CircuitBreaker.Cooldown, now, onChange)
 	u.urls = map[string]*url.URL{}
-	for _, suffix := range upstreamSuffixes {
+	for _, suffix := range o.Suffixes {
 		if parsed, err := url.Parse(base + suffix); err == nil {
 			u.urls[suffix] = parsed
 		}
 	}
 	if parsed, err := url.Parse(base); err == nil {
-		u.host = parsed.Hostname()
+		u.Host = parsed.Hostname()
 		if port, err := strconv.Atoi(parsed.Port()); err == nil {
-			u.port = port
+			u.Port = port
 		} else if parsed.Scheme == "https" {
-			u.port = 443
+			u.Port = 443
 		} else {
-			u.port = 80
+			u.Port = 80
 		}
 	}
 	if p.MaxConcurrency > 0 {
-		u.maxConcurrency = p.MaxConcurrency
-		u.limiter = newLimiter(p.MaxConcurrency, p.Queue)
+		u.MaxConcurrency = p.MaxConcurrency
+		u.Limiter = newLimiter(p.MaxConcurrency, p.Queue)
 	}
 	return u
 }
 
-// setAuth puts the provider's credential on an upstream request, in the
+// SetAuth puts the provider's credential on an upstream request, in the
 // provider's own way. The client's credential is never forwarded.
-func (u *upstream) setAuth(h http.Header) {
-	if u.kind == config.KindAnthropic {
+func (u *Provider) SetAuth(h http.Header) {
+	if u.Kind == config.KindAnthropic {
 		// Anthropic refuses a request without a version; clients that
 		// name none get the one its API documents as the baseline.
 		if h.Get("Anthropic-Version") == "" {
 			h["Anthropic-Version"] = defaultAnthropicVersion
 		}
-		if u.apiKey != "" {
-			h["X-Api-Key"] = []string{u.apiKey}
+		if u.APIKey != "" {
+			h["X-Api-Key"] = []string{u.APIKey}
 		}
 		return
 	}
-	if u.apiKey != "" {
-		h["Authorization"] = []string{"Bearer " + u.apiKey}
+	if u.APIKey != "" {
+		h["Authorization"] = []string{"Bearer " + u.APIKey}
 	}
 }
 

@@ -1,25 +1,25 @@
-package router
+package upstream
 
 import (
 	"context"
 	"sync/atomic"
 )
 
-// limiter caps a provider's in-flight attempts with a bounded wait queue
+// Limiter caps a provider's in-flight attempts with a bounded wait queue
 // (max_concurrency, queue).
-type limiter struct {
+type Limiter struct {
 	slots   chan struct{} // immutable; a token per attempt in flight
 	queue   int64         // immutable; how many may wait for a slot
 	waiting atomic.Int64
 }
 
-func newLimiter(maxConcurrency, queue int) *limiter {
-	return &limiter{slots: make(chan struct{}, maxConcurrency), queue: int64(queue)}
+func newLimiter(maxConcurrency, queue int) *Limiter {
+	return &Limiter{slots: make(chan struct{}, maxConcurrency), queue: int64(queue)}
 }
 
-// acquire takes a slot, waiting in the queue if there is room there; false
+// Acquire takes a slot, waiting in the queue if there is room there; false
 // means the queue is full or ctx ended.
-func (l *limiter) acquire(ctx context.Context) bool {
+func (l *Limiter) Acquire(ctx context.Context) bool {
 	select {
 	case l.slots <- struct{}{}:
 		return true
@@ -38,9 +38,9 @@ func (l *limiter) acquire(ctx context.Context) bool {
 	}
 }
 
-// tryAcquire takes a slot only if one is free now, never waiting in the
+// TryAcquire takes a slot only if one is free now, never waiting in the
 // queue (a hedge does not wait its turn).
-func (l *limiter) tryAcquire() bool {
+func (l *Limiter) TryAcquire() bool {
 	select {
 	case l.slots <- struct{}{}:
 		return true
@@ -49,4 +49,5 @@ func (l *limiter) tryAcquire() bool {
 	}
 }
 
-func (l *limiter) release() { <-l.slots }
+// Release gives back a slot Acquire or TryAcquire took.
+func (l *Limiter) Release() { <-l.slots }

@@ -1,4 +1,4 @@
-package router
+package upstream
 
 import (
 	"sync"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // Besides its provider's circuit breaker (breaker.go), a target can be
@@ -229,125 +228,152 @@ func (d *disabler) state() (reason string, next time.Time) {
 	return d.reason, d.next
 }
 
-// awayFor is why an attempt at the candidate would be refused now: its
-// provider or its (provider, upstream model) is disabled, its model is
+// Why a candidate is refused an attempt (X-Firstbyte-Skipped,
+// firstbyte_skips_total{reason}).
+const (
+	SkipCircuitOpen = "circuit_open"
+	// SkipRateLimited: the provider's rate limits keep it away until the
+	// time it gave (Retry-After or a reset header).
+	SkipRateLimited = "rate_limited"
+	// SkipDisabled: the provider refused the gateway's credential, or its
+	// account cannot pay; only its probe goes until one succeeds.
+	SkipDisabled = "disabled"
+)
+
+// Provider is the provider m belongs to.
+func (m *Model) Provider() *Provider { return m.p }
+
+// AwayFor is why an attempt at the model would be refused now: its
+// provider or the (provider, upstream model) is disabled, the model is
 // cooled by a rate limit, or its provider's circuit is open (or half-open
 // with its probe out); "" when it would be admitted.
-func (c *Candidate) awayFor(now time.Time) string {
-	u, g := c.upstream, c.guard
+func (m *Model) AwayFor(now time.Time) string {
 	switch {
-	case u.off.on.Load() || g.off.on.Load():
+	case m.p.off.on.Load() || m.off.on.Load():
 		return SkipDisabled
-	case g.cool.cooled(now):
+	case m.cool.cooled(now):
 		return SkipRateLimited
-	case u.breaker.blocked():
+	case m.p.Breaker.Blocked():
 		return SkipCircuitOpen
 	}
 	return ""
 }
 
-// admit asks every guard of the candidate whether an attempt may go now: a
+// Admit asks every guard of the model whether an attempt may go now: a
 // disabled provider or model takes only its probe (probe true), a cooled
 // model none, then the provider's breaker decides. A refusal is the skip
 // reason.
-func (c *Candidate) admit(now time.Time, probe bool) (admission, string) {
-	u, g := c.upstream, c.guard
+func (m *Model) Admit(now time.Time, probe bool) (Admission, string) {
 	if !probe {
-		if u.off.on.Load() || g.off.on.Load() {
-			return admission{}, SkipDisabled
+		if m.p.off.on.Load() || m.off.on.Load() {
+			return Admission{}, SkipDisabled
 		}
-		if g.cool.cooled(now) {
-			return admission{}, SkipRateLimited
+		if m.cool.cooled(now) {
+			return Admission{}, SkipRateLimited
 		}
 	}
-	adm, ok := u.breaker.admit()
+	adm, ok := m.p.Breaker.Admit()
 	if !ok {
-		return admission{}, SkipCircuitOpen
+		return Admission{}, SkipCircuitOpen
 	}
-	n, ok := g.allow.take(now)
+	n, ok := m.allow.take(now)
 	if !ok && !probe {
-		adm.resolve(resultNeutral)
-		return admission{}, SkipRateLimited
+		adm.Resolve(Neutral)
+		return Admission{}, SkipRateLimited
 	}
 	adm.seq = n
 	return adm, ""
 }
 
-// availableAt is when the candidate will take an attempt again as it
-// stands now: the end of its model's cooldown, of its provider's circuit's
-// cooldown, or the disabled probe's time, whichever is latest (now when it
-// would take one now).
-func (c *Candidate) availableAt(now time.Time) time.Time {
+// AvailableAt is when the model will take an attempt again as it stands
+// now: the end of its cooldown, of its provider's circuit's cooldown, or
+// the disabled probe's time, whichever is latest (now when it would take
+// one now).
+func (m *Model) AvailableAt(now time.Time) time.Time {
 	at := now
-	for _, t := range [...]time.Time{c.guard.cool.Until(now), c.upstream.breaker.openUntil()} {
+	for _, t := range [...]time.Time{m.cool.Until(now), m.p.Breaker.OpenUntil()} {
 		if t.After(at) {
 			at = t
 		}
 	}
-	if _, next := c.disabledState(); next.After(at) {
+	if _, next := m.DisabledState(); next.After(at) {
 		at = next
 	}
 	return at
 }
 
-// settle tells the candidate's state how an attempt ended: a key-level
+// Report is what an attempt's end tells its provider's and model's state.
+type Report struct {
+	ErrorType string // the attempt's error.type ("" on success)
+	Success   bool   // the attempt served the request
+	// RetryAt is when its answer said to come back (zero: it said nothing).
+	RetryAt time.Time
+	// Remaining is what its answer said remains of the request limit,
+	// until RemainingReset; HasRemaining is false when it said nothing.
+	HasRemaining   bool
+	Remaining      int64
+	RemainingReset time.Time
+}
+
+// Settle tells the model's state how an attempt ended: a key-level
 // credential or quota failure disables its provider, a model-access
-// refusal only its (provider, upstream model); a probe's success enables
+// refusal only this (provider, upstream model); a probe's success enables
 // both again; a rate-limit signal cools the model it came from, and what
 // remains of its request limit paces the model's next attempts. probe
 // says the attempt was a disabled probe (or a forced try of a disabled
-// target); seq is its number among the model's admitted attempts.
-func (c *Candidate) settle(res Result, probe bool, seq int64) {
-	u, g := c.upstream, c.guard
-	now := u.now()
+// target); seq is its number among the model's admitted attempts
+// (Admission.Seq).
+func (m *Model) Settle(r Report, probe bool, seq int64) {
+	now := m.p.Now()
 	switch {
-	case fault.ModelScoped(res.ErrorType):
-		g.off.disable(now, res.ErrorType, probe)
-	case fault.Disabling(res.ErrorType):
-		u.off.disable(now, res.ErrorType, probe)
+	case fault.ModelScoped(r.ErrorType):
+		m.off.disable(now, r.ErrorType, probe)
+	case fault.Disabling(r.ErrorType):
+		m.p.off.disable(now, r.ErrorType, probe)
 	case !probe:
-	case res.Outcome == telemetry.OutcomeSuccess:
-		u.off.enable()
-		g.off.enable()
+	case r.Success:
+		m.p.off.enable()
+		m.off.enable()
 	default:
-		c.disabledProbeDone()
+		m.DisabledProbeDone()
 	}
-	if !res.RetryAt.IsZero() {
-		g.cool.extend(now, res.RetryAt)
+	if !r.RetryAt.IsZero() {
+		m.cool.extend(now, r.RetryAt)
 	}
-	if res.HasRemaining {
-		g.allow.set(seq, res.Remaining, res.RemainingReset)
+	if r.HasRemaining {
+		m.allow.set(seq, r.Remaining, r.RemainingReset)
 	}
 }
 
-// claimDisabledProbe takes the disabled candidate's probe if one is due at now:
-// its provider's when the provider is disabled, else its model's.
-func (c *Candidate) claimDisabledProbe(now time.Time) bool {
-	if c.upstream.off.on.Load() {
-		return c.upstream.off.claimProbe(now)
+// ClaimDisabledProbe takes the disabled model's probe if one is due at
+// now: its provider's when the provider is disabled, else its own.
+func (m *Model) ClaimDisabledProbe(now time.Time) bool {
+	if m.p.off.on.Load() {
+		return m.p.off.claimProbe(now)
 	}
-	return c.guard.off.claimProbe(now)
+	return m.off.claimProbe(now)
 }
 
-// disabledProbeDone ends a probe that taught nothing, whichever state claimed it
-// (the provider may have been disabled since its model's probe went).
-func (c *Candidate) disabledProbeDone() {
-	c.upstream.off.probeDone()
-	c.guard.off.probeDone()
+// DisabledProbeDone ends a probe that taught nothing, whichever state
+// claimed it (the provider may have been disabled since its model's probe
+// went).
+func (m *Model) DisabledProbeDone() {
+	m.p.off.probeDone()
+	m.off.probeDone()
 }
 
-// disabled reports whether the candidate's provider or model is disabled.
-func (c *Candidate) disabled() bool { return c.upstream.off.on.Load() || c.guard.off.on.Load() }
+// Disabled reports whether the provider or the model is disabled.
+func (m *Model) Disabled() bool { return m.p.off.on.Load() || m.off.on.Load() }
 
-// disabledState is why the candidate is disabled ("" when it is not; its
+// DisabledState is why the model is disabled ("" when it is not; its
 // provider's reason first) and when its next probe may go.
-func (c *Candidate) disabledState() (reason string, next time.Time) {
-	if reason, next = c.upstream.off.state(); reason != "" {
+func (m *Model) DisabledState() (reason string, next time.Time) {
+	if reason, next = m.p.off.state(); reason != "" {
 		return reason, next
 	}
-	return c.guard.off.state()
+	return m.off.state()
 }
 
-// cooledUntil is when the candidate's model's rate limits let it be tried
-// again (zero: not cooled as of now).
-func (c *Candidate) cooledUntil(now time.Time) time.Time { return c.guard.cool.Until(now) }
+// CooledUntil is when the model's rate limits let it be tried again
+// (zero: not cooled as of now).
+func (m *Model) CooledUntil(now time.Time) time.Time { return m.cool.Until(now) }
