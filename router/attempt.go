@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -62,7 +63,7 @@ type attempt struct {
 	// immutable after newAttempt
 	g    *Gateway
 	c    *call // the client request: read only
-	cand *Candidate
+	cand *mode.Candidate
 	x    exchange // the body sent, and what the answer goes through
 
 	ctx       context.Context // the client request's

@@ -7,6 +7,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
@@ -55,9 +56,9 @@ var errUntranslatable = errors.New("request cannot be translated for this provid
 // exchange builds the body cand is sent. An error means the request cannot
 // be served by cand's wire format (*translate.RequestError inside); another
 // candidate may still serve it.
-func (c *call) exchange(cand *Candidate) (exchange, error) {
+func (c *call) exchange(cand *mode.Candidate) (exchange, error) {
 	u := cand.Upstream
-	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: cand.answerModel}
+	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: cand.AnswerModel}
 	switch {
 	case c.ep.family == familyResponses:
 		return c.responsesExchange(cand, x)
@@ -96,7 +97,7 @@ func (c *call) exchange(cand *Candidate) (exchange, error) {
 
 // answer is how a translated answer is presented: under the upstream model
 // that answered, or the client's when response_model says so.
-func (x exchange) answer(cand *Candidate, created int64) translate.Answer {
+func (x exchange) answer(cand *mode.Candidate, created int64) translate.Answer {
 	a := translate.Answer{Model: x.answerModel, Created: created, IncludeUsage: x.clientWantsUsage, IDs: x.ids}
 	if a.Model == "" {
 		a.Model, a.UpstreamModel = cand.Model, true
@@ -108,7 +109,7 @@ func (x exchange) answer(cand *Candidate, created int64) translate.Answer {
 // pass-through that holds the stream to its API and reads its usage (and
 // strips the usage chunk the client did not ask for, and names the
 // client's model when asked); nil for the endpoints that do not stream.
-func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.Stream {
+func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) translate.Stream {
 	switch {
 	case x.conv == convMessagesToChat:
 		return translate.NewMessagesToChatStream(x.answer(cand, created))
@@ -132,7 +133,7 @@ func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.S
 // An error wrapping translate.ErrInvalidUpstream means the answer is not
 // the API's: a provider fault. An answer relayed as it came must be one
 // valid JSON value; reading its usage checks that in the same pass.
-func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
+func (x exchange) unary(c *call, cand *mode.Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
 	switch x.conv {
 	case convMessagesToChat:
 		return translate.MessagesResponseToChat(body, x.answer(cand, created))

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -28,9 +29,10 @@ type Options struct {
 	// Stats is what the latency modes rank on (the collector's tracker).
 	// Nil: only modes that do not rank on measurements can be used; a
 	// latency mode refuses to start.
-	Stats StatsSource
-	// Rand drives shuffles and exploration. Nil: DefaultRand.
-	Rand Rand
+	Stats mode.StatsSource
+	// Rand drives the modes' shuffles and exploration. Nil: math/rand/v2's
+	// goroutine-safe global source (package mode's default).
+	Rand mode.Rand
 	// TracerProvider makes the server and attempt spans. Nil: no spans (and
 	// so nothing is learned).
 	TracerProvider trace.TracerProvider
@@ -87,12 +89,12 @@ const DefaultStreamWriteTimeout = 30 * time.Second
 // pipeline. Everything in it is immutable after New; a reload builds a new
 // one.
 type Gateway struct {
-	routes      map[string]map[string][]*Candidate // endpoint family -> client model -> candidates in declaration order
-	models      []string                           // client-facing models, sorted
+	routes      map[string]map[string][]*mode.Candidate // endpoint family -> client model -> candidates in declaration order
+	models      []string                                // client-facing models, sorted
 	upstreams   map[string]*upstream.Provider
-	targets     []*Candidate // every candidate, declaration order (for the debug page)
-	strategy    Strategy
-	stats       StatsSource // nil in modes that need none
+	targets     []*mode.Candidate // every candidate, declaration order (for the debug page)
+	strategy    mode.Strategy
+	stats       mode.StatsSource // nil in modes that need none
 	mode        string
 	tracer      trace.Tracer
 	propagator  propagation.TextMapPropagator
@@ -130,7 +132,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	fakeClock := o.Now != nil
 	o.setDefaults()
-	strategy, err := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Stats: o.Stats, Rand: o.Rand, Now: o.Now})
+	strategy, err := mode.New(cfg.Strategy.Mode, mode.Deps{Stats: o.Stats, Rand: o.Rand, Now: o.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +146,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	budget.onLarge.Store(&o.OnLargeAnswerDone)
 	g := &Gateway{
-		routes:     map[string]map[string][]*Candidate{},
+		routes:     map[string]map[string][]*mode.Candidate{},
 		upstreams:  map[string]*upstream.Provider{},
 		strategy:   strategy,
 		stats:      o.Stats,
@@ -176,7 +178,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
 	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
-	if RanksOnLatency(g.mode) {
+	if mode.RanksOnLatency(g.mode) {
 		g.affinity = newAffinity() // the other modes keep their own order
 	}
 	g.newTimer = newRealTimer
@@ -189,9 +191,6 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 func (o *Options) setDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if o.Rand == nil {
-		o.Rand = DefaultRand
 	}
 	if o.TracerProvider == nil {
 		o.TracerProvider = noop.NewTracerProvider()
@@ -257,22 +256,22 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 		u := g.upstreams[t.VirtualKey]
 		served := t.Routes(cfg.Providers[t.VirtualKey])
 		for _, m := range slices.Sorted(maps.Keys(served)) {
-			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, Upstream: u, spanNames: map[string]string{}}
+			c := &mode.Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, Upstream: u, SpanNames: map[string]string{}}
 			c.Guard = u.Model(c.Model)
 			if cfg.ResponseModel == config.ResponseModelRequested {
-				c.answerModel = m
+				c.AnswerModel = m
 			}
 			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
 				c.Price, c.Priced = p.Input+p.Output, true
 			}
 			for _, ep := range endpoints {
-				c.spanNames[ep.operation] = ep.operation + " " + c.Model
+				c.SpanNames[ep.operation] = ep.operation + " " + c.Model
 			}
 			for _, f := range families {
 				if slices.Contains(f.kinds, u.Kind) {
 					byModel := g.routes[f.name]
 					if byModel == nil {
-						byModel = map[string][]*Candidate{}
+						byModel = map[string][]*mode.Candidate{}
 						g.routes[f.name] = byModel
 					}
 					byModel[m] = append(byModel[m], c)
@@ -409,3 +408,7 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) {
 
 // Models lists the client-facing models, sorted.
 func (g *Gateway) Models() []string { return append([]string(nil), g.models...) }
+
+// Candidates lists every (target, client model) candidate, in declaration
+// order: what the aggregator may learn about, and nothing else.
+func (g *Gateway) Candidates() []*mode.Candidate { return append([]*mode.Candidate(nil), g.targets...) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -82,4 +83,4 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 // candidate): the body it is sent, translated for its wire format, and
 // where. It writes nothing into c: the route hands the exchange to the
 // candidate's turns.
-func (c *call) prepare(cand *Candidate) (exchange, error) { return c.exchange(cand) }
+func (c *call) prepare(cand *mode.Candidate) (exchange, error) { return c.exchange(cand) }

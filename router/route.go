@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -67,13 +68,13 @@ type Failure struct {
 // error means the request cannot be carried in the candidate's wire format
 // (a skip, SkipUntranslatable).
 type preparer interface {
-	prepare(c *Candidate) (exchange, error)
+	prepare(c *mode.Candidate) (exchange, error)
 }
 
 // Route is one request's way through its candidates. It is used by one
 // goroutine at a time (the driver's).
 type Route struct {
-	order     []*Candidate
+	order     []*mode.Candidate
 	selection string
 	// span is the request's span: every skip becomes an event on it as it
 	// happens (the metrics count skips there). Nil: none.
@@ -86,7 +87,7 @@ type Route struct {
 	// x is the exchange prepared for xFor, the candidate last prepared
 	// (its retries reuse it); every Turn carries its own copy.
 	x    exchange
-	xFor *Candidate
+	xFor *mode.Candidate
 	// untranslatable is why the request could not be carried in some
 	// candidate's wire format (a *translate.RequestError inside): the
 	// client's 400 when every candidate was skipped for it.
@@ -94,7 +95,7 @@ type Route struct {
 
 	// probe is a disabled candidate whose probe this request claimed (it
 	// leads the order); nil: none. Whatever becomes of it, it is resolved.
-	probe *Candidate
+	probe *mode.Candidate
 
 	pos, try int  // the cursor: the candidate Next tries, and its try
 	attempts int  // Turns handed out: upstream attempts started
@@ -120,7 +121,7 @@ type Route struct {
 // NewRoute is a route through order (which it keeps; the caller must not
 // change it), whose first candidate leads for selection
 // (X-Firstbyte-Selection).
-func NewRoute(order []*Candidate, selection string) *Route {
+func NewRoute(order []*mode.Candidate, selection string) *Route {
 	return &Route{order: order, selection: selection}
 }
 
@@ -131,7 +132,7 @@ func NewRoute(order []*Candidate, selection string) *Route {
 // its Turn alone, so its URL, body and credentials, and the target its
 // span, headers and metrics name, are all the candidate's.
 type Turn struct {
-	Cand      *Candidate
+	Cand      *mode.Candidate
 	Attempt   int
 	Selection string // the request's selection for attempt 1, then failover
 
@@ -231,7 +232,7 @@ func (r *Route) HedgeAfter(t *Turn) (time.Duration, bool) {
 	if r.hedging == nil {
 		return 0, false
 	}
-	var next *Candidate // the candidate a hedge would go to, as the order stands
+	var next *mode.Candidate // the candidate a hedge would go to, as the order stands
 	for i := t.pos + 1; i < len(r.order); i++ {
 		if r.order[i] != t.Cand {
 			next = r.order[i]
@@ -282,7 +283,7 @@ func (r *Route) HedgeResult() string { return r.hedge }
 // prepared is c's exchange for the request, built by the preparer unless
 // it was built last (a retry reuses its candidate's); an error is why the
 // request cannot be carried in c's wire format.
-func (r *Route) prepared(c *Candidate) (exchange, error) {
+func (r *Route) prepared(c *mode.Candidate) (exchange, error) {
 	if r.prep == nil || r.xFor == c {
 		return r.x, nil
 	}
@@ -296,7 +297,7 @@ func (r *Route) prepared(c *Candidate) (exchange, error) {
 }
 
 // turn hands out an attempt of c, which sends x (built for c).
-func (r *Route) turn(c *Candidate, x exchange, adm upstream.Admission, probe bool) Turn {
+func (r *Route) turn(c *mode.Candidate, x exchange, adm upstream.Admission, probe bool) Turn {
 	r.attempts++
 	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, x: x, pos: r.pos, try: r.try, adm: adm, probe: probe,
 		inflight: c.Upstream.Started()}
@@ -308,7 +309,7 @@ func (r *Route) turn(c *Candidate, x exchange, adm upstream.Admission, probe boo
 
 // passOver moves the cursor past c without an attempt, listing it as a
 // skip for reason ("" : already listed); a probe passed over is given back.
-func (r *Route) passOver(c *Candidate, reason string, probe bool) {
+func (r *Route) passOver(c *mode.Candidate, reason string, probe bool) {
 	if reason != "" {
 		r.skip(c.Target, reason)
 	}
@@ -325,7 +326,7 @@ func (r *Route) passOver(c *Candidate, reason string, probe bool) {
 // back: the client is told so instead): the one available soonest, ties to
 // the earlier in the order (the mode's best history). nil when the rule
 // does not apply or has been used.
-func (r *Route) blackout() *Candidate {
+func (r *Route) blackout() *mode.Candidate {
 	if r.forced || r.attempts > 0 || len(r.skipped) < len(r.order) {
 		return nil
 	}
@@ -342,7 +343,7 @@ func (r *Route) blackout() *Candidate {
 	if !hard {
 		return nil
 	}
-	var best *Candidate
+	var best *mode.Candidate
 	var bestAt time.Time
 	for _, c := range r.order {
 		at := c.Guard.AvailableAt(c.Upstream.Now())
@@ -442,8 +443,8 @@ func (r *Route) onlySkipped(reason string) bool {
 // Route.End ends it.
 func (t *Turn) StartSpan(ctx context.Context, tracer trace.Tracer, operation, requestedModel string, opts ...trace.SpanStartOption) context.Context {
 	opts = append(opts, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(t.Cand.attemptAttributes(operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
-	ctx, t.span = tracer.Start(ctx, t.Cand.spanName(operation), opts...)
+		trace.WithAttributes(attemptAttributes(t.Cand, operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
+	ctx, t.span = tracer.Start(ctx, spanName(t.Cand, operation), opts...)
 	return ctx
 }
 

@@ -16,13 +16,14 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The tracker is what the router's modes rank on: checked here, where the
 // two are wired, so a change to either side fails the build.
-var _ router.StatsSource = (*collector.Tracker)(nil)
+var _ mode.StatsSource = (*collector.Tracker)(nil)
 
 // stack is one running gateway: the client API and admin servers, the
 // gateway (replaced whole by a reload), the tracker it learns from (kept

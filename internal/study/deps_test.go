@@ -6,18 +6,18 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/collector"
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // collectorDeps wires the product's tracker and aggregator, as cmd does.
 func collectorDeps() Deps {
 	return Deps{
-		NewStats: func(now func() time.Time) (router.StatsSource, telemetry.TracesConsumer) {
+		NewStats: func(now func() time.Time) (mode.StatsSource, telemetry.TracesConsumer) {
 			tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
 			return tracker, collector.NewAggregator(tracker, collector.AggregatorOptions{})
 		},
-		NewReplica: func(now func() time.Time, instance string) (router.StatsSource, PeerConsumer) {
+		NewReplica: func(now func() time.Time, instance string) (mode.StatsSource, PeerConsumer) {
 			tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
 			agg := collector.NewAggregator(tracker, collector.AggregatorOptions{})
 			agg.SetInstanceID(instance)

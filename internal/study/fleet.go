@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -73,7 +74,7 @@ func instanceID(n, k int) string {
 // down.
 func (r *runner) useGateways(ctx context.Context, seed uint64, deps Deps) (stop func(), err error) {
 	n := r.s.replicas()
-	sources := make([]router.StatsSource, n)
+	sources := make([]mode.StatsSource, n)
 	consumers := make([]telemetry.TracesConsumer, n)
 	if n == 1 {
 		sources[0], consumers[0] = deps.NewStats(r.clock.Now)

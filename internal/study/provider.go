@@ -10,6 +10,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -43,14 +44,14 @@ func splitmix64(x uint64) uint64 {
 }
 
 // lockedRand is the router's randomness: a seeded source behind a mutex,
-// because router.Rand must be safe for concurrent use (a run drives it
+// because mode.Rand must be safe for concurrent use (a run drives it
 // from one goroutine, so the lock is never contended).
 type lockedRand struct {
 	mu sync.Mutex
 	r  *rand.Rand
 }
 
-var _ router.Rand = (*lockedRand)(nil)
+var _ mode.Rand = (*lockedRand)(nil)
 
 func (l *lockedRand) IntN(n int) int {
 	l.mu.Lock()

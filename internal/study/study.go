@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -35,7 +35,7 @@ var HedgedModes = func() []string {
 
 // AllModes are the modes a study runs by default: every registered mode,
 // then the latency modes with hedging on.
-func AllModes() []string { return append(router.StrategyNames(), HedgedModes...) }
+func AllModes() []string { return append(mode.Names(), HedgedModes...) }
 
 // baseMode is the registered mode a study mode runs, and whether it hedges.
 func baseMode(mode string) (string, bool) { return strings.CutSuffix(mode, HedgeSuffix) }
@@ -44,8 +44,8 @@ func baseMode(mode string) (string, bool) { return strings.CutSuffix(mode, Hedge
 // says which): the ones the goals hold to adaptation, recovery and service.
 var LatencyModes = func() []string {
 	var out []string
-	for _, m := range router.StrategyNames() {
-		if router.RanksOnLatency(m) {
+	for _, m := range mode.Names() {
+		if mode.RanksOnLatency(m) {
 			out = append(out, m)
 		}
 	}
@@ -63,7 +63,7 @@ type Options struct {
 	Duration time.Duration
 	// Scenarios by name (ScenarioNames). Empty: all.
 	Scenarios []string
-	// Modes by name (router.StrategyNames). Empty: all. The oracle always
+	// Modes by name (mode.Names). Empty: all. The oracle always
 	// runs: every ratio is to it.
 	Modes []string
 	// Parallel is how many runs go at once (each is independent and
@@ -77,13 +77,13 @@ type Options struct {
 // consumer that teaches it (in the product, the collector's tracker and its
 // aggregator).
 type Deps struct {
-	NewStats func(now func() time.Time) (router.StatsSource, telemetry.TracesConsumer)
+	NewStats func(now func() time.Time) (mode.StatsSource, telemetry.TracesConsumer)
 	// NewReplica is NewStats for one gateway replica of a fleet, whose
 	// spans carry service.instance.id instance: the consumer takes the
 	// replica's own spans (ConsumeTraces) and every replica's as a
 	// collector fans them out (ConsumePeerTraces, skipping its own by
 	// instance). Needed by scenarios with replicas.
-	NewReplica func(now func() time.Time, instance string) (router.StatsSource, PeerConsumer)
+	NewReplica func(now func() time.Time, instance string) (mode.StatsSource, PeerConsumer)
 }
 
 // Study is every run's result.

@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"slices"
@@ -48,13 +48,13 @@ func TestEWMALatencyOrder(t *testing.T) {
 		{"a stale runner-up is re-measured: the stalest leads one request",
 			statsTable{
 				"a": ewmaStats(20*ms, fresh),
-				"b": ewmaStats(40*ms, t0.Add(-EWMAProbeEvery)),
-				"c": ewmaStats(80*ms, t0.Add(-3*EWMAProbeEvery)),
+				"b": ewmaStats(40*ms, t0.Add(-ewmaProbeEvery)),
+				"c": ewmaStats(80*ms, t0.Add(-3*ewmaProbeEvery)),
 			}, []string{"c", "a", "b"}, "explore"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewStrategy("ewma-latency", StrategyDeps{Stats: tt.stats, Now: fixedNow, Rand: &scriptedRand{ints: []int{0, 0, 0}}})
+			s, err := New("ewma-latency", Deps{Stats: tt.stats, Now: fixedNow, Rand: &scriptedRand{ints: []int{0, 0, 0}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestEWMALatencyProbesAreBounded(t *testing.T) {
 	now.Store(t0.UnixNano())
 	clock := func() time.Time { return time.Unix(0, now.Load()) }
 	stats := statsTable{"a": ewmaStats(20*ms, t0), "b": ewmaStats(40*ms, t0.Add(-time.Minute))}
-	s, _ := NewStrategy("ewma-latency", StrategyDeps{Stats: stats, Now: clock})
+	s, _ := New("ewma-latency", Deps{Stats: stats, Now: clock})
 	cands := newCandidates("a", "b")
 	probes := func() int {
 		var n atomic.Int32
@@ -95,7 +95,7 @@ func TestEWMALatencyProbesAreBounded(t *testing.T) {
 	if n := probes(); n != 1 {
 		t.Errorf("400 requests in one instant: %d probes of b, want 1", n)
 	}
-	now.Add(int64(EWMAProbeEvery) - 1)
+	now.Add(int64(ewmaProbeEvery) - 1)
 	if n := probes(); n != 0 {
 		t.Errorf("within the interval: %d probes, want 0", n)
 	}
@@ -108,7 +108,7 @@ func TestEWMALatencyProbesAreBounded(t *testing.T) {
 func TestEWMALatencyRank(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
-	s, _ := NewStrategy("ewma-latency", StrategyDeps{Stats: statsTable{"a": ewmaStats(300*ms, t0), "b": ewmaStats(150*ms, t0)}, Now: fixedNow})
+	s, _ := New("ewma-latency", Deps{Stats: statsTable{"a": ewmaStats(300*ms, t0), "b": ewmaStats(150*ms, t0)}, Now: fixedNow})
 	got, leader := s.Rank(nil, "m", newCandidates("a", "b"))
 	if !slices.Equal(rankedNames(got), []string{"b", "a"}) || leader != 0 || got[0].Score != 0.15 {
 		t.Errorf("Rank = %+v leader %d, want b (0.15 s) leading", got, leader)
@@ -118,7 +118,7 @@ func TestEWMALatencyRank(t *testing.T) {
 func TestEWMALatencyOrderDoesNotAllocate(t *testing.T) {
 	ms := time.Millisecond
 	stats := statsTable{"a": ewmaStats(20*ms, t0), "b": ewmaStats(40*ms, t0), "c": ewmaStats(80*ms, t0)}
-	s, _ := NewStrategy("ewma-latency", StrategyDeps{Stats: stats, Now: fixedNow})
+	s, _ := New("ewma-latency", Deps{Stats: stats, Now: fixedNow})
 	cands := newCandidates("a", "b", "c")
 	buf := make([]*Candidate, 0, 16)
 	if allocs := testing.AllocsPerRun(100, func() { s.Order(buf[:0], "m", cands) }); allocs != 0 {

@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"math"
@@ -23,9 +23,9 @@ import (
 // ranks after one a little slower with room, so load spreads before the
 // fast one is swamped, and moves back as the queue drains: no new config.
 
-// loadFactor is how much slower c answers a request now than when idle,
+// LoadFactor is how much slower c answers a request now than when idle,
 // by its load curve and its configured concurrency cap.
-func loadFactor(c *Candidate, st *stats.Target) float64 {
+func LoadFactor(c *Candidate, st *stats.Target) float64 {
 	k, cap := st.PeerInflight+1, 0
 	if u := c.Upstream; u != nil { // nil: a candidate built bare, in a test
 		k += int(u.Inflight())
@@ -57,7 +57,7 @@ func spreadNearTie(out []*Candidate, sorted []float64, src StatsSource, now time
 		return
 	}
 	st := src.StatsAt(out[0].Target, out[0].Model, now)
-	if loadFactor(out[0], &st) > 1 && r.IntN(2) == 0 {
+	if LoadFactor(out[0], &st) > 1 && r.IntN(2) == 0 {
 		out[0], out[1] = out[1], out[0]
 	}
 }

@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"math"
@@ -6,16 +6,16 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// CostOptimized tries the cheapest target first: by the provider's price
+// costOptimized tries the cheapest target first: by the provider's price
 // of the upstream model (input + output USD per million tokens, from the
 // provider's pricing rate card), unpriced targets last, ties by descending
 // weight, then declaration order.
-type CostOptimized struct{}
+type costOptimized struct{}
 
-var _ Strategy = CostOptimized{}
+var _ Strategy = costOptimized{}
 
 func init() {
-	registerStrategy("cost-optimized", false, func(StrategyDeps) Strategy { return CostOptimized{} })
+	register("cost-optimized", false, func(Deps) Strategy { return costOptimized{} })
 }
 
 // cheaper orders a before b.
@@ -33,7 +33,7 @@ func cheaper(a, b *Candidate) bool {
 }
 
 // Order implements Strategy.
-func (CostOptimized) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+func (costOptimized) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
 	base := len(dst)
 	dst = append(dst, eligible...)
 	out := dst[base:]
@@ -47,8 +47,8 @@ func (CostOptimized) Order(dst []*Candidate, _ string, eligible []*Candidate) ([
 
 // Rank implements Strategy: by price (USD per million tokens), unpriced
 // last; the cheapest leads.
-func (c CostOptimized) Rank(dst []Ranked, model string, eligible []*Candidate) ([]Ranked, int) {
-	var buf [rankedCap]*Candidate
+func (c costOptimized) Rank(dst []Ranked, model string, eligible []*Candidate) ([]Ranked, int) {
+	var buf [RankedCap]*Candidate
 	order, _ := c.Order(buf[:0], model, eligible)
 	for _, cand := range order {
 		r := Ranked{Candidate: cand, Score: cand.Price, Note: "price"}

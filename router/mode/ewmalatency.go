@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"time"
@@ -6,20 +6,20 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// EWMAProbeEvery is how stale ewma-latency lets a runner-up's estimate get
+// ewmaProbeEvery is how stale ewma-latency lets a runner-up's estimate get
 // before one request re-measures it.
-const EWMAProbeEvery = 500 * time.Millisecond
+const ewmaProbeEvery = 500 * time.Millisecond
 
-// EWMALatency ranks like least-latency, unmeasured targets first (shuffled)
+// ewmaLatency ranks like least-latency, unmeasured targets first (shuffled)
 // and targets that only faulted (or were tried stats.ColdTries times
 // without a sample) last, but on an exponentially weighted moving average
 // (alpha 0.3) of the same samples, in which a timed-out attempt counts as
 // a sample of the time it cost: it
 // follows a change within a few samples where a p50 of 100 needs half of
 // them. It has no random exploration; instead a runner-up whose newest data
-// is older than EWMAProbeEvery leads one request (explore), so a target that
+// is older than ewmaProbeEvery leads one request (explore), so a target that
 // recovered, or whose estimate one slow answer spoiled, is measured again.
-type EWMALatency struct {
+type ewmaLatency struct {
 	// immutable after New
 	stats StatsSource
 	now   func() time.Time
@@ -27,24 +27,24 @@ type EWMALatency struct {
 	every time.Duration
 }
 
-var _ Strategy = (*EWMALatency)(nil)
+var _ Strategy = (*ewmaLatency)(nil)
 
 func init() {
-	registerStrategy("ewma-latency", true, func(d StrategyDeps) Strategy {
-		return &EWMALatency{stats: d.Stats, now: d.Now, rand: d.Rand, every: EWMAProbeEvery}
+	register("ewma-latency", true, func(d Deps) Strategy {
+		return &ewmaLatency{stats: d.Stats, now: d.Now, rand: d.Rand, every: ewmaProbeEvery}
 	})
 }
 
 // scores fills one score per eligible candidate (nanoseconds of EWMA;
 // noScore unmeasured; unscoredLast only faults, none of them timeouts, or tried without a sample) and
 // when each last taught anything.
-func (e *EWMALatency) scores(dst []float64, seen []time.Time, eligible []*Candidate, now time.Time) ([]float64, []time.Time) {
+func (e *ewmaLatency) scores(dst []float64, seen []time.Time, eligible []*Candidate, now time.Time) ([]float64, []time.Time) {
 	for _, c := range eligible {
 		st := e.stats.StatsAt(c.Target, c.Model, now)
 		seen = append(seen, st.LastSeen())
 		switch {
 		case st.Samples > 0 || st.EWMA > 0:
-			dst = append(dst, float64(st.EWMA)*loadFactor(c, &st))
+			dst = append(dst, float64(st.EWMA)*LoadFactor(c, &st))
 		case st.RanksLast():
 			dst = append(dst, unscoredLast)
 		default:
@@ -55,7 +55,7 @@ func (e *EWMALatency) scores(dst []float64, seen []time.Time, eligible []*Candid
 }
 
 // Order implements Strategy.
-func (e *EWMALatency) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+func (e *ewmaLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
 	n := len(eligible)
 	if n == 0 {
 		return dst, telemetry.SelectionCold
@@ -73,7 +73,7 @@ func (e *EWMALatency) Order(dst []*Candidate, _ string, eligible []*Candidate) (
 }
 
 // Rank implements Strategy: by EWMA (seconds), unmeasured first.
-func (e *EWMALatency) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+func (e *ewmaLatency) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
 	scores, _ := e.scores(make([]float64, 0, len(eligible)), make([]time.Time, 0, len(eligible)), eligible, e.now())
 	return rankedFromScores(dst, eligible, scores, float64(time.Second))
 }

@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"math"
@@ -236,14 +236,14 @@ func TestReliableLatencyRetriesAnAgedTarget(t *testing.T) {
 }
 
 // TestReliableLatencySafetyNetProbe: a runner-up that only faulted has no
-// latency to draw; once its data is OnlyFaultsProbeEvery old it leads one
-// request (a measured one waits ReliableProbeEvery).
+// latency to draw; once its data is onlyFaultsProbeEvery old it leads one
+// request (a measured one waits reliableProbeEvery).
 func TestReliableLatencySafetyNetProbe(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	st := statsTable{
 		"a": target(20*ms, 0.25, 100, 100, 0, 0),
-		"b": {Outcomes: 3, Faults: 3, FaultRate: 1, LastOutcome: t0.Add(-OnlyFaultsProbeEvery)},
+		"b": {Outcomes: 3, Faults: 3, FaultRate: 1, LastOutcome: t0.Add(-onlyFaultsProbeEvery)},
 	}
 	s := newReliableLatency(st, fixedNow, rand.New(rand.NewPCG(1, 2)))
 	cands := newCandidates("a", "b")
@@ -260,7 +260,7 @@ func TestReliableLatencyRank(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	st := statsTable{"a": target(20*ms, 0.25, 70, 100, 30, 300*ms), "b": target(40*ms, 0.25, 10, 10, 0, 0)}
-	got, leader := newReliableLatency(st, fixedNow, nil).Rank(nil, "m", newCandidates("a", "b"))
+	got, leader := newReliableLatency(st, fixedNow, defaultRand).Rank(nil, "m", newCandidates("a", "b"))
 	if !slices.Equal(rankedNames(got), []string{"b", "a"}) || leader != 0 {
 		t.Fatalf("Rank = %v leader %d, want [b a] leader 0", rankedNames(got), leader)
 	}
@@ -273,7 +273,7 @@ func TestReliableLatencyRank(t *testing.T) {
 
 func TestReliableLatencySingleTarget(t *testing.T) {
 	t.Parallel()
-	s := newReliableLatency(statsTable{"a": target(time.Second, 0.1, 3, 3, 3, 0)}, fixedNow, nil)
+	s := newReliableLatency(statsTable{"a": target(time.Second, 0.1, 3, 3, 3, 0)}, fixedNow, defaultRand)
 	got, sel := s.Order(nil, "m", newCandidates("a"))
 	if !slices.Equal(names(got), []string{"a"}) || sel != "leader" {
 		t.Errorf("Order = %v %s, want [a] leader", names(got), sel)
@@ -326,7 +326,7 @@ func TestReliableLatencyOverTracker(t *testing.T) {
 		tr.RecordSample("openai", "m", 260*time.Millisecond, at, collector.OriginSelf)
 		tr.RecordFault("groq", "m", fault.Full, 300*time.Millisecond, false, at) // groq fails half its attempts, slowly
 	}
-	s, err := NewStrategy("reliable-latency", StrategyDeps{Stats: tr, Rand: rand.New(rand.NewPCG(5, 6)), Now: clock})
+	s, err := New("reliable-latency", Deps{Stats: tr, Rand: rand.New(rand.NewPCG(5, 6)), Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestReliableLatencyOverTracker(t *testing.T) {
 func TestReliableLatencyConcurrentOrder(t *testing.T) {
 	t.Parallel()
 	st := statsTable{"groq": target(300*time.Millisecond, 0.2, 10, 10, 0, 0), "openai": target(320*time.Millisecond, 0.2, 10, 10, 1, 0)}
-	s := newReliableLatency(st, nil, nil)
+	s := newReliableLatency(st, time.Now, defaultRand)
 	cands := newCandidates("groq", "openai", "anthropic")
 	var wg sync.WaitGroup
 	for range 8 {

@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"math"
@@ -7,20 +7,20 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// RoundRobin rotates which target leads, one step per request; the rest
+// roundRobin rotates which target leads, one step per request; the rest
 // follow in declaration order after it.
-type RoundRobin struct {
+type roundRobin struct {
 	next atomic.Uint64 // shared by all models: rotation, not fairness per model
 }
 
-var _ Strategy = (*RoundRobin)(nil)
+var _ Strategy = (*roundRobin)(nil)
 
 func init() {
-	registerStrategy("round-robin", false, func(StrategyDeps) Strategy { return &RoundRobin{} })
+	register("round-robin", false, func(Deps) Strategy { return &roundRobin{} })
 }
 
 // Order rotates eligible by a counter.
-func (r *RoundRobin) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+func (r *roundRobin) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
 	if len(eligible) == 0 {
 		return dst, telemetry.SelectionOrder
 	}
@@ -30,7 +30,7 @@ func (r *RoundRobin) Order(dst []*Candidate, _ string, eligible []*Candidate) ([
 }
 
 // Rank implements Strategy: declaration order, no leader (the lead rotates).
-func (r *RoundRobin) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+func (r *roundRobin) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
 	for _, c := range eligible {
 		dst = append(dst, Ranked{Candidate: c, Score: math.NaN(), Note: "rotates"})
 	}

@@ -1,4 +1,4 @@
-package router_test
+package mode
 
 // Benchmarks of least-latency ordering over a real collector.Tracker, the
 // way every request orders its candidates: one P50 read per eligible
@@ -12,19 +12,18 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/collector"
-	"github.com/firstbyte-dev/firstbyte/router"
 )
 
 // benchCandidates returns n candidates for upstream model "m" and a tracker
 // holding a full window (100 samples) for each, target i around i ms, so
 // the order is settled; cold leaves the tracker empty for every target.
-func benchCandidates(n int, cold bool) ([]*router.Candidate, *collector.Tracker) {
+func benchCandidates(n int, cold bool) ([]*Candidate, *collector.Tracker) {
 	tr := collector.NewTracker(collector.TrackerOptions{})
-	cs := make([]*router.Candidate, n)
+	cs := make([]*Candidate, n)
 	now := time.Now()
 	for i := range cs {
 		name := "t" + strconv.Itoa(i)
-		cs[i] = &router.Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1}
+		cs[i] = &Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1}
 		if cold {
 			continue
 		}
@@ -45,16 +44,16 @@ func BenchmarkLeastLatencyOrder(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				cs, tr := benchCandidates(n, cold)
-				st, err := router.NewStrategy("least-latency", router.StrategyDeps{Stats: tr})
+				st, err := New("least-latency", Deps{Stats: tr})
 				if err != nil {
 					b.Fatal(err)
 				}
-				s := st.(*router.LeastLatency) // the concrete type: the buffer below stays on the stack
+				s := st.(*leastLatency) // the concrete type: the buffer below stays on the stack
 				b.ReportAllocs()
 				for b.Loop() {
 					// As the handler calls it: a stack buffer of the
-					// router's rankedCap (16) to append to.
-					var buf [16]*router.Candidate
+					// router's RankedCap (16) to append to.
+					var buf [16]*Candidate
 					order, _ := s.Order(buf[:0], "m", cs)
 					if len(order) != n {
 						b.Fatalf("Order returned %d candidates, want %d", len(order), n)
@@ -70,7 +69,7 @@ func BenchmarkTrackerP50(b *testing.B) {
 	cs, tr := benchCandidates(3, false)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, ok := liveP50(tr, time.Now(), cs[1].Target, cs[1].Model); !ok {
+		if st := tr.StatsAt(cs[1].Target, cs[1].Model, time.Now()); st.Samples == 0 {
 			b.Fatal("no p50")
 		}
 	}

@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"math"
@@ -141,7 +141,7 @@ func TestLeastLatencyRank(t *testing.T) {
 	ms := time.Millisecond
 	st := p50s(map[string]time.Duration{"openai": 600 * ms, "anthropic": 200 * ms})
 	st["groq"] = stats.Target{Outcomes: 1, Faults: 1, FaultRate: 1}
-	s := newLeastLatency(st, fixedNow, nil)
+	s := newLeastLatency(st, fixedNow, defaultRand)
 	got, leader := s.Rank(nil, "m", newCandidates("groq", "openai", "anthropic", "new"))
 	if want := []string{"new", "anthropic", "openai", "groq"}; !slices.Equal(rankedNames(got), want) || leader != 1 {
 		t.Fatalf("Rank = %v leader %d, want %v leader 1", rankedNames(got), leader, want)
@@ -223,40 +223,40 @@ func TestLeastLatencyManyTargets(t *testing.T) {
 func TestLatencyModesNeedStats(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []string{"least-latency", "ewma-latency", "reliable-latency"} {
-		if _, err := NewStrategy(mode, StrategyDeps{}); err == nil {
-			t.Errorf("NewStrategy(%s) without a statistics source: no error", mode)
+		if _, err := New(mode, Deps{}); err == nil {
+			t.Errorf("New(%s) without a statistics source: no error", mode)
 		}
 	}
 	for _, mode := range []string{"fallback", "round-robin", "loadbalance", "cost-optimized"} {
-		if _, err := NewStrategy(mode, StrategyDeps{}); err != nil {
-			t.Errorf("NewStrategy(%s) without a statistics source: %v", mode, err)
+		if _, err := New(mode, Deps{}); err != nil {
+			t.Errorf("New(%s) without a statistics source: %v", mode, err)
 		}
 	}
-	if _, err := NewStrategy("fastest", StrategyDeps{}); err == nil {
-		t.Error("NewStrategy(unknown): no error")
+	if _, err := New("fastest", Deps{}); err == nil {
+		t.Error("New(unknown): no error")
 	}
 }
 
 func TestFallbackAndRoundRobin(t *testing.T) {
 	t.Parallel()
 	cands := newCandidates("a", "b", "c")
-	if got, sel := (Fallback{}).Order(nil, "m", cands); !slices.Equal(names(got), []string{"a", "b", "c"}) || sel != "order" {
-		t.Errorf("Fallback.Order = %v %s", names(got), sel)
+	if got, sel := (fallback{}).Order(nil, "m", cands); !slices.Equal(names(got), []string{"a", "b", "c"}) || sel != "order" {
+		t.Errorf("fallback.Order = %v %s", names(got), sel)
 	}
-	if got, leader := (Fallback{}).Rank(nil, "m", cands); !slices.Equal(rankedNames(got), []string{"a", "b", "c"}) || leader != 0 || got[2].Score != 2 {
-		t.Errorf("Fallback.Rank = %v leader %d", rankedNames(got), leader)
+	if got, leader := (fallback{}).Rank(nil, "m", cands); !slices.Equal(rankedNames(got), []string{"a", "b", "c"}) || leader != 0 || got[2].Score != 2 {
+		t.Errorf("fallback.Rank = %v leader %d", rankedNames(got), leader)
 	}
-	rr := &RoundRobin{}
+	rr := &roundRobin{}
 	var leads []string
 	for range 4 {
 		got, _ := rr.Order(nil, "m", cands)
 		leads = append(leads, got[0].Target)
 	}
 	if !slices.Equal(leads, []string{"a", "b", "c", "a"}) {
-		t.Errorf("RoundRobin leads = %v", leads)
+		t.Errorf("roundRobin leads = %v", leads)
 	}
 	if _, leader := rr.Rank(nil, "m", cands); leader != -1 {
-		t.Errorf("RoundRobin.Rank leader = %d, want none: the lead rotates", leader)
+		t.Errorf("roundRobin.Rank leader = %d, want none: the lead rotates", leader)
 	}
 }
 
@@ -273,15 +273,15 @@ func TestLoadBalance(t *testing.T) {
 		{0.99, []string{"c", "b", "a"}}, // [4/6,1) -> c
 	}
 	for _, tt := range tests {
-		lb := &LoadBalance{rand: &scriptedRand{floats: []float64{tt.u}}}
+		lb := &loadBalance{rand: &scriptedRand{floats: []float64{tt.u}}}
 		got, _ := lb.Order(nil, "m", cands)
 		if !slices.Equal(names(got), tt.want) {
-			t.Errorf("LoadBalance(u=%v).Order = %v, want %v", tt.u, names(got), tt.want)
+			t.Errorf("loadBalance(u=%v).Order = %v, want %v", tt.u, names(got), tt.want)
 		}
 	}
-	got, leader := (&LoadBalance{}).Rank(nil, "m", cands)
+	got, leader := (&loadBalance{}).Rank(nil, "m", cands)
 	if !slices.Equal(rankedNames(got), []string{"b", "c", "a"}) || leader != -1 || got[0].Score != 3 {
-		t.Errorf("LoadBalance.Rank = %v leader %d, want [b c a] by weight, no leader", rankedNames(got), leader)
+		t.Errorf("loadBalance.Rank = %v leader %d, want [b c a] by weight, no leader", rankedNames(got), leader)
 	}
 }
 
@@ -293,7 +293,7 @@ func TestCostOptimized(t *testing.T) {
 	price(cands[2], 18)
 	// local: unpriced; free: unpriced with a higher weight
 	cands[4].Weight = 5
-	got, sel := (CostOptimized{}).Order(nil, "m", cands)
+	got, sel := (costOptimized{}).Order(nil, "m", cands)
 	if want := []string{"openai", "groq", "anthropic", "free", "local"}; !slices.Equal(names(got), want) || sel != "order" {
 		t.Errorf("Order = %v %s, want %v order (cheapest first, unpriced last by weight)", names(got), sel, want)
 	}
@@ -303,15 +303,15 @@ func TestCostOptimized(t *testing.T) {
 		price(c, 1)
 	}
 	ties[2].Weight = 2
-	if got, _ := (CostOptimized{}).Order(nil, "m", ties); !slices.Equal(names(got), []string{"c", "a", "b"}) {
+	if got, _ := (costOptimized{}).Order(nil, "m", ties); !slices.Equal(names(got), []string{"c", "a", "b"}) {
 		t.Errorf("ties: Order = %v, want [c a b]", names(got))
 	}
-	ranked, leader := (CostOptimized{}).Rank(nil, "m", cands)
+	ranked, leader := (costOptimized{}).Rank(nil, "m", cands)
 	if leader != 0 || ranked[0].Score != 0.75 || ranked[4].Note != "unpriced" || !math.IsNaN(ranked[4].Score) {
 		t.Errorf("Rank = %+v leader %d", ranked, leader)
 	}
 	buf := make([]*Candidate, 0, 8)
-	if allocs := testing.AllocsPerRun(100, func() { (CostOptimized{}).Order(buf[:0], "m", cands) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { (costOptimized{}).Order(buf[:0], "m", cands) }); allocs != 0 {
 		t.Errorf("Order allocates %v times per call, want 0", allocs)
 	}
 }
@@ -320,7 +320,7 @@ func TestCostOptimized(t *testing.T) {
 // them must be a registered strategy, and every strategy one of them.
 func TestStrategiesAreTheConfigModes(t *testing.T) {
 	t.Parallel()
-	if got := StrategyNames(); !slices.Equal(got, config.Modes) {
-		t.Fatalf("StrategyNames() = %v, want config.Modes %v", got, config.Modes)
+	if got := Names(); !slices.Equal(got, config.Modes) {
+		t.Fatalf("Names() = %v, want config.Modes %v", got, config.Modes)
 	}
 }

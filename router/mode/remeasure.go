@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"time"
@@ -67,7 +67,7 @@ func orderByScoreProbing(dst, eligible []*Candidate, scores, scratch []float64, 
 		oseen, intervals = append(oseen, seen[i]), append(intervals, every(i))
 	}
 	if k := staleProbe(out, oseen, now, intervals); k > 0 {
-		lead(out, k)
+		Lead(out, k)
 		return dst, telemetry.SelectionExplore
 	}
 	return dst, ""

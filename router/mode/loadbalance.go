@@ -1,24 +1,24 @@
-package router
+package mode
 
 import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// LoadBalance picks the first target at random in proportion to its
+// loadBalance picks the first target at random in proportion to its
 // weight; the rest follow by descending weight (ties in declaration order)
 // so failover goes to the next most trusted target.
-type LoadBalance struct {
+type loadBalance struct {
 	rand Rand
 }
 
-var _ Strategy = (*LoadBalance)(nil)
+var _ Strategy = (*loadBalance)(nil)
 
 func init() {
-	registerStrategy("loadbalance", false, func(d StrategyDeps) Strategy { return &LoadBalance{rand: d.Rand} })
+	register("loadbalance", false, func(d Deps) Strategy { return &loadBalance{rand: d.Rand} })
 }
 
 // Order draws the leader by weight, then sorts the rest by weight.
-func (l *LoadBalance) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+func (l *loadBalance) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
 	base := len(dst)
 	dst = append(dst, eligible...)
 	out := dst[base:]
@@ -39,7 +39,7 @@ func (l *LoadBalance) Order(dst []*Candidate, _ string, eligible []*Candidate) (
 
 // Rank implements Strategy: by descending weight (the score), ties as
 // declared; no leader, since the first pick is drawn at random.
-func (l *LoadBalance) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+func (l *loadBalance) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
 	base := len(dst)
 	for _, c := range eligible {
 		dst = append(dst, Ranked{Candidate: c, Score: c.Weight, Note: "weight"})

@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"time"
@@ -6,12 +6,12 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-// ExploreEvery is the least-latency exploration rate's denominator: with
-// probability 1/ExploreEvery a measured runner-up leads instead of the leader,
+// exploreEvery is the least-latency exploration rate's denominator: with
+// probability 1/exploreEvery a measured runner-up leads instead of the leader,
 // so a target that got faster is noticed.
-const ExploreEvery = 10
+const exploreEvery = 10
 
-// LeastLatency orders by the lowest p50 time to first byte: targets with no
+// leastLatency orders by the lowest p50 time to first byte: targets with no
 // live sample first, shuffled, so new or forgotten targets are measured at
 // once; then sampled ones by ascending p50, ties in declaration order; then
 // targets whose live outcomes are only faults, or that were tried
@@ -21,43 +21,37 @@ const ExploreEvery = 10
 // unmeasured and at least two targets are measured, one request in ten is
 // led by a uniformly random non-leader (explore), a target that only
 // faulted included, so one unlucky first attempt does not shut it out.
-type LeastLatency struct {
+type leastLatency struct {
 	// immutable after New
 	stats StatsSource
 	now   func() time.Time // the clock stats reads
 	rand  Rand             // must be goroutine-safe
 }
 
-var _ Strategy = (*LeastLatency)(nil)
+var _ Strategy = (*leastLatency)(nil)
 
 func init() {
-	registerStrategy("least-latency", true, func(d StrategyDeps) Strategy {
+	register("least-latency", true, func(d Deps) Strategy {
 		return newLeastLatency(d.Stats, d.Now, d.Rand)
 	})
 }
 
-// newLeastLatency returns the strategy reading src, whose clock is now
-// (nil: time.Now). A nil r means DefaultRand.
-func newLeastLatency(src StatsSource, now func() time.Time, r Rand) *LeastLatency {
-	if r == nil {
-		r = DefaultRand
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &LeastLatency{stats: src, now: now, rand: r}
+// newLeastLatency returns the strategy reading src, whose clock is now;
+// New fills a nil now or r.
+func newLeastLatency(src StatsSource, now func() time.Time, r Rand) *leastLatency {
+	return &leastLatency{stats: src, now: now, rand: r}
 }
 
 // scores fills one score per eligible candidate (nanoseconds of p50;
 // noScore when unmeasured, unscoredLast when it ranks last: stats.Target.RanksLast) and
 // returns how many are measured (sampled, or ranked last).
-func (l *LeastLatency) scores(dst []float64, eligible []*Candidate, now time.Time) ([]float64, int) {
+func (l *leastLatency) scores(dst []float64, eligible []*Candidate, now time.Time) ([]float64, int) {
 	measured := 0
 	for _, c := range eligible {
 		st := l.stats.StatsAt(c.Target, c.Model, now)
 		switch {
 		case st.Samples > 0:
-			dst = append(dst, float64(st.P50)*loadFactor(c, &st))
+			dst = append(dst, float64(st.P50)*LoadFactor(c, &st))
 			measured++
 		case st.RanksLast():
 			dst = append(dst, unscoredLast)
@@ -70,15 +64,15 @@ func (l *LeastLatency) scores(dst []float64, eligible []*Candidate, now time.Tim
 }
 
 // Order implements Strategy.
-func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+func (l *leastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
 	n := len(eligible)
 	if n == 0 {
 		return dst, telemetry.SelectionCold
 	}
 	// Stack buffers keep the common case allocation-free.
-	var scoreBuf, sortBuf [rankedCap]float64
+	var scoreBuf, sortBuf [RankedCap]float64
 	scores, scratch := scoreBuf[:0], sortBuf[:0]
-	if n > rankedCap {
+	if n > RankedCap {
 		scores, scratch = make([]float64, 0, n), make([]float64, 0, n)
 	}
 	now := l.now()
@@ -90,11 +84,11 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 		shuffle(out[:cold], l.rand)
 		return dst, telemetry.SelectionCold
 	}
-	if measured >= 2 && l.rand.IntN(ExploreEvery) == 0 {
+	if measured >= 2 && l.rand.IntN(exploreEvery) == 0 {
 		// A uniformly random non-leader leads; the rest keep order. A target
 		// that only faulted is among them: one unlucky first attempt must
 		// not shut it out until its faults expire.
-		lead(out, 1+l.rand.IntN(measured-1))
+		Lead(out, 1+l.rand.IntN(measured-1))
 		return dst, telemetry.SelectionExplore
 	}
 	spreadNearTie(out, scratch[:n], l.stats, now, l.rand)
@@ -102,7 +96,7 @@ func (l *LeastLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) 
 }
 
 // Rank implements Strategy: by p50 (seconds), unmeasured first.
-func (l *LeastLatency) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+func (l *leastLatency) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
 	scores, _ := l.scores(make([]float64, 0, len(eligible)), eligible, l.now())
 	return rankedFromScores(dst, eligible, scores, float64(time.Second))
 }

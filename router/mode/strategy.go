@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ type Ranked struct {
 
 // StatsSource is how the router reads what the spans taught: the
 // collector's tracker satisfies it, and cmd/firstbyte wires the two. now
-// comes from the source's own clock (StrategyDeps.Now), read once per
+// comes from the source's own clock (Deps.Now), read once per
 // request.
 type StatsSource interface {
 	StatsAt(target, model string, now time.Time) stats.Target
@@ -59,28 +59,30 @@ type runtimeRand struct{}
 func (runtimeRand) IntN(n int) int   { return rand.IntN(n) }
 func (runtimeRand) Float64() float64 { return rand.Float64() }
 
-// DefaultRand draws from math/rand/v2's goroutine-safe global source.
-var DefaultRand Rand = runtimeRand{}
+// defaultRand draws from math/rand/v2's goroutine-safe global source.
+var defaultRand Rand = runtimeRand{}
 
-// StrategyDeps are what a strategy may need; each takes what it uses.
-type StrategyDeps struct {
-	Stats StatsSource
-	Rand  Rand
-	Now   func() time.Time // the clock Stats also reads
+// Deps are what a strategy may need; each takes what it uses. New is the
+// one place their defaults are filled: the strategies' own constructors
+// take them as they are.
+type Deps struct {
+	Stats StatsSource      // nil: only the modes that measure nothing
+	Rand  Rand             // nil: math/rand/v2's goroutine-safe global source
+	Now   func() time.Time // the clock Stats also reads; nil: time.Now
 }
 
 // registration is a mode: how to build it and whether it ranks on measured
 // statistics (then it refuses to start without a StatsSource rather than
 // quietly routing blind).
 type registration struct {
-	build      func(StrategyDeps) Strategy
+	build      func(Deps) Strategy
 	needsStats bool
 }
 
 // strategies are the modes by name; each strategy file registers itself.
 var strategies = map[string]registration{}
 
-func registerStrategy(mode string, needsStats bool, build func(StrategyDeps) Strategy) {
+func register(mode string, needsStats bool, build func(Deps) Strategy) {
 	strategies[mode] = registration{build: build, needsStats: needsStats}
 }
 
@@ -88,8 +90,8 @@ func registerStrategy(mode string, needsStats bool, build func(StrategyDeps) Str
 // statistics source).
 func RanksOnLatency(mode string) bool { return strategies[mode].needsStats }
 
-// StrategyNames lists the registered modes, sorted.
-func StrategyNames() []string {
+// Names lists the registered modes, sorted.
+func Names() []string {
 	names := make([]string, 0, len(strategies))
 	for n := range strategies {
 		names = append(names, n)
@@ -98,9 +100,9 @@ func StrategyNames() []string {
 	return names
 }
 
-// NewStrategy builds the mode registered under mode. A latency mode without
+// New builds the mode registered under mode. A latency mode without
 // deps.Stats is an error: it would route blind.
-func NewStrategy(mode string, deps StrategyDeps) (Strategy, error) {
+func New(mode string, deps Deps) (Strategy, error) {
 	reg, ok := strategies[mode]
 	if !ok {
 		return nil, fmt.Errorf("strategy.mode: unknown mode %q", mode)
@@ -109,7 +111,7 @@ func NewStrategy(mode string, deps StrategyDeps) (Strategy, error) {
 		return nil, fmt.Errorf("strategy.mode: %s ranks on measured latency and needs a statistics source (none was wired)", mode)
 	}
 	if deps.Rand == nil {
-		deps.Rand = DefaultRand
+		deps.Rand = defaultRand
 	}
 	if deps.Now == nil {
 		deps.Now = time.Now
@@ -117,22 +119,22 @@ func NewStrategy(mode string, deps StrategyDeps) (Strategy, error) {
 	return reg.build(deps), nil
 }
 
-// rankedCap is how many candidates a strategy ranks without allocating.
-const rankedCap = 16
+// RankedCap is how many candidates a strategy ranks without allocating.
+const RankedCap = 16
 
 // probeScratch is the working memory of a mode that ranks by score and
-// probes stale targets, on the caller's stack for up to rankedCap
+// probes stale targets, on the caller's stack for up to RankedCap
 // candidates: declare one in Order and take its slices.
 type probeScratch struct {
-	score, sort [rankedCap]float64
-	seen, oseen [rankedCap]time.Time
-	every       [rankedCap]time.Duration
+	score, sort [RankedCap]float64
+	seen, oseen [RankedCap]time.Time
+	every       [RankedCap]time.Duration
 }
 
 // slices returns empty slices with room for n candidates: b's arrays, or
-// fresh ones past rankedCap.
+// fresh ones past RankedCap.
 func (b *probeScratch) slices(n int) (scores, scratch []float64, seen, oseen []time.Time, every []time.Duration) {
-	if n > rankedCap {
+	if n > RankedCap {
 		return make([]float64, 0, n), make([]float64, 0, n), make([]time.Time, 0, n), make([]time.Time, 0, n), make([]time.Duration, 0, n)
 	}
 	return b.score[:0], b.sort[:0], b.seen[:0], b.oseen[:0], b.every[:0]
@@ -224,8 +226,8 @@ func shuffle(cs []*Candidate, r Rand) {
 	}
 }
 
-// lead moves out[k] to the front, the others keeping their order.
-func lead(out []*Candidate, k int) {
+// Lead moves out[k] to the front, the others keeping their order.
+func Lead(out []*Candidate, k int) {
 	pick := out[k]
 	copy(out[1:k+1], out[:k])
 	out[0] = pick

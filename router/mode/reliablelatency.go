@@ -1,4 +1,4 @@
-package router
+package mode
 
 import (
 	"math"
@@ -11,10 +11,10 @@ import (
 
 // Tuning of reliable-latency.
 const (
-	// MaxErrorPenalty caps the factor a fault rate multiplies a latency by:
+	// maxErrorPenalty caps the factor a fault rate multiplies a latency by:
 	// even a target failing every attempt stays comparable with one ten
 	// times slower, so it is retried now and then and its recovery is seen.
-	MaxErrorPenalty = 10.0
+	maxErrorPenalty = 10.0
 	// minLogStd floors the spread of the log latencies the posterior is
 	// drawn with: one sample (spread 0), or several identical ones, must
 	// not be taken for certainty.
@@ -27,22 +27,22 @@ const (
 	// unlucky attempts moves it, never settles it.
 	faultPriorFaults    = 0.5
 	faultPriorSuccesses = 2.0
-	// ReliableProbeEvery is the safety net for targets the posterior alone
+	// reliableProbeEvery is the safety net for targets the posterior alone
 	// does not bring back: a runner-up whose newest data is this old leads
 	// one request.
-	ReliableProbeEvery = 5 * time.Second
-	// OnlyFaultsProbeEvery is how soon a target whose live outcomes are only
+	reliableProbeEvery = 5 * time.Second
+	// onlyFaultsProbeEvery is how soon a target whose live outcomes are only
 	// faults is tried again: it has no latency to draw, so its posterior
 	// cannot bring it back, and one unlucky first attempt must not shut a
 	// good target out.
-	OnlyFaultsProbeEvery = time.Second
+	onlyFaultsProbeEvery = time.Second
 )
 
-// ReliableLatency is Thompson sampling over latency and reliability. Per
+// reliableLatency is Thompson sampling over latency and reliability. Per
 // request it draws, for each measured target, a typical latency L from a
 // LogNormal posterior of its samples and a fault rate f from a Beta
 // posterior of its outcomes, and ranks by the expected time to a first
-// byte when trying it: L/(1-f) (the penalty capped at MaxErrorPenalty) plus
+// byte when trying it: L/(1-f) (the penalty capped at maxErrorPenalty) plus
 // the faults expected first, f/(1-f), times what a fault of this target
 // costs (the mean duration of its live faults). A target failing fast
 // costs little; one failing after 300 ms costs a lot. Every figure is
@@ -56,7 +56,7 @@ const (
 // target with the best current estimate (the same formula on the
 // posteriors' means), explore otherwise: the posteriors' spread is the
 // exploration, so there is no fixed exploration rate.
-type ReliableLatency struct {
+type reliableLatency struct {
 	// immutable after New
 	stats StatsSource
 	now   func() time.Time
@@ -64,24 +64,18 @@ type ReliableLatency struct {
 	every time.Duration
 }
 
-var _ Strategy = (*ReliableLatency)(nil)
+var _ Strategy = (*reliableLatency)(nil)
 
 func init() {
-	registerStrategy("reliable-latency", true, func(d StrategyDeps) Strategy {
+	register("reliable-latency", true, func(d Deps) Strategy {
 		return newReliableLatency(d.Stats, d.Now, d.Rand)
 	})
 }
 
-// newReliableLatency returns the strategy reading src, whose clock is now
-// (nil: time.Now). A nil r means DefaultRand.
-func newReliableLatency(src StatsSource, now func() time.Time, r Rand) *ReliableLatency {
-	if r == nil {
-		r = DefaultRand
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &ReliableLatency{stats: src, now: now, rand: r, every: ReliableProbeEvery}
+// newReliableLatency returns the strategy reading src, whose clock is now;
+// New fills a nil now or r.
+func newReliableLatency(src StatsSource, now func() time.Time, r Rand) *reliableLatency {
+	return &reliableLatency{stats: src, now: now, rand: r, every: reliableProbeEvery}
 }
 
 // posterior is one target's evidence as of now.
@@ -119,28 +113,28 @@ func decay(age time.Duration) float64 {
 // expectedCost is the score: the expected time to a first byte when trying
 // a target whose typical latency is latency seconds, whose fault rate is f
 // and whose faults take faultSeconds: latency/(1-f), the factor capped at
-// MaxErrorPenalty, plus f/(1-f) faults (capped likewise) of faultSeconds.
+// maxErrorPenalty, plus f/(1-f) faults (capped likewise) of faultSeconds.
 func expectedCost(latency, f, faultSeconds float64) float64 {
 	penalty := errorPenalty(f)
 	return latency*penalty + (penalty-1)*faultSeconds
 }
 
-// errorPenalty is 1/(1 − f), capped at MaxErrorPenalty (which a rate of 1,
+// errorPenalty is 1/(1 − f), capped at maxErrorPenalty (which a rate of 1,
 // or more, or NaN, gets). A rate of 0 or below is no penalty.
 func errorPenalty(f float64) float64 {
 	if f <= 0 {
 		return 1
 	}
 	if !(f < 1) { // also NaN
-		return MaxErrorPenalty
+		return maxErrorPenalty
 	}
-	return min(1/(1-f), MaxErrorPenalty)
+	return min(1/(1-f), maxErrorPenalty)
 }
 
 // scores fills the drawn score of every eligible candidate (noScore cold,
 // unscoredLast only faults or tried without a sample), when each last taught anything, and the index
 // in eligible of the best current estimate (-1: none measured).
-func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Candidate, now time.Time, draw bool) ([]float64, []time.Time, int) {
+func (s *reliableLatency) scores(dst []float64, seen []time.Time, eligible []*Candidate, now time.Time, draw bool) ([]float64, []time.Time, int) {
 	best, bestEst := -1, math.Inf(1)
 	for i, c := range eligible {
 		st := s.stats.StatsAt(c.Target, c.Model, now)
@@ -154,7 +148,7 @@ func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Ca
 			continue
 		}
 		p := posteriorOf(&st, now)
-		load := loadFactor(c, &st)
+		load := LoadFactor(c, &st)
 		est := expectedCost(math.Exp(p.logMean)*load, p.faultA/(p.faultA+p.faultB), p.faultSeconds)
 		if est < bestEst { // ties: the first declared
 			best, bestEst = i, est
@@ -171,7 +165,7 @@ func (s *ReliableLatency) scores(dst []float64, seen []time.Time, eligible []*Ca
 }
 
 // Order implements Strategy.
-func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
+func (s *reliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidate) ([]*Candidate, string) {
 	n := len(eligible)
 	if n == 0 {
 		return dst, telemetry.SelectionCold
@@ -183,7 +177,7 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 	base := len(dst)
 	dst, selection := orderByScoreProbing(dst, eligible, scores, scratch, seen, now, s.rand, &buf, func(i int) time.Duration {
 		if scores[i] == unscoredLast {
-			return OnlyFaultsProbeEvery
+			return onlyFaultsProbeEvery
 		}
 		return s.every
 	})
@@ -200,7 +194,7 @@ func (s *ReliableLatency) Order(dst []*Candidate, _ string, eligible []*Candidat
 
 // Rank implements Strategy: by the current estimate (seconds: the
 // expected time to a first byte), unmeasured first.
-func (s *ReliableLatency) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
+func (s *reliableLatency) Rank(dst []Ranked, _ string, eligible []*Candidate) ([]Ranked, int) {
 	scores, _, _ := s.scores(make([]float64, 0, len(eligible)), make([]time.Time, 0, len(eligible)), eligible, s.now(), false)
 	return rankedFromScores(dst, eligible, scores, 1)
 }
