@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/cmd/internal/mdsection"
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/study"
 	"github.com/firstbyte-dev/firstbyte/collector"
-	"github.com/firstbyte-dev/firstbyte/internal/study"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )

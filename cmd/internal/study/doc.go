@@ -27,4 +27,10 @@
 // statistics source and its span consumer are injected through Deps; cmd
 // wires the collector's tracker), read the wall clock or an unseeded random
 // source, or send a request anywhere.
+//
+// It lives under cmd/internal, beside the commands that run it (firstbyte
+// study, the load test's goals, the routing e2e): it drives the router, so
+// it sits above it, and Go's internal rule keeps router and every package
+// below it from importing it. The failure model (internal/fault) and the
+// statistics (internal/stats) stay below both.
 package study
