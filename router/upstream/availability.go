@@ -291,7 +291,7 @@ func (m *Model) Admit(now time.Time, probe bool) (Admission, string) {
 // one now).
 func (m *Model) AvailableAt(now time.Time) time.Time {
 	at := now
-	for _, t := range [...]time.Time{m.cool.Until(now), m.p.Breaker.OpenUntil()} {
+	for _, t := range [...]time.Time{m.cool.Until(now), m.p.Breaker.openUntil()} {
 		if t.After(at) {
 			at = t
 		}

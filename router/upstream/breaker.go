@@ -222,9 +222,9 @@ func (b *Breaker) Blocked() bool {
 	return false
 }
 
-// OpenUntil is when an open circuit's cooldown ends (zero when it is not
+// openUntil is when an open circuit's cooldown ends (zero when it is not
 // open).
-func (b *Breaker) OpenUntil() time.Time {
+func (b *Breaker) openUntil() time.Time {
 	if b.tripped.Load() == 0 {
 		return time.Time{}
 	}
