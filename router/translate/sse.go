@@ -1,6 +1,10 @@
 package translate
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
 
 // Stream turns an upstream's server-sent event stream into the client's, one
 // read at a time. It is not safe for concurrent use; one belongs to one
@@ -21,6 +25,13 @@ type Stream interface {
 	// Usage is the usage the upstream has reported so far; Known is false
 	// until it reports any.
 	Usage() Usage
+	// DataEvents is how many events carrying data the upstream has sent so
+	// far: a message's start, its content, its end or an error. Comments,
+	// keep-alive pings (Anthropic's ping) and events with no data are not
+	// counted: they say the connection is alive, not that an answer has
+	// begun or goes on, so a stream's first byte is its first data event,
+	// and only data events show it has not stalled.
+	DataEvents() int
 }
 
 // maxBlocks bounds the content block and tool call indexes a stream may use:
@@ -43,6 +54,7 @@ type sseDecoder struct {
 	in      []byte // what is being decoded: p itself, or pending+p
 	off     int    // start of the first undecoded event in in
 	data    []byte // scratch for an event of several data lines
+	events  int    // the events decoded that carry data (carriesData)
 }
 
 // sseEvent is one event; its slices are valid until the decoder's next call.
@@ -72,7 +84,32 @@ func (d *sseDecoder) next() (sseEvent, bool) {
 	}
 	ev.raw = d.in[d.off : d.off+n]
 	d.off += n
+	if carriesData(ev) {
+		d.events++
+	}
 	return ev, true
+}
+
+// carriesData reports whether ev is part of an answer rather than a
+// keep-alive: it has data, not blank, and is not a ping (Anthropic names
+// its pings; a ping named only in its data counts as one too).
+func carriesData(ev sseEvent) bool {
+	if !ev.hasData || len(bytes.TrimSpace(ev.data)) == 0 {
+		return false
+	}
+	switch {
+	case string(ev.name) == "ping":
+		return false
+	case len(ev.name) == 0 && bytes.Contains(ev.data, []byte(`"ping"`)):
+		var typ []byte
+		valid := jsonscan.Object(ev.data, func(k, v []byte) {
+			if string(k) == "type" {
+				typ = v
+			}
+		})
+		return !valid || !stringIs(typ, "ping")
+	}
+	return true
 }
 
 // errEventTooLarge: an incomplete event past maxPending.
@@ -114,6 +151,9 @@ func (d *sseDecoder) finishEvent() (sseEvent, bool) {
 		}
 	}
 	ev.raw = raw
+	if carriesData(ev) {
+		d.events++
+	}
 	return ev, true
 }
 
@@ -198,6 +238,9 @@ type eventStream struct {
 	err  error // sticky: the upstream broke its format
 }
 
+// DataEvents is Stream.DataEvents.
+func (e *eventStream) DataEvents() int { return e.dec.events }
+
 // eventTranslator translates one upstream event's data onto dst.
 type eventTranslator interface {
 	event(dst, data []byte) ([]byte, error)
@@ -218,7 +261,7 @@ func (e *eventStream) feed(t eventTranslator, dst, p []byte) ([]byte, error) {
 		if !ok {
 			break
 		}
-		if ev.hasData {
+		if carriesData(ev) { // keep-alives are not the client's: pings may be dropped
 			if dst, e.err = t.event(dst, ev.data); e.err != nil {
 				return dst, e.err
 			}
@@ -228,7 +271,7 @@ func (e *eventStream) feed(t eventTranslator, dst, p []byte) ([]byte, error) {
 		e.err = err
 	}
 	if e.done {
-		e.dec = sseDecoder{}
+		e.dec = sseDecoder{events: e.dec.events}
 	}
 	return dst, e.err
 }
@@ -240,7 +283,7 @@ func (e *eventStream) finishLast(t eventTranslator, dst []byte) ([]byte, error) 
 	if e.err != nil {
 		return dst, e.err
 	}
-	if ev, ok := e.dec.finishEvent(); ok && ev.hasData && !e.done {
+	if ev, ok := e.dec.finishEvent(); ok && carriesData(ev) && !e.done {
 		dst, e.err = t.event(dst, ev.data)
 	}
 	return dst, e.err
