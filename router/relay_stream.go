@@ -21,8 +21,8 @@ import (
 //
 // Every chunk goes through the exchange's stream: a translator when the
 // client speaks the other format (its first event is written the moment
-// the upstream's first event is whole, so the time to first byte stays
-// honest), or a pass-through that reads the usage and drops the usage chunk
+// the upstream's first data event is whole, so the time to first byte
+// stays honest; comments and pings before it are no first byte), or a pass-through that reads the usage and drops the usage chunk
 // the client did not ask for.
 
 // streamAnswer is a stream in flight: its buffers, its converter and where
