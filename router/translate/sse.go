@@ -62,6 +62,7 @@ type sseEvent struct {
 	name    []byte
 	data    []byte
 	hasData bool   // a data line was present (an event without one is not dispatched)
+	isData  bool   // it carries data: not a keep-alive (carriesData)
 	raw     []byte // the event's own bytes, the blank line ending it included
 }
 
@@ -84,11 +85,15 @@ func (d *sseDecoder) next() (sseEvent, bool) {
 	}
 	ev.raw = d.in[d.off : d.off+n]
 	d.off += n
-	if carriesData(ev) {
+	if ev.isData = carriesData(ev); ev.isData {
 		d.events++
 	}
 	return ev, true
 }
+
+// maxPingSize bounds the data of an event that may be a ping ({"type":
+// "ping"} and some room): a chunk of an answer is not searched for one.
+const maxPingSize = 64
 
 // carriesData reports whether ev is part of an answer rather than a
 // keep-alive: it has data, not blank, and is not a ping (Anthropic names
@@ -100,7 +105,7 @@ func carriesData(ev sseEvent) bool {
 	switch {
 	case string(ev.name) == "ping":
 		return false
-	case len(ev.name) == 0 && bytes.Contains(ev.data, []byte(`"ping"`)):
+	case len(ev.name) == 0 && len(ev.data) <= maxPingSize && bytes.Contains(ev.data, []byte(`"ping"`)):
 		var typ []byte
 		valid := jsonscan.Object(ev.data, func(k, v []byte) {
 			if string(k) == "type" {
@@ -151,7 +156,7 @@ func (d *sseDecoder) finishEvent() (sseEvent, bool) {
 		}
 	}
 	ev.raw = raw
-	if carriesData(ev) {
+	if ev.isData = carriesData(ev); ev.isData {
 		d.events++
 	}
 	return ev, true
@@ -261,7 +266,7 @@ func (e *eventStream) feed(t eventTranslator, dst, p []byte) ([]byte, error) {
 		if !ok {
 			break
 		}
-		if carriesData(ev) { // keep-alives are not the client's: pings may be dropped
+		if ev.isData { // keep-alives are not the client's: pings may be dropped
 			if dst, e.err = t.event(dst, ev.data); e.err != nil {
 				return dst, e.err
 			}
@@ -283,7 +288,7 @@ func (e *eventStream) finishLast(t eventTranslator, dst []byte) ([]byte, error) 
 	if e.err != nil {
 		return dst, e.err
 	}
-	if ev, ok := e.dec.finishEvent(); ok && carriesData(ev) && !e.done {
+	if ev, ok := e.dec.finishEvent(); ok && ev.isData && !e.done {
 		dst, e.err = t.event(dst, ev.data)
 	}
 	return dst, e.err

@@ -165,7 +165,7 @@ func (f *passThrough) finish(dst []byte) ([]byte, error) {
 
 // event checks one event, notes whether it ends the stream, and relays it.
 func (f *passThrough) event(dst []byte, ev sseEvent) ([]byte, error) {
-	if !carriesData(ev) || f.end != "" { // a keep-alive, or after the end
+	if !ev.isData || f.end != "" { // a keep-alive, or after the end
 		if !f.verbatim() {
 			dst = append(dst, ev.raw...) // after the end: relayed unread
 		}
