@@ -40,6 +40,7 @@ var (
 	attrSystem        = "gen_ai.system" // the older name some instrumentations still emit
 	attrStream        = "gen_ai.request.stream"
 	attrServiceName   = string(semconv.ServiceNameKey)
+	attrResponseID    = string(telemetry.KeyResponseID)
 
 	// Read by the metrics only.
 	attrRequestedModel = string(telemetry.KeyRequestedModel)
@@ -236,6 +237,7 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 	if origin != OriginSelf && at.model != "" && !table.knows(at.target, at.model) {
 		return RejectUnknownTarget, ""
 	}
+	a.learnHome(span, &at, table)
 	if at.countTokens || at.badStatus || at.model == "" || !table.knows(at.target, at.model) {
 		return "", source
 	}
@@ -342,6 +344,8 @@ type attemptFacts struct {
 	inflightAtEnd  int64  // firstbyte.inflight_at_end; -1 when absent
 	cacheHit       bool   // firstbyte.cache_hit
 	affinity       string // server span: firstbyte.affinity
+
+	responseID string // gen_ai.response.id: the response the attempt left stored
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -423,6 +427,8 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.cacheHit = v.Type() == pcommon.ValueTypeBool && v.Bool()
 		case attrAffinity:
 			f.affinity = v.Str()
+		case attrResponseID:
+			f.responseID = v.Str()
 		case attrInflight:
 			if v.Type() == pcommon.ValueTypeInt {
 				f.inflight = v.Int()
