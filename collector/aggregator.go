@@ -2,7 +2,6 @@ package collector
 
 import (
 	"context"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -466,43 +465,4 @@ func (f *attemptFacts) fault() fault.Fault {
 		status = int(f.status)
 	}
 	return fault.Classify(status, f.errorType)
-}
-
-// spanDuration is how long the span's attempt took (0 without both stamps).
-func spanDuration(span ptrace.Span) time.Duration {
-	start, end := span.StartTimestamp(), span.EndTimestamp()
-	if start == 0 || end <= start {
-		return 0
-	}
-	return time.Duration(end - start)
-}
-
-// number reads a numeric attribute: a double, or an int from a client that
-// rounds (gen_ai.response.time_to_first_chunk is seconds as a double).
-func number(v pcommon.Value) (float64, bool) {
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
-		return v.Double(), true
-	case pcommon.ValueTypeInt:
-		return float64(v.Int()), true
-	default:
-		return 0, false
-	}
-}
-
-// statusCode reads http.response.status_code: an int per the conventions,
-// or a string from clients that send it so. ok is false for anything else.
-func statusCode(v pcommon.Value) (code int64, ok bool) {
-	switch v.Type() {
-	case pcommon.ValueTypeInt:
-		return v.Int(), true
-	case pcommon.ValueTypeStr:
-		n, err := strconv.ParseInt(v.Str(), 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		return n, true
-	default:
-		return 0, false
-	}
 }
