@@ -18,6 +18,7 @@ type passThrough struct {
 
 	dec   sseDecoder
 	usage Usage
+	id    string // a Responses stream's response id, from its first response.* event ("": none yet)
 	end   string // the event that ended the stream ("": none yet); what follows is relayed unread
 	err   error
 	buf   []byte // scratch for a rewritten event
@@ -72,6 +73,11 @@ func NewMessagesUsageScanner() Stream { return NewPassThrough(Messages, false, "
 func NewResponsesCheck() Stream { return NewPassThrough(Responses, false, "") }
 
 func (f *passThrough) Usage() Usage { return f.usage }
+
+// ResponseID is the id of the response a Responses stream carries, read
+// from its first response.* event (response.created); "" for the other
+// formats, or before that event was whole.
+func (f *passThrough) ResponseID() string { return f.id }
 
 // verbatim reports whether every byte is relayed as it came.
 func (f *passThrough) verbatim() bool { return !f.strip && f.model == nil }
@@ -323,6 +329,11 @@ func (f *passThrough) responsesUsage(ev sseEvent) (model []byte) {
 	}
 	if u := responsesUsage(jsonscan.Field(response, "usage")); u.Known {
 		f.usage = u
+	}
+	if f.id == "" {
+		if id := jsonscan.Field(response, "id"); isString(id) {
+			f.id = jsonscan.Unquote(id)
+		}
 	}
 	return jsonscan.Field(response, "model")
 }
