@@ -182,6 +182,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 			g.prefer(&c.route, fields.Model, prefixOf(&c.fields, c.body), g.now())
 		}
 	}
+	g.homeFirst(c) // a follow-up of a stored response goes where it is stored
 	c.route.span, c.route.prep = c.span, c
 	if c.sideEffect() == "" { // a request that leaves state behind is never sent twice at once
 		g.hedgeable(&c.route, fields.Model)

@@ -392,6 +392,9 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
+		if strings.HasSuffix(r.URL.Path, "/messages") {
+			_, _ = io.WriteString(w, msgStart) // the first byte: a ping is none
+		}
 		for {
 			if strings.HasSuffix(r.URL.Path, "/messages") {
 				_, _ = io.WriteString(w, "event: ping\ndata: {\"type\":\"ping\"}\n\n")

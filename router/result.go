@@ -31,6 +31,10 @@ type Result struct {
 	// reported cached tokens), so the time to first byte is not what a
 	// cold prompt would get (firstbyte.cache_hit): not a latency sample.
 	CacheHit bool
+	// ResponseID is the id of the response the answer left stored at the
+	// provider (gen_ai.response.id): a Responses answer relayed as it
+	// came, store not false. "" : none.
+	ResponseID string
 
 	// Delivered: bytes of this attempt reached the client, so there is no
 	// failover after it, whatever happens next.
@@ -99,6 +103,9 @@ func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
 	}
 	if r.CacheHit {
 		attrs = append(attrs, telemetry.KeyCacheHit.Bool(true))
+	}
+	if r.ResponseID != "" {
+		attrs = append(attrs, telemetry.KeyResponseID.String(r.ResponseID))
 	}
 	if r.OutputRate > 0 {
 		attrs = append(attrs, telemetry.KeyOutputRate.Float64(r.OutputRate))
