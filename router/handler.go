@@ -26,6 +26,10 @@ const (
 	HeaderSelection     = "X-Firstbyte-Selection"
 	HeaderProviderOrder = "X-Firstbyte-Provider-Order"
 	HeaderSkipped       = "X-Firstbyte-Skipped"
+	// HeaderUpstreamRequestID carries the provider's own id of the answer
+	// (x-request-id, request-id, apim-request-id, ...), whatever the
+	// provider calls it.
+	HeaderUpstreamRequestID = "X-Firstbyte-Upstream-Request-Id"
 )
 
 // call is one client request in flight: what the client sent, the route

@@ -811,7 +811,7 @@ func TestUnroutedAndWrongMethodAnswerInShape(t *testing.T) {
 		}
 	}
 	resp := post(t, gw.URL, "/v1/chat/completions", chatBody)
-	if resp.Header.Get("Openai-Organization") != "" || resp.Header.Get("Set-Cookie") != "" || resp.Header.Get("X-Request-Id") != "req-1" {
+	if resp.Header.Get("Openai-Organization") != "" || resp.Header.Get("Set-Cookie") != "" || resp.Header.Get(router.HeaderUpstreamRequestID) != "req-1" {
 		t.Errorf("headers relayed: %v; want account headers dropped and the request id kept", resp.Header)
 	}
 }
