@@ -167,6 +167,11 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
 		return
 	}
+	if bad := checkInput(c.ep, &c.fields); bad.msg != "" {
+		c.status = http.StatusBadRequest
+		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
+		return
+	}
 	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
 		order, unknown := manualOrder(c.orderBuf[:0], strings.Join(names, ","), eligible)
 		if unknown != "" {

@@ -211,7 +211,7 @@ func TestStreamingRelayedChunkByChunk(t *testing.T) {
 		}
 	})
 	gw := newGateway(t, "fallback", "", target{name: "a", url: up.URL})
-	resp := post(t, gw.URL, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`)
+	resp := post(t, gw.URL, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Errorf("Content-Type = %q", ct)
 	}
