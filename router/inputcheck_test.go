@@ -71,7 +71,7 @@ func TestInputChecksBeforeAnyAttempt(t *testing.T) {
 				t.Errorf("upstream received %d requests, want 0", n)
 			}
 			var e struct {
-				Type  string                         `json:"type"`
+				Type  string                                `json:"type"`
 				Error struct{ Type, Message, Param string } `json:"error"`
 			}
 			if err := json.Unmarshal([]byte(body), &e); err != nil {
