@@ -27,6 +27,10 @@ const (
 	HeaderSelection     = "X-Firstbyte-Selection"
 	HeaderProviderOrder = "X-Firstbyte-Provider-Order"
 	HeaderSkipped       = "X-Firstbyte-Skipped"
+	// HeaderUpstreamRequestID carries the provider's own id of the answer
+	// (x-request-id, request-id, apim-request-id, ...), whatever the
+	// provider calls it.
+	HeaderUpstreamRequestID = "X-Firstbyte-Upstream-Request-Id"
 )
 
 // call is one client request in flight: what the client sent, the route
@@ -162,6 +166,11 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
+		return
+	}
+	if bad := checkInput(c.ep, &c.fields); bad.msg != "" {
+		c.status = http.StatusBadRequest
+		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
 		return
 	}
 	if names, ok := c.r.Header[HeaderProviderOrder]; ok {

@@ -58,6 +58,12 @@ type Result struct {
 	RemainingReset time.Time
 }
 
+// Details of a timeout: which bound ran out.
+const (
+	detailFirstByteTimeout = "first-byte timeout"
+	detailTotalTimeout     = "total timeout"
+)
+
 // Fault is the failure model's verdict on the end.
 func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorType) }
 

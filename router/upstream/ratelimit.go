@@ -181,12 +181,12 @@ func decimalDigits(v string) bool {
 	return digits > 0 && dot != 0 && dot != len(v)-1
 }
 
-// relayedRetryAfter is the Retry-After a client is given for the
+// RelayedRetryAfter is the Retry-After a client is given for the
 // upstream's v: what the gateway read of it, written canonically (whole
 // seconds, rounded up; an HTTP date in the IMF-fixdate form), or "" when
 // it read nothing: garbage is never relayed. A v already canonical comes
 // back as it is, without an allocation.
-func relayedRetryAfter(v string) string {
+func RelayedRetryAfter(v string) string {
 	if sec, ok := positiveNumber(v); ok {
 		if canonicalCount(v, 7) { // under 10^7 s: far below the year it is capped at
 			return v
@@ -199,9 +199,9 @@ func relayedRetryAfter(v string) string {
 	return ""
 }
 
-// relayedRetryAfterMs is relayedRetryAfter for retry-after-ms, a number
+// RelayedRetryAfterMs is RelayedRetryAfter for retry-after-ms, a number
 // of milliseconds: whole ones, rounded up.
-func relayedRetryAfterMs(v string) string {
+func RelayedRetryAfterMs(v string) string {
 	ms, ok := positiveNumber(v)
 	if !ok {
 		return ""

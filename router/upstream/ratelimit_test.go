@@ -231,11 +231,11 @@ func TestRelayedRetryAfter(t *testing.T) {
 		{"empty", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := relayedRetryAfter(tc.v); got != tc.want {
-				t.Errorf("relayedRetryAfter(%q) = %q, want %q", tc.v, got, tc.want)
+			if got := RelayedRetryAfter(tc.v); got != tc.want {
+				t.Errorf("RelayedRetryAfter(%q) = %q, want %q", tc.v, got, tc.want)
 			}
-			if got := relayedRetryAfterMs(tc.v); got != tc.wantMs {
-				t.Errorf("relayedRetryAfterMs(%q) = %q, want %q", tc.v, got, tc.wantMs)
+			if got := RelayedRetryAfterMs(tc.v); got != tc.wantMs {
+				t.Errorf("RelayedRetryAfterMs(%q) = %q, want %q", tc.v, got, tc.wantMs)
 			}
 		})
 	}
