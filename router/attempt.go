@@ -71,7 +71,7 @@ type attempt struct {
 	cancel    context.CancelCauseFunc
 	stopStop  func() bool // detaches the shutdown watch
 	firstByte *time.Timer // armed until the first byte
-	total     *time.Timer // a stream's total-time bound, once it started
+	total     *time.Timer // the total-time bound, once a unary answer's headers or a stream's first event came
 	idle      *time.Timer // a stream's bound on the pause between two chunks, once it started
 	sent      time.Time
 	resp      *http.Response
@@ -109,9 +109,9 @@ func (g *Gateway) newAttempt(ctx context.Context, c *call, t *Turn) *attempt {
 // none, the Result says why (a failover-safe failure, or the client left).
 func (a *attempt) reach() bool {
 	c, u := a.c, a.cand.Upstream
-	// One timer bounds the wait for the first byte (for a unary answer, the
-	// whole of it: first_byte <= total, so total never matters there); a
-	// stream arms its total-time timer only once it has started.
+	// One timer bounds the wait for the first byte: a unary answer's
+	// response headers (its body is then bounded by total, reachUnary), a
+	// stream's first event (its total-time timer is armed once it started).
 	a.firstByte = time.AfterFunc(u.FirstByte, func() { a.cancel(errFirstByteTimeout) })
 
 	body := a.x.body

@@ -3,6 +3,7 @@ package router
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -36,9 +37,13 @@ func (u *unaryAnswer) release() {
 }
 
 // reachUnary waits for the whole answer (that moment is the unary TTFB
-// sample) and checks it.
+// sample) and checks it. The headers were the first byte: from them on the
+// body is bounded by total, not first_byte, so a slow but valid answer is
+// served by the attempt that started (and bills) the work.
 func (a *attempt) reachUnary() bool {
 	resp := a.resp
+	a.firstByte.Stop()
+	a.total = time.AfterFunc(a.cand.Upstream.Total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
 	u := &a.unary
 	u.bufp = answerPool.Get().(*[]byte)
 	u.cl = claim{b: a.g.budget}
@@ -90,7 +95,7 @@ func (a *attempt) reachUnary() bool {
 		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 		return false
 	}
-	a.firstByte.Stop()
+	a.total.Stop()
 	answer := body
 	if !enc {
 		out, usage, err := a.x.unary(a.c, a.cand, answer, arrived.Unix())

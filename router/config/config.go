@@ -207,15 +207,17 @@ type Price struct {
 
 // Timeouts bound one attempt.
 type Timeouts struct {
-	// FirstByte bounds the wait from sending to the first event that carries
-	// data (streaming: comments and keep-alive pings do not count) or the
-	// whole response (unary); past it the attempt fails over. Zero: 30s.
+	// FirstByte bounds the wait from sending to the first byte: a stream's
+	// first event that carries data, a unary answer's response headers (its
+	// body is then bounded by Total); past it the attempt fails over.
+	// Zero: 30s.
 	FirstByte time.Duration `yaml:"first_byte"`
 	// Idle bounds the pause between two data events of a stream once it has
 	// started; past it the stream ends with an error event and the attempt
 	// is a provider fault (stall). At most Total. Zero: 30s.
 	Idle time.Duration `yaml:"idle"`
-	// Total bounds the whole attempt including streaming. Zero: 10m.
+	// Total bounds the whole attempt: a stream to its end, a unary answer
+	// to the last byte of its body. Zero: 10m.
 	Total time.Duration `yaml:"total"`
 }
 
