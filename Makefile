@@ -42,6 +42,7 @@ test: test-deploy test-fuzz
 
 test-unit: ## unit and end-to-end tests of the gateway module, race detector on
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run '^TestAttemptIntegrityProperty$$' ./router/ # its 10,000 random sequences (1,500 under -race above)
 
 test-integration: build otelcol ## the real binary against a real Prometheus, a real OTel Collector and a traced Node application
 	cd collector/otelcol && $(GO) test -count=1 ./...

@@ -18,8 +18,8 @@ import (
 // gpt-4o-mini (what appSpan calls) with a 10 s one; fireworks with none
 // known (an hour at most).
 var plausibleTargets = []Target{
-	{Name: "groq", Model: "llama", Host: "api.groq.com", Port: 443, Kind: "openai", FirstByteTimeout: 30 * time.Second},
-	{Name: "openai", Model: "gpt-4o-mini", Host: "api.openai.com", Port: 443, Kind: "openai", FirstByteTimeout: 10 * time.Second},
+	{Name: "groq", Model: "llama", Host: "api.groq.com", Port: 443, Kind: "openai", LongestSample: 30 * time.Second},
+	{Name: "openai", Model: "gpt-4o-mini", Host: "api.openai.com", Port: 443, Kind: "openai", LongestSample: 10 * time.Second},
 	{Name: "fireworks", Model: "llama", Host: "api.fireworks.ai", Port: 443, Kind: "openai"},
 }
 

@@ -16,11 +16,12 @@ type Target struct {
 	Host  string // server.address of the provider's base_url
 	Port  int    // server.port (443/80 by scheme when the URL has none)
 	Kind  string // openai | anthropic
-	// FirstByteTimeout is the provider's timeout.first_byte: a peer's or an
-	// application's span claiming a longer time to first chunk for this
-	// key is implausible (see plausible.go). Zero: none known, an hour at
-	// most.
-	FirstByteTimeout time.Duration
+	// LongestSample is the longest time to first byte an attempt of this
+	// key can have: the provider's timeout.total (a unary answer's sample
+	// is its whole answer, whose body total bounds). A peer's or an
+	// application's span claiming longer is implausible (see
+	// plausible.go). Zero: none known, an hour at most.
+	LongestSample time.Duration
 	// Price is the provider's rate card for Model, USD per million tokens
 	// (firstbyte_cost_usd_total); Priced is false when it has none.
 	Price  TokenPrice
@@ -34,7 +35,7 @@ type TokenPrice struct{ Input, Output float64 }
 // exist (peers' and applications' spans may teach nothing else, so no
 // payload can crowd out real keys), and how a foreign span maps to one.
 type targetTable struct {
-	keys          map[seriesKey]time.Duration  // every configured key, with its FirstByteTimeout
+	keys          map[seriesKey]time.Duration  // every configured key, with its LongestSample
 	foreign       map[foreignKey]foreignTarget // (host, port, model)
 	foreignNoPort map[foreignKey]foreignTarget // (host, model): target "" when several ports serve it
 	// hosts is every host of foreign and foreignNoPort: a server.address
@@ -55,7 +56,7 @@ func newTargetTable(ts []Target) *targetTable {
 	tt := &targetTable{keys: map[seriesKey]time.Duration{}, foreign: map[foreignKey]foreignTarget{}, foreignNoPort: map[foreignKey]foreignTarget{}, hosts: map[string]bool{}}
 	for _, t := range ts {
 		t.Host = telemetry.CanonicalHost(t.Host)
-		tt.keys[seriesKey{t.Name, t.Model}] = t.FirstByteTimeout
+		tt.keys[seriesKey{t.Name, t.Model}] = t.LongestSample
 		tt.hosts[t.Host] = true
 		ft := foreignTarget{t.Name, t.Kind}
 		if _, dup := tt.foreign[foreignKey{t.Host, t.Port, t.Model}]; !dup {

@@ -60,7 +60,7 @@ type Result struct {
 
 // Details of a timeout: which bound ran out.
 const (
-	detailFirstByteTimeout = "first-byte timeout"
+	detailLongestSample = "first-byte timeout"
 	detailTotalTimeout     = "total timeout"
 )
 

@@ -262,13 +262,14 @@ func (s *stack) transportFor() http.RoundTripper {
 
 // aggregatorTargets is the gateway's (target, upstream model) pairs as the
 // aggregator takes them: peers' spans may teach nothing else, and nothing
-// longer than the provider's first-byte timeout.
+// longer than the provider's total timeout (a unary answer's sample is its
+// whole answer, which timeout.total bounds).
 func aggregatorTargets(cfg *config.Config, gw *router.Gateway) []collector.Target {
 	var ts []collector.Target
 	for _, c := range gw.Candidates() {
 		kind, host, port := c.Provider()
 		p := cfg.Providers[c.Target] // a candidate's provider is always configured
-		t := collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind, FirstByteTimeout: p.Timeout.FirstByte}
+		t := collector.Target{Name: c.Target, Model: c.Model, Host: host, Port: port, Kind: kind, LongestSample: p.Timeout.Total}
 		if p, ok := p.Pricing[c.Model]; ok {
 			t.Price, t.Priced = collector.TokenPrice{Input: p.Input, Output: p.Output}, true
 		}
