@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -61,7 +63,7 @@ type attempt struct {
 	// immutable after newAttempt
 	g    *Gateway
 	c    *call // the client request: read only
-	cand *Candidate
+	cand *mode.Candidate
 	x    exchange // the body sent, and what the answer goes through
 
 	ctx       context.Context // the client request's
@@ -106,11 +108,11 @@ func (g *Gateway) newAttempt(ctx context.Context, c *call, t *Turn) *attempt {
 // first. It reports whether there is an answer to deliver; when there is
 // none, the Result says why (a failover-safe failure, or the client left).
 func (a *attempt) reach() bool {
-	c, u := a.c, a.cand.upstream
+	c, u := a.c, a.cand.Upstream
 	// One timer bounds the wait for the first byte: a unary answer's
 	// response headers (its body is then bounded by total, reachUnary), a
 	// stream's first event (its total-time timer is armed once it started).
-	a.firstByte = time.AfterFunc(u.firstByte, func() { a.cancel(errLongestSample) })
+	a.firstByte = time.AfterFunc(u.FirstByte, func() { a.cancel(errLongestSample) })
 
 	body := a.x.body
 	target := a.x.url
@@ -127,7 +129,7 @@ func (a *attempt) reach() bool {
 		Host:          target.Host,
 	}).WithContext(a.actx)
 	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
-	u.setAuth(req.Header)
+	u.SetAuth(req.Header)
 	a.g.propagator.Inject(a.actx, headerCarrier(req.Header))
 
 	a.sent = a.g.now()
@@ -147,10 +149,10 @@ func (a *attempt) reach() bool {
 		// what remains of its request limit paces the attempts until then.
 		// Relative resets count from when the answer came, not from
 		// when the attempt was sent: the window turns no earlier.
-		sig := readRateSignal(resp.Header, a.g.now())
-		a.res.RetryAt = sig.exhausted
-		if sig.requests >= 0 {
-			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.requests, true, sig.requestsReset
+		sig := upstream.ReadRateSignal(resp.Header, a.g.now())
+		a.res.RetryAt = sig.Exhausted
+		if sig.Requests >= 0 {
+			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.Requests, true, sig.RequestsReset
 		}
 		if c.fields.Stream {
 			return a.reachStream()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -38,7 +39,7 @@ func (a *attempt) reachErrorAnswer() bool {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
 		a.res.Wait += a.g.since(a.sent)
 		if !fault.Disabling(errType) {
-			a.res.RetryAt = comeBack(s, readRateSignal(resp.Header, a.g.now()))
+			a.res.RetryAt = comeBack(s, upstream.ReadRateSignal(resp.Header, a.g.now()))
 		}
 		if errType == fault.ErrorConfig {
 			a.g.warnWrongEndpoint(a.cand, a.x.url, s)
@@ -68,12 +69,12 @@ func (a *attempt) reachErrorAnswer() bool {
 // comeBack is when a refusal says the provider takes requests again: a 429
 // by any of its headers, a 503 or 529 only by Retry-After (their reset
 // headers describe limits the refusal was not about).
-func comeBack(status int, sig rateSignal) time.Time {
+func comeBack(status int, sig upstream.RateSignal) time.Time {
 	switch status {
 	case http.StatusTooManyRequests:
-		return sig.refusedUntil()
+		return sig.RefusedUntil()
 	case http.StatusServiceUnavailable, 529:
-		return sig.retryAt
+		return sig.RetryAt
 	}
 	return time.Time{}
 }
@@ -109,7 +110,7 @@ func (a *attempt) deliverPassThrough(w http.ResponseWriter, route *Route) int {
 	resp, prefix := a.resp, a.pass.prefix
 	h := w.Header()
 	relayed := a.x.conv == convNone && !a.pass.whole
-	copyResponseHeaders(h, resp.Header, !relayed, a.cand.upstream.apiKey)
+	copyResponseHeaders(h, resp.Header, !relayed, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		// The other API's error, in the client's shape: status, type and
 		// message kept. A compressed body cannot be read (the gateway never
