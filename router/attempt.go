@@ -31,7 +31,7 @@ import (
 // relayed to its end. close gives everything back, on every path.
 
 var (
-	errLongestSample = errors.New("first-byte timeout")
+	errFirstByteTimeout = errors.New("first-byte timeout")
 	errTotalTimeout     = errors.New("total timeout")
 	errIdleTimeout      = errors.New("idle timeout")                 // a stream paused longer than timeout.idle
 	errStopping         = errors.New("the gateway is shutting down") // Options.Stop ended
@@ -112,7 +112,7 @@ func (a *attempt) reach() bool {
 	// One timer bounds the wait for the first byte: a unary answer's
 	// response headers (its body is then bounded by total, reachUnary), a
 	// stream's first event (its total-time timer is armed once it started).
-	a.firstByte = time.AfterFunc(u.FirstByte, func() { a.cancel(errLongestSample) })
+	a.firstByte = time.AfterFunc(u.FirstByte, func() { a.cancel(errFirstByteTimeout) })
 
 	body := a.x.body
 	target := a.x.url
@@ -236,9 +236,9 @@ func (a *attempt) transportFailure(err error) {
 		// time either: the process is going.
 		a.canceled()
 		a.stopping = true
-	case errors.Is(cause, errLongestSample):
+	case errors.Is(cause, errFirstByteTimeout):
 		a.failover(0, fault.ErrorTimeout)
-		a.res.Detail = detailLongestSample
+		a.res.Detail = detailFirstByteTimeout
 	case errors.Is(cause, errTotalTimeout):
 		a.failover(0, fault.ErrorTimeout)
 		a.res.Detail = detailTotalTimeout

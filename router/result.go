@@ -60,7 +60,7 @@ type Result struct {
 
 // Details of a timeout: which bound ran out.
 const (
-	detailLongestSample = "first-byte timeout"
+	detailFirstByteTimeout = "first-byte timeout"
 	detailTotalTimeout     = "total timeout"
 )
 
