@@ -100,6 +100,13 @@ type Gateway struct {
 	upstreams   map[string]*upstream.Provider
 	targets     []*mode.Candidate // every candidate, declaration order (for the debug page)
 	strategy    mode.Strategy
+	// Routes and aliases (routes.go): the policy of each model a route
+	// serves (absent: fallbackPolicy, the strategy's), aliases to their
+	// models, and what /v1/models lists (models and aliases, sorted).
+	policies       map[string]*policy
+	fallbackPolicy *policy
+	aliases        map[string]string
+	listed         []string
 	stats       mode.StatsSource // nil in modes that need none
 	mode        string
 	tracer      trace.Tracer
@@ -186,7 +193,10 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
 	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
-	if mode.RanksOnLatency(g.mode) {
+	if err := g.buildPolicies(cfg, mode.Deps{Stats: o.Stats, Rand: o.Rand, Now: o.Now}); err != nil {
+		return nil, err
+	}
+	if g.ranksOnLatency() {
 		g.affinity = newAffinity() // the other modes keep their own order
 	}
 	g.homes, g.sharedHomes = homes.New(0, 0), o.ResponseHomes
@@ -387,7 +397,7 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := []byte(`{"object":"list","data":[`)
-	for i, m := range g.models {
+	for i, m := range g.listed {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -408,7 +418,7 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if _, ok := slices.BinarySearch(g.models, id); !ok {
+	if _, ok := slices.BinarySearch(g.listed, id); !ok {
 		writeError(w, shapeOpenAI, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(id)+" is not served by this gateway")
 		return
 	}

@@ -42,6 +42,7 @@ type call struct {
 	r      *http.Request
 	body   []byte
 	fields requestFields
+	alias  string     // the alias the client sent ("" none): fields.Model is its model
 	span   trace.Span // the request's SERVER span
 
 	route    Route                           // its way through the candidates
@@ -163,6 +164,8 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		return
 	}
 	c.fields = fields
+	g.resolveAlias(c)
+	fields = c.fields
 	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
