@@ -95,11 +95,11 @@ const DefaultStreamWriteTimeout = 30 * time.Second
 // pipeline. Everything in it is immutable after New; a reload builds a new
 // one.
 type Gateway struct {
-	routes      map[string]map[string][]*mode.Candidate // endpoint family -> client model -> candidates in declaration order
-	models      []string                                // client-facing models, sorted
-	upstreams   map[string]*upstream.Provider
-	targets     []*mode.Candidate // every candidate, declaration order (for the debug page)
-	strategy    mode.Strategy
+	routes    map[string]map[string][]*mode.Candidate // endpoint family -> client model -> candidates in declaration order
+	models    []string                                // client-facing models, sorted
+	upstreams map[string]*upstream.Provider
+	targets   []*mode.Candidate // every candidate, declaration order (for the debug page)
+	strategy  mode.Strategy
 	// Routes and aliases (routes.go): the policy of each model a route
 	// serves (absent: fallbackPolicy, the strategy's), aliases to their
 	// models, and what /v1/models lists (models and aliases, sorted).
@@ -107,26 +107,26 @@ type Gateway struct {
 	fallbackPolicy *policy
 	aliases        map[string]string
 	listed         []string
-	stats       mode.StatsSource // nil in modes that need none
-	mode        string
-	tracer      trace.Tracer
-	propagator  propagation.TextMapPropagator
-	transport   http.RoundTripper
-	now         func() time.Time
-	fakeClock   bool // Options.Now was set: stamp spans with it
-	log         *slog.Logger
-	debugExtra  func() map[string]any
-	maxBody     int64
-	maxResponse int64           // a unary answer larger than this is a provider fault
-	budget      *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
-	keys        [][]byte
-	providers   map[string]*config.Provider    // as configured, to hand state on to the next gateway
-	pairs       map[pair]bool                  // every configured (target, upstream model)
-	hedge       *hedging                       // strategy.hedge; nil: off
-	affinity    *affinity                      // who served which prompt prefix last
-	homes       *homes.Map                     // who stored which response, as this gateway saw it (shared across reloads)
-	sharedHomes ResponseHomes                  // who stored which response, as the spans say; nil: none
-	newTimer    func(time.Duration) hedgeTimer // the race's timers: real ones, or a test's
+	stats          mode.StatsSource // nil in modes that need none
+	mode           string
+	tracer         trace.Tracer
+	propagator     propagation.TextMapPropagator
+	transport      http.RoundTripper
+	now            func() time.Time
+	fakeClock      bool // Options.Now was set: stamp spans with it
+	log            *slog.Logger
+	debugExtra     func() map[string]any
+	maxBody        int64
+	maxResponse    int64           // a unary answer larger than this is a provider fault
+	budget         *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
+	keys           [][]byte
+	providers      map[string]*config.Provider    // as configured, to hand state on to the next gateway
+	pairs          map[pair]bool                  // every configured (target, upstream model)
+	hedge          *hedging                       // strategy.hedge; nil: off
+	affinity       *affinity                      // who served which prompt prefix last
+	homes          *homes.Map                     // who stored which response, as this gateway saw it (shared across reloads)
+	sharedHomes    ResponseHomes                  // who stored which response, as the spans say; nil: none
+	newTimer       func(time.Duration) hedgeTimer // the race's timers: real ones, or a test's
 
 	handler      http.Handler // the client API: mux behind serveHTTP
 	mux          *http.ServeMux
