@@ -107,6 +107,7 @@ type Gateway struct {
 	fallbackPolicy *policy
 	aliases        map[string]string
 	listed         []string
+	pref           preferenceDeps   // what per-request preferences read (preference_order.go)
 	stats          mode.StatsSource // nil in modes that need none
 	mode           string
 	tracer         trace.Tracer

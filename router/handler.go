@@ -42,8 +42,9 @@ type call struct {
 	r      *http.Request
 	body   []byte
 	fields requestFields
-	alias  string     // the alias the client sent ("" none): fields.Model is its model
-	span   trace.Span // the request's SERVER span
+	alias  string      // the alias the client sent ("" none): fields.Model is its model
+	pref   *preference // the client's provider preferences (nil: none)
+	span   trace.Span  // the request's SERVER span
 
 	route    Route                           // its way through the candidates
 	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
@@ -163,7 +164,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
 		return
 	}
-	c.fields = fields
+	c.body, c.fields = withoutProvider(body, &fields), fields
 	g.resolveAlias(c)
 	fields = c.fields
 	eligible := g.routes[c.ep.family][fields.Model]
@@ -176,7 +177,12 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
 		return
 	}
-	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
+	if !g.preferred(c, eligible) {
+		return // answered: preferences the client got wrong, or that leave no target
+	}
+	if c.pref != nil {
+		// the preferences ordered the route
+	} else if names, ok := c.r.Header[HeaderProviderOrder]; ok {
 		order, unknown := manualOrder(c.orderBuf[:0], strings.Join(names, ","), eligible)
 		if unknown != "" {
 			g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",

@@ -29,6 +29,12 @@ type policy struct {
 // among those models' candidates. The strategy's policy serves the rest.
 func (g *Gateway) buildPolicies(cfg *config.Config, deps mode.Deps) error {
 	g.fallbackPolicy = &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
+	g.pref.targets = map[string]bool{}
+	for _, t := range cfg.Targets {
+		g.pref.targets[t.VirtualKey] = true
+	}
+	g.pref.percentiles, _ = deps.Stats.(PercentileSource)
+	g.pref.predictor, _ = mode.NewCompletionPredictor(deps)
 	g.aliases = maps.Clone(cfg.Aliases)
 	g.listed = slices.Sorted(slices.Values(append(slices.Clone(g.models), slices.Collect(maps.Keys(cfg.Aliases))...)))
 	if len(cfg.Routes) == 0 {
@@ -78,6 +84,9 @@ func (g *Gateway) policyFor(model string) *policy {
 	if p := g.policies[model]; p != nil {
 		return p
 	}
+	if g.fallbackPolicy == nil { // a Gateway built without New (internal tests)
+		return &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
+	}
 	return g.fallbackPolicy
 }
 
@@ -93,6 +102,7 @@ func (g *Gateway) resolveAlias(c *call) {
 	alias := c.fields.Model
 	body := c.fields.withModel(nil, c.body, m)
 	if fields, err := scanRequest(body); err == nil { // it scanned before; only the model changed
+		fields.provider = c.fields.provider // stripped from the body already
 		c.body, c.fields, c.alias = body, fields, alias
 	}
 }
