@@ -116,6 +116,9 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		if a := c.route.AffinityResult(); a != "" {
 			attrs = append(attrs, telemetry.KeyAffinity.String(a))
 		}
+		if c.pref != nil {
+			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.summary()))
+		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")
 		}

@@ -131,14 +131,17 @@ func (g *Gateway) ranksOnLatency() bool {
 	return false
 }
 
-// routeAttrs adds to a request's log line the alias the client sent and
-// the route in force, when there are.
+// routeAttrs adds to a request's log line the alias the client sent, the
+// route in force and the client's preferences, when there are.
 func (g *Gateway) routeAttrs(attrs []slog.Attr, c *call) []slog.Attr {
 	if c.alias != "" {
 		attrs = append(attrs, slog.String("alias", c.alias))
 	}
 	if p := g.policyFor(c.fields.Model); p.route != "" {
 		attrs = append(attrs, slog.String("route", p.route))
+	}
+	if c.pref != nil {
+		attrs = append(attrs, slog.String("preference", c.pref.summary()))
 	}
 	return attrs
 }
