@@ -2,7 +2,6 @@ package router
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
@@ -46,12 +45,32 @@ type preference struct {
 	minThroughput       bound
 	maxPrompt, maxOut   float64 // max_price, USD per million tokens
 	hasPrompt, hasOut   bool
-	maxPrice            bool // max_price given (a target without pricing is then not eligible)
+	maxPrice            bool   // max_price given (a target without pricing is then not eligible)
+	sum                 string // summary(), once built
+	raw                 []byte // the object as the client wrote it
 }
 
 // preferenceError is a preference the client got wrong: the field, as
 // the client wrote it (provider.order[1]), and what is wrong with it.
 type preferenceError struct{ field, msg string }
+
+// fieldName is a member's path, built only for an error (a parse that
+// goes well builds none).
+type fieldName struct {
+	parent    string
+	name, sub []byte // sub: a member of name's object (nil: none)
+}
+
+func (f fieldName) String() string {
+	if f.sub != nil {
+		return f.parent + "." + string(f.name) + "." + string(f.sub)
+	}
+	return f.parent + "." + string(f.name)
+}
+
+func (f fieldName) child(name []byte) fieldName { return fieldName{f.parent, f.name, name} }
+
+func (f fieldName) err(msg string) *preferenceError { return &preferenceError{f.String(), msg} }
 
 // parsePreference reads a preference object. prefix names where it came
 // from in errors ("provider" or the header's name).
@@ -59,17 +78,17 @@ func parsePreference(obj []byte, prefix string) (*preference, *preferenceError) 
 	if len(obj) == 0 || obj[0] != '{' {
 		return nil, &preferenceError{prefix, "must be a JSON object"}
 	}
-	p := &preference{}
+	p := &preference{raw: obj}
 	m := jsonscan.MembersOf(obj)
 	for {
 		name, val, ok := m.Next()
 		if !ok {
 			return p, nil
 		}
-		field := prefix + "." + string(name)
 		if val[0] == 'n' { // null: as if absent
 			continue
 		}
+		field := fieldName{parent: prefix, name: name}
 		var err *preferenceError
 		switch string(name) {
 		case "order":
@@ -80,7 +99,7 @@ func parsePreference(obj []byte, prefix string) (*preference, *preferenceError) 
 			p.ignore, err = names(val, field)
 		case "allow_fallbacks":
 			if val[0] != 't' && val[0] != 'f' {
-				err = &preferenceError{field, "must be a boolean"}
+				err = field.err("must be a boolean")
 			}
 			p.noFallbacks = val[0] == 'f'
 		case "sort":
@@ -92,7 +111,7 @@ func parsePreference(obj []byte, prefix string) (*preference, *preferenceError) 
 		case "max_price":
 			err = p.priceOf(val, field)
 		default:
-			err = &preferenceError{field, "unknown field; valid: order, only, ignore, allow_fallbacks, sort, preferred_max_latency, preferred_min_throughput, max_price"}
+			err = field.err("unknown field; valid: order, only, ignore, allow_fallbacks, sort, preferred_max_latency, preferred_min_throughput, max_price")
 		}
 		if err != nil {
 			return nil, err
@@ -101,45 +120,45 @@ func parsePreference(obj []byte, prefix string) (*preference, *preferenceError) 
 }
 
 // names reads an array of target names.
-func names(val []byte, field string) ([]string, *preferenceError) {
+func names(val []byte, field fieldName) ([]string, *preferenceError) {
 	if val[0] != '[' {
-		return nil, &preferenceError{field, "must be an array of target names"}
+		return nil, field.err("must be an array of target names")
 	}
 	var out []string
 	for i, el := range jsonscan.Each(val) {
 		if el[0] != '"' {
-			return nil, &preferenceError{field + "[" + strconv.Itoa(i) + "]", "must be a string"}
+			return nil, &preferenceError{field.String() + "[" + strconv.Itoa(i) + "]", "must be a string"}
 		}
 		out = append(out, jsonscan.Unquote(el))
 	}
 	return out, nil
 }
 
-func sortOf(val []byte, field string) (string, *preferenceError) {
+func sortOf(val []byte, field fieldName) (string, *preferenceError) {
 	if val[0] == '"' {
 		switch s := jsonscan.Unquote(val); s {
 		case SortLatency, SortThroughput, SortPrice, SortCompletion:
 			return s, nil
 		}
 	}
-	return "", &preferenceError{field, "must be one of latency, throughput, price, completion"}
+	return "", field.err("must be one of latency, throughput, price, completion")
 }
 
 // number reads a non-negative JSON number.
-func number(val []byte, field string) (float64, *preferenceError) {
+func number(val []byte, field fieldName) (float64, *preferenceError) {
 	if c := val[0]; c != '-' && (c < '0' || c > '9') {
-		return 0, &preferenceError{field, "must be a number"}
+		return 0, field.err("must be a number")
 	}
 	v, err := strconv.ParseFloat(string(val), 64)
 	if err != nil || v < 0 {
-		return 0, &preferenceError{field, "must be a number, 0 or more"}
+		return 0, field.err("must be a number, 0 or more")
 	}
 	return v, nil
 }
 
 // boundOf reads a preferred bound: a number (the p50) or an object of
 // p50/p75/p90/p99.
-func boundOf(val []byte, field string) (bound, *preferenceError) {
+func boundOf(val []byte, field fieldName) (bound, *preferenceError) {
 	var b bound
 	if val[0] != '{' {
 		v, err := number(val, field)
@@ -152,11 +171,12 @@ func boundOf(val []byte, field string) (bound, *preferenceError) {
 		if !ok {
 			return b, nil
 		}
+		sub := field.child(name)
 		i := quantileIndex(string(name))
 		if i < 0 {
-			return b, &preferenceError{field + "." + string(name), "unknown field; valid: p50, p75, p90, p99"}
+			return b, sub.err("unknown field; valid: p50, p75, p90, p99")
 		}
-		x, err := number(v, field+"."+string(name))
+		x, err := number(v, sub)
 		if err != nil {
 			return b, err
 		}
@@ -173,9 +193,9 @@ func quantileIndex(name string) int {
 	return -1
 }
 
-func (p *preference) priceOf(val []byte, field string) *preferenceError {
+func (p *preference) priceOf(val []byte, field fieldName) *preferenceError {
 	if val[0] != '{' {
-		return &preferenceError{field, "must be an object of prompt and completion (USD per million tokens)"}
+		return field.err("must be an object of prompt and completion (USD per million tokens)")
 	}
 	p.maxPrice = true
 	m := jsonscan.MembersOf(val)
@@ -184,7 +204,7 @@ func (p *preference) priceOf(val []byte, field string) *preferenceError {
 		if !ok {
 			return nil
 		}
-		f := field + "." + string(name)
+		f := field.child(name)
 		var err *preferenceError
 		switch string(name) {
 		case "prompt":
@@ -194,7 +214,7 @@ func (p *preference) priceOf(val []byte, field string) *preferenceError {
 			p.maxOut, err = number(v, f)
 			p.hasOut = true
 		default:
-			err = &preferenceError{f, "unknown field; valid: prompt, completion"}
+			err = f.err("unknown field; valid: prompt, completion")
 		}
 		if err != nil {
 			return err
@@ -204,56 +224,95 @@ func (p *preference) priceOf(val []byte, field string) *preferenceError {
 
 // summary is the preferences in a few words for the request's log line
 // and span: target names (configured ones: checked before) and numbers,
-// never anything else the client wrote.
+// never anything else the client wrote. A short object is its own summary
+// (checked, it holds nothing else: known keys, configured names, numbers,
+// booleans), else one is written out. Built once per request.
 func (p *preference) summary() string {
-	var b strings.Builder
-	add := func(k, v string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(k + "=" + v)
+	if p.sum != "" {
+		return p.sum
 	}
-	for _, l := range []struct {
-		k string
-		v []string
-	}{{"order", p.order}, {"only", p.only}, {"ignore", p.ignore}} {
-		if len(l.v) > 0 {
-			add(l.k, strings.Join(l.v, ","))
-		}
+	if len(p.raw) <= maxRawSummary && !hasEscape(p.raw) {
+		p.sum = string(p.raw)
+		return p.sum
 	}
+	b := make([]byte, 0, 96)
+	b = appendNames(b, "order", p.order)
+	b = appendNames(b, "only", p.only)
+	b = appendNames(b, "ignore", p.ignore)
 	if p.noFallbacks {
-		add("allow_fallbacks", "false")
+		b = appendKey(b, "allow_fallbacks")
+		b = append(b, "false"...)
 	}
 	if p.sort != "" {
-		add("sort", p.sort)
+		b = append(appendKey(b, "sort"), p.sort...)
 	}
-	for _, bd := range []struct {
-		k string
-		b bound
-	}{{"max_latency", p.maxLatency}, {"min_throughput", p.minThroughput}} {
-		if bd.b.set {
-			add(bd.k, bd.b.String())
-		}
-	}
+	b = p.maxLatency.appendTo(b, "max_latency")
+	b = p.minThroughput.appendTo(b, "min_throughput")
 	if p.maxPrice {
-		var parts []string
+		b = appendKey(b, "max_price")
 		if p.hasPrompt {
-			parts = append(parts, "prompt:"+strconv.FormatFloat(p.maxPrompt, 'g', -1, 64))
+			b = strconv.AppendFloat(append(b, "prompt:"...), p.maxPrompt, 'g', -1, 64)
 		}
 		if p.hasOut {
-			parts = append(parts, "completion:"+strconv.FormatFloat(p.maxOut, 'g', -1, 64))
+			if p.hasPrompt {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(append(b, "completion:"...), p.maxOut, 'g', -1, 64)
 		}
-		add("max_price", strings.Join(parts, ","))
 	}
-	return b.String()
+	p.sum = string(b)
+	return p.sum
 }
 
-func (b bound) String() string {
-	var parts []string
-	for i, q := range boundQuantiles {
-		if b.has[i] {
-			parts = append(parts, q.name+":"+strconv.FormatFloat(b.v[i], 'g', -1, 64))
+// maxRawSummary is the longest preference object shown as it came.
+const maxRawSummary = 256
+
+// hasEscape reports whether b has a backslash or a control character (a
+// newline, say) that a log line should not carry as it came.
+func hasEscape(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c < ' ' {
+			return true
 		}
 	}
-	return strings.Join(parts, ",")
+	return false
+}
+
+func appendKey(b []byte, k string) []byte {
+	if len(b) > 0 {
+		b = append(b, ' ')
+	}
+	return append(append(b, k...), '=')
+}
+
+func appendNames(b []byte, k string, names []string) []byte {
+	if len(names) == 0 {
+		return b
+	}
+	b = appendKey(b, k)
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, n...)
+	}
+	return b
+}
+
+func (bd bound) appendTo(b []byte, k string) []byte {
+	if !bd.set {
+		return b
+	}
+	b = appendKey(b, k)
+	sep := false
+	for i, q := range boundQuantiles {
+		if bd.has[i] {
+			if sep {
+				b = append(b, ',')
+			}
+			b = strconv.AppendFloat(append(append(b, q.name...), ':'), bd.v[i], 'g', -1, 64)
+			sep = true
+		}
+	}
+	return b
 }

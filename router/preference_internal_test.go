@@ -8,6 +8,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/stats"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/internal/benchutil"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -22,6 +23,9 @@ func TestParsePreferenceEveryField(t *testing.T) {
 	want := "order=a,b only=a,b,c ignore=d allow_fallbacks=false sort=throughput max_latency=p50:0.5,p99:2 min_throughput=p50:30 max_price=prompt:3,completion:15.5"
 	if got := p.summary(); got != want {
 		t.Errorf("summary() = %q, want %q", got, want)
+	}
+	if p, _ := parsePreference([]byte(`{"sort":"price","only":["a"]}`), "provider"); p.summary() != `{"sort":"price","only":["a"]}` {
+		t.Errorf("a short object's summary = %q, want the object itself", p.summary())
 	}
 	if p, bad := parsePreference([]byte(`{"sort":null,"max_price":{"completion":1}}`), "provider"); bad != nil || p.sort != "" || p.hasPrompt || !p.hasOut || !p.maxPrice {
 		t.Errorf("null sort, completion bound only: %+v %v", p, bad)
@@ -241,5 +245,67 @@ func TestPreferenceLeavingNothing(t *testing.T) {
 	p, _ := parsePreference([]byte(`{"only":["a","zz"]}`), "provider")
 	if bad := g.checkNames(p); bad == nil || bad.field != "provider.only[1]" || !strings.Contains(bad.msg, `"zz" is no configured target`) {
 		t.Errorf("checkNames = %+v, want provider.only[1] named", bad)
+	}
+}
+
+// BenchmarkPreferenceWork is the whole of what preferences add to a
+// request: strip the object from the body, parse it, check its names,
+// filter and order the candidates (least-latency; three measured or
+// unmeasured targets). BenchmarkUnaryHandlerPreference measures the same
+// through the handler, where the machine's noise is larger than it.
+func BenchmarkPreferenceWork(b *testing.B) {
+	cfg, err := config.Parse([]byte(`strategy: {mode: least-latency}
+providers:
+  a: {base_url: "http://127.0.0.1:1/v1", models: [m], pricing: {m: {input: 1, output: 2}}}
+  b: {base_url: "http://127.0.0.1:2/v1", models: [m], pricing: {m: {input: 5, output: 10}}}
+  c: {base_url: "http://127.0.0.1:3/v1", models: [m]}
+targets: [{virtual_key: a}, {virtual_key: b}, {virtual_key: c}]
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := New(cfg, Options{Stats: threeTargets, Rand: &scriptedRand{}, Now: fixedNow})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"model":"m","provider":{"order":["b"],"ignore":["c"],"sort":"latency","preferred_max_latency":{"p50":1,"p90":2},` +
+		`"preferred_min_throughput":20,"max_price":{"prompt":5,"completion":20}},"messages":[{"role":"user","content":"Say hello."}],"max_tokens":64}`)
+	eligible := g.routes[familyChat]["m"]
+	b.ReportAllocs()
+	cpu := benchutil.ProcessCPU(b)
+	defer benchutil.ReportCPU(b, cpu)
+	for b.Loop() {
+		f, err := scanRequest(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = withoutProvider(body, &f)
+		p, bad := parsePreference(f.provider, "provider")
+		if bad == nil {
+			bad = g.checkNames(p)
+		}
+		if bad != nil {
+			b.Fatal(bad.msg)
+		}
+		kept, _ := g.eligibleUnder(p, eligible)
+		c := &call{fields: f}
+		if order, _, _ := g.preferenceOrder(c, p, kept); len(order) != 2 {
+			b.Fatalf("order %d", len(order))
+		}
+		_ = p.summary() // the span attribute and the log line
+	}
+}
+
+// BenchmarkScanWithoutPreference is the scan every request pays, the base
+// BenchmarkPreferenceWork's scan is part of.
+func BenchmarkScanWithoutPreference(b *testing.B) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"Say hello."}],"max_tokens":64}`)
+	b.ReportAllocs()
+	cpu := benchutil.ProcessCPU(b)
+	defer benchutil.ReportCPU(b, cpu)
+	for b.Loop() {
+		if _, err := scanRequest(body); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

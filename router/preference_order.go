@@ -102,41 +102,52 @@ func (g *Gateway) checkNames(p *preference) *preferenceError {
 
 // eligibleUnder keeps the candidates the filters allow, in eligible's
 // order; when none is left, emptiedBy names the preference that took the
-// last ones out.
+// last ones out (the filters apply in the order of filterFields).
 func (g *Gateway) eligibleUnder(p *preference, eligible []*mode.Candidate) (kept []*mode.Candidate, emptiedBy string) {
-	kept = slices.Clone(eligible)
-	for _, f := range []struct {
-		field string
-		on    bool
-		keep  func(*mode.Candidate) bool
-	}{
-		{"provider.only", len(p.only) > 0, func(c *mode.Candidate) bool { return slices.Contains(p.only, c.Target) }},
-		{"provider.ignore", len(p.ignore) > 0, func(c *mode.Candidate) bool { return !slices.Contains(p.ignore, c.Target) }},
-		{"provider.max_price", p.maxPrice, g.withinPrice(p)},
-		{"provider.order", len(p.order) > 0 && p.noFallbacks, func(c *mode.Candidate) bool { return slices.Contains(p.order, c.Target) }},
-	} {
-		if !f.on {
-			continue
+	kept = make([]*mode.Candidate, 0, len(eligible))
+	last := -1
+	for _, c := range eligible {
+		if by := g.excludedBy(p, c); by < 0 {
+			kept = append(kept, c)
+		} else {
+			last = max(last, by)
 		}
-		kept = slices.DeleteFunc(kept, func(c *mode.Candidate) bool { return !f.keep(c) })
-		if len(kept) == 0 {
-			return nil, f.field
-		}
+	}
+	if len(kept) == 0 && last >= 0 {
+		return nil, filterFields[last]
 	}
 	return kept, ""
 }
 
-// withinPrice says whether a candidate's rate card is within p's
-// max_price; one without pricing for its upstream model is not.
-func (g *Gateway) withinPrice(p *preference) func(*mode.Candidate) bool {
-	return func(c *mode.Candidate) bool {
-		prov := g.providers[c.Target]
-		if prov == nil {
-			return false
-		}
-		price, ok := prov.Pricing[c.Model]
-		return ok && (!p.hasPrompt || price.Input <= p.maxPrompt) && (!p.hasOut || price.Output <= p.maxOut)
+// filterFields are the preferences that take targets out, in the order
+// they apply.
+var filterFields = [...]string{"provider.only", "provider.ignore", "provider.max_price", "provider.order"}
+
+// excludedBy is the index in filterFields of the first preference that
+// takes c out, or -1.
+func (g *Gateway) excludedBy(p *preference, c *mode.Candidate) int {
+	switch {
+	case len(p.only) > 0 && !slices.Contains(p.only, c.Target):
+		return 0
+	case slices.Contains(p.ignore, c.Target):
+		return 1
+	case p.maxPrice && !g.withinPrice(p, c):
+		return 2
+	case len(p.order) > 0 && p.noFallbacks && !slices.Contains(p.order, c.Target):
+		return 3
 	}
+	return -1
+}
+
+// withinPrice says whether c's rate card is within p's max_price; one
+// without pricing for its upstream model is not.
+func (g *Gateway) withinPrice(p *preference, c *mode.Candidate) bool {
+	prov := g.providers[c.Target]
+	if prov == nil {
+		return false
+	}
+	price, ok := prov.Pricing[c.Model]
+	return ok && (!p.hasPrompt || price.Input <= p.maxPrompt) && (!p.hasOut || price.Output <= p.maxOut)
 }
 
 // preferenceOrder orders the kept candidates: a sort's order (selection
@@ -147,7 +158,7 @@ func (g *Gateway) preferenceOrder(c *call, p *preference, kept []*mode.Candidate
 	now := g.now()
 	model := c.fields.Model
 	if p.sort != "" {
-		order, selection = g.sortBy(c.orderBuf[:0], p.sort, model, maxTokensOf(&c.fields), kept, now), telemetry.SelectionOrder
+		order, selection = g.sortBy(c.orderBuf[:0], p.sort, model, &c.fields, kept, now), telemetry.SelectionOrder
 	} else {
 		order, selection, probe = g.order(c.orderBuf[:0], model, kept)
 	}
@@ -198,7 +209,11 @@ func maxTokensOf(f *requestFields) int {
 // sortBy orders cands by what the sort ranks on, deterministically:
 // measured targets first, best first, ties and unmeasured targets in
 // cands' order.
-func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, maxTokens int, cands []*mode.Candidate, now time.Time) []*mode.Candidate {
+func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, f *requestFields, cands []*mode.Candidate, now time.Time) []*mode.Candidate {
+	maxTokens := 0
+	if sort == SortCompletion {
+		maxTokens = maxTokensOf(f)
+	}
 	type scored struct {
 		c        *mode.Candidate
 		score    float64

@@ -11,14 +11,11 @@ func withoutProvider(body []byte, f *requestFields) []byte {
 	if f.provider == nil {
 		return body
 	}
-	obj, ok := jsonscan.Valid(body)
-	if !ok {
-		return body
-	}
+	open := jsonscan.SkipSpace(body, 0) // body scanned as one object already
 	vs := jsonscan.Offset(body, f.provider)
 	start, end := -1, vs+len(f.provider)
-	prevEnd, first := jsonscan.Offset(body, obj)+1, true // just past '{'
-	m := jsonscan.MembersOf(obj)
+	prevEnd, first := open+1, true // just past '{'
+	m := jsonscan.MembersOf(body[open:])
 	for {
 		_, val, ok := m.Next()
 		if !ok {
