@@ -12,7 +12,7 @@ import (
 // TestProviderPreferenceNeverGoesUpstream: the provider object and the
 // X-Firstbyte-Provider header reach no upstream, on every path: passed
 // through, translated (chat to an anthropic provider, messages to an
-// openai one), and hedged (both racers' bodies).
+// openai one, responses to messages), and hedged (both racers' bodies).
 func TestProviderPreferenceNeverGoesUpstream(t *testing.T) {
 	t.Parallel()
 	hang := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
@@ -34,6 +34,8 @@ targets: [{virtual_key: oa}, {virtual_key: an}, {virtual_key: slow}]
 		{"passed through", "/v1/chat/completions", fmt.Sprintf(chat, "oa", ""), "oa", oa},
 		{"chat translated", "/v1/chat/completions", fmt.Sprintf(chat, "an", ""), "an", an},
 		{"messages translated", "/v1/messages", fmt.Sprintf(messages, "oa", ""), "oa", oa},
+		{"responses passed through", "/v1/responses", `{"model":"m","provider":{"only":["oa"]},"input":"hi"}`, "oa", oa},
+		{"responses translated", "/v1/responses", `{"model":"m","input":"hi","provider":{"only":["an"]}}`, "an", an},
 		{"hedged", "/v1/chat/completions", fmt.Sprintf(chat, "slow", ""), "oa", oa},
 	} {
 		resp := post(t, srv.URL, tt.path, tt.body, router.HeaderProvider+"-Ignored", "x")
