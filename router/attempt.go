@@ -114,6 +114,10 @@ func (a *attempt) reach() bool {
 
 	body := a.x.body
 	target := a.x.url
+	if h := u.cloud; h != nil {
+		target = h.hostTarget(target, a.cand.Model, c.fields.Stream)
+		body = h.hostBody(body, hostBetas(c.r.Header))
+	}
 	req := (&http.Request{
 		Method:        http.MethodPost,
 		URL:           target, // shared, never modified: built once per provider and endpoint
@@ -128,6 +132,12 @@ func (a *attempt) reach() bool {
 	}).WithContext(a.actx)
 	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
 	u.setAuth(req.Header)
+	if h := u.cloud; h != nil {
+		if err := h.Authorize(req, body, c.fields.Stream); err != nil {
+			a.failover(0, fault.ErrorAuth) // logged where the credential was fetched
+			return false
+		}
+	}
 	a.g.propagator.Inject(a.actx, headerCarrier(req.Header))
 
 	a.sent = a.g.now()
@@ -153,11 +163,14 @@ func (a *attempt) reach() bool {
 			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.requests, true, sig.requestsReset
 		}
 		if c.fields.Stream {
+			if u.cloud != nil {
+				u.cloud.hostResponse(resp)
+			}
 			return a.reachStream()
 		}
 		return a.reachUnary()
 	}
-	if s == http.StatusRequestEntityTooLarge || fault.NeedsBody(s) ||
+	if s == http.StatusRequestEntityTooLarge || fault.NeedsBody(s) || u.cloud != nil && s >= 400 ||
 		fault.Classify(s, "") == fault.Full || fault.Disabling(fault.OfAnswer(s, nil)) {
 		return a.reachErrorAnswer()
 	}

@@ -47,7 +47,7 @@ func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt 
 	u := c.upstream
 	return []attribute.KeyValue{
 		telemetry.KeyOperationName.String(operation),
-		telemetry.KeyProviderName.String(u.kind),
+		telemetry.KeyProviderName.String(u.providerName),
 		telemetry.KeyRequestModel.String(c.Model),
 		telemetry.KeyServerAddress.String(u.host),
 		telemetry.KeyServerPort.Int(u.port),

@@ -255,6 +255,16 @@ func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 			continue
 		}
 		g.upstreams[name] = newUpstream(name, p, g.now, ev)
+		if p.Kind != config.KindOpenAI && p.Kind != config.KindAnthropic {
+			g.upstreams[name].useHost(name, p, cfg.ProviderAPI(name), g.stop, g.log)
+		}
+	}
+	if prev != nil {
+		for name, u := range prev.upstreams {
+			if g.upstreams[name] != u {
+				u.closeHost() // dropped by the reload: its refresher ends
+			}
+		}
 	}
 }
 

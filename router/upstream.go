@@ -17,18 +17,20 @@ import (
 // and the guards shared by every target that uses it: its circuit breaker,
 // concurrency limit, rate-limit cooldown and disabled state.
 type upstream struct {
-	// immutable after newUpstream
-	kind      string
-	responses bool // serves the Responses API itself (providers.X.responses)
-	apiKey    string
-	host      string // server.address
-	port      int    // server.port
-	firstByte time.Duration
-	idle      time.Duration
-	total     time.Duration
-	now       func() time.Time
-	breaker   *breaker
-	limiter   *limiter // nil: unlimited
+	// immutable after newUpstream (and useHost)
+	kind         string     // the wire format sent: openai or anthropic
+	providerName string     // gen_ai.provider.name
+	cloud        *cloudHost // nil: an openai or anthropic provider
+	responses    bool       // serves the Responses API itself (providers.X.responses)
+	apiKey       string
+	host         string // server.address
+	port         int    // server.port
+	firstByte    time.Duration
+	idle         time.Duration
+	total        time.Duration
+	now          func() time.Time
+	breaker      *breaker
+	limiter      *limiter // nil: unlimited
 	// maxConcurrency is its configured cap (0: none): a request beyond it
 	// waits its turn, which the latency modes count.
 	maxConcurrency int
@@ -112,13 +114,14 @@ type upstreamEvents struct {
 func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstreamEvents) *upstream {
 	base := strings.TrimRight(p.BaseURL, "/")
 	u := &upstream{
-		kind:      p.Kind,
-		responses: p.ServesResponses(),
-		apiKey:    p.APIKey,
-		firstByte: p.Timeout.FirstByte,
-		idle:      p.Timeout.Idle,
-		total:     p.Timeout.Total,
-		now:       now,
+		kind:         p.Kind,
+		providerName: p.Kind,
+		responses:    p.ServesResponses(),
+		apiKey:       p.APIKey,
+		firstByte:    p.Timeout.FirstByte,
+		idle:         p.Timeout.Idle,
+		total:        p.Timeout.Total,
+		now:          now,
 
 		maxCooldown: p.RateLimit.MaxCooldown,
 	}
@@ -158,6 +161,9 @@ func newUpstream(name string, p *config.Provider, now func() time.Time, ev upstr
 // setAuth puts the provider's credential on an upstream request, in the
 // provider's own way. The client's credential is never forwarded.
 func (u *upstream) setAuth(h http.Header) {
+	if u.cloud != nil {
+		return // the host's own credential (cloudHost.Authorize)
+	}
 	if u.kind == config.KindAnthropic {
 		// Anthropic refuses a request without a version; clients that
 		// name none get the one its API documents as the baseline.

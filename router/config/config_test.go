@@ -56,7 +56,7 @@ func configErrors(t *testing.T, name string, vars map[string]string) []string {
 	return lines
 }
 
-var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key"}
+var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key", "ANTHROPIC_API_KEY": "sk-ant-test-key", "AZURE_OPENAI_API_KEY": "azure-test-key"}
 
 func TestLoadConfigValid(t *testing.T) {
 	t.Parallel()
@@ -239,12 +239,10 @@ var configErrorTests = []struct {
 		`providers.claude.responses: only an openai provider serves the Responses API; /v1/responses requests to an anthropic provider are translated to Messages (leave it out)`,
 	}},
 	{name: "cloud hosts: required fields, fields of other kinds, transport settings, calls not served yet", file: "hosts.yaml", want: []string{
-		`providers.az.kind: azure providers are not served yet`,
 		`providers.az.base_url: is the resource endpoint (https://NAME.openai.azure.com), without /openai/...: the deployment is the upstream model (model_map value)`,
 		`providers.az.api_version: "2024-10" is neither v1 nor a dated version such as 2024-10-21`,
 		`providers.az.region: not read by kind azure (only by bedrock and vertex)`,
 		`providers.br.region: required: the AWS region (e.g. us-west-2): it names the host and signs each request`,
-		`providers.br.api: bedrock models with api invoke are not served yet`,
 		`providers.br.project: not read by kind bedrock (only by vertex)`,
 		`providers.br.headers: "bad header" is not an HTTP header name`,
 		`providers.br.headers: not added to upstream requests yet; leave it out`,
@@ -254,14 +252,12 @@ var configErrorTests = []struct {
 		`providers.vx.region: required: the Vertex AI location: global, us, eu or a region such as us-east5`,
 		`providers.vx.project: required: the Google Cloud project id`,
 		`providers.vx.kind: vertex models with api gemini are not served yet`,
-		`providers.vx.kind: vertex models with api invoke are not served yet`,
-		`providers.vx.kind: vertex models with api openai are not served yet`,
 		`providers.vx.credentials: cannot read "/nonexistent/key.json": no such file or directory`,
 		`providers.vx.http2: prior_knowledge is not applied yet: every upstream connection negotiates as auto does; leave it out`,
-		`providers.vx2.kind: vertex models with api invoke are not served yet`,
 		`providers.vx2.http2: unknown http2 setting "h3" (want one of auto, prior_knowledge, off)`,
 		`providers.vx2.tls.ca_file: "testdata/hosts.yaml" holds no PEM certificate`,
 		`providers.vx2.tls.ca_file: not applied to upstream connections yet (the system pool is trusted); leave it out`,
+		`providers.vx3.kind: its models go through invoke and openai: one provider serves one of them here; put the models of each on a provider of its own`,
 		`providers.gem.kind: gemini providers are not served yet`,
 		`providers.gem.profile: not read by kind gemini (only by bedrock)`,
 		`providers.gem.query: empty parameter name`,
@@ -499,7 +495,7 @@ func TestConfigWarnings(t *testing.T) {
 }
 
 // configValidFiles are the testdata files that must load and validate.
-var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml"}
+var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml", "hosts_valid.yaml"}
 
 func TestLoadConfigErrors(t *testing.T) {
 	t.Parallel()

@@ -20,6 +20,9 @@ import (
 var servedAPIs = map[string][]string{
 	KindOpenAI:    {APIOpenAI},
 	KindAnthropic: {APIAnthropic},
+	KindAzure:     {APIOpenAI},
+	KindBedrock:   {APIInvoke},
+	KindVertex:    {APIInvoke, APIOpenAI},
 }
 
 // azureDate is a dated Azure OpenAI api-version: 2024-10-21,
@@ -154,6 +157,7 @@ func pathErr(err error) error {
 func (v *validation) hostRoutes() {
 	c := v.c
 	unserved := map[string]map[string]bool{} // provider → calls not served
+	apis := map[string]map[string]bool{}     // provider → calls its models go through
 	for i, t := range c.Targets {
 		p := c.Providers[t.VirtualKey]
 		if p == nil || !slices.Contains(kinds, p.Kind) {
@@ -166,12 +170,22 @@ func (v *validation) hostRoutes() {
 				v.add(routePath(i, t, p, client, "providers."+t.VirtualKey),
 					"%s is not an Anthropic model (its id has no \"anthropic.\"): bedrock's invoke call is served only for Anthropic models; leave api out to send it through converse", quoteName(up))
 			}
+			if apis[t.VirtualKey] == nil {
+				apis[t.VirtualKey] = map[string]bool{}
+			}
+			apis[t.VirtualKey][api] = true
 			if !slices.Contains(servedAPIs[p.Kind], api) && (p.API == "" || slices.Contains(apisByKind[p.Kind], p.API)) {
 				if unserved[t.VirtualKey] == nil {
 					unserved[t.VirtualKey] = map[string]bool{}
 				}
 				unserved[t.VirtualKey][api] = true
 			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(apis)) {
+		if len(apis[name]) > 1 && len(unserved[name]) == 0 {
+			v.add("providers."+name+".kind", "its models go through %s: one provider serves one of them here; put the models of each on a provider of its own",
+				strings.Join(slices.Sorted(maps.Keys(apis[name])), " and "))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(unserved)) {
@@ -204,4 +218,26 @@ func routePath(i int, t Target, p *Provider, client, provider string) string {
 		return fmt.Sprintf("%s.models[%d]", provider, j)
 	}
 	return fmt.Sprintf("targets[%d]", i)
+}
+
+// ProviderAPI is the call provider name's upstream models go through (one
+// per provider: Validate refuses a provider whose models need two), or ""
+// when no target uses it.
+func (c *Config) ProviderAPI(name string) string {
+	p := c.Providers[name]
+	if p == nil {
+		return ""
+	}
+	if p.API != "" {
+		return p.API
+	}
+	for _, t := range c.Targets {
+		if t.VirtualKey != name {
+			continue
+		}
+		for _, up := range t.Routes(p) {
+			return p.APIFor(up)
+		}
+	}
+	return p.APIFor("")
 }

@@ -134,14 +134,18 @@ func refreshIn(now, exp time.Time) time.Duration {
 }
 
 // run keeps the credential fresh until ctx ends. The first fetch happens
-// at once.
-func (c *credentialCache[T]) run(ctx context.Context) {
+// at once, unless first (the wait prime returned) is positive.
+func (c *credentialCache[T]) run(ctx context.Context, first time.Duration) {
+	wait := first
 	for {
-		wait := c.refresh(ctx)
+		if wait <= 0 {
+			wait = c.refresh(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.after(wait):
+			wait = 0
 		}
 	}
 }

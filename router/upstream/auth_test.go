@@ -207,7 +207,7 @@ func TestCredentialCacheRun(t *testing.T) {
 	c := newCredentialCache("az", fetch, clk.clock(), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { c.run(ctx); close(done) }()
+	go func() { c.run(ctx, 0); close(done) }()
 	<-fetched
 	if d := <-clk.waits; d != 5*time.Minute {
 		t.Errorf("waits %v, want 5m (5m before a 10m expiry)", d)

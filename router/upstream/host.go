@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -25,7 +25,14 @@ type Host struct {
 	region     string // bedrock, vertex
 	api        func(model string) string
 	auth       authorizer // nil: no credential is sent
-	refreshers []func(context.Context)
+	refreshers []refresher
+}
+
+// refresher is one credential cache's: prime fetches once and says when
+// to fetch next; run keeps fetching from then on.
+type refresher struct {
+	prime func(context.Context) time.Duration
+	run   func(ctx context.Context, first time.Duration)
 }
 
 // HostOptions are what NewHost takes besides the provider's config.
@@ -87,7 +94,7 @@ func NewHost(name string, p *config.Provider, o HostOptions) *Host {
 				fetch = staticAWS(*o.AWSCredentials)
 			}
 			cache := newCredentialCache(name, fetch, o.Clock, o.Logger)
-			h.refreshers = append(h.refreshers, cache.run)
+			h.refreshers = append(h.refreshers, refresher{cache.refresh, cache.run})
 			h.auth = newSigV4(cache, p.Region, o.Clock.now())
 		}
 	case config.KindVertex:
@@ -103,18 +110,20 @@ func NewHost(name string, p *config.Provider, o HostOptions) *Host {
 // bearer is a token credential kept fresh by a refresher of h.
 func (h *Host) bearer(fetch credentialFetch[[]string], o HostOptions) authorizer {
 	cache := newCredentialCache(h.provider, fetch, o.Clock, o.Logger)
-	h.refreshers = append(h.refreshers, cache.run)
+	h.refreshers = append(h.refreshers, refresher{cache.refresh, cache.run})
 	return &bearerToken{cache: cache}
 }
 
-// Run keeps h's credentials fresh until ctx ends; it returns at once for
-// a host whose credential never expires. The first fetch starts at once.
-func (h *Host) Run(ctx context.Context) {
-	var wg sync.WaitGroup
+// Start fetches h's credentials once, waiting at most prime (so the
+// first requests find one), then keeps them fresh on goroutines until ctx
+// ends. A host whose credential never expires starts nothing.
+func (h *Host) Start(ctx context.Context, prime time.Duration) {
 	for _, r := range h.refreshers {
-		wg.Go(func() { r(ctx) })
+		pctx, cancel := context.WithTimeout(ctx, prime)
+		first := r.prime(pctx)
+		cancel()
+		go r.run(ctx, first)
 	}
-	wg.Wait()
 }
 
 // Kind is h's config kind.
