@@ -288,7 +288,7 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 				c.spanNames[ep.operation] = ep.operation + " " + c.Model
 			}
 			for _, f := range families {
-				if slices.Contains(f.kinds, u.kind) {
+				if slices.Contains(f.kinds, u.kind) && u.servesFamily(f.name) {
 					byModel := g.routes[f.name]
 					if byModel == nil {
 						byModel = map[string][]*Candidate{}

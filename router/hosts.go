@@ -61,6 +61,22 @@ func (u *upstream) useHost(name string, p *config.Provider, api string, parent c
 // refresher keeps trying, and requests meanwhile fail over as auth.
 const credentialPrime = 10 * time.Second
 
+// servesFamily reports whether u serves an endpoint family: a cloud
+// host's calls are chat (and Responses, translated or Azure's own), and
+// embeddings on Azure only; token counting is no call of theirs here.
+func (u *upstream) servesFamily(family string) bool {
+	if u.cloud == nil {
+		return true
+	}
+	switch family {
+	case familyCountTokens:
+		return false
+	case familyEmbeddings:
+		return u.cloud.Kind() == config.KindAzure
+	}
+	return true
+}
+
 // closeHost stops u's credential refresher (a reload dropped u).
 func (u *upstream) closeHost() {
 	if u.cloud != nil {

@@ -149,6 +149,10 @@ func TestBedrockHostEndToEnd(t *testing.T) {
 		base := startHostSim(t, "br", sim.Host{Kind: sim.HostBedrock, AWSKeys: []sim.AWSKey{simAWS}, Region: "us-west-2"})
 		srv, exp := hostGateway(t, fmt.Sprintf("{kind: bedrock, region: us-west-2, base_url: %q}", base), model)
 		checkHostCalls(t, srv, exp, "aws.bedrock")
+		// Token counting is no Bedrock call: it is not sent as an invoke.
+		if resp := post(t, srv.URL, "/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode == 200 {
+			t.Errorf("count_tokens through a bedrock-only pool: 200 %s", readAll(t, resp.Body))
+		}
 	})
 	t.Run("API key", func(t *testing.T) {
 		base := startHostSim(t, "br", sim.Host{Kind: sim.HostBedrock, APIKey: "bedrock-sim-api-key-1", Region: "us-west-2"})
