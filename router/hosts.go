@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -169,6 +170,16 @@ func (h *cloudHost) hostResponse(resp *http.Response) {
 	resp.Header.Set("Content-Type", "text/event-stream")
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
+}
+
+// hostException is the status an event-stream exception frame stands for
+// (hosts.StreamExceptionStatus), when err is one.
+func hostException(err error) (int, bool) {
+	var ex *hosts.StreamException
+	if !errors.As(err, &ex) {
+		return 0, false
+	}
+	return hosts.StreamExceptionStatus(ex.Type), true
 }
 
 // judge reads an error answer of h's host (status, error.type, a retry

@@ -13,12 +13,14 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -180,14 +182,61 @@ func TestBedrockRefusedKeyFailsOverAsAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = next.Close() })
+	srv, exp := twoTargetGateway(t, fmt.Sprintf("{kind: bedrock, region: us-west-2, base_url: %q, api_key: a-wrong-bedrock-key}", base),
+		"anthropic.claude-3-haiku-20240307-v1:0", next.URL())
+	resp := post(t, srv.URL, "/v1/messages", `{"model":"m","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`)
+	if body := readAll(t, resp.Body); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	attrs := attemptAttrs(t, exp, 2)
+	if len(attrs) != 2 || attrs[0]["error.type"] != "auth" || attrs[0]["gen_ai.provider.name"] != "aws.bedrock" {
+		t.Errorf("attempts %v, want bedrock's refused as auth, then claude", attrs)
+	}
+}
+
+// TestBedrockExceptionBeforeFirstByteFailsOver: a throttlingException
+// frame as a Bedrock stream's first message fails over as a rate limit
+// (429), and the next target serves the stream.
+func TestBedrockExceptionBeforeFirstByteFailsOver(t *testing.T) {
+	t.Parallel()
+	throttled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m eventstream.Message
+		m.Headers.Set(":message-type", eventstream.StringValue("exception"))
+		m.Headers.Set(":exception-type", eventstream.StringValue("throttlingException"))
+		m.Payload = []byte(`{"message":"Too many tokens, please wait before trying again."}`)
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+		_ = eventstream.NewEncoder().Encode(w, m)
+	}))
+	t.Cleanup(throttled.Close)
+	next, err := sim.StartProvider(sim.Provider{Name: "claude", Stream: sim.Pace{Chunks: 2}}, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = next.Close() })
+	srv, exp := twoTargetGateway(t, fmt.Sprintf("{kind: bedrock, region: us-west-2, base_url: %q, api_key: bedrock-test-key-1}", throttled.URL),
+		"anthropic.claude-3-haiku-20240307-v1:0", next.URL())
+	resp := post(t, srv.URL, "/v1/messages", `{"model":"m","max_tokens":20,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if body := readAll(t, resp.Body); resp.StatusCode != 200 || !strings.Contains(body, "message_stop") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	attrs := attemptAttrs(t, exp, 2)
+	if len(attrs) != 2 || attrs[0]["error.type"] != "429" {
+		t.Errorf("attempts %v, want bedrock's exception as a 429, then claude", attrs)
+	}
+}
+
+// twoTargetGateway serves client model m from provider br (providerYAML,
+// upstream model brModel), then an anthropic provider at claudeURL.
+func twoTargetGateway(t *testing.T, providerYAML, brModel, claudeURL string) (*httptest.Server, *tracetest.InMemoryExporter) {
+	t.Helper()
 	text := fmt.Sprintf(`strategy: {mode: fallback}
 providers:
-  br: {kind: bedrock, region: us-west-2, base_url: %q, api_key: a-wrong-bedrock-key}
+  br: %s
   claude: {kind: anthropic, base_url: %q, api_key: key-claude-1}
 targets:
-  - {virtual_key: br, model_map: {m: "anthropic.claude-3-haiku-20240307-v1:0"}}
+  - {virtual_key: br, model_map: {m: %q}}
   - {virtual_key: claude, model_map: {m: claude-3-haiku}}
-`, base, next.URL())
+`, providerYAML, claudeURL, brModel)
 	cfg, err := config.Parse([]byte(text), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
@@ -207,12 +256,5 @@ targets:
 	sdk.TracerProvider.RegisterSpanProcessor(sdktrace.NewSimpleSpanProcessor(exp))
 	srv := httptest.NewServer(newGatewayFromConfig(t, cfg, router.Options{TracerProvider: sdk.TracerProvider, Stats: tracker}).Handler())
 	t.Cleanup(srv.Close)
-	resp := post(t, srv.URL, "/v1/messages", `{"model":"m","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`)
-	if body := readAll(t, resp.Body); resp.StatusCode != 200 {
-		t.Fatalf("%d %s", resp.StatusCode, body)
-	}
-	attrs := attemptAttrs(t, exp, 2)
-	if len(attrs) != 2 || attrs[0]["error.type"] != "auth" || attrs[0]["gen_ai.provider.name"] != "aws.bedrock" {
-		t.Errorf("attempts %v, want bedrock's refused as auth, then claude", attrs)
-	}
+	return srv, exp
 }
