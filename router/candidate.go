@@ -62,12 +62,13 @@ func (c *Candidate) attemptAttributes(operation, requestedModel string, attempt 
 // Circuit is the candidate's circuit state now.
 func (c *Candidate) Circuit() CircuitState { return c.upstream.breaker.State() }
 
-// Provider says where the candidate's provider is and what it speaks: its
-// wire format (openai or anthropic) and the host and port of its base_url
-// (443 or 80 by scheme when the URL names none), as attempt spans carry
-// them in server.address and server.port.
+// Provider says where the candidate's provider is and what it is: its
+// gen_ai.provider.name (openai, anthropic, or a cloud host's:
+// azure.ai.openai, aws.bedrock, gcp.vertex_ai) and the host and port of
+// its base_url (443 or 80 by scheme when the URL names none), as attempt
+// spans carry them in server.address and server.port.
 func (c *Candidate) Provider() (kind, host string, port int) {
-	return c.upstream.kind, c.upstream.host, c.upstream.port
+	return c.upstream.providerName, c.upstream.host, c.upstream.port
 }
 
 // Candidates lists every (target, client model) candidate, in declaration
