@@ -131,6 +131,9 @@ func (a *attempt) reach() bool {
 		Host:          target.Host,
 	}).WithContext(a.actx)
 	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
+	for k, v := range u.headers { // providers.X.headers
+		req.Header[k] = v
+	}
 	u.setAuth(req.Header)
 	if h := u.cloud; h != nil {
 		if err := h.Authorize(req, body, c.fields.Stream); err != nil {

@@ -255,6 +255,7 @@ func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 			continue
 		}
 		g.upstreams[name] = newUpstream(name, p, g.now, ev)
+		g.upstreams[name].setExtras(p)
 		if p.Kind != config.KindOpenAI && p.Kind != config.KindAnthropic {
 			g.upstreams[name].useHost(name, p, cfg.ProviderAPI(name), g.stop, g.log)
 		}

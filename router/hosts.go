@@ -29,6 +29,7 @@ import (
 type cloudHost struct {
 	*hosts.Host
 	api       string             // the call its models go through (config.ProviderAPI)
+	query     string             // the provider's query parameters, encoded
 	stop      context.CancelFunc // ends the credential refresher
 	endpoints sync.Map           // hostKey → *url.URL, built on first use
 }
@@ -54,6 +55,7 @@ func (u *upstream) useHost(name string, p *config.Provider, api string, parent c
 		u.kind = config.KindAnthropic
 	}
 	u.responses = p.Responses != nil && *p.Responses && u.kind == config.KindOpenAI
+	u.cloud.query = u.query
 	h.Start(ctx, credentialPrime)
 }
 
@@ -76,6 +78,40 @@ func (u *upstream) servesFamily(family string) bool {
 		return u.cloud.Kind() == config.KindAzure
 	}
 	return true
+}
+
+// setExtras gives u the provider's configured headers and query
+// parameters: the headers go on every request (before its credential, so
+// SigV4 signs them), the parameters on every URL.
+func (u *upstream) setExtras(p *config.Provider) {
+	if len(p.Headers) > 0 {
+		u.headers = make(http.Header, len(p.Headers))
+		for k, v := range p.Headers {
+			u.headers[http.CanonicalHeaderKey(k)] = []string{v}
+		}
+	}
+	if len(p.Query) == 0 {
+		return
+	}
+	q := url.Values{}
+	for k, v := range p.Query {
+		q.Set(k, v)
+	}
+	u.query = q.Encode()
+	for _, parsed := range u.urls {
+		parsed.RawQuery = joinQuery(parsed.RawQuery, u.query)
+	}
+}
+
+// joinQuery appends the encoded parameters extra to the query q.
+func joinQuery(q, extra string) string {
+	switch {
+	case extra == "":
+		return q
+	case q == "":
+		return extra
+	}
+	return q + "&" + extra
 }
 
 // closeHost stops u's credential refresher (a reload dropped u).
@@ -103,7 +139,9 @@ func (h *cloudHost) hostTarget(target *url.URL, model string, stream bool) *url.
 	if !ok {
 		return target
 	}
-	v, _ := h.endpoints.LoadOrStore(k, e.URL())
+	eu := e.URL()
+	eu.RawQuery = joinQuery(eu.RawQuery, h.query)
+	v, _ := h.endpoints.LoadOrStore(k, eu)
 	return v.(*url.URL)
 }
 

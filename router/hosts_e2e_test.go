@@ -149,7 +149,8 @@ func TestBedrockHostEndToEnd(t *testing.T) {
 	const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	t.Run("SigV4", func(t *testing.T) {
 		base := startHostSim(t, "br", sim.Host{Kind: sim.HostBedrock, AWSKeys: []sim.AWSKey{simAWS}, Region: "us-west-2"})
-		srv, exp := hostGateway(t, fmt.Sprintf("{kind: bedrock, region: us-west-2, base_url: %q}", base), model)
+		// A configured header is signed with the rest (the sim checks).
+		srv, exp := hostGateway(t, fmt.Sprintf("{kind: bedrock, region: us-west-2, base_url: %q, headers: {X-Tenant: t1}}", base), model)
 		checkHostCalls(t, srv, exp, "aws.bedrock")
 		// Token counting is no Bedrock call: it is not sent as an invoke.
 		if resp := post(t, srv.URL, "/v1/messages/count_tokens", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode == 200 {
@@ -257,4 +258,39 @@ targets:
 	srv := httptest.NewServer(newGatewayFromConfig(t, cfg, router.Options{TracerProvider: sdk.TracerProvider, Stats: tracker}).Handler())
 	t.Cleanup(srv.Close)
 	return srv, exp
+}
+
+// TestProviderHeadersAndQuery: a provider's headers go on every upstream
+// request and its query parameters on every URL, the host's own (Azure's
+// api-version) kept. (TestBedrockHostEndToEnd's SigV4 provider has a
+// header too: it is signed with the rest.)
+func TestProviderHeadersAndQuery(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		query, header string
+	}
+	got := make(chan seen, 4)
+	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- seen{r.URL.RawQuery, r.Header.Get("X-Tenant")}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"c1","object":"chat.completion","model":"up","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	t.Cleanup(stub.Close)
+	for _, tc := range []struct {
+		name, provider, want string
+	}{
+		{"openai", fmt.Sprintf("{kind: openai, base_url: %q, headers: {X-Tenant: t1}, query: {team: a b}}", stub.URL+"/v1"), "team=a+b"},
+		{"azure dated", fmt.Sprintf("{kind: azure, base_url: %q, api_key: azure-key-123, api_version: \"2024-10-21\", headers: {x-tenant: t1}, query: {team: a b}}", stub.URL), "api-version=2024-10-21&team=a+b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := hostGateway(t, tc.provider, "up")
+			resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+			if body := readAll(t, resp.Body); resp.StatusCode != 200 {
+				t.Fatalf("%d %s", resp.StatusCode, body)
+			}
+			if s := <-got; s.query != tc.want || s.header != "t1" {
+				t.Errorf("upstream saw query %q, X-Tenant %q; want %q, t1", s.query, s.header, tc.want)
+			}
+		})
+	}
 }

@@ -18,10 +18,12 @@ import (
 // concurrency limit, rate-limit cooldown and disabled state.
 type upstream struct {
 	// immutable after newUpstream (and useHost)
-	kind         string     // the wire format sent: openai or anthropic
-	providerName string     // gen_ai.provider.name
-	cloud        *cloudHost // nil: an openai or anthropic provider
-	responses    bool       // serves the Responses API itself (providers.X.responses)
+	kind         string      // the wire format sent: openai or anthropic
+	providerName string      // gen_ai.provider.name
+	cloud        *cloudHost  // nil: an openai or anthropic provider
+	headers      http.Header // providers.X.headers, canonical; nil: none
+	query        string      // providers.X.query, encoded; "": none
+	responses    bool        // serves the Responses API itself (providers.X.responses)
 	apiKey       string
 	host         string // server.address
 	port         int    // server.port

@@ -88,12 +88,6 @@ func (v *validation) host(name string, p *Provider) {
 // notAppliedYet refuses the transport settings the request path does not
 // apply yet: accepting them would silently send requests without them.
 func (v *validation) notAppliedYet(path string, p *Provider) {
-	if len(p.Headers) > 0 {
-		v.add(path+".headers", "not added to upstream requests yet; leave it out")
-	}
-	if len(p.Query) > 0 {
-		v.add(path+".query", "not added to upstream URLs yet; leave it out")
-	}
 	if p.TLS.CAFile != "" {
 		v.add(path+".tls.ca_file", "not applied to upstream connections yet (the system pool is trusted); leave it out")
 	}
