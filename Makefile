@@ -88,7 +88,7 @@ soak: build ## the chaos soak through the real binary for SOAK_DURATION (figures
 		$(GO) test -count=1 -tags integration -timeout 30m -run '^TestChaosSoak$$' -v ./cmd/firstbyte/ | grep -v 'level='
 
 bench: build ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./router/translate/ ./collector/ ./telemetry/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./router/translate/ ./router/upstream/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
 
 # The regression guard: the working tree's gateway against REF's (any
