@@ -15,7 +15,7 @@ import (
 
 // targetAt is the Target the gateway derives from a provider's base_url:
 // Host is url.URL.Hostname() and Port the URL's port or 443/80 by scheme,
-// as router/upstream.go does.
+// as router/upstream/provider.go does.
 func targetAt(t *testing.T, name, baseURL, model string) Target {
 	t.Helper()
 	u, err := url.Parse(baseURL)

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 )
 
 // affinityGateway is a gateway over upstreams named a, b and c, which
 // answer at once, in mode, ranking on st; its random source never explores
 // unless explore is set (then the first request explores its draw).
-func affinityGateway(t *testing.T, mode string, st statsTable, rnd Rand) *Gateway {
+func affinityGateway(t *testing.T, mode string, st statsTable, rnd mode.Rand) *Gateway {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("strategy: {mode: " + mode + "}\nproviders:\n")

@@ -39,7 +39,7 @@ func (a *attempt) keepAnswer(body []byte, whole bool) {
 	if _, ok := withMembers(ans.body, nil); !ok {
 		return // not an error in the client's API shape: nothing to show as it was
 	}
-	copyResponseHeaders(ans.header, a.resp.Header, true, a.cand.upstream.apiKey)
+	copyResponseHeaders(ans.header, a.resp.Header, true, a.cand.Upstream.APIKey)
 	delete(ans.header, "Content-Type") // the answer's own, set when it is sent
 	a.answer = ans
 }
@@ -66,7 +66,7 @@ func (g *Gateway) allCooled(c *call) {
 	now := g.now()
 	var earliest time.Time
 	for _, cand := range c.route.order {
-		if t := cand.cooledUntil(now); !t.IsZero() && (earliest.IsZero() || t.Before(earliest)) {
+		if t := cand.Guard.CooledUntil(now); !t.IsZero() && (earliest.IsZero() || t.Before(earliest)) {
 			earliest = t
 		}
 	}

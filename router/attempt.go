@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -29,7 +31,7 @@ import (
 // relayed to its end. close gives everything back, on every path.
 
 var (
-	errLongestSample = errors.New("first-byte timeout")
+	errFirstByteTimeout = errors.New("first-byte timeout")
 	errTotalTimeout     = errors.New("total timeout")
 	errIdleTimeout      = errors.New("idle timeout")                 // a stream paused longer than timeout.idle
 	errStopping         = errors.New("the gateway is shutting down") // Options.Stop ended
@@ -61,7 +63,7 @@ type attempt struct {
 	// immutable after newAttempt
 	g    *Gateway
 	c    *call // the client request: read only
-	cand *Candidate
+	cand *mode.Candidate
 	x    exchange // the body sent, and what the answer goes through
 
 	ctx       context.Context // the client request's
@@ -106,17 +108,17 @@ func (g *Gateway) newAttempt(ctx context.Context, c *call, t *Turn) *attempt {
 // first. It reports whether there is an answer to deliver; when there is
 // none, the Result says why (a failover-safe failure, or the client left).
 func (a *attempt) reach() bool {
-	c, u := a.c, a.cand.upstream
+	c, u := a.c, a.cand.Upstream
 	// One timer bounds the wait for the first byte: a unary answer's
 	// response headers (its body is then bounded by total, reachUnary), a
 	// stream's first event (its total-time timer is armed once it started).
-	a.firstByte = time.AfterFunc(u.firstByte, func() { a.cancel(errLongestSample) })
+	a.firstByte = time.AfterFunc(u.FirstByte, func() { a.cancel(errFirstByteTimeout) })
 
 	body := a.x.body
 	target := a.x.url
-	if h := u.cloud; h != nil {
-		target = h.hostTarget(target, a.cand.Model, c.fields.Stream)
-		body = h.hostBody(body, hostBetas(c.r.Header))
+	if cl := u.Cloud; cl != nil {
+		target = cl.Target(target, a.cand.Model, c.fields.Stream)
+		body = cl.Body(body, upstream.Betas(c.r.Header))
 	}
 	req := (&http.Request{
 		Method:        http.MethodPost,
@@ -131,12 +133,12 @@ func (a *attempt) reach() bool {
 		Host:          target.Host,
 	}).WithContext(a.actx)
 	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
-	for k, v := range u.headers { // providers.X.headers
+	for k, v := range u.Headers { // providers.X.headers
 		req.Header[k] = v
 	}
-	u.setAuth(req.Header)
-	if h := u.cloud; h != nil {
-		if err := h.Authorize(req, body, c.fields.Stream); err != nil {
+	u.SetAuth(req.Header)
+	if cl := u.Cloud; cl != nil {
+		if err := cl.Authorize(req, body, c.fields.Stream); err != nil {
 			a.failover(0, fault.ErrorAuth) // logged where the credential was fetched
 			return false
 		}
@@ -160,20 +162,20 @@ func (a *attempt) reach() bool {
 		// what remains of its request limit paces the attempts until then.
 		// Relative resets count from when the answer came, not from
 		// when the attempt was sent: the window turns no earlier.
-		sig := readRateSignal(resp.Header, a.g.now())
-		a.res.RetryAt = sig.exhausted
-		if sig.requests >= 0 {
-			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.requests, true, sig.requestsReset
+		sig := upstream.ReadRateSignal(resp.Header, a.g.now())
+		a.res.RetryAt = sig.Exhausted
+		if sig.Requests >= 0 {
+			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.Requests, true, sig.RequestsReset
 		}
 		if c.fields.Stream {
-			if u.cloud != nil {
-				u.cloud.hostResponse(resp)
+			if u.Cloud != nil {
+				u.Cloud.Response(resp)
 			}
 			return a.reachStream()
 		}
 		return a.reachUnary()
 	}
-	if s == http.StatusRequestEntityTooLarge || fault.NeedsBody(s) || u.cloud != nil && s >= 400 ||
+	if s == http.StatusRequestEntityTooLarge || fault.NeedsBody(s) || u.Cloud != nil && s >= 400 ||
 		fault.Classify(s, "") == fault.Full || fault.Disabling(fault.OfAnswer(s, nil)) {
 		return a.reachErrorAnswer()
 	}
@@ -250,9 +252,9 @@ func (a *attempt) transportFailure(err error) {
 		// time either: the process is going.
 		a.canceled()
 		a.stopping = true
-	case errors.Is(cause, errLongestSample):
+	case errors.Is(cause, errFirstByteTimeout):
 		a.failover(0, fault.ErrorTimeout)
-		a.res.Detail = detailLongestSample
+		a.res.Detail = detailFirstByteTimeout
 	case errors.Is(cause, errTotalTimeout):
 		a.failover(0, fault.ErrorTimeout)
 		a.res.Detail = detailTotalTimeout

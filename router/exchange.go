@@ -7,6 +7,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
@@ -55,16 +56,16 @@ var errUntranslatable = errors.New("request cannot be translated for this provid
 // exchange builds the body cand is sent. An error means the request cannot
 // be served by cand's wire format (*translate.RequestError inside); another
 // candidate may still serve it.
-func (c *call) exchange(cand *Candidate) (exchange, error) {
-	u := cand.upstream
-	x := exchange{url: u.endpointURL(c.ep), answerModel: cand.answerModel}
+func (c *call) exchange(cand *mode.Candidate) (exchange, error) {
+	u := cand.Upstream
+	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: cand.AnswerModel}
 	switch {
 	case c.ep.family == familyResponses:
 		return c.responsesExchange(cand, x)
-	case c.ep.family != familyChat || u.kind == c.ep.clientKind():
+	case c.ep.family != familyChat || u.Kind == c.ep.clientKind():
 		x.body = c.fields.withModel(nil, c.body, cand.Model)
 		switch {
-		case c.ep.family == familyChat && u.kind == config.KindOpenAI && c.fields.Stream:
+		case c.ep.family == familyChat && u.Kind == config.KindOpenAI && c.fields.Stream:
 			// Ask the upstream for its final usage chunk; strip it again
 			// unless the client asked too.
 			out, asked, err := translate.WithStreamUsage(x.body)
@@ -77,7 +78,7 @@ func (c *call) exchange(cand *Candidate) (exchange, error) {
 			x.body = translate.FitForAnthropic(x.body)
 		}
 		return x, nil
-	case u.kind == config.KindAnthropic: // an OpenAI chat request to an Anthropic provider
+	case u.Kind == config.KindAnthropic: // an OpenAI chat request to an Anthropic provider
 		x.ids = translate.NewToolIDs(c.body, translate.Chat)
 		body, includeUsage, err := translate.ChatToMessages(c.body, cand.Model, x.ids)
 		if err != nil {
@@ -96,7 +97,7 @@ func (c *call) exchange(cand *Candidate) (exchange, error) {
 
 // answer is how a translated answer is presented: under the upstream model
 // that answered, or the client's when response_model says so.
-func (x exchange) answer(cand *Candidate, created int64) translate.Answer {
+func (x exchange) answer(cand *mode.Candidate, created int64) translate.Answer {
 	a := translate.Answer{Model: x.answerModel, Created: created, IncludeUsage: x.clientWantsUsage, IDs: x.ids}
 	if a.Model == "" {
 		a.Model, a.UpstreamModel = cand.Model, true
@@ -108,7 +109,7 @@ func (x exchange) answer(cand *Candidate, created int64) translate.Answer {
 // pass-through that holds the stream to its API and reads its usage (and
 // strips the usage chunk the client did not ask for, and names the
 // client's model when asked); nil for the endpoints that do not stream.
-func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.Stream {
+func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) translate.Stream {
 	switch {
 	case x.conv == convMessagesToChat:
 		return translate.NewMessagesToChatStream(x.answer(cand, created))
@@ -122,7 +123,7 @@ func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.S
 		return translate.NewPassThrough(translate.Responses, false, x.answerModel)
 	case c.ep.family != familyChat:
 		return nil
-	case cand.upstream.kind == config.KindOpenAI:
+	case cand.Upstream.Kind == config.KindOpenAI:
 		return translate.NewPassThrough(translate.Chat, !x.clientWantsUsage, x.answerModel)
 	}
 	return translate.NewPassThrough(translate.Messages, false, x.answerModel)
@@ -132,7 +133,7 @@ func (x exchange) streamFor(c *call, cand *Candidate, created int64) translate.S
 // An error wrapping translate.ErrInvalidUpstream means the answer is not
 // the API's: a provider fault. An answer relayed as it came must be one
 // valid JSON value; reading its usage checks that in the same pass.
-func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
+func (x exchange) unary(c *call, cand *mode.Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
 	switch x.conv {
 	case convMessagesToChat:
 		return translate.MessagesResponseToChat(body, x.answer(cand, created))
@@ -152,7 +153,7 @@ func (x exchange) unary(c *call, cand *Candidate, body []byte, created int64) ([
 		valid = validJSON(body)
 	case c.ep.family == familyResponses:
 		u, valid = translate.UsageFromResponsesResponse(body)
-	case cand.upstream.kind == config.KindAnthropic:
+	case cand.Upstream.Kind == config.KindAnthropic:
 		u, valid = translate.UsageFromMessagesResponse(body)
 	default:
 		u, valid = translate.UsageFromChatResponse(body)

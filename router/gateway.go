@@ -20,6 +20,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -28,14 +30,15 @@ type Options struct {
 	// Stats is what the latency modes rank on (the collector's tracker).
 	// Nil: only modes that do not rank on measurements can be used; a
 	// latency mode refuses to start.
-	Stats StatsSource
+	Stats mode.StatsSource
 	// ResponseHomes says which target stored a response this gateway did
 	// not see stored (the collector's tracker, which learns it from peers'
 	// spans), for a follow-up naming it (previous_response_id). Nil: only
 	// the responses this gateway stored are known.
 	ResponseHomes ResponseHomes
-	// Rand drives shuffles and exploration. Nil: DefaultRand.
-	Rand Rand
+	// Rand drives the modes' shuffles and exploration. Nil: math/rand/v2's
+	// goroutine-safe global source (package mode's default).
+	Rand mode.Rand
 	// TracerProvider makes the server and attempt spans. Nil: no spans (and
 	// so nothing is learned).
 	TracerProvider trace.TracerProvider
@@ -92,12 +95,12 @@ const DefaultStreamWriteTimeout = 30 * time.Second
 // pipeline. Everything in it is immutable after New; a reload builds a new
 // one.
 type Gateway struct {
-	routes      map[string]map[string][]*Candidate // endpoint family -> client model -> candidates in declaration order
-	models      []string                           // client-facing models, sorted
-	upstreams   map[string]*upstream
-	targets     []*Candidate // every candidate, declaration order (for the debug page)
-	strategy    Strategy
-	stats       StatsSource // nil in modes that need none
+	routes      map[string]map[string][]*mode.Candidate // endpoint family -> client model -> candidates in declaration order
+	models      []string                                // client-facing models, sorted
+	upstreams   map[string]*upstream.Provider
+	targets     []*mode.Candidate // every candidate, declaration order (for the debug page)
+	strategy    mode.Strategy
+	stats       mode.StatsSource // nil in modes that need none
 	mode        string
 	tracer      trace.Tracer
 	propagator  propagation.TextMapPropagator
@@ -137,7 +140,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	fakeClock := o.Now != nil
 	o.setDefaults()
-	strategy, err := NewStrategy(cfg.Strategy.Mode, StrategyDeps{Stats: o.Stats, Rand: o.Rand, Now: o.Now})
+	strategy, err := mode.New(cfg.Strategy.Mode, mode.Deps{Stats: o.Stats, Rand: o.Rand, Now: o.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +154,8 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	budget.onLarge.Store(&o.OnLargeAnswerDone)
 	g := &Gateway{
-		routes:     map[string]map[string][]*Candidate{},
-		upstreams:  map[string]*upstream{},
+		routes:     map[string]map[string][]*mode.Candidate{},
+		upstreams:  map[string]*upstream.Provider{},
 		strategy:   strategy,
 		stats:      o.Stats,
 		mode:       cfg.Strategy.Mode,
@@ -183,7 +186,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
 	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
-	if RanksOnLatency(g.mode) {
+	if mode.RanksOnLatency(g.mode) {
 		g.affinity = newAffinity() // the other modes keep their own order
 	}
 	g.homes, g.sharedHomes = homes.New(0, 0), o.ResponseHomes
@@ -201,14 +204,11 @@ func (o *Options) setDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Rand == nil {
-		o.Rand = DefaultRand
-	}
 	if o.TracerProvider == nil {
 		o.TracerProvider = noop.NewTracerProvider()
 	}
 	if o.Transport == nil {
-		o.Transport = NewTransport()
+		o.Transport = upstream.NewTransport()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -228,11 +228,13 @@ func (o *Options) setDefaults() {
 // config is unchanged since prev (nil: none) keeps prev's (breaker,
 // concurrency slots).
 func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
-	ev := upstreamEvents{
-		circuit: func(provider string, from, to CircuitState) {
+	o := upstream.Options{
+		Now:      g.now,
+		Suffixes: upstreamSuffixes,
+		Circuit: func(provider string, from, to upstream.CircuitState) {
 			g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
 		},
-		disabled: func(provider, model string, on bool, reason string) {
+		Disabled: func(provider, model string, on bool, reason string) {
 			what, args := "provider", []any{"provider", provider}
 			if model != "" {
 				what, args = "target", append(args, "model", model) // that upstream model only
@@ -248,22 +250,19 @@ func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 	for name, p := range cfg.Providers {
 		if prev != nil && prev.upstreams[name] != nil && reflect.DeepEqual(prev.providers[name], p) {
 			u := prev.upstreams[name]                 // same provider: same breaker, slots and cooldown
-			u.resetDisabled(func(model, was string) { // a reload gives a disabled target a fresh start
+			u.ResetDisabled(func(model, was string) { // a reload gives a disabled target a fresh start
 				g.log.Info("enabled again by the reload", "provider", name, "model", model, "was", was)
 			})
 			g.upstreams[name] = u
 			continue
 		}
-		g.upstreams[name] = newUpstream(name, p, g.now, ev)
-		g.upstreams[name].setExtras(p)
-		if p.Kind != config.KindOpenAI && p.Kind != config.KindAnthropic {
-			g.upstreams[name].useHost(name, p, cfg.ProviderAPI(name), g.stop, g.log)
-		}
+		o.API, o.Stop, o.Logger = cfg.ProviderAPI(name), g.stop, g.log
+		g.upstreams[name] = upstream.New(name, p, o)
 	}
 	if prev != nil {
 		for name, u := range prev.upstreams {
 			if g.upstreams[name] != u {
-				u.closeHost() // dropped by the reload: its refresher ends
+				u.Close() // dropped by the reload: its credential refresher ends
 			}
 		}
 	}
@@ -277,22 +276,22 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 		u := g.upstreams[t.VirtualKey]
 		served := t.Routes(cfg.Providers[t.VirtualKey])
 		for _, m := range slices.Sorted(maps.Keys(served)) {
-			c := &Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, upstream: u, spanNames: map[string]string{}}
-			c.guard = u.guard(c.Model)
+			c := &mode.Candidate{Target: t.VirtualKey, Model: served[m], Index: i, Weight: t.EffectiveWeight(), Tries: 1 + t.Retry.Attempts, Upstream: u, SpanNames: map[string]string{}}
+			c.Guard = u.Model(c.Model)
 			if cfg.ResponseModel == config.ResponseModelRequested {
-				c.answerModel = m
+				c.AnswerModel = m
 			}
 			if p, ok := cfg.Providers[t.VirtualKey].Pricing[c.Model]; ok {
 				c.Price, c.Priced = p.Input+p.Output, true
 			}
 			for _, ep := range endpoints {
-				c.spanNames[ep.operation] = ep.operation + " " + c.Model
+				c.SpanNames[ep.operation] = ep.operation + " " + c.Model
 			}
 			for _, f := range families {
-				if slices.Contains(f.kinds, u.kind) && u.servesFamily(f.name) {
+				if slices.Contains(f.kinds, u.Kind) && u.ServesFamily(f.name) {
 					byModel := g.routes[f.name]
 					if byModel == nil {
-						byModel = map[string][]*Candidate{}
+						byModel = map[string][]*mode.Candidate{}
 						g.routes[f.name] = byModel
 					}
 					byModel[m] = append(byModel[m], c)
@@ -429,3 +428,7 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) {
 
 // Models lists the client-facing models, sorted.
 func (g *Gateway) Models() []string { return append([]string(nil), g.models...) }
+
+// Candidates lists every (target, client model) candidate, in declaration
+// order: what the aggregator may learn about, and nothing else.
+func (g *Gateway) Candidates() []*mode.Candidate { return append([]*mode.Candidate(nil), g.targets...) }

@@ -16,6 +16,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -43,10 +44,10 @@ type call struct {
 	fields requestFields
 	span   trace.Span // the request's SERVER span
 
-	route    Route                 // its way through the candidates
-	orderBuf [rankedCap]*Candidate // the route's order, without an allocation
-	status   int                   // what the client got (0: nothing written, e.g. it went away)
-	target   string                // the target of the last attempt
+	route    Route                           // its way through the candidates
+	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
+	status   int                             // what the client got (0: nothing written, e.g. it went away)
+	target   string                          // the target of the last attempt
 	// answer is the last failed-over upstream error, for the client when
 	// every candidate fails (nil: the last failure had none to show).
 	answer       *upstreamAnswer

@@ -6,6 +6,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/stats"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 )
 
 // Hedging (strategy.hedge): when a request's attempt has produced no first
@@ -46,12 +47,12 @@ type hedging struct {
 	fixed   time.Duration // when q is 0
 	budget  float64
 	max     int
-	stats   StatsSource
+	stats   mode.StatsSource
 	budgets map[string]*hedgeBudget // by client model
 }
 
 // newHedging is the policy of cfg for models, nil when hedging is off.
-func newHedging(cfg config.Hedge, stats StatsSource, models []string) *hedging {
+func newHedging(cfg config.Hedge, stats mode.StatsSource, models []string) *hedging {
 	if !cfg.Enabled {
 		return nil
 	}
@@ -72,7 +73,7 @@ func newHedging(cfg config.Hedge, stats StatsSource, models []string) *hedging {
 // before the late attempt itself is expected to (see worth), else only
 // after the target's p99, beyond anything it has shown. ok is false when
 // no hedge may: a quantile of too few samples.
-func (h *hedging) delay(cand, next *Candidate, now time.Time) (time.Duration, bool) {
+func (h *hedging) delay(cand, next *mode.Candidate, now time.Time) (time.Duration, bool) {
 	if h.q == 0 && h.stats == nil {
 		return h.fixed, true
 	}

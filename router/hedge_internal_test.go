@@ -13,6 +13,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/stats"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 )
 
 // The race's rules on an injected timer and upstreams the test releases by
@@ -54,7 +55,7 @@ type fixedStats map[string]stats.Target
 func (f fixedStats) StatsAt(target, _ string, _ time.Time) stats.Target { return f[target] }
 
 func TestHedgeDelayIsTheTargetsOwnQuantile(t *testing.T) {
-	c := &Candidate{Target: "a", Model: "m"}
+	c := &mode.Candidate{Target: "a", Model: "m"}
 	st := fixedStats{"a": {Samples: 9, P95: 300 * time.Millisecond}}
 	h := newHedging(config.Hedge{Enabled: true, After: "p95", Budget: 1, Max: 1}, st, []string{"m"})
 	if _, ok := h.delay(c, nil, time.Time{}); ok {

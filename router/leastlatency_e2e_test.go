@@ -28,6 +28,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -137,7 +138,7 @@ type learningGateway struct {
 	agg     *collector.Aggregator
 }
 
-func startLearningGateway(t *testing.T, cfgYAML string, clock *fakeClock, r router.Rand) *learningGateway {
+func startLearningGateway(t *testing.T, cfgYAML string, clock *fakeClock, r mode.Rand) *learningGateway {
 	t.Helper()
 	tracker := collector.NewTracker(collector.TrackerOptions{Now: clock.Now})
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{InstanceID: "self"})

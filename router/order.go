@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -58,19 +59,19 @@ func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string,
 // (selection explore), so a revoked key costs one attempt per probe
 // interval; probe is that candidate (nil: none), which the route must
 // resolve.
-func (g *Gateway) order(dst []*Candidate, model string, eligible []*Candidate) (order []*Candidate, selection string, probe *Candidate) {
+func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
 	now := g.now()
 	// On the stack: none reaches the strategy (an interface call, which
 	// would move them to the heap).
-	var availBuf, awayBuf [rankedCap]*Candidate
-	var whyBuf [rankedCap]string
+	var availBuf, awayBuf [mode.RankedCap]*mode.Candidate
+	var whyBuf [mode.RankedCap]string
 	avail, away, why := availBuf[:0], awayBuf[:0], whyBuf[:0] // why[i]: away[i]'s skip reason, read once
 	for _, c := range eligible {
-		if probe == nil && c.claimDisabledProbe(now) {
+		if probe == nil && c.Guard.ClaimDisabledProbe(now) {
 			probe = c
 			continue
 		}
-		if reason := c.awayFor(now); reason != "" {
+		if reason := c.Guard.AwayFor(now); reason != "" {
 			away, why = append(away, c), append(why, reason)
 			continue
 		}
@@ -101,7 +102,7 @@ func (g *Gateway) order(dst []*Candidate, model string, eligible []*Candidate) (
 	if len(avail) > 0 {
 		// The strategy orders a copy (the one allocation, as rare as an
 		// unavailable target).
-		dst, selection = g.strategy.Order(dst, model, append([]*Candidate(nil), avail...))
+		dst, selection = g.strategy.Order(dst, model, append([]*mode.Candidate(nil), avail...))
 	}
 	for _, reason := range groups {
 		for i, c := range away {
@@ -124,9 +125,9 @@ var awayOrder = [...]string{SkipRateLimited, SkipCircuitOpen, SkipDisabled}
 // attempt through now to admitted and the others (open within the
 // cooldown, or half-open with its probe in flight) to blocked, each in
 // eligible's order, asking each breaker once.
-func splitByCircuit(admitted, blocked, eligible []*Candidate) ([]*Candidate, []*Candidate) {
+func splitByCircuit(admitted, blocked, eligible []*mode.Candidate) ([]*mode.Candidate, []*mode.Candidate) {
 	for _, c := range eligible {
-		if c.upstream.breaker.blocked() {
+		if c.Upstream.Breaker.Blocked() {
 			blocked = append(blocked, c)
 		} else {
 			admitted = append(admitted, c)
@@ -140,7 +141,7 @@ func splitByCircuit(admitted, blocked, eligible []*Candidate) ([]*Candidate, []*
 // loses a request that another target could serve. It returns the first
 // name that is not an eligible target ("" when all are), and an empty
 // header is such a name.
-func manualOrder(dst []*Candidate, names string, eligible []*Candidate) ([]*Candidate, string) {
+func manualOrder(dst []*mode.Candidate, names string, eligible []*mode.Candidate) ([]*mode.Candidate, string) {
 	base := len(dst)
 	for name := range strings.SplitSeq(names, ",") {
 		name = strings.TrimSpace(name)
@@ -165,7 +166,7 @@ func manualOrder(dst []*Candidate, names string, eligible []*Candidate) ([]*Cand
 	return dst, ""
 }
 
-func containsCandidate(cs []*Candidate, c *Candidate) bool {
+func containsCandidate(cs []*mode.Candidate, c *mode.Candidate) bool {
 	for _, x := range cs {
 		if x == c {
 			return true

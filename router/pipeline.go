@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -21,8 +23,8 @@ func (g *Gateway) run(ctx context.Context, c *call) {
 			g.allFailed(c)
 			return
 		}
-		lim := t.Cand.upstream.limiter
-		if lim != nil && !lim.acquire(ctx) {
+		lim := t.Cand.Upstream.Limiter
+		if lim != nil && !lim.Acquire(ctx) {
 			if ctx.Err() != nil {
 				c.route.Abandon(&t)
 				return // the client left while waiting: nobody to answer
@@ -49,9 +51,9 @@ func (g *Gateway) run(ctx context.Context, c *call) {
 // flushes once the pipeline returns): the tracker learns from it at once,
 // so the next request is ordered knowing this one. A stream's chunks went
 // out as they came.
-func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *limiter) (done bool) {
+func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.Limiter) (done bool) {
 	if lim != nil {
-		defer lim.release()
+		defer lim.Release()
 	}
 	c.target = t.Cand.Target
 	actx := t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
@@ -83,4 +85,4 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *limiter) (
 // candidate): the body it is sent, translated for its wire format, and
 // where. It writes nothing into c: the route hands the exchange to the
 // candidate's turns.
-func (c *call) prepare(cand *Candidate) (exchange, error) { return c.exchange(cand) }
+func (c *call) prepare(cand *mode.Candidate) (exchange, error) { return c.exchange(cand) }

@@ -4,6 +4,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // TestOrderPutsBlockedCircuitsLast: the strategy orders the targets whose
@@ -13,27 +17,32 @@ import (
 func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	cands := make([]*Candidate, 5)
+	cands := make([]*mode.Candidate, 5)
 	for i, name := range []string{"a", "b", "c", "d", "e"} {
-		cands[i] = &Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1,
-			upstream: &upstream{now: clock, breaker: newBreaker(1, time.Minute, clock, nil)}, guard: &modelGuard{}}
+		p := &config.Provider{CircuitBreaker: config.CircuitBreaker{Failures: 1, Cooldown: time.Minute}}
+		u := upstream.New(name, p, upstream.Options{Now: clock})
+		cands[i] = &mode.Candidate{Target: name, Model: "m", Index: i, Weight: 1, Tries: 1, Upstream: u, Guard: u.Model("m")}
 	}
-	g := &Gateway{strategy: Fallback{}, now: clock}
-	names := func(cs []*Candidate) []string {
+	fallback, err := mode.New("fallback", mode.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{strategy: fallback, now: clock}
+	names := func(cs []*mode.Candidate) []string {
 		var out []string
 		for _, c := range cs {
 			out = append(out, c.Target)
 		}
 		return out
 	}
-	var buf [rankedCap]*Candidate
-	order := func() []*Candidate { o, _, _ := g.order(buf[:0], "m", cands); return o }
-	trip := func(c *Candidate) {
-		adm, ok := c.upstream.breaker.admit()
+	var buf [mode.RankedCap]*mode.Candidate
+	order := func() []*mode.Candidate { o, _, _ := g.order(buf[:0], "m", cands); return o }
+	trip := func(c *mode.Candidate) {
+		adm, ok := c.Upstream.Breaker.Admit()
 		if !ok {
 			t.Fatalf("%s not admitted", c.Target)
 		}
-		adm.resolve(resultFault)
+		adm.Resolve(upstream.Fault)
 	}
 
 	if got := names(order()); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
@@ -50,7 +59,7 @@ func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { order() }); allocs > 1 {
 		t.Errorf("b and d open: %v allocations, want at most 1", allocs)
 	}
-	for _, c := range []*Candidate{cands[0], cands[2], cands[4]} {
+	for _, c := range []*mode.Candidate{cands[0], cands[2], cands[4]} {
 		trip(c)
 	}
 	if got := names(order()); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {

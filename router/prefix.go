@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -165,11 +166,11 @@ func (g *Gateway) prefer(r *Route, model string, p Prefix, now time.Time) {
 	if r.probe != nil {
 		return
 	}
-	i := slices.IndexFunc(r.order, func(c *Candidate) bool { return c.Target == target })
-	if i < 0 || r.order[i].awayFor(now) != "" || !g.within(r.order[i], r.order, now) {
+	i := slices.IndexFunc(r.order, func(c *mode.Candidate) bool { return c.Target == target })
+	if i < 0 || r.order[i].Guard.AwayFor(now) != "" || !g.within(r.order[i], r.order, now) {
 		return
 	}
-	lead(r.order, i)
+	mode.Lead(r.order, i)
 	r.affinityResult = AffinityHit
 	r.selection = telemetry.SelectionLeader
 }
@@ -200,7 +201,7 @@ func (g *Gateway) remember(r *Route, model string, p Prefix) bool {
 // that turned 50x slower would keep its conversations for 50 requests.
 // The EWMA (alpha 0.3) passes the bound after one such attempt, or a few
 // less slow ones.
-func (g *Gateway) within(c *Candidate, order []*Candidate, now time.Time) bool {
+func (g *Gateway) within(c *mode.Candidate, order []*mode.Candidate, now time.Time) bool {
 	if g.stats == nil {
 		return true
 	}
@@ -208,12 +209,12 @@ func (g *Gateway) within(c *Candidate, order []*Candidate, now time.Time) bool {
 	if cs.Samples == 0 && cs.EWMA == 0 {
 		return true
 	}
-	mine := max(float64(cs.P50)*loadFactor(c, &cs), float64(cs.EWMA))
+	mine := max(float64(cs.P50)*mode.LoadFactor(c, &cs), float64(cs.EWMA))
 	for _, o := range order {
-		if o == c || o.awayFor(now) != "" {
+		if o == c || o.Guard.AwayFor(now) != "" {
 			continue
 		}
-		if os := g.stats.StatsAt(o.Target, o.Model, now); os.Samples > 0 && mine > affinityBound*float64(os.P50)*loadFactor(o, &os) {
+		if os := g.stats.StatsAt(o.Target, o.Model, now); os.Samples > 0 && mine > affinityBound*float64(os.P50)*mode.LoadFactor(o, &os) {
 			return false
 		}
 	}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -215,7 +216,7 @@ func BenchmarkUnaryProxied(b *testing.B) {
 		target, _ := url.Parse(up.URL)
 		rp := &httputil.ReverseProxy{
 			Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-			Transport: router.NewTransport(), // same pool settings as the gateway
+			Transport: upstream.NewTransport(), // same pool settings as the gateway
 		}
 		px := httptest.NewServer(rp)
 		defer px.Close()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -34,7 +35,7 @@ var errHedgeLost = errors.New("another attempt of the request answered first")
 // racer is one attempt in a race.
 type racer struct {
 	t     Turn
-	lim   *limiter
+	lim   *upstream.Limiter
 	a     *attempt
 	ready bool // reach found something for the client
 	panic any  // a panic in reach, re-raised on the handler's goroutine
@@ -42,14 +43,14 @@ type racer struct {
 
 // race runs t (holding lim) with hedges beside it, and reports whether the
 // request is done.
-func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *limiter) (done bool) {
+func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *upstream.Limiter) (done bool) {
 	delay, ok := c.route.HedgeAfter(t)
 	if !ok {
 		return g.attempt(ctx, c, t, lim)
 	}
 	results := make(chan *racer, 1+c.route.HedgeMax())
 	var running []*racer
-	start := func(t Turn, lim *limiter) {
+	start := func(t Turn, lim *upstream.Limiter) {
 		c.target = t.Cand.Target
 		r := &racer{t: t, lim: lim}
 		actx := r.t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
@@ -102,8 +103,8 @@ func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *limiter) (don
 			if !ok {
 				continue
 			}
-			hlim := h.Cand.upstream.limiter
-			if hlim != nil && !hlim.tryAcquire() {
+			hlim := h.Cand.Upstream.Limiter
+			if hlim != nil && !hlim.TryAcquire() {
 				c.route.Skip(&h, SkipQueueFull)
 				continue
 			}
@@ -187,7 +188,7 @@ func (g *Gateway) endRacer(c *call, r *racer) {
 	c.route.End(&r.t, r.a.res, g.timestamp())
 	r.a.close()
 	if r.lim != nil {
-		r.lim.release()
+		r.lim.Release()
 	}
 }
 

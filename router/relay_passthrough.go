@@ -8,6 +8,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -35,15 +36,15 @@ func (a *attempt) reachErrorAnswer() bool {
 	errType := fault.OfAnswer(s, body)
 	var hostRetry time.Time // a host's own retry delay, from its body
 	overflow := false
-	if h := a.cand.upstream.cloud; h != nil {
-		s, errType, hostRetry, overflow = h.judge(s, resp.Header, body, a.g.now())
+	if cl := a.cand.Upstream.Cloud; cl != nil {
+		s, errType, hostRetry, overflow = cl.Judge(s, resp.Header, body, a.g.now())
 	}
 	switch {
 	case fault.Classify(s, errType) == fault.Full:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
 		a.res.Wait += a.g.since(a.sent)
 		if !fault.Disabling(errType) {
-			a.res.RetryAt = comeBack(s, readRateSignal(resp.Header, a.g.now()))
+			a.res.RetryAt = comeBack(s, upstream.ReadRateSignal(resp.Header, a.g.now()))
 			if a.res.RetryAt.IsZero() {
 				a.res.RetryAt = hostRetry
 			}
@@ -76,12 +77,12 @@ func (a *attempt) reachErrorAnswer() bool {
 // comeBack is when a refusal says the provider takes requests again: a 429
 // by any of its headers, a 503 or 529 only by Retry-After (their reset
 // headers describe limits the refusal was not about).
-func comeBack(status int, sig rateSignal) time.Time {
+func comeBack(status int, sig upstream.RateSignal) time.Time {
 	switch status {
 	case http.StatusTooManyRequests:
-		return sig.refusedUntil()
+		return sig.RefusedUntil()
 	case http.StatusServiceUnavailable, 529:
-		return sig.retryAt
+		return sig.RetryAt
 	}
 	return time.Time{}
 }
@@ -117,7 +118,7 @@ func (a *attempt) deliverPassThrough(w http.ResponseWriter, route *Route) int {
 	resp, prefix := a.resp, a.pass.prefix
 	h := w.Header()
 	relayed := a.x.conv == convNone && !a.pass.whole
-	copyResponseHeaders(h, resp.Header, !relayed, a.cand.upstream.apiKey)
+	copyResponseHeaders(h, resp.Header, !relayed, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		// The other API's error, in the client's shape: status, type and
 		// message kept. A compressed body cannot be read (the gateway never

@@ -124,7 +124,7 @@ func (s *streamAnswer) next(r io.Reader) (out []byte, fresh bool, err, ferr erro
 // first byte, and the first-byte timeout runs on while only they come),
 // then reads on until the client has something to get.
 func (a *attempt) reachStream() bool {
-	resp, s, u := a.resp, &a.strm, a.cand.upstream
+	resp, s, u := a.resp, &a.strm, a.cand.Upstream
 	if !eventStream(resp.Header) {
 		// Not a stream at all (an HTML error page, a JSON answer): nothing
 		// the client asked for, and nothing a stream parser should see.
@@ -167,7 +167,7 @@ func (a *attempt) reachStream() bool {
 		out, fresh, err, ferr = s.next(resp.Body)
 		a.res.Wait += a.g.since(t)
 		if fresh {
-			a.idle.Reset(u.idle)
+			a.idle.Reset(u.Idle)
 		}
 	}
 	if len(out) == 0 && ferr == nil && err == io.EOF && s.st != nil {
@@ -199,12 +199,12 @@ func (a *attempt) streamStarted(wait time.Duration) {
 	if a.idle != nil {
 		return
 	}
-	u := a.cand.upstream
+	u := a.cand.Upstream
 	a.firstByte.Stop()
 	a.res.Status = a.resp.StatusCode
 	a.strm.started = a.g.now()
-	a.total = time.AfterFunc(u.total-wait, func() { a.cancel(errTotalTimeout) })
-	a.idle = time.AfterFunc(u.idle, func() { a.cancel(errIdleTimeout) })
+	a.total = time.AfterFunc(u.Total-wait, func() { a.cancel(errTotalTimeout) })
+	a.idle = time.AfterFunc(u.Idle, func() { a.cancel(errIdleTimeout) })
 }
 
 // deliverStream sends the first output at once and relays every later
@@ -213,7 +213,7 @@ func (a *attempt) streamStarted(wait time.Duration) {
 func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	resp, s := a.resp, &a.strm
 	h := w.Header()
-	copyResponseHeaders(h, resp.Header, true, a.cand.upstream.apiKey)
+	copyResponseHeaders(h, resp.Header, true, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		h.Del("Content-Encoding")
 	}
@@ -237,7 +237,7 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	}
 	err, ferr := s.rerr, s.ferr
 	var out []byte
-	idle := a.cand.upstream.idle
+	idle := a.cand.Upstream.Idle
 	for ferr == nil && err == nil {
 		t := a.g.now()
 		var fresh bool
@@ -291,7 +291,7 @@ func (a *attempt) brokenStream(cw *chunkWriter, invalid bool) {
 		msg = "upstream exceeded its total timeout mid-stream"
 	case errors.Is(cause, errIdleTimeout):
 		a.res.ErrorType = fault.ErrorStall
-		msg = "upstream stalled mid-stream: no chunk within its idle timeout (" + a.cand.upstream.idle.String() + ")"
+		msg = "upstream stalled mid-stream: no chunk within its idle timeout (" + a.cand.Upstream.Idle.String() + ")"
 	case errors.Is(cause, errStopping):
 		a.res.Outcome, a.res.ErrorType = telemetry.OutcomeSuccess, "" // the upstream did its part
 		msg = "the gateway is shutting down and its grace period for open streams ended; the stream is incomplete"

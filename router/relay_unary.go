@@ -43,7 +43,7 @@ func (u *unaryAnswer) release() {
 func (a *attempt) reachUnary() bool {
 	resp := a.resp
 	a.firstByte.Stop()
-	a.total = time.AfterFunc(a.cand.upstream.total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
+	a.total = time.AfterFunc(a.cand.Upstream.Total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
 	u := &a.unary
 	u.bufp = answerPool.Get().(*[]byte)
 	u.cl = claim{b: a.g.budget}
@@ -124,7 +124,7 @@ func (a *attempt) reachUnary() bool {
 func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
 	resp, answer := a.resp, a.unary.answer
 	h := w.Header()
-	copyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.upstream.apiKey)
+	copyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		h.Del("Content-Encoding")
 		h["Content-Type"] = jsonContentType

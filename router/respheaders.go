@@ -3,6 +3,8 @@ package router
 import (
 	"net/http"
 	"strings"
+
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // Which of an upstream answer's headers reach the client: an allow-list,
@@ -73,9 +75,9 @@ func relayedDelay(k string, v []string) []string {
 	}
 	var r string
 	if k == "Retry-After" {
-		r = relayedRetryAfter(v[0])
+		r = upstream.RelayedRetryAfter(v[0])
 	} else {
-		r = relayedRetryAfterMs(v[0])
+		r = upstream.RelayedRetryAfterMs(v[0])
 	}
 	switch {
 	case r == "":

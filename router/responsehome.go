@@ -6,6 +6,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -63,15 +64,15 @@ func (g *Gateway) homeFirst(c *call) {
 		return
 	}
 	r := &c.route
-	i := slices.IndexFunc(r.order, func(cand *Candidate) bool { return cand.Target == target })
+	i := slices.IndexFunc(r.order, func(cand *mode.Candidate) bool { return cand.Target == target })
 	if i < 0 {
 		return // the home does not serve this model (any more)
 	}
 	if r.probe != nil && r.probe != r.order[i] {
-		r.probe.disabledProbeDone()
+		r.probe.Guard.DisabledProbeDone()
 		r.probe = nil
 	}
-	lead(r.order, i)
+	mode.Lead(r.order, i)
 	r.selection = telemetry.SelectionOrder
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
@@ -19,18 +20,18 @@ import (
 
 // responsesExchange builds what a Responses request sends cand; x holds
 // what every exchange starts with.
-func (c *call) responsesExchange(cand *Candidate, x exchange) (exchange, error) {
-	u := cand.upstream
+func (c *call) responsesExchange(cand *mode.Candidate, x exchange) (exchange, error) {
+	u := cand.Upstream
 	switch {
-	case u.kind == config.KindOpenAI && u.responses:
+	case u.Kind == config.KindOpenAI && u.Responses:
 		x.body = c.fields.withModel(nil, c.body, cand.Model)
 		return x, nil
-	case u.kind == config.KindOpenAI:
+	case u.Kind == config.KindOpenAI:
 		body, err := translate.ResponsesToChat(c.body, cand.Model)
 		if err != nil {
 			return exchange{}, errors.Join(errUntranslatable, err)
 		}
-		x.body, x.url, x.conv = body, u.urls[suffixChat], convChatToResponses
+		x.body, x.url, x.conv = body, u.URL(suffixChat), convChatToResponses
 		return x, nil
 	}
 	x.ids = translate.NewToolIDs(c.body, translate.Responses)
@@ -38,6 +39,6 @@ func (c *call) responsesExchange(cand *Candidate, x exchange) (exchange, error) 
 	if err != nil {
 		return exchange{}, errors.Join(errUntranslatable, err)
 	}
-	x.body, x.url, x.conv = body, u.urls[suffixMessages], convMessagesToResponses
+	x.body, x.url, x.conv = body, u.URL(suffixMessages), convMessagesToResponses
 	return x, nil
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -59,7 +60,7 @@ type Result struct {
 
 // Details of a timeout: which bound ran out.
 const (
-	detailLongestSample = "first-byte timeout"
+	detailFirstByteTimeout = "first-byte timeout"
 	detailTotalTimeout     = "total timeout"
 )
 
@@ -70,14 +71,23 @@ func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorTyp
 // was learned of the provider (the client left, or the gateway had no room
 // to hold its answer), a fault when the failure model says so, else
 // success (the provider answered).
-func (r Result) breakerResult() result {
+func (r Result) breakerResult() upstream.Verdict {
 	switch {
 	case r.Outcome == telemetry.OutcomeCanceled, r.Outcome == telemetry.OutcomeHedgeLost, r.ErrorType == fault.ErrorResponseBufferFull:
-		return resultNeutral
+		return upstream.Neutral
 	case r.Fault() == fault.Full:
-		return resultFault
+		return upstream.Fault
 	}
-	return resultSuccess
+	return upstream.Success
+}
+
+// report is what the end tells its provider's and model's state
+// (upstream.Model.Settle).
+func (r Result) report() upstream.Report {
+	return upstream.Report{
+		ErrorType: r.ErrorType, Success: r.Outcome == telemetry.OutcomeSuccess, RetryAt: r.RetryAt,
+		HasRemaining: r.HasRemaining, Remaining: r.Remaining, RemainingReset: r.RemainingReset,
+	}
 }
 
 // endSpan puts the end on the attempt span (status, error.type, the time

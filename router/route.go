@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -35,14 +37,14 @@ import (
 
 // Skip reasons (X-Firstbyte-Skipped, firstbyte_skips_total{reason}).
 const (
-	SkipCircuitOpen = "circuit_open"
+	SkipCircuitOpen = upstream.SkipCircuitOpen
 	SkipQueueFull   = "queue_full"
 	// SkipRateLimited: the provider's rate limits keep it away until the
 	// time it gave (Retry-After or a reset header).
-	SkipRateLimited = "rate_limited"
+	SkipRateLimited = upstream.SkipRateLimited
 	// SkipDisabled: the provider refused the gateway's credential, or its
 	// account cannot pay; only its probe goes until one succeeds.
-	SkipDisabled = "disabled"
+	SkipDisabled = upstream.SkipDisabled
 	// SkipUntranslatable: the request uses a feature the target's wire
 	// format cannot honour (e.g. n > 1 for an Anthropic provider).
 	SkipUntranslatable = "untranslatable"
@@ -66,13 +68,13 @@ type Failure struct {
 // error means the request cannot be carried in the candidate's wire format
 // (a skip, SkipUntranslatable).
 type preparer interface {
-	prepare(c *Candidate) (exchange, error)
+	prepare(c *mode.Candidate) (exchange, error)
 }
 
 // Route is one request's way through its candidates. It is used by one
 // goroutine at a time (the driver's).
 type Route struct {
-	order     []*Candidate
+	order     []*mode.Candidate
 	selection string
 	// span is the request's span: every skip becomes an event on it as it
 	// happens (the metrics count skips there). Nil: none.
@@ -85,7 +87,7 @@ type Route struct {
 	// x is the exchange prepared for xFor, the candidate last prepared
 	// (its retries reuse it); every Turn carries its own copy.
 	x    exchange
-	xFor *Candidate
+	xFor *mode.Candidate
 	// untranslatable is why the request could not be carried in some
 	// candidate's wire format (a *translate.RequestError inside): the
 	// client's 400 when every candidate was skipped for it.
@@ -93,7 +95,7 @@ type Route struct {
 
 	// probe is a disabled candidate whose probe this request claimed (it
 	// leads the order); nil: none. Whatever becomes of it, it is resolved.
-	probe *Candidate
+	probe *mode.Candidate
 
 	pos, try int  // the cursor: the candidate Next tries, and its try
 	attempts int  // Turns handed out: upstream attempts started
@@ -122,7 +124,7 @@ type Route struct {
 // NewRoute is a route through order (which it keeps; the caller must not
 // change it), whose first candidate leads for selection
 // (X-Firstbyte-Selection).
-func NewRoute(order []*Candidate, selection string) *Route {
+func NewRoute(order []*mode.Candidate, selection string) *Route {
 	return &Route{order: order, selection: selection}
 }
 
@@ -133,14 +135,14 @@ func NewRoute(order []*Candidate, selection string) *Route {
 // its Turn alone, so its URL, body and credentials, and the target its
 // span, headers and metrics name, are all the candidate's.
 type Turn struct {
-	Cand      *Candidate
+	Cand      *mode.Candidate
 	Attempt   int
 	Selection string // the request's selection for attempt 1, then failover
 
 	x exchange // built for Cand by the route's preparer (zero: no preparer)
 
 	pos, try int // where the cursor was: Skip moves past this candidate
-	adm      admission
+	adm      upstream.Admission
 	probe    bool       // the disabled provider's probe, or a forced try of it
 	hedge    bool       // a hedge, started beside a late attempt
 	inflight int64      // its provider's attempts in flight from this gateway, itself included
@@ -180,7 +182,7 @@ func (r *Route) Next() (t Turn, ok bool) {
 			r.passOver(c, SkipUntranslatable, probe)
 			continue
 		}
-		adm, refused := c.admit(c.upstream.now(), probe)
+		adm, refused := c.Guard.Admit(c.Upstream.Now(), probe)
 		if refused != "" {
 			if r.try == 0 {
 				r.skip(c.Target, refused)
@@ -202,7 +204,7 @@ func (r *Route) Next() (t Turn, ok bool) {
 		if err != nil {
 			return Turn{}, false // not reached: a blackout needs every candidate prepared
 		}
-		return r.turn(c, x, c.upstream.breaker.force(), c.disabled()), true
+		return r.turn(c, x, c.Upstream.Breaker.Force(), c.Guard.Disabled()), true
 	}
 	return Turn{}, false
 }
@@ -233,7 +235,7 @@ func (r *Route) HedgeAfter(t *Turn) (time.Duration, bool) {
 	if r.hedging == nil {
 		return 0, false
 	}
-	var next *Candidate // the candidate a hedge would go to, as the order stands
+	var next *mode.Candidate // the candidate a hedge would go to, as the order stands
 	for i := t.pos + 1; i < len(r.order); i++ {
 		if r.order[i] != t.Cand {
 			next = r.order[i]
@@ -243,7 +245,7 @@ func (r *Route) HedgeAfter(t *Turn) (time.Duration, bool) {
 	if next == nil {
 		return 0, false
 	}
-	return r.hedging.delay(t.Cand, next, t.Cand.upstream.now())
+	return r.hedging.delay(t.Cand, next, t.Cand.Upstream.Now())
 }
 
 // HedgeMax is how many hedges may run beside one attempt.
@@ -261,7 +263,7 @@ func (r *Route) TryHedge(last *Turn) (Turn, bool) {
 	if r.hedging == nil {
 		return Turn{}, false
 	}
-	if !r.hedging.budgets[r.model].take(last.Cand.upstream.now(), r.hedging.budget) {
+	if !r.hedging.budgets[r.model].take(last.Cand.Upstream.Now(), r.hedging.budget) {
 		if r.hedges == 0 {
 			r.hedge = HedgeDenied
 		}
@@ -284,7 +286,7 @@ func (r *Route) HedgeResult() string { return r.hedge }
 // prepared is c's exchange for the request, built by the preparer unless
 // it was built last (a retry reuses its candidate's); an error is why the
 // request cannot be carried in c's wire format.
-func (r *Route) prepared(c *Candidate) (exchange, error) {
+func (r *Route) prepared(c *mode.Candidate) (exchange, error) {
 	if r.prep == nil || r.xFor == c {
 		return r.x, nil
 	}
@@ -298,10 +300,10 @@ func (r *Route) prepared(c *Candidate) (exchange, error) {
 }
 
 // turn hands out an attempt of c, which sends x (built for c).
-func (r *Route) turn(c *Candidate, x exchange, adm admission, probe bool) Turn {
+func (r *Route) turn(c *mode.Candidate, x exchange, adm upstream.Admission, probe bool) Turn {
 	r.attempts++
 	t := Turn{Cand: c, Attempt: r.attempts, Selection: r.selection, x: x, pos: r.pos, try: r.try, adm: adm, probe: probe,
-		inflight: c.upstream.inflight.Add(1)}
+		inflight: c.Upstream.Started()}
 	if r.attempts > 1 {
 		t.Selection = telemetry.SelectionFailover
 	}
@@ -310,12 +312,12 @@ func (r *Route) turn(c *Candidate, x exchange, adm admission, probe bool) Turn {
 
 // passOver moves the cursor past c without an attempt, listing it as a
 // skip for reason ("" : already listed); a probe passed over is given back.
-func (r *Route) passOver(c *Candidate, reason string, probe bool) {
+func (r *Route) passOver(c *mode.Candidate, reason string, probe bool) {
 	if reason != "" {
 		r.skip(c.Target, reason)
 	}
 	if probe {
-		c.disabledProbeDone()
+		c.Guard.DisabledProbeDone()
 		r.probe = nil
 	}
 	r.pos, r.try = r.pos+1, 0
@@ -327,7 +329,7 @@ func (r *Route) passOver(c *Candidate, reason string, probe bool) {
 // back: the client is told so instead): the one available soonest, ties to
 // the earlier in the order (the mode's best history). nil when the rule
 // does not apply or has been used.
-func (r *Route) blackout() *Candidate {
+func (r *Route) blackout() *mode.Candidate {
 	if r.forced || r.attempts > 0 || len(r.skipped) < len(r.order) {
 		return nil
 	}
@@ -344,10 +346,10 @@ func (r *Route) blackout() *Candidate {
 	if !hard {
 		return nil
 	}
-	var best *Candidate
+	var best *mode.Candidate
 	var bestAt time.Time
 	for _, c := range r.order {
-		at := c.availableAt(c.upstream.now())
+		at := c.Guard.AvailableAt(c.Upstream.Now())
 		if best == nil || at.Before(bestAt) {
 			best, bestAt = c, at
 		}
@@ -372,9 +374,9 @@ func (r *Route) Skip(t *Turn, reason string) {
 // Abandon drops t without an attempt: the client left while it waited
 // (for a concurrency slot). The admission says nothing of the provider.
 func (r *Route) Abandon(t *Turn) {
-	t.resolve(resultNeutral)
+	t.resolve(upstream.Neutral)
 	if t.probe {
-		t.Cand.disabledProbeDone()
+		t.Cand.Guard.DisabledProbeDone()
 	}
 	r.attempts--
 }
@@ -388,25 +390,25 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	if t.span != nil {
 		// What is still in flight there as this attempt ends (itself not
 		// counted): the load a peer reading the span should count now.
-		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.upstream.inflight.Load() - 1))
+		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.Upstream.Inflight() - 1))
 		res.endSpan(t.span, ts)
 		t.span = nil
 	}
 	t.resolve(res.breakerResult())
-	t.Cand.settle(res, t.probe, t.adm.seq)
-	if t.adm.forced && res.Outcome == telemetry.OutcomeSuccess {
+	t.Cand.Guard.Settle(res.report(), t.probe, t.adm.Seq())
+	if t.adm.Forced() && res.Outcome == telemetry.OutcomeSuccess {
 		// The blackout rule's try was served: the outage is over, as far as
 		// one provider can say. The others' circuits end their cooldown, so
 		// the next requests probe them (one probe each, from real traffic)
 		// rather than stay on this one until their cooldowns run out.
 		for _, c := range r.order {
 			if c != t.Cand {
-				c.upstream.breaker.endCooldown()
+				c.Upstream.Breaker.EndCooldown()
 			}
 		}
 	}
 	if r.affinity != nil && res.Outcome == telemetry.OutcomeSuccess {
-		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.upstream.now())
+		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.Upstream.Now())
 	}
 	if res.Outcome != telemetry.OutcomeHedgeLost {
 		r.lastEnd = attemptEnd{errorType: res.ErrorType, detail: res.Detail, status: res.Status}
@@ -447,17 +449,17 @@ func (r *Route) onlySkipped(reason string) bool {
 // Route.End ends it.
 func (t *Turn) StartSpan(ctx context.Context, tracer trace.Tracer, operation, requestedModel string, opts ...trace.SpanStartOption) context.Context {
 	opts = append(opts, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(t.Cand.attemptAttributes(operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
-	ctx, t.span = tracer.Start(ctx, t.Cand.spanName(operation), opts...)
+		trace.WithAttributes(attemptAttributes(t.Cand, operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
+	ctx, t.span = tracer.Start(ctx, spanName(t.Cand, operation), opts...)
 	return ctx
 }
 
 // resolve tells the breaker how the admitted attempt ended, once.
-func (t *Turn) resolve(r result) {
+func (t *Turn) resolve(r upstream.Verdict) {
 	if !t.resolved {
 		t.resolved = true
-		t.adm.resolve(r)
-		t.Cand.upstream.inflight.Add(-1)
+		t.adm.Resolve(r)
+		t.Cand.Upstream.Ended()
 	}
 }
 

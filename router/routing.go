@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // ModelRouting is the routing state of one client model as the active mode
@@ -59,7 +62,7 @@ type TargetRouting struct {
 	// Inflight is this gateway's attempts in flight at the target now;
 	// PeerInflight what peers' latest spans said of theirs; LoadFactor the
 	// factor the latency modes scale its estimate by for a new request
-	// (see loadFactor).
+	// (see mode.LoadFactor).
 	Inflight     int     `json:"inflight"`
 	PeerInflight int     `json:"peer_inflight"`
 	LoadFactor   float64 `json:"load_factor"`
@@ -85,7 +88,7 @@ func (g *Gateway) Routing() []ModelRouting {
 	return out
 }
 
-func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRouting {
+func (g *Gateway) modelRouting(kind, model string, cands []*mode.Candidate) ModelRouting {
 	mr := ModelRouting{Model: model, Mode: g.mode, API: kind}
 	open, blocked := splitByCircuit(nil, nil, cands)
 	ranked, leader := g.strategy.Rank(nil, model, open)
@@ -94,7 +97,7 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 		blocked = nil
 	}
 	for _, c := range blocked {
-		ranked = append(ranked, Ranked{Candidate: c, Score: math.NaN(), Note: SkipCircuitOpen})
+		ranked = append(ranked, mode.Ranked{Candidate: c, Score: math.NaN(), Note: SkipCircuitOpen})
 	}
 	var now time.Time
 	if g.stats != nil {
@@ -102,16 +105,16 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 	}
 	for i, r := range ranked {
 		c := r.Candidate
-		u := c.upstream
-		state := u.breaker.State()
+		u := c.Upstream
+		state := u.Breaker.State()
 		t := TargetRouting{
 			Target: c.Target, UpstreamModel: c.Model, Rank: i + 1, Leader: i == leader, Note: r.Note,
-			Circuit: state.String(), CircuitOpen: state != CircuitClosed,
+			Circuit: state.String(), CircuitOpen: state != upstream.CircuitClosed,
 		}
-		if reason, next := c.disabledState(); reason != "" {
+		if reason, next := c.Guard.DisabledState(); reason != "" {
 			t.Disabled, t.NextProbe = reason, next.UTC().Format(time.RFC3339)
 		}
-		if until := c.cooledUntil(g.now()); !until.IsZero() {
+		if until := c.Guard.CooledUntil(g.now()); !until.IsZero() {
 			t.RateLimitedUntil = float64(until.UnixNano()) / 1e9
 		}
 		if !math.IsNaN(r.Score) && !math.IsInf(r.Score, 0) {
@@ -123,7 +126,7 @@ func (g *Gateway) modelRouting(kind, model string, cands []*Candidate) ModelRout
 			t.P50Seconds, t.EWMASeconds, t.Samples = st.P50.Seconds(), st.EWMA.Seconds(), st.Samples
 			t.SamplesSelf, t.SamplesPeers, t.SamplesForeign = st.SelfSamples, st.PeerSamples, st.ForeignSamples
 			t.FaultRate, t.Faults, t.Outcomes, t.FaultSeconds = st.FaultRate, st.Faults, st.Outcomes, st.FaultSeconds
-			t.Inflight, t.PeerInflight, t.LoadFactor = int(u.inflight.Load()), st.PeerInflight, loadFactor(c, &st)
+			t.Inflight, t.PeerInflight, t.LoadFactor = int(u.Inflight()), st.PeerInflight, mode.LoadFactor(c, &st)
 			if st.Samples > 0 {
 				t.OldestSampleAgeS = max(0, now.Sub(st.Oldest).Seconds())
 			}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // Every case is a real failure on the loopback interface, produced the way
@@ -108,7 +110,7 @@ func nxdomainResolver(t *testing.T) *net.Resolver {
 func roundTrip(t *testing.T, tr http.RoundTripper, url string) error {
 	t.Helper()
 	if tr == nil {
-		tr = NewTransport()
+		tr = upstream.NewTransport()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -174,12 +176,12 @@ func TestTransportKind(t *testing.T) {
 				defer c.Close()
 				_, _ = io.Copy(io.Discard, c) // reads the ClientHello, answers nothing
 			})
-			tr := NewTransport()
+			tr := upstream.NewTransport()
 			tr.TLSHandshakeTimeout = 50 * time.Millisecond
 			return roundTrip(t, tr, strings.Replace(url, "http://", "https://", 1))
 		}, transportTimeout, "transport (timed out connecting)"},
 		{"a host name that does not resolve", func(t *testing.T) error {
-			tr := NewTransport()
+			tr := upstream.NewTransport()
 			tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, Resolver: nxdomainResolver(t)}).DialContext
 			tr.Proxy = nil
 			return roundTrip(t, tr, "http://nonexistent.invalid")

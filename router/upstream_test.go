@@ -17,7 +17,7 @@ import (
 )
 
 // TestUpstreamResponseHeadersBounded: through the gateway's own transport
-// (router.NewTransport), an upstream whose response header is larger than
+// (upstream.NewTransport), an upstream whose response header is larger than
 // 1 MiB is a provider fault of class transport: the request fails over to
 // a healthy target, unary and streaming, and the client never sees the
 // header. A header of half that size is relayed as any other (the bound is

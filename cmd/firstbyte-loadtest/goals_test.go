@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/firstbyte-dev/firstbyte/cmd/internal/routinge2e"
-	"github.com/firstbyte-dev/firstbyte/internal/study"
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/study"
 )
 
 // TestRoutingGoalsAreTheStudys: the real-binary routing run is held to the

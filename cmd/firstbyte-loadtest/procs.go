@@ -43,7 +43,7 @@ func serveBaseline(addr, upstreamURL string) error {
 	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		// The gateway's upstream transport settings (router.NewTransport),
+		// The gateway's upstream transport settings (upstream.NewTransport),
 		// written out so this binary stays a bare proxy.
 		Transport: &http.Transport{
 			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,

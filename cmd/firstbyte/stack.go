@@ -16,12 +16,14 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // The tracker is what the router's modes rank on: checked here, where the
 // two are wired, so a change to either side fails the build.
-var _ router.StatsSource = (*collector.Tracker)(nil)
+var _ mode.StatsSource = (*collector.Tracker)(nil)
 
 var _ router.ResponseHomes = (*collector.Tracker)(nil)
 
@@ -69,7 +71,7 @@ type stack struct {
 type stackOptions struct {
 	Logger     *slog.Logger
 	Level      *slog.LevelVar    // the Logger's level, for reloads to move; nil: fixed
-	Transport  http.RoundTripper // nil: router.NewTransport()
+	Transport  http.RoundTripper // nil: upstream.NewTransport()
 	ConfigPath string            // the file reloads read; "": reload is refused
 	Trim       *memTrim          // told of every API request (memtrim.go); nil: none
 }
@@ -253,7 +255,7 @@ func (s *stack) ingestRejected(metrics *collector.Metrics) func(reason string, s
 // reload keeps the upstream connections it has.
 func (s *stack) transportFor() http.RoundTripper {
 	if s.transport == nil {
-		s.transport = router.NewTransport()
+		s.transport = upstream.NewTransport()
 	}
 	return s.transport
 }

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/cmd/internal/mdsection"
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/study"
 	"github.com/firstbyte-dev/firstbyte/collector"
-	"github.com/firstbyte-dev/firstbyte/internal/study"
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -22,11 +22,11 @@ import (
 // in a fleet, one per replica, which skips its own spans among the fleet's
 // by its service.instance.id, as each instance's aggregator does.
 var studyDeps = study.Deps{
-	NewStats: func(now func() time.Time) (router.StatsSource, telemetry.TracesConsumer) {
+	NewStats: func(now func() time.Time) (mode.StatsSource, telemetry.TracesConsumer) {
 		tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
 		return tracker, collector.NewAggregator(tracker, collector.AggregatorOptions{})
 	},
-	NewReplica: func(now func() time.Time, instance string) (router.StatsSource, study.PeerConsumer) {
+	NewReplica: func(now func() time.Time, instance string) (mode.StatsSource, study.PeerConsumer) {
 		tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
 		agg := collector.NewAggregator(tracker, collector.AggregatorOptions{})
 		agg.SetInstanceID(instance)

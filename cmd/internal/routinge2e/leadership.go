@@ -4,11 +4,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/internal/study"
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/study"
 )
 
 // How often the leader changes, as the routing study counts it
-// (internal/study/leadership.go): the leader of each LeaderWindow is the
+// (cmd/internal/study/leadership.go): the leader of each LeaderWindow is the
 // target with the most first picks in it, once it is ahead of the leader
 // before it by more than LeaderMargin standard deviations of an even
 // split, LeaderMargin × √(a + b) for counts a and b. A window without a

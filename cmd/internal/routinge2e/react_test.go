@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/internal/study"
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/study"
 )
 
 // The scenarios of slow moments and of providers that react are the

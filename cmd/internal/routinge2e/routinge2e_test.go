@@ -10,7 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/firstbyte-dev/firstbyte/internal/study"
+	"github.com/firstbyte-dev/firstbyte/cmd/internal/study"
 )
 
 const ms = time.Millisecond

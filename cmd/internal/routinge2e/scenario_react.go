@@ -10,7 +10,7 @@ import (
 
 // Scenarios of slow moments, (tail) and (tail-spikes), and of providers that
 // react to what they are sent, (capacity), (fleet) and (cache): the routing
-// study's (internal/study, scenario.go and scenario_react.go; a test holds
+// study's (cmd/internal/study, scenario.go and scenario_react.go; a test holds
 // the settings equal), through the real binary.
 
 // Settings of (tail) and (tail-spikes).
