@@ -2,6 +2,47 @@ package config
 
 import "testing"
 
+// The cloud hosts' rows of configErrorTests (kept beside their tests).
+func init() {
+	configErrorTests = append(configErrorTests, hostsErrorTests...)
+}
+
+var hostsErrorTests = []struct {
+	name string
+	file string
+	env  map[string]string
+	want []string
+}{
+	{name: "cloud hosts: required fields, fields of other kinds, transport settings, calls not served yet", file: "hosts.yaml", want: []string{
+		`providers.az.base_url: is the resource endpoint (https://NAME.openai.azure.com), without /openai/...: the deployment is the upstream model (model_map value)`,
+		`providers.az.api_version: "2024-10" is neither v1 nor a dated version such as 2024-10-21`,
+		`providers.az.region: not read by kind azure (only by bedrock and vertex)`,
+		`providers.br.region: required: the AWS region (e.g. us-west-2): it names the host and signs each request`,
+		`providers.br.project: not read by kind bedrock (only by vertex)`,
+		`providers.br.headers: "bad header" is not an HTTP header name`,
+		`providers.br.headers.Content-Length: is set by the gateway for each request; it cannot be configured`,
+		`providers.br2.region: "US_WEST" is not a region name (lower-case letters, digits and dashes)`,
+		`providers.br2.api: unknown api "chat" (want one of converse, invoke)`,
+		`providers.vx.region: required: the Vertex AI location: global, us, eu or a region such as us-east5`,
+		`providers.vx.project: required: the Google Cloud project id`,
+		`providers.vx.kind: vertex models with api gemini are not served yet`,
+		`providers.vx.credentials: cannot read "/nonexistent/key.json": no such file or directory`,
+		`providers.vx.http2: prior_knowledge is not applied yet: every upstream connection negotiates as auto does; leave it out`,
+		`providers.vx2.http2: unknown http2 setting "h3" (want one of auto, prior_knowledge, off)`,
+		`providers.vx2.tls.ca_file: "testdata/hosts.yaml" holds no PEM certificate`,
+		`providers.vx2.tls.ca_file: not applied to upstream connections yet (the system pool is trusted); leave it out`,
+		`providers.vx3.kind: its models go through invoke and openai: one provider serves one of them here; put the models of each on a provider of its own`,
+		`providers.gem.kind: gemini providers are not served yet`,
+		`providers.gem.profile: not read by kind gemini (only by bedrock)`,
+		`providers.gem.query: empty parameter name`,
+		`providers.oai.http2: prior_knowledge is unencrypted HTTP/2 (h2c), but base_url is https: leave it out (auto negotiates HTTP/2 over TLS)`,
+		`providers.oai.http2: prior_knowledge is not applied yet: every upstream connection negotiates as auto does; leave it out`,
+		`providers.oai.tls.ca_file: cannot read "/nonexistent/ca.pem": no such file or directory`,
+		`providers.oai.tls.ca_file: not applied to upstream connections yet (the system pool is trusted); leave it out`,
+		`targets[1].model_map.llama: "meta.llama3-70b-instruct-v1:0" is not an Anthropic model (its id has no "anthropic."): bedrock's invoke call is served only for Anthropic models; leave api out to send it through converse`,
+	}},
+}
+
 func TestProviderAPIFor(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
