@@ -54,6 +54,9 @@ func appendSchema(out, schema []byte) []byte {
 // appendConverseOutput writes outputConfig.textFormat for structured
 // output: Converse takes the schema as a string holding the JSON.
 func appendConverseOutput(out []byte, r *Request) ([]byte, error) {
+	if r.Output.JSONObject {
+		return out, refuse(r.outputPath(), "json_object cannot be held for a Bedrock Converse upstream, which holds answers to a schema only: use json_schema")
+	}
 	if r.Output.Schema == nil {
 		return out, nil
 	}

@@ -81,6 +81,7 @@ func TestEncodeConverseRefuses(t *testing.T) {
 		{"arguments not an object", "messages[1].content[1]", func(r *Request) {
 			r.Turns[1].Parts[1].Args = tok(`[1]`)
 		}},
+		{"any JSON object", "response_format", func(r *Request) { r.Client = Chat; r.Output = OutputFormat{JSONObject: true} }},
 		{"tool choice none", "tool_choice", func(r *Request) { r.ToolChoice = ToolChoice{Mode: ToolNone} }},
 		{"a document not a PDF", "input[0].content[1]", func(r *Request) {
 			r.Client = Responses

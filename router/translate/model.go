@@ -117,6 +117,9 @@ type OutputFormat struct {
 	// Name is the schema's name string token (nil: none given), which
 	// OpenAI requires and the others ignore.
 	Name []byte
+	// JSONObject asks for any JSON object, no schema (OpenAI's
+	// json_object): only OpenAI and Gemini can hold an answer to it.
+	JSONObject bool
 }
 
 // Reasoning is a request's thinking setting. Effort and Budget may both be

@@ -23,6 +23,17 @@ func (r *Request) partPath(t *Turn, p *Part) string {
 	return path
 }
 
+// outputPath names the client's structured-output field.
+func (r *Request) outputPath() string {
+	switch r.Client {
+	case Responses:
+		return "text.format"
+	case Messages:
+		return "output_config.format"
+	}
+	return "response_format"
+}
+
 // comma writes the ',' that separates a member or element from the one
 // before it, unless out has just opened its object or array.
 func comma(out []byte) []byte {
