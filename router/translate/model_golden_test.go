@@ -16,6 +16,20 @@ func TestModelRequestGolden(t *testing.T) {
 	encoders := map[string]func(r *Request) ([]byte, error){
 		"converse": func(r *Request) ([]byte, error) { return EncodeConverse(r, nil) },
 		"gemini":   EncodeGemini,
+		"chat": func(r *Request) ([]byte, error) {
+			out, err := EncodeChat(r, "gpt-upstream")
+			if err == nil {
+				err = checkChatRequest(out)
+			}
+			return out, err
+		},
+		"messages": func(r *Request) ([]byte, error) {
+			out, err := EncodeMessages(r, "claude-upstream", nil)
+			if err == nil {
+				err = checkMessagesRequest(out)
+			}
+			return out, err
+		},
 	}
 	for dir, f := range map[string]Format{"chat_request": Chat, "messages_request": Messages, "responses_request": Responses} {
 		ins, _ := filepath.Glob(filepath.Join("testdata", dir, "*.in.json"))

@@ -35,6 +35,7 @@ type aRequest struct {
 	StopSequences []string   `json:"stop_sequences"`
 	Temperature   *float64   `json:"temperature"`
 	TopP          *float64   `json:"top_p"`
+	TopK          *int       `json:"top_k"`
 	Metadata      *struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
@@ -70,6 +71,10 @@ type aBlock struct {
 	ToolUseID string   `json:"tool_use_id"`
 	Content   jsonRaw  `json:"content"`
 	Title     string   `json:"title"`
+	IsError   bool     `json:"is_error"`
+	Thinking  *string  `json:"thinking"`
+	Signature string   `json:"signature"`
+	Data      string   `json:"data"`
 	// CacheControl must be {"type":"ephemeral"} (with an optional ttl).
 	CacheControl *struct {
 		Type string `json:"type"`
@@ -185,6 +190,10 @@ func checkMessagesRequest(b []byte) error {
 					return fmt.Errorf("%s: bad tool_use %+v", where, bl)
 				}
 				toolIDs[bl.ID] = true
+			case "thinking", "redacted_thinking":
+				if m.Role != "assistant" || (bl.Type == "thinking" && (bl.Thinking == nil || bl.Signature == "")) || (bl.Type == "redacted_thinking" && bl.Data == "") {
+					return fmt.Errorf("%s: bad %s block", where, bl.Type)
+				}
 			case "tool_result":
 				if m.Role != "user" || !toolIDs[bl.ToolUseID] {
 					return fmt.Errorf("%s: tool_result for unknown tool_use %q", where, bl.ToolUseID)

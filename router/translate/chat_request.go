@@ -1,0 +1,183 @@
+package translate
+
+// EncodeChat writes r as an OpenAI Chat Completions request for
+// upstreamModel. The system prompt is one system message; consecutive
+// assistant turns are one assistant message (text, refusal, tool calls);
+// a user turn's tool results are tool messages, before its other parts.
+// A failed tool's result starts with "Error: " (a tool message has no
+// error flag), and the images a tool returned follow its tool messages in
+// a user message, as tool messages hold text only. Thinking, which an
+// OpenAI-compatible server cannot check, is left out, as are cache marks
+// and top_k. A stream always asks for its usage.
+func EncodeChat(r *Request, upstreamModel string) ([]byte, error) {
+	out := appendRequestHead(make([]byte, 0, 1024), upstreamModel)
+	if len(r.System) > 0 {
+		out = append(out, `{"role":"system","content":`...)
+		out = append(appendChatTexts(out, r.System), '}')
+	}
+	var err error
+	for i := 0; i < len(r.Turns); i++ {
+		t := &r.Turns[i]
+		if t.Role == RoleAssistant {
+			n := i + 1
+			for n < len(r.Turns) && r.Turns[n].Role == RoleAssistant {
+				n++
+			}
+			out = appendChatAssistant(out, r.Turns[i:n])
+			i = n - 1
+			continue
+		}
+		if out, err = appendChatUser(out, r, t); err != nil {
+			return nil, err
+		}
+	}
+	out = append(out, ']')
+	return appendChatSettings(out, r)
+}
+
+// appendChatTexts writes text parts as a content string (one part) or an
+// array of text parts.
+func appendChatTexts(out []byte, parts []Part) []byte {
+	if len(parts) == 1 {
+		return append(out, textOr(parts[0].Text)...)
+	}
+	out = append(out, '[')
+	for i := range parts {
+		out = appendTextBlock(comma(out), textOr(parts[i].Text), nil)
+	}
+	return append(out, ']')
+}
+
+// appendChatAssistant writes assistant turns as one message.
+func appendChatAssistant(out []byte, turns []Turn) []byte {
+	var texts []Part
+	calls := 0
+	for i := range turns {
+		for j := range turns[i].Parts {
+			switch p := &turns[i].Parts[j]; p.Kind {
+			case PartText, PartRefusal: // a refusal in history is what was said
+				if !isEmptyString(p.Text) {
+					texts = append(texts, Part{Kind: PartText, Text: p.Text})
+				}
+			case PartToolCall:
+				calls++
+			}
+		}
+	}
+	out = append(comma(out), `{"role":"assistant","content":`...)
+	switch {
+	case len(texts) > 0:
+		out = appendChatTexts(out, texts)
+	case calls > 0:
+		out = append(out, "null"...)
+	default:
+		out = append(out, `""`...)
+	}
+	if calls > 0 {
+		out = append(out, `,"tool_calls":[`...)
+		for i := range turns {
+			for j := range turns[i].Parts {
+				if p := &turns[i].Parts[j]; p.Kind == PartToolCall {
+					out = append(append(comma(out), `{"id":`...), p.ID...)
+					out = append(append(out, `,"type":"function","function":{"name":`...), p.Name...)
+					out = append(appendArgsString(append(out, `,"arguments":`...), p), "}}"...)
+				}
+			}
+		}
+		out = append(out, ']')
+	}
+	return append(out, '}')
+}
+
+// appendChatUser writes a user turn: tool messages for its results, then
+// a user message of its other parts (and the images its results held).
+func appendChatUser(out []byte, r *Request, t *Turn) ([]byte, error) {
+	var rest []*Part
+	for j := range t.Parts {
+		p := &t.Parts[j]
+		if p.Kind != PartToolResult {
+			rest = append(rest, p)
+			continue
+		}
+		out = append(comma(out), `{"role":"tool","content":`...)
+		out = appendChatResult(out, p)
+		out = append(append(append(out, `,"tool_call_id":`...), p.ID...), '}')
+		for k := range p.Content {
+			if c := &p.Content[k]; c.Kind != PartText {
+				rest = append(rest, c)
+			}
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	out = append(comma(out), `{"role":"user","content":`...)
+	if len(rest) == 1 && rest[0].Kind == PartText {
+		return append(append(out, textOr(rest[0].Text)...), '}'), nil
+	}
+	out = append(out, '[')
+	var err error
+	for _, p := range rest {
+		if out, err = appendChatUserPart(comma(out), r, t, p); err != nil {
+			return out, err
+		}
+	}
+	return append(out, "]}"...), nil
+}
+
+// appendChatResult writes a tool message's content: the result's text
+// parts ("Error: " first when the tool failed).
+func appendChatResult(out []byte, p *Part) []byte {
+	var texts []Part
+	if p.IsError {
+		texts = append(texts, Part{Text: []byte(`"Error: "`)})
+	}
+	if p.Content == nil {
+		texts = append(texts, Part{Text: textOr(p.Text)})
+	}
+	for k := range p.Content {
+		if c := &p.Content[k]; c.Kind == PartText {
+			texts = append(texts, Part{Text: c.Text})
+		}
+	}
+	if len(texts) == 0 {
+		return append(out, `""`...)
+	}
+	return appendChatTexts(out, texts)
+}
+
+// appendChatPart writes a user content part: text, image_url or file.
+func appendChatUserPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) {
+	switch {
+	case p.Kind == PartImage && p.Data != nil:
+		out = append(out, `{"type":"image_url","image_url":{"url":"data:`...)
+		out = appendDataURL(out, p)
+		out = append(out, "}"...)
+	case p.Kind == PartImage:
+		out = append(append(append(out, `{"type":"image_url","image_url":{"url":`...), p.URL...), '}')
+	case p.Kind == PartDocument && p.Data != nil:
+		out = append(out, `{"type":"file","file":{"filename":`...)
+		if isString(p.Title) {
+			out = append(out, p.Title...)
+		} else {
+			out = append(out, `"document.pdf"`...)
+		}
+		out = append(out, `,"file_data":"data:`...)
+		out = append(appendDataURL(out, p), '}')
+	case p.Kind == PartDocument:
+		return out, refuse(r.partPath(t, p), "an OpenAI upstream takes a document inline only, not by URL")
+	default:
+		return appendTextBlock(out, textOr(p.Text), nil), nil
+	}
+	return append(out, '}'), nil
+}
+
+// appendDataURL writes the rest of a data: URL string: media type, base64
+// data and the closing quote. The pieces are string contents as they came
+// (escaped or with nothing to escape), so they are copied as they are.
+func appendDataURL(out []byte, p *Part) []byte {
+	out = append(out, p.MediaType...)
+	out = append(out, ";base64,"...)
+	out = append(out, p.Data...)
+	return append(out, '"')
+}
