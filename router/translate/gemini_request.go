@@ -31,7 +31,16 @@ func EncodeGemini(r *Request) ([]byte, error) {
 			open = t.Role
 		}
 		for j := range t.Parts {
-			if out, err = appendGeminiPart(out, r, t, &t.Parts[j]); err != nil {
+			p := &t.Parts[j]
+			if p.Kind == PartToolCall && t.Role == RoleAssistant && !present(p.Signature) && !signedCallBefore(t, j) {
+				// Gemini 3 wants the first call of a model turn signed;
+				// a history it did not write passes with the value
+				// Google documents for one.
+				q := *p
+				q.Signature = []byte(`"skip_thought_signature_validator"`)
+				p = &q
+			}
+			if out, err = appendGeminiPart(out, r, t, p); err != nil {
 				return nil, err
 			}
 		}
@@ -50,6 +59,17 @@ func EncodeGemini(r *Request) ([]byte, error) {
 	}
 	out = appendGeminiTools(out, r)
 	return append(appendGeminiConfig(out, r), '}'), nil
+}
+
+// signedCallBefore reports whether a tool call before part j of t is
+// (or was made) signed: only a turn's first call needs a signature.
+func signedCallBefore(t *Turn, j int) bool {
+	for k := 0; k < j; k++ {
+		if t.Parts[k].Kind == PartToolCall {
+			return true
+		}
+	}
+	return false
 }
 
 func geminiRole(r Role) string {
@@ -94,7 +114,9 @@ func appendGeminiPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) 
 	default:
 		return out, nil
 	}
-	out = appendRaw(out, "thoughtSignature", p.Signature)
+	if !isEmptyString(p.Signature) {
+		out = appendRaw(out, "thoughtSignature", p.Signature)
+	}
 	return append(out, '}'), nil
 }
 

@@ -390,6 +390,9 @@ type oUsage struct {
 	// CacheCreationInputTokens are the tokens written to a prompt cache, as
 	// LiteLLM reports Anthropic's.
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+	CompletionTokensDetails  *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 type oCompletion struct {
@@ -476,6 +479,14 @@ func checkMessage(b []byte) (aMessageResponse, error) {
 		case "tool_use":
 			if !anthropicIDPattern.MatchString(bl.ID) || bl.Name == "" || !isObjectJSON(bl.Input) {
 				return m, fmt.Errorf("content[%d] = %+v", j, bl)
+			}
+		case "thinking":
+			if bl.Thinking == nil {
+				return m, fmt.Errorf("content[%d]: thinking without its text", j)
+			}
+		case "redacted_thinking":
+			if bl.Data == "" {
+				return m, fmt.Errorf("content[%d]: redacted_thinking without data", j)
 			}
 		default:
 			return m, fmt.Errorf("content[%d].type %q", j, bl.Type)
