@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"bytes"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // A translated stream through the model: an upstream decoder (Converse or
 // Gemini) turns each upstream event into neutral events, and a client
@@ -66,8 +62,13 @@ func (s *ModelStream) FeedEvent(dst, name, payload []byte) ([]byte, error) {
 	if s.err != nil || s.done {
 		return dst, s.err
 	}
+	v, ok := jsonscan.Valid(payload)
+	if !ok {
+		s.err = invalidUpstream("a Converse stream event that is not JSON")
+		return dst, s.err
+	}
 	var err error
-	if s.evs, err = s.conv.event(s.evs[:0], name, payload); err != nil {
+	if s.evs, err = s.conv.event(s.evs[:0], name, v); err != nil {
 		s.err = err
 		return dst, err
 	}
@@ -108,11 +109,11 @@ func (s *ModelStream) event(dst, data []byte) ([]byte, error) {
 
 // converseSSE reads a Converse event given as {"TYPE": payload}.
 func (s *ModelStream) converseSSE(data []byte) ([]Event, error) {
-	data = bytes.TrimSpace(data)
-	if !isObject(data) {
+	v, ok := jsonscan.Valid(data)
+	if !ok || !isObject(v) {
 		return s.evs[:0], invalidUpstream("a Converse stream event that is not a JSON object")
 	}
-	m := jsonscan.MembersOf(data)
+	m := jsonscan.MembersOf(v)
 	k, v, ok := m.Next()
 	if !ok {
 		return s.evs[:0], nil
