@@ -10,7 +10,7 @@ package translate
 // OpenAI-compatible server cannot check, is left out, as are cache marks
 // and top_k. A stream always asks for its usage.
 func EncodeChat(r *Request, upstreamModel string) ([]byte, error) {
-	out := appendRequestHead(make([]byte, 0, 1024), upstreamModel)
+	out := appendRequestHead(make([]byte, 0, r.outputSize()), upstreamModel)
 	if len(r.System) > 0 {
 		out = append(out, `{"role":"system","content":`...)
 		out = append(appendChatTexts(out, r.System), '}')

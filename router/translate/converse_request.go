@@ -7,7 +7,7 @@ package translate
 // client's field named: an image by URL (Converse takes bytes), a
 // tool_choice of none, a JSON-object output format without a schema.
 func EncodeConverse(r *Request, ids *ToolIDs) ([]byte, error) {
-	out := make([]byte, 0, 1024)
+	out := make([]byte, 0, r.outputSize())
 	out = append(out, `{"messages":[`...)
 	var err error
 	open := Role(0)

@@ -12,7 +12,7 @@ import "bytes"
 // the end-user id, strict and parallel_tool_calls have no Gemini field and
 // are dropped (docs/translation.md).
 func EncodeGemini(r *Request) ([]byte, error) {
-	out := make([]byte, 0, 1024)
+	out := make([]byte, 0, r.outputSize())
 	out = append(out, `{"contents":[`...)
 	var err error
 	open := Role(0)

@@ -7,7 +7,7 @@ package translate
 // text block, which Anthropic refuses, is left out too. What Anthropic
 // cannot say is refused with the client's field named: json_object output.
 func EncodeMessages(r *Request, upstreamModel string, ids *ToolIDs) ([]byte, error) {
-	out := appendRequestHead(make([]byte, 0, 1024), upstreamModel)
+	out := appendRequestHead(make([]byte, 0, r.outputSize()), upstreamModel)
 	open, blocks := Role(0), 0
 	lastAssistantTools, lastAssistantThinks := false, false
 	for i := range r.Turns {

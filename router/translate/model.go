@@ -52,6 +52,9 @@ type Request struct {
 	// Stream asks for the answer as a stream; IncludeUsage also asks an
 	// OpenAI stream for its usage chunk.
 	Stream, IncludeUsage bool
+	// size is the length of the body decoded (0: built by hand), which
+	// sizes an encoder's output: a translated request is about as long.
+	size int
 }
 
 // Turn is one message: a role and its content parts.

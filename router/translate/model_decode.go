@@ -6,15 +6,23 @@ package translate
 // *RequestError naming the client's field; what only some can is refused
 // later, by the encoder of the format that cannot.
 func DecodeRequest(f Format, body []byte) (*Request, error) {
+	var r *Request
+	var err error
 	switch f {
 	case Chat:
-		return decodeChat(body)
+		r, err = decodeChat(body)
 	case Messages:
-		return decodeMessages(body)
+		r, err = decodeMessages(body)
 	case Responses:
-		return decodeResponses(body)
+		r, err = decodeResponses(body)
+	default:
+		return nil, refuse("", "no client speaks "+f.String())
 	}
-	return nil, refuse("", "no client speaks "+f.String())
+	if err != nil {
+		return nil, err
+	}
+	r.size = len(body)
+	return r, nil
 }
 
 // EncodeRequest translates a client's request body of format from into a

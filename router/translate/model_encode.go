@@ -34,6 +34,13 @@ func (r *Request) outputPath() string {
 	return "response_format"
 }
 
+// outputSize is the capacity an encoder starts its output with: the
+// decoded body's length and some room, so the output is not copied as it
+// grows.
+func (r *Request) outputSize() int {
+	return max(1024, r.size+r.size/8+256)
+}
+
 // comma writes the ',' that separates a member or element from the one
 // before it, unless out has just opened its object or array.
 func comma(out []byte) []byte {
