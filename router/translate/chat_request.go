@@ -50,14 +50,14 @@ func appendChatTexts(out []byte, parts []Part) []byte {
 
 // appendChatAssistant writes assistant turns as one message.
 func appendChatAssistant(out []byte, turns []Turn) []byte {
-	var texts []Part
-	calls := 0
+	texts, calls := 0, 0
+	var text []byte
 	for i := range turns {
 		for j := range turns[i].Parts {
 			switch p := &turns[i].Parts[j]; p.Kind {
 			case PartText, PartRefusal: // a refusal in history is what was said
-				if !isEmptyString(p.Text) {
-					texts = append(texts, Part{Kind: PartText, Text: p.Text})
+				if !isEmptyString(textOr(p.Text)) {
+					texts, text = texts+1, p.Text
 				}
 			case PartToolCall:
 				calls++
@@ -66,8 +66,18 @@ func appendChatAssistant(out []byte, turns []Turn) []byte {
 	}
 	out = append(comma(out), `{"role":"assistant","content":`...)
 	switch {
-	case len(texts) > 0:
-		out = appendChatTexts(out, texts)
+	case texts == 1:
+		out = append(out, text...)
+	case texts > 1:
+		out = append(out, '[')
+		for i := range turns {
+			for j := range turns[i].Parts {
+				if p := &turns[i].Parts[j]; (p.Kind == PartText || p.Kind == PartRefusal) && !isEmptyString(textOr(p.Text)) {
+					out = appendTextBlock(comma(out), p.Text, nil)
+				}
+			}
+		}
+		out = append(out, ']')
 	case calls > 0:
 		out = append(out, "null"...)
 	default:
@@ -92,11 +102,14 @@ func appendChatAssistant(out []byte, turns []Turn) []byte {
 // appendChatUser writes a user turn: tool messages for its results, then
 // a user message of its other parts (and the images its results held).
 func appendChatUser(out []byte, r *Request, t *Turn) ([]byte, error) {
-	var rest []*Part
+	rest := 0 // parts for the user message
+	var first *Part
 	for j := range t.Parts {
 		p := &t.Parts[j]
 		if p.Kind != PartToolResult {
-			rest = append(rest, p)
+			if rest++; rest == 1 {
+				first = p
+			}
 			continue
 		}
 		out = append(comma(out), `{"role":"tool","content":`...)
@@ -104,22 +117,35 @@ func appendChatUser(out []byte, r *Request, t *Turn) ([]byte, error) {
 		out = append(append(append(out, `,"tool_call_id":`...), p.ID...), '}')
 		for k := range p.Content {
 			if c := &p.Content[k]; c.Kind != PartText {
-				rest = append(rest, c)
+				if rest++; rest == 1 {
+					first = c
+				}
 			}
 		}
 	}
-	if len(rest) == 0 {
+	switch {
+	case rest == 0:
 		return out, nil
+	case rest == 1 && first.Kind == PartText:
+		out = append(comma(out), `{"role":"user","content":`...)
+		return append(append(out, textOr(first.Text)...), '}'), nil
 	}
-	out = append(comma(out), `{"role":"user","content":`...)
-	if len(rest) == 1 && rest[0].Kind == PartText {
-		return append(append(out, textOr(rest[0].Text)...), '}'), nil
-	}
-	out = append(out, '[')
+	out = append(comma(out), `{"role":"user","content":[`...)
 	var err error
-	for _, p := range rest {
-		if out, err = appendChatUserPart(comma(out), r, t, p); err != nil {
-			return out, err
+	for j := range t.Parts {
+		p := &t.Parts[j]
+		if p.Kind != PartToolResult {
+			if out, err = appendChatUserPart(comma(out), r, t, p); err != nil {
+				return out, err
+			}
+			continue
+		}
+		for k := range p.Content { // the images a tool returned
+			if c := &p.Content[k]; c.Kind != PartText {
+				if out, err = appendChatUserPart(comma(out), r, t, c); err != nil {
+					return out, err
+				}
+			}
 		}
 	}
 	return append(out, "]}"...), nil
@@ -128,22 +154,37 @@ func appendChatUser(out []byte, r *Request, t *Turn) ([]byte, error) {
 // appendChatResult writes a tool message's content: the result's text
 // parts ("Error: " first when the tool failed).
 func appendChatResult(out []byte, p *Part) []byte {
-	var texts []Part
+	texts := 0
+	for k := range p.Content {
+		if p.Content[k].Kind == PartText {
+			texts++
+		}
+	}
+	switch {
+	case p.Content == nil && !p.IsError:
+		return append(out, textOr(p.Text)...)
+	case p.Content != nil && texts == 0 && !p.IsError:
+		return append(out, `""`...)
+	case texts == 1 && !p.IsError:
+		for k := range p.Content {
+			if c := &p.Content[k]; c.Kind == PartText {
+				return append(out, textOr(c.Text)...)
+			}
+		}
+	}
+	out = append(out, '[')
 	if p.IsError {
-		texts = append(texts, Part{Text: []byte(`"Error: "`)})
+		out = appendTextBlock(out, []byte(`"Error: "`), nil)
 	}
 	if p.Content == nil {
-		texts = append(texts, Part{Text: textOr(p.Text)})
+		out = appendTextBlock(comma(out), textOr(p.Text), nil)
 	}
 	for k := range p.Content {
 		if c := &p.Content[k]; c.Kind == PartText {
-			texts = append(texts, Part{Text: c.Text})
+			out = appendTextBlock(comma(out), textOr(c.Text), nil)
 		}
 	}
-	if len(texts) == 0 {
-		return append(out, `""`...)
-	}
-	return appendChatTexts(out, texts)
+	return append(out, ']')
 }
 
 // appendChatPart writes a user content part: text, image_url or file.

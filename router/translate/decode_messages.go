@@ -104,7 +104,16 @@ func (r *Request) messagesTurn(i int, msg []byte) error {
 	if !isObject(msg) {
 		return refuse(msgPath(i), "must be an object")
 	}
-	role, content := jsonscan.Field(msg, "role"), jsonscan.Field(msg, "content")
+	var role, content []byte
+	m := jsonscan.MembersOf(msg)
+	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
+		switch string(k) {
+		case "role":
+			role = v
+		case "content":
+			content = v
+		}
+	}
 	t := Turn{Role: RoleUser, At: i}
 	switch {
 	case stringIs(role, "assistant"):
@@ -156,7 +165,7 @@ func messagesBlock(v []byte, path string) (Part, error) {
 		}
 		p.Kind, p.ID, p.Name, p.Args = PartToolCall, b.id, b.name, b.input
 	case `"tool_result"`:
-		return messagesResult(p, b, v, path)
+		return messagesResult(p, b, path)
 	case `"thinking"`:
 		p.Kind, p.Text = PartThinking, jsonscan.Field(v, "thinking")
 		p.Signature = jsonscan.Field(v, "signature")
@@ -204,12 +213,12 @@ func messagesSource(p *Part, src []byte, path string) error {
 
 // messagesResult reads a tool_result block: its content a string, or text
 // and image blocks.
-func messagesResult(p Part, b part, v []byte, path string) (Part, error) {
+func messagesResult(p Part, b part, path string) (Part, error) {
 	if !isString(b.toolUseID) {
 		return p, refuse(path+".tool_use_id", "must be a string")
 	}
 	p.Kind, p.ID = PartToolResult, b.toolUseID
-	p.IsError = isTrue(jsonscan.Field(v, "is_error"))
+	p.IsError = isTrue(b.isError)
 	switch {
 	case !present(b.content):
 		p.Text = []byte(`""`)

@@ -12,7 +12,7 @@ import (
 // once per member read.
 type part struct {
 	typ, text, refusal, imageURL, file, source, id, name, input, toolUseID, content, title []byte
-	cacheControl                                                                           []byte
+	cacheControl, isError                                                                  []byte
 }
 
 // readPart reads the object v; ok is false when v is not an object.
@@ -49,6 +49,8 @@ func readPart(v []byte) (p part, ok bool) {
 			p.title = val
 		case "cache_control":
 			p.cacheControl = val
+		case "is_error":
+			p.isError = val
 		}
 	}
 	return p, true
