@@ -83,7 +83,7 @@ func appendConverseBlock(out []byte, r *Request, t *Turn, p *Part, ids *ToolIDs)
 		out = ids.appendAnthropicID(out, p.ID)
 		out = append(append(append(out, `,"name":`...), p.Name...), `,"input":`...)
 		if out, err = appendArgsObject(out, p); err != nil {
-			return out, refuse(r.partPath(t, p), "tool call arguments must be a JSON object")
+			return out, refuse(r.argsPath(t, p), "tool call arguments must be a JSON object")
 		}
 		out = append(out, "}}"...)
 	case PartToolResult:

@@ -179,7 +179,7 @@ func chatContent(i int, content []byte, assistant bool) ([]Part, error) {
 		case !assistant && stringIs(p.typ, "file"):
 			err = chatFile(&np, p.file, path+".file")
 		default:
-			return nil, refuse(path+".type", "only text, image_url and file parts translate")
+			return nil, refuse(path, "only text, image_url and file parts translate")
 		}
 		if err != nil {
 			return nil, err
@@ -262,6 +262,8 @@ func chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
 		}
 		tc := readToolCall(c)
 		switch {
+		case present(tc.typ) && !stringIs(tc.typ, "function"):
+			return nil, refuse(path+".type", "only function tool calls translate")
 		case !isString(tc.id):
 			return nil, refuse(path+".id", "must be a string")
 		case !isString(tc.name):
@@ -269,7 +271,7 @@ func chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
 		case present(tc.args) && !isString(tc.args):
 			return nil, refuse(path+".function.arguments", "must be a string")
 		}
-		parts = append(parts, Part{Kind: PartToolCall, ID: tc.id, Name: tc.name, Args: tc.args, ArgsQuoted: true, At: -1})
+		parts = append(parts, Part{Kind: PartToolCall, ID: tc.id, Name: tc.name, Args: tc.args, ArgsQuoted: true, At: j})
 	}
 	return parts, nil
 }

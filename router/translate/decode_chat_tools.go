@@ -40,6 +40,8 @@ func (r *Request) chatTools(tools, choice []byte) error {
 			return refuse("tool_choice.function.name", "must be a string")
 		}
 		r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name}
+	case isObject(choice):
+		return refuse("tool_choice.type", "only auto, none, required or a named function translate")
 	default:
 		return refuse("tool_choice", "must be auto, none, required or a named function")
 	}
@@ -53,6 +55,8 @@ func neutralTool(f functionTool, path, schemaKey string) (Tool, error) {
 		return Tool{}, refuse(path+".name", "must be a string")
 	case present(f.schema) && !isObject(f.schema):
 		return Tool{}, refuse(path+"."+schemaKey, "must be an object")
+	case present(f.schema) && present(jsonscan.Field(f.schema, "type")) && !stringIs(jsonscan.Field(f.schema, "type"), "object"):
+		return Tool{}, refuse(path+"."+schemaKey+".type", "must be object: a tool's input is a JSON object")
 	case present(f.strict) && !isBool(f.strict):
 		return Tool{}, refuse(path+".strict", "must be a boolean")
 	case present(f.desc) && !isString(f.desc):

@@ -98,7 +98,7 @@ func appendGeminiPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) 
 		}
 		out = append(append(key(out, "name"), p.Name...), `,"args":`...)
 		if out, err = appendArgsObject(out, p); err != nil {
-			return out, refuse(r.partPath(t, p), "tool call arguments must be a JSON object")
+			return out, refuse(r.argsPath(t, p), "tool call arguments must be a JSON object")
 		}
 		out = append(out, '}')
 	case PartToolResult:

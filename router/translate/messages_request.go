@@ -88,7 +88,7 @@ func appendMessagesBlock(out []byte, r *Request, t *Turn, p *Part, ids *ToolIDs)
 		out = ids.appendAnthropicID(append(out, `{"type":"tool_use","id":`...), p.ID)
 		out = append(append(out, `,"name":`...), p.Name...)
 		if out, err = appendArgsObject(append(out, `,"input":`...), p); err != nil {
-			return out, refuse(r.partPath(t, p), "tool call arguments must be a JSON object")
+			return out, refuse(r.argsPath(t, p), "tool call arguments must be a JSON object")
 		}
 	case PartToolResult:
 		if out, err = appendMessagesResult(out, r, t, p, ids); err != nil {

@@ -45,7 +45,7 @@ func appendMessagesSettings(out []byte, r *Request, noThinking bool) ([]byte, er
 	out = appendMessagesTools(out, r)
 	switch {
 	case r.Output.JSONObject:
-		return nil, refuse(r.outputPath(), "json_object cannot be held for an Anthropic upstream, which holds answers to a schema only: use json_schema")
+		return nil, refuse(r.outputPath()+".type", "json_object cannot be held for an Anthropic upstream, which holds answers to a schema only: use json_schema")
 	case r.Output.Schema != nil:
 		out = append(out, `,"output_config":{"format":{"type":"json_schema","schema":`...)
 		out = append(append(out, r.Output.Schema...), "}}"...)

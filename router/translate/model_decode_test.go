@@ -108,6 +108,27 @@ func TestDecodeResponsesRequest(t *testing.T) {
 	}
 }
 
+// A refusal by an encoder names the client's own field.
+func TestEncodeRequestNamesClientFields(t *testing.T) {
+	tests := []struct {
+		from        Format
+		to          Format
+		body, param string
+	}{
+		{Chat, Messages, `{"messages":[{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"f","arguments":"[1]"}}]}]}`, "messages[0].tool_calls[1].function.arguments"},
+		{Responses, Converse, `{"input":[{"type":"function_call","call_id":"c","name":"f","arguments":"7"}]}`, "input[0].arguments"},
+		{Chat, Messages, `{"messages":[],"response_format":{"type":"json_object"}}`, "response_format.type"},
+		{Responses, Messages, `{"input":"x","text":{"format":{"type":"json_object"}}}`, "text.format.type"},
+	}
+	for _, tt := range tests {
+		_, _, err := EncodeRequest(tt.from, []byte(tt.body), tt.to, "up", nil)
+		var re *RequestError
+		if !errors.As(err, &re) || re.Param != tt.param {
+			t.Errorf("EncodeRequest(%s to %s, %s) = %v, want a RequestError naming %s", tt.from, tt.to, tt.body, err, tt.param)
+		}
+	}
+}
+
 func TestDecodeRequestRefuses(t *testing.T) {
 	tests := []struct {
 		f           Format
@@ -115,7 +136,11 @@ func TestDecodeRequestRefuses(t *testing.T) {
 	}{
 		{Chat, `{"messages":[],"n":2}`, "n"},
 		{Chat, `{"messages":[],"logprobs":true}`, "logprobs"},
-		{Chat, `{"messages":[{"role":"user","content":[{"type":"input_audio"}]}]}`, "messages[0].content[0].type"},
+		{Chat, `{"messages":[{"role":"user","content":[{"type":"input_audio"}]}]}`, "messages[0].content[0]"},
+		{Chat, `{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"custom","custom":{"name":"f"}}]}]}`, "messages[0].tool_calls[0].type"},
+		{Chat, `{"messages":[],"tool_choice":{"type":"allowed_tools"}}`, "tool_choice.type"},
+		{Chat, `{"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string"}}}]}`, "tools[0].function.parameters.type"},
+		{Responses, `{"input":"x","tools":[{"type":"function","name":"f","parameters":{"type":"array"}}]}`, "tools[0].parameters.type"},
 		{Chat, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"ftp://x"}}]}]}`, "messages[0].content[0].image_url.url"},
 		{Chat, `{"messages":[],"tools":[{"type":"custom"}]}`, "tools[0].type"},
 		{Chat, `{"messages":[],"reasoning_effort":"max"}`, "reasoning_effort"},

@@ -23,6 +23,19 @@ func (r *Request) partPath(t *Turn, p *Part) string {
 	return path
 }
 
+// argsPath names, in the client's words, the arguments of tool call p:
+// Chat's tool_calls[k].function.arguments (At is k), a Responses
+// function_call's arguments, a Messages tool_use block's input.
+func (r *Request) argsPath(t *Turn, p *Part) string {
+	switch r.Client {
+	case Chat:
+		return msgPath(t.At) + ".tool_calls[" + strconv.Itoa(max(p.At, 0)) + "].function.arguments"
+	case Responses:
+		return itemPath(t.At) + ".arguments"
+	}
+	return r.partPath(t, p) + ".input"
+}
+
 // outputPath names the client's structured-output field.
 func (r *Request) outputPath() string {
 	switch r.Client {
