@@ -2,7 +2,6 @@ package collector
 
 import (
 	"context"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +39,7 @@ var (
 	attrSystem        = "gen_ai.system" // the older name some instrumentations still emit
 	attrStream        = "gen_ai.request.stream"
 	attrServiceName   = string(semconv.ServiceNameKey)
+	attrResponseID    = string(telemetry.KeyResponseID)
 
 	// Read by the metrics only.
 	attrRequestedModel = string(telemetry.KeyRequestedModel)
@@ -236,6 +236,7 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 	if origin != OriginSelf && at.model != "" && !table.knows(at.target, at.model) {
 		return RejectUnknownTarget, ""
 	}
+	a.learnHome(span, &at, table)
 	if at.countTokens || at.badStatus || at.model == "" || !table.knows(at.target, at.model) {
 		return "", source
 	}
@@ -342,6 +343,8 @@ type attemptFacts struct {
 	inflightAtEnd  int64  // firstbyte.inflight_at_end; -1 when absent
 	cacheHit       bool   // firstbyte.cache_hit
 	affinity       string // server span: firstbyte.affinity
+
+	responseID string // gen_ai.response.id: the response the attempt left stored
 }
 
 // readAttempt reads span's attributes once, rather than a Get (itself a
@@ -423,6 +426,8 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.cacheHit = v.Type() == pcommon.ValueTypeBool && v.Bool()
 		case attrAffinity:
 			f.affinity = v.Str()
+		case attrResponseID:
+			f.responseID = v.Str()
 		case attrInflight:
 			if v.Type() == pcommon.ValueTypeInt {
 				f.inflight = v.Int()
@@ -460,43 +465,4 @@ func (f *attemptFacts) fault() fault.Fault {
 		status = int(f.status)
 	}
 	return fault.Classify(status, f.errorType)
-}
-
-// spanDuration is how long the span's attempt took (0 without both stamps).
-func spanDuration(span ptrace.Span) time.Duration {
-	start, end := span.StartTimestamp(), span.EndTimestamp()
-	if start == 0 || end <= start {
-		return 0
-	}
-	return time.Duration(end - start)
-}
-
-// number reads a numeric attribute: a double, or an int from a client that
-// rounds (gen_ai.response.time_to_first_chunk is seconds as a double).
-func number(v pcommon.Value) (float64, bool) {
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
-		return v.Double(), true
-	case pcommon.ValueTypeInt:
-		return float64(v.Int()), true
-	default:
-		return 0, false
-	}
-}
-
-// statusCode reads http.response.status_code: an int per the conventions,
-// or a string from clients that send it so. ok is false for anything else.
-func statusCode(v pcommon.Value) (code int64, ok bool) {
-	switch v.Type() {
-	case pcommon.ValueTypeInt:
-		return v.Int(), true
-	case pcommon.ValueTypeStr:
-		n, err := strconv.ParseInt(v.Str(), 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		return n, true
-	default:
-		return 0, false
-	}
 }

@@ -273,7 +273,9 @@ func TestIngestOnlyConfiguredTargets(t *testing.T) {
 	srv := httptest.NewServer(NewIngestHandler(agg, IngestOptions{}))
 	defer srv.Close()
 
-	const junk, perRequest = 100_000, 10_000
+	// Twice the tracker's key bound: were unknown targets admitted, the
+	// junk would fill it and the real target's key would be dropped.
+	const junk, perRequest = 2 * DefaultMaxKeys, DefaultMaxKeys
 	for sent := 0; sent < junk; sent += perRequest {
 		spans := make([]spanFixture, 0, perRequest)
 		for i := range perRequest {

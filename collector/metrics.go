@@ -112,7 +112,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "firstbyte_attempts_total", Help: "Upstream attempts by target, requested model and outcome (success, failover, client_error, broken; canceled when the client left first).",
 		}, []string{"target", "model", "outcome"}),
 		ttfb: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "firstbyte_ttfb_seconds", Help: "Time to first byte of successful attempts (first chunk when streaming, whole answer when unary); exemplars carry trace_id.",
+			Name: "firstbyte_ttfb_seconds", Help: "Time to first byte of successful attempts (first data event when streaming, whole answer when unary); exemplars carry trace_id.",
 			Buckets: TTFBBuckets,
 		}, []string{"target", "model"}),
 		selections: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/internal/stats"
 )
 
@@ -54,6 +55,7 @@ type Tracker struct {
 	maxAge  int64 // nanoseconds
 	now     func() time.Time
 	maxKeys int
+	homes   *homes.Map // which target stored which response (responsehomes.go); locks itself
 
 	// index maps a key to its series. It is copied on write (a key is added
 	// once per target and model, rarely) so lookups are one atomic load and a
@@ -71,6 +73,7 @@ func NewTracker(o TrackerOptions) *Tracker {
 		maxAge:  int64(o.MaxAge),
 		now:     o.Now,
 		maxKeys: o.MaxKeys,
+		homes:   homes.New(0, 0),
 	}
 	if t.maxKeys <= 0 {
 		t.maxKeys = DefaultMaxKeys

@@ -43,9 +43,9 @@ func conversation(id, last string) string {
 
 // TestAffinityKeepsAConversationOnItsTarget: the second turn of a
 // conversation goes where the first was served while that target's
-// expected time is within 1.5x the best one's, labelled leader even when
-// the mode's order would have explored; past the bound the order stands
-// (broken); a conversation no target has served follows the order (none);
+// expected time and its recent attempts (their EWMA) are within 1.5x the
+// best one's expected time, labelled leader even when the mode's order
+// would have explored; either past the bound, the order stands (broken); a conversation no target has served follows the order (none);
 // a mode that does not rank on latency keeps its own order.
 func TestAffinityKeepsAConversationOnItsTarget(t *testing.T) {
 	ms := time.Millisecond
@@ -53,21 +53,29 @@ func TestAffinityKeepsAConversationOnItsTarget(t *testing.T) {
 		name          string
 		mode          string
 		b             time.Duration // b's p50; a's is 20 ms, c's 100 ms
+		bRecent       time.Duration // b's EWMA of its latest attempts (0: its p50)
 		explore       bool          // the second turn's order explores c
 		want          string        // who serves the second turn
 		wantSelection string
 		wantAffinity  string
 	}{
-		{"within the bound", "least-latency", 25 * ms, false, "b", "leader", AffinityHit},
-		{"at the bound", "least-latency", 30 * ms, false, "b", "leader", AffinityHit},
-		{"past the bound", "least-latency", 31 * ms, false, "a", "leader", AffinityBroken},
-		{"over an exploring order", "least-latency", 25 * ms, true, "b", "leader", AffinityHit},
-		{"ewma-latency", "ewma-latency", 25 * ms, false, "b", "leader", AffinityHit},
-		{"reliable-latency", "reliable-latency", 25 * ms, false, "b", "leader", AffinityHit},
-		{"fallback keeps its order", "fallback", 25 * ms, false, "a", "order", ""},
+		{"within the bound", "least-latency", 25 * ms, 0, false, "b", "leader", AffinityHit},
+		{"at the bound", "least-latency", 30 * ms, 0, false, "b", "leader", AffinityHit},
+		{"past the bound", "least-latency", 31 * ms, 0, false, "a", "leader", AffinityBroken},
+		{"recent attempts past the bound", "least-latency", 25 * ms, 31 * ms, false, "a", "leader", AffinityBroken},
+		{"p50 past the bound, recent attempts within", "least-latency", 31 * ms, 30 * ms, false, "a", "leader", AffinityBroken},
+		{"over an exploring order", "least-latency", 25 * ms, 0, true, "b", "leader", AffinityHit},
+		{"ewma-latency", "ewma-latency", 25 * ms, 0, false, "b", "leader", AffinityHit},
+		{"reliable-latency", "reliable-latency", 25 * ms, 0, false, "b", "leader", AffinityHit},
+		{"fallback keeps its order", "fallback", 25 * ms, 0, false, "a", "order", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			st := statsTable{"a": target(20*ms, 0.01, 100, 100, 0, 0), "b": target(tt.b, 0.01, 100, 100, 0, 0), "c": target(100*ms, 0.01, 100, 100, 0, 0)}
+			if tt.bRecent != 0 {
+				bt := st["b"]
+				bt.EWMA = tt.bRecent
+				st["b"] = bt
+			}
 			rnd := &scriptedRand{}
 			g := affinityGateway(t, tt.mode, st, rnd)
 			// Turn 1, served by b on the client's order: b holds the prefix.

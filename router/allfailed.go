@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -24,7 +23,7 @@ import (
 // case it is the last failure.
 type upstreamAnswer struct {
 	status int
-	header http.Header // the headers that cross: rate limits, retry-after
+	header http.Header // the headers that cross (copyResponseHeaders), framing aside
 	body   []byte      // in the client's format
 }
 
@@ -40,19 +39,9 @@ func (a *attempt) keepAnswer(body []byte, whole bool) {
 	if _, ok := withMembers(ans.body, nil); !ok {
 		return // not an error in the client's API shape: nothing to show as it was
 	}
-	for k, v := range a.resp.Header {
-		if crossesWithError(k) {
-			ans.header[k] = v
-		}
-	}
+	copyResponseHeaders(ans.header, a.resp.Header, true, a.cand.upstream.apiKey)
+	delete(ans.header, "Content-Type") // the answer's own, set when it is sent
 	a.answer = ans
-}
-
-// crossesWithError reports whether an upstream error's header reaches the
-// client with it: the ones that say when to come back.
-func crossesWithError(k string) bool {
-	return k == "Retry-After" || k == "Retry-After-Ms" ||
-		strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-")
 }
 
 // allFailed answers after every candidate failed over or was skipped.

@@ -234,8 +234,12 @@ func (a *attempt) transportFailure(err error) {
 		// time either: the process is going.
 		a.canceled()
 		a.stopping = true
-	case errors.Is(cause, errFirstByteTimeout), errors.Is(cause, errTotalTimeout):
+	case errors.Is(cause, errFirstByteTimeout):
 		a.failover(0, fault.ErrorTimeout)
+		a.res.Detail = detailFirstByteTimeout
+	case errors.Is(cause, errTotalTimeout):
+		a.failover(0, fault.ErrorTimeout)
+		a.res.Detail = detailTotalTimeout
 	case errors.Is(cause, errIdleTimeout):
 		a.failover(0, fault.ErrorStall)
 	case errors.Is(cause, errHedgeLost):

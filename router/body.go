@@ -21,6 +21,12 @@ type requestFields struct {
 	// What the prompt-cache affinity reads (prefix.go): the values of the
 	// members a provider's prompt cache keys on, as they stand in body.
 	system, tools, messages, cacheKey []byte
+	// What the input checks read (inputcheck.go): whether messages came
+	// from "input" (Responses) rather than "messages", the token limits as
+	// they stand (nil: absent), and whether previous_response_id is set.
+	fromInput    bool
+	tokenLimits  [len(tokenLimitFields)][]byte
+	prevResponse bool
 }
 
 var (
@@ -72,7 +78,15 @@ func scanRequest(body []byte) (requestFields, error) {
 		case "tools":
 			f.tools = val
 		case "messages", "input":
-			f.messages = val
+			f.messages, f.fromInput = val, name[0] == 'i'
+		case "max_tokens":
+			f.tokenLimits[0] = val
+		case "max_completion_tokens":
+			f.tokenLimits[1] = val
+		case "max_output_tokens":
+			f.tokenLimits[2] = val
+		case "previous_response_id":
+			f.prevResponse = val[0] == '"'
 		case "prompt_cache_key":
 			f.cacheKey = val
 		case "top_p":

@@ -7,6 +7,7 @@ package router
 // measured at a one-turn prompt, a short conversation and a long context.
 
 import (
+	"bytes"
 	"strconv"
 	"testing"
 
@@ -61,5 +62,39 @@ func BenchmarkWithModel(b *testing.B) {
 			}
 			benchutil.ReportCPU(b, start)
 		})
+	}
+}
+
+// BenchmarkCheckInput: the input checks after scanRequest, on a request
+// without tools (the byte search that finds no tool field) and on one
+// whose conversation has a tool call and its result in every fourth turn
+// (the messages walked).
+func BenchmarkCheckInput(b *testing.B) {
+	ep := endpoints[0] // /v1/chat/completions
+	for _, size := range benchutil.RequestSizes {
+		plain := benchutil.ChatRequest(size)
+		tools := bytes.Replace(plain, []byte(`{"messages":[`), []byte(`{"messages":[`+
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},`+
+			`{"role":"tool","tool_call_id":"call_1","content":"42"},`), 1)
+		for _, tc := range []struct {
+			name string
+			body []byte
+		}{{"plain", plain}, {"tools", tools}} {
+			f, err := scanRequest(tc.body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(tc.name+"/bytes="+strconv.Itoa(len(tc.body)), func(b *testing.B) {
+				b.SetBytes(int64(len(tc.body)))
+				b.ReportAllocs()
+				start := benchutil.ProcessCPU(b)
+				for b.Loop() {
+					if bad := checkInput(ep, &f); bad.msg != "" {
+						b.Fatal(bad.msg)
+					}
+				}
+				benchutil.ReportCPU(b, start)
+			})
+		}
 	}
 }

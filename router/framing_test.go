@@ -23,7 +23,7 @@ import (
 func TestHTTP10TransferEncodingRefusedAndConnectionClosed(t *testing.T) {
 	up := newUpstream(t, apiAnswer)
 	srv := serveGuarded(t, newGatewayFromYAML(t, twoKinds(up.URL), router.Options{}).Handler())
-	const body = `{"model":"m","max_tokens":5,"messages":[]}`
+	const body = `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
 	// Read by Content-Length: 5, the body is "0\r\n\r\n" and what follows
 	// is a whole request of its own.
 	smuggled := fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)

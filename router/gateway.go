@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -28,6 +29,11 @@ type Options struct {
 	// Nil: only modes that do not rank on measurements can be used; a
 	// latency mode refuses to start.
 	Stats StatsSource
+	// ResponseHomes says which target stored a response this gateway did
+	// not see stored (the collector's tracker, which learns it from peers'
+	// spans), for a follow-up naming it (previous_response_id). Nil: only
+	// the responses this gateway stored are known.
+	ResponseHomes ResponseHomes
 	// Rand drives shuffles and exploration. Nil: DefaultRand.
 	Rand Rand
 	// TracerProvider makes the server and attempt spans. Nil: no spans (and
@@ -108,6 +114,8 @@ type Gateway struct {
 	pairs       map[pair]bool                  // every configured (target, upstream model)
 	hedge       *hedging                       // strategy.hedge; nil: off
 	affinity    *affinity                      // who served which prompt prefix last
+	homes       *homes.Map                     // who stored which response, as this gateway saw it (shared across reloads)
+	sharedHomes ResponseHomes                  // who stored which response, as the spans say; nil: none
 	newTimer    func(time.Duration) hedgeTimer // the race's timers: real ones, or a test's
 
 	handler      http.Handler // the client API: mux behind serveHTTP
@@ -177,6 +185,10 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
 	if RanksOnLatency(g.mode) {
 		g.affinity = newAffinity() // the other modes keep their own order
+	}
+	g.homes, g.sharedHomes = homes.New(0, 0), o.ResponseHomes
+	if o.Previous != nil {
+		g.homes = o.Previous.homes // a reload forgets no stored response
 	}
 	g.newTimer = newRealTimer
 	g.mux = g.newMux()

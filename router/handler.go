@@ -26,6 +26,10 @@ const (
 	HeaderSelection     = "X-Firstbyte-Selection"
 	HeaderProviderOrder = "X-Firstbyte-Provider-Order"
 	HeaderSkipped       = "X-Firstbyte-Skipped"
+	// HeaderUpstreamRequestID carries the provider's own id of the answer
+	// (x-request-id, request-id, apim-request-id, ...), whatever the
+	// provider calls it.
+	HeaderUpstreamRequestID = "X-Firstbyte-Upstream-Request-Id"
 )
 
 // call is one client request in flight: what the client sent, the route
@@ -163,6 +167,11 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
 		return
 	}
+	if bad := checkInput(c.ep, &c.fields); bad.msg != "" {
+		c.status = http.StatusBadRequest
+		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
+		return
+	}
 	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
 		order, unknown := manualOrder(c.orderBuf[:0], strings.Join(names, ","), eligible)
 		if unknown != "" {
@@ -181,6 +190,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 			g.prefer(&c.route, fields.Model, prefixOf(&c.fields, c.body), g.now())
 		}
 	}
+	g.homeFirst(c) // a follow-up of a stored response goes where it is stored
 	c.route.span, c.route.prep = c.span, c
 	if c.sideEffect() == "" { // a request that leaves state behind is never sent twice at once
 		g.hedgeable(&c.route, fields.Model)

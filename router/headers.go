@@ -32,37 +32,6 @@ func copyRequestHeaders(dst, src http.Header, sameFormat bool) {
 	}
 }
 
-// hopHeaders are per-connection and never relayed (RFC 9110 section 7.6.1),
-// with the Proxy-Connection some clients still send.
-var hopHeaders = map[string]bool{
-	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
-	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true, "Proxy-Connection": true,
-}
-
-// accountHeaders identify the operator's provider account or set its
-// cookies; a gateway client has no business seeing them.
-var accountHeaders = map[string]bool{
-	"Set-Cookie": true, "Openai-Organization": true, "Openai-Project": true, "Anthropic-Organization-Id": true,
-}
-
-// copyResponseHeaders relays an upstream answer's headers but the
-// per-connection ones (those above, and any the answer's Connection header
-// names), the account ones, any whose value contains the provider's key
-// (an upstream that echoes a credential must not hand it to a client), and
-// Content-Length when dropLength (a stream's length is the gateway's own).
-func copyResponseHeaders(dst, src http.Header, dropLength bool, secret string) {
-	conn := src["Connection"]
-	for k, v := range src {
-		if hopHeaders[k] || accountHeaders[k] || (dropLength && k == "Content-Length") || listedIn(conn, k) {
-			continue
-		}
-		if secret != "" && containsSecret(v, secret) {
-			continue
-		}
-		dst[k] = v
-	}
-}
-
 // listedIn reports whether the canonical header name k is among the
 // comma-separated tokens of a Connection header's values. Header names are
 // case-insensitive, so a case-insensitive comparison says what
@@ -74,15 +43,6 @@ func listedIn(connection []string, k string) bool {
 			if strings.EqualFold(strings.TrimSpace(tok), k) {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func containsSecret(values []string, secret string) bool {
-	for _, v := range values {
-		if strings.Contains(v, secret) {
-			return true
 		}
 	}
 	return false

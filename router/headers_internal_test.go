@@ -42,8 +42,8 @@ func BenchmarkCopyResponseHeaders(b *testing.B) {
 		clear(dst)
 		copyResponseHeaders(dst, src, false, "sk-provider-key")
 	}
-	if len(dst) != len(src)-3 { // Connection, Openai-Organization, Set-Cookie stay behind
-		b.Fatalf("copied %d headers, want %d", len(dst), len(src)-3)
+	if len(dst) != 9 { // Content-Type, Content-Length, six X-Ratelimit-*, the request id
+		b.Fatalf("copied %d headers, want 9", len(dst))
 	}
 }
 
@@ -66,15 +66,15 @@ func TestCopyResponseHeadersDoesNotAllocate(t *testing.T) {
 func TestConnectionTokensMatchAnyCase(t *testing.T) {
 	t.Parallel()
 	src := http.Header{
-		"Connection":   {"keep-alive,  x-UP-hop ", "X-Other"},
-		"X-Up-Hop":     {"per-connection"},
-		"X-Other":      {"per-connection"},
-		"X-Request-Id": {"req-1"},
+		"Connection":                     {"keep-alive,  x-RATELIMIT-limit-tokens ", "X-Ratelimit-Other"},
+		"X-Ratelimit-Limit-Tokens":       {"per-connection"},
+		"X-Ratelimit-Other":              {"per-connection"},
+		"X-Ratelimit-Remaining-Requests": {"7"},
 	}
 	dst := http.Header{}
 	copyResponseHeaders(dst, src, false, "")
-	if len(dst) != 1 || dst.Get("X-Request-Id") != "req-1" {
-		t.Errorf("copied %v, want only X-Request-Id", dst)
+	if len(dst) != 1 || dst.Get("X-Ratelimit-Remaining-Requests") != "7" {
+		t.Errorf("copied %v, want only X-Ratelimit-Remaining-Requests", dst)
 	}
 	req := http.Header{"Connection": {"user-agent"}, "User-Agent": {"sdk"}, "Accept": {"*/*"}}
 	out := http.Header{}
@@ -102,5 +102,59 @@ func TestHeaderCarrierIsHeaderCarrier(t *testing.T) {
 		if a, b := headerCarrier(h1).Keys(), propagation.HeaderCarrier(h1).Keys(); !reflect.DeepEqual(a, b) {
 			t.Errorf("Keys() = %v, HeaderCarrier's %v", a, b)
 		}
+	}
+}
+
+// TestContainsSecretWholeTokens: the provider key is found only as a whole
+// token (a maximal run of key characters), and only when it is of a
+// realistic length: a placeholder key "a" matches nothing.
+func TestContainsSecretWholeTokens(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, value, secret string
+		want                bool
+	}{
+		{"short key never matches", "text/event-stream", "a", false},
+		{"short key never matches itself", "a", "a", false},
+		{"seven characters", "Bearer abcdefg", "abcdefg", false},
+		{"bearer token", "Bearer abcdefgh12", "abcdefgh12", true},
+		{"alone", "abcdefgh12", "abcdefgh12", true},
+		{"in a list", "k=abcdefgh12, other", "abcdefgh12", true},
+		{"quoted", `"abcdefgh12"`, "abcdefgh12", true},
+		{"inside a longer token", "xabcdefgh12", "abcdefgh12", false},
+		{"prefix of a longer token", "abcdefgh123", "abcdefgh12", false},
+		{"joined by a dot", "abcdefgh12.sig", "abcdefgh12", false},
+		{"second occurrence whole", "xabcdefgh12 abcdefgh12", "abcdefgh12", true},
+		{"no key", "anything", "", false},
+	} {
+		if got := containsSecret([]string{tc.value}, tc.secret); got != tc.want {
+			t.Errorf("%s: containsSecret(%q, %q) = %v, want %v", tc.name, tc.value, tc.secret, got, tc.want)
+		}
+	}
+}
+
+// TestScrubKeepsFraming: framing headers cross whatever their values
+// hold; other allowed headers carrying the key as a token stay behind.
+func TestScrubKeepsFraming(t *testing.T) {
+	t.Parallel()
+	const key = "abcdefgh12"
+	src := http.Header{
+		"Content-Type":                   {"text/event-stream; x=" + key},
+		"Content-Encoding":               {key},
+		"Content-Length":                 {"12"},
+		"X-Ratelimit-Remaining-Requests": {"Bearer " + key},
+		"X-Ratelimit-Limit-Requests":     {"x" + key},
+		"X-Request-Id":                   {key},
+	}
+	dst := http.Header{}
+	copyResponseHeaders(dst, src, false, key)
+	want := http.Header{
+		"Content-Type":               src["Content-Type"],
+		"Content-Encoding":           src["Content-Encoding"],
+		"Content-Length":             src["Content-Length"],
+		"X-Ratelimit-Limit-Requests": src["X-Ratelimit-Limit-Requests"],
+	}
+	if !reflect.DeepEqual(dst, want) {
+		t.Errorf("copied %v, want %v", dst, want)
 	}
 }

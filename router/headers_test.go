@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/firstbyte-dev/firstbyte/router"
 )
 
 // TestHeaderHygieneBothWays: through real sockets, per-connection headers
@@ -14,13 +16,14 @@ import (
 // handed back unchanged. Ordinary headers still cross (the controls).
 func TestHeaderHygieneBothWays(t *testing.T) {
 	t.Parallel()
-	const key = "key-p" // configYAML's provider key for target "p"
+	const key = "key-p-0123456789" // a key of realistic length: shorter ones are never scrubbed
 	answer := func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Connection", "X-Up-Hop")
 		h.Set("X-Up-Hop", "per-connection")
 		h.Set("Proxy-Connection", "keep-alive")
 		h.Set("X-Echo-Auth", "Bearer "+key)
+		h.Set("X-Ratelimit-Echo", "Bearer "+key) // an allowed header: the scrub drops it
 		h.Set("X-Request-Id", "req-123")
 		switch {
 		case strings.Contains(r.Header.Get("Accept"), "4xx"):
@@ -38,7 +41,8 @@ func TestHeaderHygieneBothWays(t *testing.T) {
 		answer(w, r)
 	})
 	// The case rides in Accept, a header the gateway forwards.
-	gw := newGateway(t, "fallback", "", target{name: "p", url: up.URL})
+	cfg := strings.Replace(configYAML("fallback", "", target{name: "p", url: up.URL}), "api_key: key-p,", "api_key: "+key+",", 1)
+	gw := serveGuarded(t, newGatewayFromYAML(t, cfg, router.Options{}).Handler())
 
 	for _, tc := range []struct {
 		name, body string
@@ -88,10 +92,10 @@ func TestHeaderHygieneBothWays(t *testing.T) {
 			}
 
 			// Upstream to client.
-			if got := resp.Header.Get("X-Request-Id"); got != "req-123" {
-				t.Errorf("X-Request-Id = %q: the ordinary control header did not cross", got)
+			if got := resp.Header.Get(router.HeaderUpstreamRequestID); got != "req-123" {
+				t.Errorf("%s = %q: the request id (the control) did not cross", router.HeaderUpstreamRequestID, got)
 			}
-			for _, k := range []string{"X-Up-Hop", "Proxy-Connection", "X-Echo-Auth"} {
+			for _, k := range []string{"X-Up-Hop", "Proxy-Connection", "X-Echo-Auth", "X-Ratelimit-Echo"} {
 				if v := resp.Header.Get(k); v != "" {
 					t.Errorf("client received %s: %q", k, v)
 				}
@@ -107,5 +111,30 @@ func TestHeaderHygieneBothWays(t *testing.T) {
 				t.Error("the answer body carries the provider key")
 			}
 		})
+	}
+}
+
+// TestShortKeyKeepsStreamContentType: a placeholder key ("a") is in
+// almost every header value; a stream still reaches the client as
+// text/event-stream, its rate-limit headers with it.
+func TestShortKeyKeepsStreamContentType(t *testing.T) {
+	t.Parallel()
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("X-Ratelimit-Reset-Requests", "a")
+		_, _ = io.WriteString(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n\n")
+	})
+	cfg := strings.Replace(configYAML("fallback", "", target{name: "p", url: up.URL}), "api_key: key-p,", "api_key: a,", 1)
+	gw := serveGuarded(t, newGatewayFromYAML(t, cfg, router.Options{}).Handler())
+	resp := post(t, gw.URL, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(body, "[DONE]") {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if got := resp.Header.Get("Content-Type"); got != "text/event-stream" {
+		t.Errorf("Content-Type = %q, want text/event-stream", got)
+	}
+	if got := resp.Header.Get("X-Ratelimit-Reset-Requests"); got != "a" {
+		t.Errorf("X-Ratelimit-Reset-Requests = %q, want %q: a short key scrubbed it", got, "a")
 	}
 }

@@ -279,3 +279,28 @@ func TestBudgetDeniesAndMaxBoundsHedges(t *testing.T) {
 		}
 	}
 }
+
+// TestAHedgeAfterARacerFailedGoesPastTheNewest: with a failed and gone
+// from the race, the next hedge still starts past the newest racer (b),
+// at c: not at b again.
+func TestAHedgeAfterARacerFailedGoesPastTheNewest(t *testing.T) {
+	a, b, c := newHeldUpstream(t, "a"), newHeldUpstream(t, "b"), newHeldUpstream(t, "c")
+	g, timers := hedgedGateway(t, 1, 2, a, b, c)
+	for range 9 { // room in the window for 2 hedges
+		g.hedge.budgets["m"].request(time.Now())
+	}
+	done := serve(g)
+	waitFor(t, a.arrived, "the first attempt")
+	(<-timers).c <- time.Time{}
+	waitFor(t, b.arrived, "the first hedge")
+	next := <-timers
+	a.CloseClientConnections() // a fails: it leaves the race
+	waitFor(t, a.gone, "a's failure")
+	next.c <- time.Time{}
+	waitFor(t, c.arrived, "the second hedge, at c")
+	close(c.release)
+	rec := <-done
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from c") || b.requests.Load() != 1 {
+		t.Fatalf("%d %s, b saw %d requests: want c's answer, b tried once", rec.Code, rec.Body.String(), b.requests.Load())
+	}
+}

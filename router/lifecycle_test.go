@@ -81,7 +81,7 @@ func TestConflictingFramingRefusedAndConnectionClosed(t *testing.T) {
 	t.Parallel()
 	up := newUpstream(t, apiAnswer)
 	srv := serveGuarded(t, newGatewayFromYAML(t, twoKinds(up.URL), router.Options{}).Handler())
-	const body = `{"model":"m","max_tokens":5,"messages":[]}`
+	const body = `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
 	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)
 	request := func(path, framing string) string {
 		return "POST " + path + " HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n" + framing + "\r\n" + chunked
@@ -392,6 +392,9 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
+		if strings.HasSuffix(r.URL.Path, "/messages") {
+			_, _ = io.WriteString(w, msgStart) // the first byte: a ping is none
+		}
 		for {
 			if strings.HasSuffix(r.URL.Path, "/messages") {
 				_, _ = io.WriteString(w, "event: ping\ndata: {\"type\":\"ping\"}\n\n")

@@ -65,7 +65,9 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *limiter) (
 		}
 	}()
 	if a.reach() {
+		g.noteStored(a)
 		c.status = a.deliver(c.w, &c.route)
+		g.noteStored(a)
 	} else if a.res.Outcome == telemetry.OutcomeFailover {
 		c.answer = a.answer // the answer the client gets if this failure is the last (nil: the gateway's own)
 	} else if a.stopping {

@@ -75,7 +75,7 @@ func upstreamFor(row failureRow) (http.HandlerFunc, bool) {
 			case <-time.After(5 * time.Second):
 			}
 		}, true
-	case fault.ErrorAuth, fault.ErrorQuota, fault.ErrorModelAccess, fault.ErrorConfig:
+	case fault.ErrorAuth, fault.ErrorQuota, fault.ErrorModelAccess, fault.ErrorConfig, fault.ErrorPreviousResponseNotFound:
 		body := row.Body
 		if body == "" {
 			body = `{"error":{"message":"status ` + strconv.Itoa(row.Status) + `","type":"test"}}`

@@ -16,9 +16,10 @@ import (
 // cached prefix is answered sooner and billed less; spreading a
 // conversation over targets throws that away. So a request whose prompt
 // shares its prefix with an earlier one goes to the target that served
-// that prefix last, while that target's expected time stays within
-// affinityBound of the leader's, for as long as the provider keeps it
-// cached (5 minutes; an hour when cache_control asks for "1h").
+// that prefix last, while that target's expected time, and the time its
+// recent attempts took, stay within affinityBound of the leader's expected
+// time, for as long as the provider keeps it cached (5 minutes; an hour
+// when cache_control asks for "1h").
 //
 // A prefix is named by the client's prompt_cache_key when it sends one;
 // else by a hash of what leads its prompt: the system prompt (or
@@ -27,8 +28,9 @@ import (
 // cache_control.
 
 const (
-	// affinityBound is how much slower than the leader, by its expected
-	// time, the target that served a prefix may be and still get it.
+	// affinityBound is how much slower than the leader's expected time the
+	// target that served a prefix may be, by its own expected time and by
+	// its recent attempts, and still get it.
 	affinityBound = 1.5
 	// affinityMinBytes is the least prompt prefix worth keeping together
 	// without a mark: about the 1,024 tokens OpenAI starts caching at.
@@ -191,17 +193,22 @@ func (g *Gateway) remember(r *Route, model string, p Prefix) bool {
 }
 
 // within reports whether c's expected time (its p50 under the load it
-// would meet) is within affinityBound of the best of the available
-// measured targets in order; true without the figures to say.
+// would meet) and its recent time (the EWMA of its latest attempts,
+// timeouts counted) are both within affinityBound of the best of the
+// available measured targets in order; true without the figures to say.
+// The p50 of 100 samples moves only once half of them are slow: a target
+// that turned 50x slower would keep its conversations for 50 requests.
+// The EWMA (alpha 0.3) passes the bound after one such attempt, or a few
+// less slow ones.
 func (g *Gateway) within(c *Candidate, order []*Candidate, now time.Time) bool {
 	if g.stats == nil {
 		return true
 	}
 	cs := g.stats.StatsAt(c.Target, c.Model, now)
-	if cs.Samples == 0 {
+	if cs.Samples == 0 && cs.EWMA == 0 {
 		return true
 	}
-	mine := float64(cs.P50) * loadFactor(c, &cs)
+	mine := max(float64(cs.P50)*loadFactor(c, &cs), float64(cs.EWMA))
 	for _, o := range order {
 		if o == c || o.awayFor(now) != "" {
 			continue

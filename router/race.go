@@ -68,8 +68,10 @@ func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *limiter) (don
 	start(*t, lim)
 	timer := g.newTimer(delay)
 	defer timer.Stop()
-	last := &running[0].t // the newest racer's turn: a next hedge goes past it
-	var held *racer       // a client error, kept while another racer runs
+	// The newest racer's turn: a next hedge goes past it. It points into
+	// the racer (running holds pointers), so removeRacer never moves it.
+	last := &running[0].t
+	var held *racer // a client error, kept while another racer runs
 	for len(running) > 0 {
 		select {
 		case r := <-results:

@@ -24,7 +24,8 @@ type passAnswer struct {
 
 // reachErrorAnswer reads the start of an upstream error answer to judge
 // it: a provider fault (408, 429, 5xx, a 1xx or 3xx, a credential or quota
-// failure) or the provider's own context overflow fails over, and is kept
+// failure), the provider's own context overflow or a stored response it
+// does not hold (previous_response_not_found) fails over, and is kept
 // as the answer the client gets should it be the last failure; anything
 // else is the client's to see.
 func (a *attempt) reachErrorAnswer() bool {
@@ -51,6 +52,14 @@ func (a *attempt) reachErrorAnswer() bool {
 		a.res.Wait += a.g.since(a.sent)
 		a.keepAnswer(body, whole)
 		a.failover(s, fault.ErrorContextOverflow)
+		return false
+	case errType == fault.ErrorPreviousResponseNotFound:
+		// The stored response lives on another account (its home was not
+		// known, or did not answer): another target may hold it. Not the
+		// provider's fault; the client gets this answer if none does.
+		a.res.Wait += a.g.since(a.sent)
+		a.keepAnswer(body, whole)
+		a.failover(s, errType)
 		return false
 	}
 	return a.reachClientError(body, whole)

@@ -21,8 +21,8 @@ import (
 //
 // Every chunk goes through the exchange's stream: a translator when the
 // client speaks the other format (its first event is written the moment
-// the upstream's first event is whole, so the time to first byte stays
-// honest), or a pass-through that reads the usage and drops the usage chunk
+// the upstream's first data event is whole, so the time to first byte
+// stays honest; comments and pings before it are no first byte), or a pass-through that reads the usage and drops the usage chunk
 // the client did not ask for.
 
 // streamAnswer is a stream in flight: its buffers, its converter and where
@@ -37,7 +37,8 @@ type streamAnswer struct {
 	st         translate.Stream
 	first      []byte    // the client's first output, in hand after reach
 	rerr, ferr error     // the read's and the converter's state after the first output
-	started    time.Time // when the first chunk came
+	started    time.Time // when the first data event came
+	chunks     int       // the reads that returned bytes
 }
 
 // drop gives the buffers back between two chunks.
@@ -96,7 +97,30 @@ func (s *streamAnswer) convert(p []byte) ([]byte, error) {
 	return s.st.Feed(s.out(), p)
 }
 
-// reachStream waits for the first chunk (that moment is the TTFB sample),
+// dataEvents is how many events carrying data the upstream has sent: a
+// stream with no converter counts its chunks.
+func (s *streamAnswer) dataEvents() int {
+	if s.st == nil {
+		return s.chunks
+	}
+	return s.st.DataEvents()
+}
+
+// next reads the upstream's next bytes and converts them; fresh reports
+// whether they carried data (a keep-alive does not).
+func (s *streamAnswer) next(r io.Reader) (out []byte, fresh bool, err, ferr error) {
+	before := s.dataEvents()
+	p, err := s.read(r)
+	if len(p) > 0 {
+		s.chunks++
+		out, ferr = s.convert(p)
+	}
+	return out, s.dataEvents() > before, err, ferr
+}
+
+// reachStream waits for the first event that carries data (that moment
+// is the TTFB sample: comments, pings and empty events before it are no
+// first byte, and the first-byte timeout runs on while only they come),
 // then reads on until the client has something to get.
 func (a *attempt) reachStream() bool {
 	resp, s, u := a.resp, &a.strm, a.cand.upstream
@@ -110,50 +134,72 @@ func (a *attempt) reachStream() bool {
 	}
 	s.st = a.x.streamFor(a.c, a.cand, a.g.now().Unix())
 
-	p, err := s.read(resp.Body)
+	var (
+		out       []byte
+		fresh     bool
+		err, ferr error
+	)
+	for !fresh && err == nil && ferr == nil {
+		s.drop() // the converter keeps what it needs of a partial event
+		out, fresh, err, ferr = s.next(resp.Body)
+	}
 	wait := a.g.since(a.sent) // one reading: the upstream wait and the TTFB sample
 	a.res.Wait += wait
-	if len(p) == 0 {
+	if s.chunks == 0 {
 		// A 2xx with no body at all is a transport failure too.
 		a.setStatus(resp.StatusCode)
 		a.transportFailure(err)
 		return false
 	}
-	a.firstByte.Stop()
-	a.res.Status = resp.StatusCode
-	s.started = a.g.now()
-	a.total = time.AfterFunc(u.total-wait, func() { a.cancel(errTotalTimeout) })
-	a.idle = time.AfterFunc(u.idle, func() { a.cancel(errIdleTimeout) })
-
-	out, ferr := s.convert(p)
+	if fresh {
+		a.streamStarted(wait)
+	}
 	for len(out) == 0 && ferr == nil && err == nil {
-		s.drop() // the converter keeps what it needs of a partial event
+		// Data the client gets nothing of yet (a usage chunk it did not
+		// ask for): read on, watched for a stall.
+		s.drop()
 		t := a.g.now()
-		a.idle.Reset(u.idle)
-		p, err = s.read(resp.Body)
+		out, fresh, err, ferr = s.next(resp.Body)
 		a.res.Wait += a.g.since(t)
-		if len(p) > 0 {
-			out, ferr = s.convert(p)
+		if fresh {
+			a.idle.Reset(u.idle)
 		}
 	}
 	if len(out) == 0 && ferr == nil && err == io.EOF && s.st != nil {
 		out, ferr = s.st.Finish(s.out())
 		err = errStreamFinished
 	}
-	if len(out) == 0 {
+	if len(out) == 0 || s.dataEvents() == 0 {
 		// The upstream's stream ended, broke or was not the API's before a
 		// byte of it was the client's: fail over.
 		if ferr != nil || err == io.EOF || err == errStreamFinished {
 			a.failover(resp.StatusCode, fault.ErrorStreamBroken)
 		} else {
+			a.setStatus(resp.StatusCode)
 			a.transportFailure(err)
 		}
 		return false
 	}
+	a.streamStarted(wait) // its one data event was the last, cut short
 	a.res.TTFB, a.res.HasTTFB = wait, true
 	s.first, s.rerr, s.ferr = out, err, ferr
 	a.kind = answerStream
 	return true
+}
+
+// streamStarted marks the stream's first data event, wait after the
+// request went: the first-byte timer stops, the total and idle timers
+// start.
+func (a *attempt) streamStarted(wait time.Duration) {
+	if a.idle != nil {
+		return
+	}
+	u := a.cand.upstream
+	a.firstByte.Stop()
+	a.res.Status = a.resp.StatusCode
+	a.strm.started = a.g.now()
+	a.total = time.AfterFunc(u.total-wait, func() { a.cancel(errTotalTimeout) })
+	a.idle = time.AfterFunc(u.idle, func() { a.cancel(errIdleTimeout) })
 }
 
 // deliverStream sends the first output at once and relays every later
@@ -189,17 +235,16 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	idle := a.cand.upstream.idle
 	for ferr == nil && err == nil {
 		t := a.g.now()
-		var p []byte
-		a.idle.Reset(idle)
-		p, err = s.read(resp.Body)
+		var fresh bool
+		out, fresh, err, ferr = s.next(resp.Body)
 		a.res.Wait += a.g.since(t)
-		if len(p) > 0 {
-			out, ferr = s.convert(p)
-			ok := cw.write(out)
-			s.drop()
-			if !ok {
-				return resp.StatusCode
-			}
+		if fresh { // only data shows the stream goes on: keep-alives do not
+			a.idle.Reset(idle)
+		}
+		ok := cw.write(out)
+		s.drop()
+		if !ok {
+			return resp.StatusCode
 		}
 	}
 	if ferr == nil && err == io.EOF && s.st != nil {

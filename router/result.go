@@ -30,6 +30,10 @@ type Result struct {
 	// reported cached tokens), so the time to first byte is not what a
 	// cold prompt would get (firstbyte.cache_hit): not a latency sample.
 	CacheHit bool
+	// ResponseID is the id of the response the answer left stored at the
+	// provider (gen_ai.response.id): a Responses answer relayed as it
+	// came, store not false. "" : none.
+	ResponseID string
 
 	// Delivered: bytes of this attempt reached the client, so there is no
 	// failover after it, whatever happens next.
@@ -52,6 +56,12 @@ type Result struct {
 	HasRemaining   bool
 	RemainingReset time.Time
 }
+
+// Details of a timeout: which bound ran out.
+const (
+	detailFirstByteTimeout = "first-byte timeout"
+	detailTotalTimeout     = "total timeout"
+)
 
 // Fault is the failure model's verdict on the end.
 func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorType) }
@@ -89,6 +99,9 @@ func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
 	}
 	if r.CacheHit {
 		attrs = append(attrs, telemetry.KeyCacheHit.Bool(true))
+	}
+	if r.ResponseID != "" {
+		attrs = append(attrs, telemetry.KeyResponseID.String(r.ResponseID))
 	}
 	if r.OutputRate > 0 {
 		attrs = append(attrs, telemetry.KeyOutputRate.Float64(r.OutputRate))

@@ -114,6 +114,9 @@ type Route struct {
 	affinityResult string
 	skipped        []Skip
 	failures       []Failure
+	// lastEnd is how the last attempt to end ended (a hedge's cancelled
+	// loser aside): the request log line's error class and reason.
+	lastEnd attemptEnd
 }
 
 // NewRoute is a route through order (which it keeps; the caller must not
@@ -404,6 +407,9 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 	}
 	if r.affinity != nil && res.Outcome == telemetry.OutcomeSuccess {
 		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.upstream.now())
+	}
+	if res.Outcome != telemetry.OutcomeHedgeLost {
+		r.lastEnd = attemptEnd{errorType: res.ErrorType, detail: res.Detail, status: res.Status}
 	}
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true

@@ -236,7 +236,7 @@ targets: [{virtual_key: claude}]
 	if hdr.Get("x-api-key") != "sk-ant-test" || hdr.Get("Authorization") != "" || hdr.Get("anthropic-version") != "2023-06-01" {
 		t.Errorf("upstream headers: x-api-key %q, Authorization %q, anthropic-version %q", hdr.Get("x-api-key"), hdr.Get("Authorization"), hdr.Get("anthropic-version"))
 	}
-	stream := readAll(t, post(t, srv.URL, "/v1/messages", `{"model":"claude-x","max_tokens":10,"stream":true,"messages":[]}`).Body)
+	stream := readAll(t, post(t, srv.URL, "/v1/messages", `{"model":"claude-x","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]}`).Body)
 	if !strings.Contains(stream, "event: message_start") || !strings.HasSuffix(strings.TrimSpace(stream), `{"type":"message_stop"}`) {
 		t.Errorf("stream did not pass through whole: %q", stream)
 	}

@@ -40,7 +40,7 @@ func TestUpstreamResponseHeadersBounded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			big := strings.Repeat("h", tt.headerSize)
 			a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("X-Upstream-Padding", big)
+				w.Header().Set("X-Ratelimit-Padding", big)
 				answerChatOrStream(w, r)
 			})
 			b := newUpstream(t, answerChatOrStream)
@@ -60,7 +60,7 @@ func TestUpstreamResponseHeadersBounded(t *testing.T) {
 			if got := resp.Header.Get("X-Firstbyte-Target"); got != tt.wantServer {
 				t.Errorf("served by %q (attempts %s), want %q", got, resp.Header.Get("X-Firstbyte-Attempts"), tt.wantServer)
 			}
-			relayed := resp.Header.Get("X-Upstream-Padding")
+			relayed := resp.Header.Get("X-Ratelimit-Padding")
 			if tt.wantServer == "b" && relayed != "" {
 				t.Errorf("the client saw the oversized header (%d bytes)", len(relayed))
 			}

@@ -35,6 +35,10 @@ var (
 	KeyErrorType       = semconv.ErrorTypeKey
 	KeyInputTokens     = semconv.GenAIUsageInputTokensKey  // when the upstream reports usage
 	KeyOutputTokens    = semconv.GenAIUsageOutputTokensKey // when the upstream reports usage
+	// KeyResponseID is the id of the response an attempt left stored at its
+	// provider (a Responses API answer, store not false): whoever reads the
+	// span learns which target holds it (previous_response_id follow-ups).
+	KeyResponseID = semconv.GenAIResponseIDKey
 )
 
 // The project's own attribute keys.

@@ -284,7 +284,7 @@ targets:
 	s, path, logs := testStack(t, cfgText("m: m"), nil)
 	admin := "http://" + s.AdminAddr
 	chat := func(model string) int {
-		code, _ := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/chat/completions", `{"model":"`+model+`","messages":[]}`)
+		code, _ := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/chat/completions", `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`)
 		return code
 	}
 
@@ -452,7 +452,7 @@ targets:
   - {virtual_key: c, model_map: {m: m}}
 `, panicTransport{})
 	for range 2 {
-		code, body := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/messages", `{"model":"m","max_tokens":1,"messages":[]}`)
+		code, body := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/messages", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`)
 		if code != 500 || !strings.Contains(body, `"type":"api_error"`) {
 			t.Errorf("answer after a panic: %d %s, want an Anthropic 500", code, body)
 		}
@@ -502,7 +502,7 @@ targets:
 	}
 	done := make(chan int, 1)
 	go func() {
-		code, _ := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/chat/completions", `{"model":"m","messages":[]}`)
+		code, _ := doRequest(t, http.MethodPost, "http://"+s.APIAddr+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 		done <- code
 	}()
 	held := func() int64 {

@@ -23,6 +23,8 @@ import (
 // two are wired, so a change to either side fails the build.
 var _ router.StatsSource = (*collector.Tracker)(nil)
 
+var _ router.ResponseHomes = (*collector.Tracker)(nil)
+
 // stack is one running gateway: the client API and admin servers, the
 // gateway (replaced whole by a reload), the tracker it learns from (kept
 // across reloads), the SDK feeding it, and the metrics.
@@ -206,6 +208,7 @@ func (s *stack) config() *config.Config { return s.cfg.Load() }
 func (s *stack) gatewayOptions(cfg *config.Config, prev *router.Gateway) router.Options {
 	return router.Options{
 		Stats:          s.Tracker,
+		ResponseHomes:  s.Tracker, // stored responses' targets, as this instance's and peers' spans say
 		TracerProvider: s.SDK.TracerProvider,
 		Transport:      s.transportFor(),
 		Logger:         s.log,

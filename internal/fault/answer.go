@@ -25,6 +25,10 @@ import (
 //   - ErrorConfig: a 404 or 405 that is not a model-not-found error: the
 //     endpoint does not exist where the gateway called it (a base_url
 //     without its version segment answers so, often with an HTML page).
+//   - ErrorPreviousResponseNotFound: a 400 or 404 coded
+//     previous_response_not_found: the account does not hold the stored
+//     response the request continues, which another account may. Neither
+//     a fault nor the caller's answer while another target may hold it.
 //   - anything else is the status code: a 403 that says nothing coded
 //     about the key (a content-policy refusal, an unknown shape) is the
 //     caller's answer, as any other 4xx.
@@ -40,6 +44,8 @@ func OfAnswer(status int, body []byte) string {
 	}
 	e := readErrorFields(body)
 	switch scope := e.scope(); {
+	case (status == 400 || status == 404) && e.code == codePreviousResponseNotFound:
+		return ErrorPreviousResponseNotFound
 	case scope == scopeQuota, status == 400 && e.isCreditBalance():
 		return ErrorQuota
 	case scope == scopeKey && (status == 400 || status == 403): // Google refuses a bad key with a 400
@@ -51,6 +57,10 @@ func OfAnswer(status int, body []byte) string {
 	}
 	return strconv.Itoa(status)
 }
+
+// codePreviousResponseNotFound is OpenAI's error.code for a
+// previous_response_id the account does not hold.
+const codePreviousResponseNotFound = "previous_response_not_found"
 
 // NeedsBody reports whether OfAnswer's verdict on status depends on the
 // body: the answer must be read before it is judged.

@@ -40,6 +40,11 @@ func TestOfAnswer(t *testing.T) {
 		{"404 HTML page", 404, `<!DOCTYPE html><html><body>404 page not found</body></html>`, ErrorConfig},
 		{"405 method not allowed", 405, `Method Not Allowed`, ErrorConfig},
 
+		// State another account keeps: not this one's fault.
+		{"openai 404 previous_response_not_found", 404, `{"error":{"message":"Previous response with id 'resp_1' not found.","type":"invalid_request_error","param":"previous_response_id","code":"previous_response_not_found"}}`, ErrorPreviousResponseNotFound},
+		{"openai 400 previous_response_not_found", 400, `{"error":{"message":"Previous response with id 'resp_1' not found.","type":"invalid_request_error","param":"previous_response_id","code":"previous_response_not_found"}}`, ErrorPreviousResponseNotFound},
+		{"404 quoting previous_response_not_found in its message only", 404, `{"error":{"message":"previous_response_not_found","type":"invalid_request_error","code":null}}`, ErrorConfig},
+
 		// The caller's answer: nothing here is about the key.
 		{"403 content policy", 403, `{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","param":null,"code":"content_policy_violation"}}`, "403"},
 		{"403 moderation", 403, `{"error":{"message":"Your request was flagged by our moderation system.","type":"invalid_request_error","code":"moderation_blocked"}}`, "403"},

@@ -85,8 +85,12 @@ const (
 	ErrorModelAccess        = "model_access"            // the provider refused the key this upstream model (a 403 or 404 coded model_not_found)
 	ErrorConfig             = "config"                  // the endpoint does not exist where it was called (a 404 or 405 that is not model_not_found): a wrong base_url
 	ErrorContextOverflow    = "context_length_exceeded" // the provider's own context window was too small
-	ErrorCanceled           = "canceled"                // the client went away first
-	ErrorHedgeLost          = "hedge_lost"              // another attempt of the request answered first; this one was cancelled
+	// ErrorPreviousResponseNotFound: the account does not hold the stored
+	// response a Responses request continues (previous_response_id); another
+	// account may. Not the provider's fault.
+	ErrorPreviousResponseNotFound = "previous_response_not_found"
+	ErrorCanceled                 = "canceled"   // the client went away first
+	ErrorHedgeLost                = "hedge_lost" // another attempt of the request answered first; this one was cancelled
 )
 
 // Exception class names the official OpenAI and Anthropic SDKs report as
@@ -114,7 +118,7 @@ func Classify(status int, errorType string) Fault {
 			return Full
 		}
 		// An SDK class name with a status: the status is the better witness.
-	case ErrorContextOverflow, ErrorCanceled, ErrorResponseBufferFull, ErrorHedgeLost:
+	case ErrorContextOverflow, ErrorPreviousResponseNotFound, ErrorCanceled, ErrorResponseBufferFull, ErrorHedgeLost:
 		return None
 	}
 	switch {

@@ -18,8 +18,24 @@ import (
 // gives other figures.
 func TestStudyIsReproducibleFromItsSeed(t *testing.T) {
 	t.Parallel()
-	o := Options{Seed: 7, Duration: 6 * time.Second, Scenarios: []string{"d-breaker", "e", "fleet", "cache"},
-		Modes: []string{"reliable-latency"}}
+	// (fleet), four gateways and their fan-out, costs more than the
+	// other three together (minutes under the race detector): it has no
+	// phases, so a shorter run of it proves the same.
+	modes := []string{"reliable-latency"}
+	phased := Options{Seed: 7, Duration: 6 * time.Second, Scenarios: []string{"d-breaker", "e", "cache"}, Modes: modes}
+	fleet := Options{Seed: 7, Duration: 2 * time.Second, Scenarios: []string{"fleet"}, Modes: modes}
+	first := sameFilesInParallel(t, phased)
+	sameFilesInParallel(t, fleet)
+	phased.Seed = 8
+	if other := runStudy(t, phased).Markdown("##", ""); bytes.Equal(other, first[ReportFile]) {
+		t.Errorf("seeds 7 and 8 gave the same report")
+	}
+}
+
+// sameFilesInParallel runs o one run at a time and two at a time, fails
+// the test unless both wrote the same bytes, and returns the files.
+func sameFilesInParallel(t *testing.T, o Options) map[string][]byte {
+	t.Helper()
 	write := func(o Options) map[string][]byte {
 		dir := t.TempDir()
 		if err := runStudy(t, o).WriteFiles(dir); err != nil {
@@ -31,18 +47,15 @@ func TestStudyIsReproducibleFromItsSeed(t *testing.T) {
 	first := write(o)
 	o.Parallel = 2
 	second := write(o)
-	if len(first) < 3 {
-		t.Fatalf("wrote %d files, want the report and at least two charts", len(first))
+	if len(first) < 2 {
+		t.Fatalf("%v: wrote %d files, want the report and at least one chart", o.Scenarios, len(first))
 	}
 	for name, b := range first {
 		if !bytes.Equal(b, second[name]) {
-			t.Errorf("%s differs between two runs with seed %d", name, o.Seed)
+			t.Errorf("%v: %s differs between two runs with seed %d", o.Scenarios, name, o.Seed)
 		}
 	}
-	o.Seed = 8
-	if other := runStudy(t, o).Markdown("##", ""); bytes.Equal(other, first[ReportFile]) {
-		t.Errorf("seeds 7 and 8 gave the same report")
-	}
+	return first
 }
 
 func readDir(t *testing.T, dir string) map[string][]byte {

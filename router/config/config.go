@@ -207,10 +207,11 @@ type Price struct {
 
 // Timeouts bound one attempt.
 type Timeouts struct {
-	// FirstByte bounds the wait from sending to the first chunk (streaming)
-	// or the whole response (unary); past it the attempt fails over. Zero: 30s.
+	// FirstByte bounds the wait from sending to the first event that carries
+	// data (streaming: comments and keep-alive pings do not count) or the
+	// whole response (unary); past it the attempt fails over. Zero: 30s.
 	FirstByte time.Duration `yaml:"first_byte"`
-	// Idle bounds the pause between two chunks of a stream once it has
+	// Idle bounds the pause between two data events of a stream once it has
 	// started; past it the stream ends with an error event and the attempt
 	// is a provider fault (stall). At most Total. Zero: 30s.
 	Idle time.Duration `yaml:"idle"`

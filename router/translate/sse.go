@@ -1,6 +1,10 @@
 package translate
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
 
 // Stream turns an upstream's server-sent event stream into the client's, one
 // read at a time. It is not safe for concurrent use; one belongs to one
@@ -21,6 +25,13 @@ type Stream interface {
 	// Usage is the usage the upstream has reported so far; Known is false
 	// until it reports any.
 	Usage() Usage
+	// DataEvents is how many events carrying data the upstream has sent so
+	// far: a message's start, its content, its end or an error. Comments,
+	// keep-alive pings (Anthropic's ping) and events with no data are not
+	// counted: they say the connection is alive, not that an answer has
+	// begun or goes on, so a stream's first byte is its first data event,
+	// and only data events show it has not stalled.
+	DataEvents() int
 }
 
 // maxBlocks bounds the content block and tool call indexes a stream may use:
@@ -43,6 +54,7 @@ type sseDecoder struct {
 	in      []byte // what is being decoded: p itself, or pending+p
 	off     int    // start of the first undecoded event in in
 	data    []byte // scratch for an event of several data lines
+	events  int    // the events decoded that carry data (carriesData)
 }
 
 // sseEvent is one event; its slices are valid until the decoder's next call.
@@ -50,6 +62,7 @@ type sseEvent struct {
 	name    []byte
 	data    []byte
 	hasData bool   // a data line was present (an event without one is not dispatched)
+	isData  bool   // it carries data: not a keep-alive (carriesData)
 	raw     []byte // the event's own bytes, the blank line ending it included
 }
 
@@ -72,7 +85,36 @@ func (d *sseDecoder) next() (sseEvent, bool) {
 	}
 	ev.raw = d.in[d.off : d.off+n]
 	d.off += n
+	if ev.isData = carriesData(ev); ev.isData {
+		d.events++
+	}
 	return ev, true
+}
+
+// maxPingSize bounds the data of an event that may be a ping ({"type":
+// "ping"} and some room): a chunk of an answer is not searched for one.
+const maxPingSize = 64
+
+// carriesData reports whether ev is part of an answer rather than a
+// keep-alive: it has data, not blank, and is not a ping (Anthropic names
+// its pings; a ping named only in its data counts as one too).
+func carriesData(ev sseEvent) bool {
+	if !ev.hasData || len(bytes.TrimSpace(ev.data)) == 0 {
+		return false
+	}
+	switch {
+	case string(ev.name) == "ping":
+		return false
+	case len(ev.name) == 0 && len(ev.data) <= maxPingSize && bytes.Contains(ev.data, []byte(`"ping"`)):
+		var typ []byte
+		valid := jsonscan.Object(ev.data, func(k, v []byte) {
+			if string(k) == "type" {
+				typ = v
+			}
+		})
+		return !valid || !stringIs(typ, "ping")
+	}
+	return true
 }
 
 // errEventTooLarge: an incomplete event past maxPending.
@@ -114,6 +156,9 @@ func (d *sseDecoder) finishEvent() (sseEvent, bool) {
 		}
 	}
 	ev.raw = raw
+	if ev.isData = carriesData(ev); ev.isData {
+		d.events++
+	}
 	return ev, true
 }
 
@@ -198,6 +243,9 @@ type eventStream struct {
 	err  error // sticky: the upstream broke its format
 }
 
+// DataEvents is Stream.DataEvents.
+func (e *eventStream) DataEvents() int { return e.dec.events }
+
 // eventTranslator translates one upstream event's data onto dst.
 type eventTranslator interface {
 	event(dst, data []byte) ([]byte, error)
@@ -218,7 +266,7 @@ func (e *eventStream) feed(t eventTranslator, dst, p []byte) ([]byte, error) {
 		if !ok {
 			break
 		}
-		if ev.hasData {
+		if ev.isData { // keep-alives are not the client's: pings may be dropped
 			if dst, e.err = t.event(dst, ev.data); e.err != nil {
 				return dst, e.err
 			}
@@ -228,7 +276,7 @@ func (e *eventStream) feed(t eventTranslator, dst, p []byte) ([]byte, error) {
 		e.err = err
 	}
 	if e.done {
-		e.dec = sseDecoder{}
+		e.dec = sseDecoder{events: e.dec.events}
 	}
 	return dst, e.err
 }
@@ -240,7 +288,7 @@ func (e *eventStream) finishLast(t eventTranslator, dst []byte) ([]byte, error) 
 	if e.err != nil {
 		return dst, e.err
 	}
-	if ev, ok := e.dec.finishEvent(); ok && ev.hasData && !e.done {
+	if ev, ok := e.dec.finishEvent(); ok && ev.isData && !e.done {
 		dst, e.err = t.event(dst, ev.data)
 	}
 	return dst, e.err

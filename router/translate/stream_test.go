@@ -138,8 +138,9 @@ func TestStreamSameAnswer(t *testing.T) {
 	}
 }
 
-// The client's stream opens the moment the upstream's first event arrives, so
-// the gateway can flush a first byte at once.
+// The client's stream opens the moment the upstream's first data event
+// arrives, so the gateway can flush a first byte at once (a ping before it
+// is no first byte: TestKeepAlivesAreNotData).
 func TestStreamOpensOnFirstEvent(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -150,9 +151,6 @@ func TestStreamOpensOnFirstEvent(t *testing.T) {
 		{"anthropic message_start", NewMessagesToChatStream(Answer{Model: "m", Created: 7, IncludeUsage: false}),
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
 			`data: {"id":"msg_1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n"},
-		{"anthropic ping first", NewMessagesToChatStream(Answer{Model: "m", Created: 7, IncludeUsage: false}),
-			"event: ping\ndata: {\"type\":\"ping\"}\n\n",
-			`data: {"id":"chatcmpl-translated","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n"},
 		{"openai role chunk", NewChatToMessagesStream(Answer{Model: "m"}),
 			"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"c1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n"},

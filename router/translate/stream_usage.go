@@ -18,10 +18,18 @@ type passThrough struct {
 
 	dec   sseDecoder
 	usage Usage
+	id    string // a Responses stream's response id, from its first response.* event ("": none yet)
 	end   string // the event that ended the stream ("": none yet); what follows is relayed unread
 	err   error
 	buf   []byte // scratch for a rewritten event
+	held  []byte // what the client gets of the keep-alives before the first data event
+	data  int    // the data events read, each its API's
 }
+
+// maxHeldKeepAlives bounds the keep-alives held before a stream's first
+// data event: past it, the whole ones held are dropped (a comment or a
+// ping tells the client nothing).
+const maxHeldKeepAlives = 64 << 10
 
 // NewPassThrough relays a stream of format f (Chat, Messages or Responses)
 // as it came and records its usage: an OpenAI chat stream's final usage
@@ -31,7 +39,10 @@ type passThrough struct {
 // stream names that model instead of the upstream's (every chunk of a chat
 // stream, message_start, the response object of the response.* events).
 // Without either, Feed appends p as it came; with one, it holds back an
-// incomplete event until the rest arrives.
+// incomplete event until the rest arrives. Either way, what comes before
+// the first event that carries data (comments, pings, empty events) is
+// held, and relayed with that event: until an answer has begun there is
+// nothing for the client, and nothing the gateway is committed to.
 //
 // The stream is held to its API: an event whose data is not one JSON value
 // (nor a chat stream's [DONE]) is an error (ErrInvalidUpstream). Finish
@@ -63,10 +74,61 @@ func NewResponsesCheck() Stream { return NewPassThrough(Responses, false, "") }
 
 func (f *passThrough) Usage() Usage { return f.usage }
 
+// ResponseID is the id of the response a Responses stream carries, read
+// from its first response.* event (response.created); "" for the other
+// formats, or before that event was whole.
+func (f *passThrough) ResponseID() string { return f.id }
+
 // verbatim reports whether every byte is relayed as it came.
 func (f *passThrough) verbatim() bool { return !f.strip && f.model == nil }
 
+func (f *passThrough) DataEvents() int { return f.data }
+
 func (f *passThrough) Feed(dst, p []byte) ([]byte, error) {
+	if f.data > 0 {
+		return f.feed(dst, p)
+	}
+	start := len(dst)
+	dst, err := f.feed(dst, p)
+	return f.hold(dst, start, err)
+}
+
+func (f *passThrough) Finish(dst []byte) ([]byte, error) {
+	if f.data > 0 {
+		return f.finish(dst)
+	}
+	start := len(dst)
+	dst, err := f.finish(dst)
+	return f.hold(dst, start, err)
+}
+
+// hold keeps what dst[start:] holds while no event has carried data, and
+// puts what it kept before dst[start:] once one has. A stream that breaks
+// before its first data event gives nothing of it: nothing of it has
+// reached the client, so the attempt can still fail over.
+func (f *passThrough) hold(dst []byte, start int, err error) ([]byte, error) {
+	switch {
+	case f.data > 0:
+		f.held = append(f.held, dst[start:]...)
+		dst = append(dst[:start], f.held...)
+		f.held = nil
+		return dst, err
+	case err != nil:
+		f.held = nil
+		return dst[:start], err
+	}
+	f.held = append(f.held, dst[start:]...)
+	if len(f.held) > maxHeldKeepAlives {
+		keep := 0 // an incomplete event, relayed as it came, stays
+		if f.verbatim() {
+			keep = len(f.dec.pending)
+		}
+		f.held = append(f.held[:0], f.held[len(f.held)-keep:]...)
+	}
+	return dst[:start], nil
+}
+
+func (f *passThrough) feed(dst, p []byte) ([]byte, error) {
 	if f.verbatim() {
 		dst = append(dst, p...)
 	}
@@ -89,7 +151,7 @@ func (f *passThrough) Feed(dst, p []byte) ([]byte, error) {
 	return dst, f.err
 }
 
-func (f *passThrough) Finish(dst []byte) ([]byte, error) {
+func (f *passThrough) finish(dst []byte) ([]byte, error) {
 	if f.err != nil {
 		return dst, f.err
 	}
@@ -109,7 +171,7 @@ func (f *passThrough) Finish(dst []byte) ([]byte, error) {
 
 // event checks one event, notes whether it ends the stream, and relays it.
 func (f *passThrough) event(dst []byte, ev sseEvent) ([]byte, error) {
-	if !ev.hasData || f.end != "" {
+	if !ev.isData || f.end != "" { // a keep-alive, or after the end
 		if !f.verbatim() {
 			dst = append(dst, ev.raw...) // after the end: relayed unread
 		}
@@ -117,11 +179,13 @@ func (f *passThrough) event(dst []byte, ev sseEvent) ([]byte, error) {
 	}
 	if f.format == Chat && string(ev.data) == "[DONE]" {
 		f.end = "[DONE]"
+		f.data++
 		return f.relay(dst, ev), nil
 	}
 	if err := checkEventJSON(ev); err != nil {
 		return dst, err
 	}
+	f.data++
 	if f.format != Chat {
 		name := ev.name
 		if len(name) == 0 { // providers that name events only in their data
@@ -265,6 +329,11 @@ func (f *passThrough) responsesUsage(ev sseEvent) (model []byte) {
 	}
 	if u := responsesUsage(jsonscan.Field(response, "usage")); u.Known {
 		f.usage = u
+	}
+	if f.id == "" {
+		if id := jsonscan.Field(response, "id"); isString(id) {
+			f.id = jsonscan.Unquote(id)
+		}
 	}
 	return jsonscan.Field(response, "model")
 }

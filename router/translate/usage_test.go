@@ -94,9 +94,14 @@ func TestChatUsageFilter(t *testing.T) {
 			}
 		}
 	}
-	// Without strip, every Feed gives back at once exactly what it got.
+	// Without strip, once the first data event is out, every Feed gives
+	// back at once exactly what it got.
 	f := NewChatUsageFilter(false)
-	if out, _ := f.Feed(nil, in[:10]); !bytes.Equal(out, in[:10]) {
+	first := bytes.Index(in, []byte("\n\n")) + 2
+	if out, _ := f.Feed(nil, in[:first]); !bytes.Equal(out, in[:first]) {
+		t.Errorf("Feed held the first event back: %q", out)
+	}
+	if out, _ := f.Feed(nil, in[first:first+10]); !bytes.Equal(out, in[first:first+10]) {
 		t.Errorf("Feed held bytes back: %q", out)
 	}
 	// Usage on a chunk that still has choices (some servers) is recorded and
