@@ -98,3 +98,17 @@ func TestModelStreamGolden(t *testing.T) {
 		}
 	}
 }
+
+// A Converse stream fed as decoded events counts each as a data event, as
+// the SSE form counts its events.
+func TestModelStreamDataEvents(t *testing.T) {
+	s := NewModelStream(Converse, Chat, goldenAnswer)
+	out, err := s.FeedEvent(nil, []byte("messageStart"), []byte(`{"role":"assistant"}`))
+	if err != nil || len(out) == 0 || s.DataEvents() != 1 {
+		t.Fatalf("FeedEvent = %q, %v, DataEvents %d; want output, 1", out, err, s.DataEvents())
+	}
+	g := NewModelStream(Gemini, Messages, goldenAnswer)
+	if out, err := g.Feed(nil, []byte(": keep-alive\n\n"+geminiOpening)); err != nil || len(out) == 0 || g.DataEvents() != 1 {
+		t.Fatalf("Feed = %q, %v, DataEvents %d; want output, 1", out, err, g.DataEvents())
+	}
+}

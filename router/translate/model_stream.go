@@ -32,7 +32,12 @@ type ModelStream struct {
 	usage    Usage
 	finished bool
 	failed   bool // the upstream ended with its own error
+	fed      int  // Converse events handed to FeedEvent
 }
+
+// DataEvents is how many upstream events carrying data came: SSE events
+// (Feed) and Converse events (FeedEvent).
+func (s *ModelStream) DataEvents() int { return s.eventStream.DataEvents() + s.fed }
 
 // NewModelStream translates a stream of upstream format (Converse or
 // Gemini) for a client of format client (Chat, Messages or Responses),
@@ -62,6 +67,7 @@ func (s *ModelStream) FeedEvent(dst, name, payload []byte) ([]byte, error) {
 	if s.err != nil || s.done {
 		return dst, s.err
 	}
+	s.fed++
 	v, ok := jsonscan.Valid(payload)
 	if !ok {
 		s.err = invalidUpstream("a Converse stream event that is not JSON")
