@@ -18,7 +18,7 @@ func decodeChat(body []byte) (*Request, error) {
 	if _, err := readRequest(body, c.set, c.check); err != nil {
 		return nil, err
 	}
-	r := &Request{Client: Chat, ParallelToolCalls: c.parallelToolCalls}
+	r := &Request{Client: Chat, ParallelToolCalls: c.parallelToolCalls, Turns: make([]Turn, 0, 8)}
 	for i, msg := range jsonscan.Each(c.messages) {
 		if err := r.chatMessage(i, msg); err != nil {
 			return nil, err
@@ -107,17 +107,17 @@ func (r *Request) chatMessage(i int, msg []byte) error {
 	case stringIs(role, "system"), stringIs(role, "developer"):
 		return r.chatSystem(i, content, cache)
 	case stringIs(role, "user"):
-		t.Parts, err = chatContent(i, content, false)
+		t.Parts, err = r.chatContent(i, content, false)
 	case stringIs(role, "assistant"):
 		t.Role = RoleAssistant
-		if t.Parts, err = chatContent(i, content, true); err == nil && isString(refusalText) {
+		if t.Parts, err = r.chatContent(i, content, true); err == nil && isString(refusalText) {
 			t.Parts = append(t.Parts, Part{Kind: PartRefusal, Text: refusalText, At: -1})
 		}
 		if err == nil {
 			t.Parts, err = chatCalls(i, toolCalls, t.Parts)
 		}
 	case stringIs(role, "tool"):
-		t.Parts, err = chatResult(i, callID, content)
+		t.Parts, err = r.chatResult(i, callID, content)
 	default:
 		return refuse(msgPath(i)+".role", "must be system, developer, user, assistant or tool")
 	}
@@ -130,7 +130,7 @@ func (r *Request) chatMessage(i int, msg []byte) error {
 
 // chatSystem adds a system message's text to the system prompt.
 func (r *Request) chatSystem(i int, content, cache []byte) error {
-	parts, err := chatContent(i, content, false)
+	parts, err := r.chatContent(i, content, false)
 	if err != nil {
 		return err
 	}
@@ -148,12 +148,12 @@ func (r *Request) chatSystem(i int, content, cache []byte) error {
 
 // chatContent reads a message's content: a string, or an array of text,
 // image, file and (for the assistant) refusal parts.
-func chatContent(i int, content []byte, assistant bool) ([]Part, error) {
+func (r *Request) chatContent(i int, content []byte, assistant bool) ([]Part, error) {
 	switch {
 	case !present(content):
 		return nil, nil
 	case isString(content):
-		return []Part{{Kind: PartText, Text: content, At: -1}}, nil
+		return r.one(Part{Kind: PartText, Text: content, At: -1}), nil
 	case !isArray(content):
 		return nil, refuse(msgPath(i)+".content", "must be a string or an array of parts")
 	}
@@ -178,8 +178,10 @@ func chatContent(i int, content []byte, assistant bool) ([]Part, error) {
 			err = chatImage(&np, p.imageURL, path+".image_url")
 		case !assistant && stringIs(p.typ, "file"):
 			err = chatFile(&np, p.file, path+".file")
+		case stringIs(p.typ, "input_audio"):
+			return nil, refuse(path, "audio input is not translated")
 		default:
-			return nil, refuse(path, "only text, image_url and file parts translate")
+			return nil, refuse(path+".type", "only text, image_url and file parts translate")
 		}
 		if err != nil {
 			return nil, err
@@ -278,7 +280,7 @@ func chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
 
 // chatResult reads a tool message: the result of call id, its content a
 // string or text parts.
-func chatResult(i int, id, content []byte) ([]Part, error) {
+func (r *Request) chatResult(i int, id, content []byte) ([]Part, error) {
 	if !isString(id) {
 		return nil, refuse(msgPath(i)+".tool_call_id", "must be a string")
 	}
@@ -287,7 +289,7 @@ func chatResult(i int, id, content []byte) ([]Part, error) {
 	case isString(content):
 		p.Text = content
 	case present(content):
-		parts, err := chatContent(i, content, false)
+		parts, err := r.chatContent(i, content, false)
 		if err != nil {
 			return nil, err
 		}
@@ -298,5 +300,5 @@ func chatResult(i int, id, content []byte) ([]Part, error) {
 	default:
 		p.Text = []byte(`""`)
 	}
-	return []Part{p}, nil
+	return r.one(p), nil
 }

@@ -28,6 +28,7 @@ func (r *Request) chatTools(tools, choice []byte) error {
 		t.Cache = jsonscan.Field(v, "cache_control")
 		r.Tools = append(r.Tools, t)
 	}
+	r.ToolChoice.Said = present(choice)
 	switch {
 	case !present(choice), stringIs(choice, "auto"):
 	case stringIs(choice, "none"):
@@ -39,7 +40,7 @@ func (r *Request) chatTools(tools, choice []byte) error {
 		if !isString(name) {
 			return refuse("tool_choice.function.name", "must be a string")
 		}
-		r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name}
+		r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name, Said: true}
 	case isObject(choice):
 		return refuse("tool_choice.type", "only auto, none, required or a named function translate")
 	default:

@@ -268,6 +268,7 @@ func (r *Request) messagesTools(tools, choice []byte) error {
 	if !isObject(choice) {
 		return refuse("tool_choice", "must be an object")
 	}
+	r.ToolChoice.Said = true
 	switch typ := jsonscan.Field(choice, "type"); {
 	case stringIs(typ, "auto"):
 	case stringIs(typ, "any"):
@@ -279,7 +280,7 @@ func (r *Request) messagesTools(tools, choice []byte) error {
 		if !isString(name) {
 			return refuse("tool_choice.name", "must be a string")
 		}
-		r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name}
+		r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name, Said: true}
 	default:
 		return refuse("tool_choice.type", "must be auto, any, tool or none")
 	}

@@ -57,7 +57,7 @@ func (r *Request) responsesCallOutput(j int, callID, output []byte) error {
 // unsigned thinking part out where the upstream requires a signature).
 func (r *Request) responsesThinking(j int, item []byte) {
 	p := Part{Kind: PartThinking, At: -1, Text: []byte(`""`)}
-	if enc := jsonscan.Field(item, "encrypted_content"); isString(enc) {
+	if enc := jsonscan.Field(item, "encrypted_content"); isString(enc) && !openAIEncrypted(enc) {
 		p.Signature = enc
 	}
 	summaries := 0
@@ -73,6 +73,13 @@ func (r *Request) responsesThinking(j int, item []byte) {
 		}
 	}
 	r.appendThinking(j, p)
+}
+
+// openAIEncrypted reports whether encrypted_content is OpenAI's own (a
+// Fernet token: "gAAAAA..."), which only OpenAI reads, rather than a
+// signature the gateway carried for Anthropic, Converse or Gemini.
+func openAIEncrypted(enc []byte) bool {
+	return len(enc) > 7 && string(enc[1:7]) == "gAAAAA"
 }
 
 // appendThinking adds a thinking part to the assistant turn of item j.
@@ -101,6 +108,7 @@ func (r *Request) responsesTools(tools, choice []byte) error {
 		}
 		r.Tools = append(r.Tools, t)
 	}
+	r.ToolChoice.Said = present(choice)
 	switch {
 	case !present(choice), stringIs(choice, "auto"):
 	case stringIs(choice, "none"):
@@ -112,7 +120,7 @@ func (r *Request) responsesTools(tools, choice []byte) error {
 		if !isString(name) {
 			return refuse("tool_choice.name", "must be a string")
 		}
-		r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name}
+		r.ToolChoice = ToolChoice{Mode: ToolNamed, Name: name, Said: true}
 	case isObject(choice):
 		return refuse("tool_choice.type", "only auto, none, required or a named function translate")
 	default:

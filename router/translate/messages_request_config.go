@@ -13,6 +13,14 @@ func appendMessagesSettings(out []byte, r *Request, noThinking bool) ([]byte, er
 	if r.ToolChoice.Mode == ToolAny || r.ToolChoice.Mode == ToolNamed || noThinking {
 		budget = 0
 	}
+	out = appendMessagesTools(out, r)
+	switch {
+	case r.Output.JSONObject:
+		return nil, refuse(r.outputPath()+".type", "json_object cannot be held for an Anthropic upstream, which holds answers to a schema only: use json_schema")
+	case r.Output.Schema != nil:
+		out = append(out, `,"output_config":{"format":{"type":"json_schema","schema":`...)
+		out = append(append(out, r.Output.Schema...), "}}"...)
+	}
 	out = append(out, `,"max_tokens":`...)
 	switch n, ok := intValue(r.Limits.MaxTokens); {
 	case !present(r.Limits.MaxTokens):
@@ -42,14 +50,6 @@ func appendMessagesSettings(out []byte, r *Request, noThinking bool) ([]byte, er
 	if present(r.User) {
 		out = append(append(append(out, `,"metadata":{"user_id":`...), r.User...), '}')
 	}
-	out = appendMessagesTools(out, r)
-	switch {
-	case r.Output.JSONObject:
-		return nil, refuse(r.outputPath()+".type", "json_object cannot be held for an Anthropic upstream, which holds answers to a schema only: use json_schema")
-	case r.Output.Schema != nil:
-		out = append(out, `,"output_config":{"format":{"type":"json_schema","schema":`...)
-		out = append(append(out, r.Output.Schema...), "}}"...)
-	}
 	if r.Stream {
 		out = append(out, `,"stream":true`...)
 	}
@@ -73,7 +73,7 @@ func appendMessagesTools(out []byte, r *Request) []byte {
 	}
 	out = append(out, ']')
 	noParallel := string(r.ParallelToolCalls) == "false"
-	if r.ToolChoice.Mode == ToolAuto && !noParallel {
+	if r.ToolChoice.Mode == ToolAuto && !r.ToolChoice.Said && !noParallel {
 		return out
 	}
 	out = append(out, `,"tool_choice":{"type":`...)

@@ -52,6 +52,8 @@ type Request struct {
 	// Stream asks for the answer as a stream; IncludeUsage also asks an
 	// OpenAI stream for its usage chunk.
 	Stream, IncludeUsage bool
+	// parts is where one-part turns are kept (Request.one).
+	parts []Part
 	// size is the length of the body decoded (0: built by hand), which
 	// sizes an encoder's output: a translated request is about as long.
 	size int
@@ -98,6 +100,9 @@ type ToolChoice struct {
 	Mode ToolChoiceMode
 	// Name is the tool a ToolNamed choice forces, a string token.
 	Name []byte
+	// Said is true when the client gave a tool choice (auto said is
+	// written back as auto; not said, left out).
+	Said bool
 }
 
 // Tool is one function the model may call.

@@ -79,3 +79,14 @@ func TranslateAnswer(upstream Format, body []byte, client Format, a Answer) ([]b
 	}
 	return encodeChatAnswer(rep, &a), rep.Usage, nil
 }
+
+// one returns p as a one-part slice: most turns hold one part, and a few
+// dozen of them then cost one allocation rather than one each.
+func (r *Request) one(p Part) []Part {
+	if len(r.parts) == cap(r.parts) {
+		r.parts = make([]Part, 0, 4)
+	}
+	r.parts = append(r.parts, p)
+	n := len(r.parts)
+	return r.parts[n-1 : n : n]
+}

@@ -137,6 +137,7 @@ func TestDecodeRequestRefuses(t *testing.T) {
 		{Chat, `{"messages":[],"n":2}`, "n"},
 		{Chat, `{"messages":[],"logprobs":true}`, "logprobs"},
 		{Chat, `{"messages":[{"role":"user","content":[{"type":"input_audio"}]}]}`, "messages[0].content[0]"},
+		{Chat, `{"messages":[{"role":"user","content":[{"type":"video"}]}]}`, "messages[0].content[0].type"},
 		{Chat, `{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"custom","custom":{"name":"f"}}]}]}`, "messages[0].tool_calls[0].type"},
 		{Chat, `{"messages":[],"tool_choice":{"type":"allowed_tools"}}`, "tool_choice.type"},
 		{Chat, `{"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"string"}}}]}`, "tools[0].function.parameters.type"},

@@ -82,10 +82,11 @@ func appendRaw(out []byte, name string, v []byte) []byte {
 // appendInline writes inline bytes (Part.Data or MediaType) as a JSON string.
 func appendInline(out, s []byte, escaped bool) []byte {
 	if escaped {
-		// Still escaped JSON string contents: the quotes make the token.
-		out = append(out, '"')
-		out = append(out, s...)
-		return append(out, '"')
+		// Escaped JSON string contents (a client that writes \/): written
+		// as the API's own encoders write them, the escapes undone where
+		// JSON does not need them. Rare, so the copy is.
+		tok := append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"')
+		return jsonscan.AppendString(out, jsonscan.AppendUnquoted(nil, tok))
 	}
 	return appendContents(out, s, false)
 }
@@ -156,4 +157,30 @@ func (r *Request) callName(id []byte) []byte {
 		}
 	}
 	return nil
+}
+
+// errNotObjectArgs: tool arguments that are not a JSON object.
+var errNotObjectArgs = invalidUpstream("tool arguments are not a JSON object")
+
+// appendArguments writes OpenAI tool-call arguments (a string holding JSON)
+// as an input object, as Messages, Converse and Gemini take them. Empty or
+// absent arguments are {}; anything but an object is an error.
+func appendArguments(out, args []byte) ([]byte, error) {
+	switch {
+	case !present(args):
+		return append(out, "{}"...), nil
+	case isObject(args): // some clients send the object itself
+		return append(out, args...), nil
+	case !isString(args):
+		return out, errNotObjectArgs
+	}
+	start := len(out)
+	out = jsonscan.AppendUnquoted(out, args)
+	if jsonscan.SkipSpace(out, start) == len(out) {
+		return append(out[:start], "{}"...), nil
+	}
+	if v, ok := jsonscan.Valid(out[start:]); !ok || !isObject(v) {
+		return out[:start], errNotObjectArgs
+	}
+	return out, nil
 }
