@@ -1,19 +1,25 @@
 package translate
 
+import "strconv"
+
 // EncodeChat writes r as an OpenAI Chat Completions request for
 // upstreamModel. The system prompt is one system message; consecutive
 // assistant turns are one assistant message (text, refusal, tool calls);
 // a user turn's tool results are tool messages, before its other parts.
-// A failed tool's result starts with "Error: " (a tool message has no
-// error flag), and the images a tool returned follow its tool messages in
-// a user message, as tool messages hold text only. Thinking, which an
+// A tool message has no error flag (the text says what failed); the
+// images a tool returned follow its tool messages in a user message, as
+// tool messages hold text only (a document there is refused). Thinking, which an
 // OpenAI-compatible server cannot check, is left out, as are cache marks
 // and top_k. A stream always asks for its usage.
 func EncodeChat(r *Request, upstreamModel string) ([]byte, error) {
 	out := appendRequestHead(make([]byte, 0, r.outputSize()), upstreamModel)
-	if len(r.System) > 0 {
+	if len(r.System) > 1 || len(r.System) == 1 && !isEmptyString(textOr(r.System[0].Text)) {
 		out = append(out, `{"role":"system","content":`...)
-		out = append(appendChatTexts(out, r.System), '}')
+		if len(r.System) == 1 { // the system prompt as one string, however given
+			out = append(append(out, textOr(r.System[0].Text)...), '}')
+		} else {
+			out = append(appendChatTexts(out, r.System), '}')
+		}
 	}
 	var err error
 	for i := 0; i < len(r.Turns); i++ {
@@ -35,10 +41,10 @@ func EncodeChat(r *Request, upstreamModel string) ([]byte, error) {
 	return appendChatSettings(out, r)
 }
 
-// appendChatTexts writes text parts as a content string (one part) or an
-// array of text parts.
+// appendChatTexts writes text parts as a content string (one part given
+// as a string) or an array of text parts.
 func appendChatTexts(out []byte, parts []Part) []byte {
-	if len(parts) == 1 {
+	if len(parts) == 1 && parts[0].At < 0 {
 		return append(out, textOr(parts[0].Text)...)
 	}
 	out = append(out, '[')
@@ -124,9 +130,11 @@ func appendChatUser(out []byte, r *Request, t *Turn) ([]byte, error) {
 		}
 	}
 	switch {
+	case rest == 0 && len(t.Parts) == 0: // said nothing: the upstream judges it
+		return append(comma(out), `{"role":"user","content":""}`...), nil
 	case rest == 0:
 		return out, nil
-	case rest == 1 && first.Kind == PartText:
+	case rest == 1 && first.Kind == PartText && first.At < 0:
 		out = append(comma(out), `{"role":"user","content":`...)
 		return append(append(out, textOr(first.Text)...), '}'), nil
 	}
@@ -141,7 +149,9 @@ func appendChatUser(out []byte, r *Request, t *Turn) ([]byte, error) {
 			continue
 		}
 		for k := range p.Content { // the images a tool returned
-			if c := &p.Content[k]; c.Kind != PartText {
+			if c := &p.Content[k]; c.Kind == PartDocument {
+				return out, refuse(r.partPath(t, p)+".content["+strconv.Itoa(k)+"].type", "an OpenAI upstream's tool message holds text, and the images a tool returned follow it; not a document")
+			} else if c.Kind != PartText {
 				if out, err = appendChatUserPart(comma(out), r, t, c); err != nil {
 					return out, err
 				}
@@ -152,7 +162,7 @@ func appendChatUser(out []byte, r *Request, t *Turn) ([]byte, error) {
 }
 
 // appendChatResult writes a tool message's content: the result's text
-// parts ("Error: " first when the tool failed).
+// parts. A tool message has no error flag: what failed is in the text.
 func appendChatResult(out []byte, p *Part) []byte {
 	texts := 0
 	for k := range p.Content {
@@ -161,11 +171,11 @@ func appendChatResult(out []byte, p *Part) []byte {
 		}
 	}
 	switch {
-	case p.Content == nil && !p.IsError:
+	case p.Content == nil:
 		return append(out, textOr(p.Text)...)
-	case p.Content != nil && texts == 0 && !p.IsError:
+	case texts == 0:
 		return append(out, `""`...)
-	case texts == 1 && !p.IsError:
+	case texts == 1:
 		for k := range p.Content {
 			if c := &p.Content[k]; c.Kind == PartText {
 				return append(out, textOr(c.Text)...)
@@ -173,12 +183,6 @@ func appendChatResult(out []byte, p *Part) []byte {
 		}
 	}
 	out = append(out, '[')
-	if p.IsError {
-		out = appendTextBlock(out, []byte(`"Error: "`), nil)
-	}
-	if p.Content == nil {
-		out = appendTextBlock(comma(out), textOr(p.Text), nil)
-	}
 	for k := range p.Content {
 		if c := &p.Content[k]; c.Kind == PartText {
 			out = appendTextBlock(comma(out), textOr(c.Text), nil)
@@ -206,7 +210,7 @@ func appendChatUserPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error
 		out = append(out, `,"file_data":"data:`...)
 		out = append(appendDataURL(out, p), '}')
 	case p.Kind == PartDocument:
-		return out, refuse(r.partPath(t, p), "an OpenAI upstream takes a document inline only, not by URL")
+		return out, refuse(r.partPath(t, p)+".source", "an OpenAI upstream takes a document inline only, not by URL")
 	default:
 		return appendTextBlock(out, textOr(p.Text), nil), nil
 	}

@@ -8,8 +8,6 @@ package translate
 func appendChatSettings(out []byte, r *Request) ([]byte, error) {
 	l := &r.Limits
 	out = appendRaw(out, "max_completion_tokens", l.MaxTokens)
-	out = appendRaw(out, "temperature", l.Temperature)
-	out = appendRaw(out, "top_p", l.TopP)
 	if len(l.Stop) > 0 {
 		out = append(key(out, "stop"), '[')
 		for _, s := range l.Stop {
@@ -17,6 +15,8 @@ func appendChatSettings(out []byte, r *Request) ([]byte, error) {
 		}
 		out = append(out, ']')
 	}
+	out = appendRaw(out, "temperature", l.Temperature)
+	out = appendRaw(out, "top_p", l.TopP)
 	out = appendRaw(out, "user", r.User)
 	if len(r.Tools) > 0 {
 		out = appendChatToolList(out, r)
@@ -71,6 +71,10 @@ func appendChatToolList(out []byte, r *Request) []byte {
 	}
 	out = append(out, ']')
 	switch r.ToolChoice.Mode {
+	case ToolAuto:
+		if r.ToolChoice.Said || string(r.ParallelToolCalls) == "false" {
+			out = append(out, `,"tool_choice":"auto"`...)
+		}
 	case ToolNone:
 		out = append(out, `,"tool_choice":"none"`...)
 	case ToolAny:

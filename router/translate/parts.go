@@ -69,16 +69,6 @@ func notText(p part, path string) error {
 	return refuse(path, "must be a text part")
 }
 
-// textPart returns the text of the text part v, or the refusal of it at
-// path(), which is built only then.
-func textPart(v []byte, path func() string) ([]byte, error) {
-	p, _ := readPart(v)
-	if text, ok := textIn(p); ok {
-		return text, nil
-	}
-	return nil, notText(p, path())
-}
-
 // contentPath is where content part j of message i stands.
 func contentPath(i, j int) string {
 	return msgPath(i) + ".content[" + strconv.Itoa(j) + "]"
