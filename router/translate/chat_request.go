@@ -14,8 +14,12 @@ import "strconv"
 func EncodeChat(r *Request, upstreamModel string) ([]byte, error) {
 	out := appendRequestHead(make([]byte, 0, r.outputSize()), upstreamModel)
 	if len(r.System) > 1 || len(r.System) == 1 && !isEmptyString(textOr(r.System[0].Text)) {
-		out = append(out, `{"role":"system","content":`...)
-		if len(r.System) == 1 { // the system prompt as one string, however given
+		if r.Developer {
+			out = append(out, `{"role":"developer","content":`...)
+		} else {
+			out = append(out, `{"role":"system","content":`...)
+		}
+		if len(r.System) == 1 && (r.Client == Messages || r.System[0].At < 0) { // one string as given (a Messages system prompt is one anyway)
 			out = append(append(out, textOr(r.System[0].Text)...), '}')
 		} else {
 			out = append(appendChatTexts(out, r.System), '}')
@@ -196,10 +200,11 @@ func appendChatUserPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error
 	switch {
 	case p.Kind == PartImage && p.Data != nil:
 		out = append(out, `{"type":"image_url","image_url":{"url":"data:`...)
-		out = appendDataURL(out, p)
+		out = appendRaw(appendDataURL(out, p), "detail", p.Detail)
 		out = append(out, "}"...)
 	case p.Kind == PartImage:
-		out = append(append(append(out, `{"type":"image_url","image_url":{"url":`...), p.URL...), '}')
+		out = append(append(out, `{"type":"image_url","image_url":{"url":`...), p.URL...)
+		out = append(appendRaw(out, "detail", p.Detail), '}')
 	case p.Kind == PartDocument && p.Data != nil:
 		out = append(out, `{"type":"file","file":{"filename":`...)
 		if isString(p.Title) {

@@ -105,6 +105,7 @@ func (r *Request) chatMessage(i int, msg []byte) error {
 	var err error
 	switch {
 	case stringIs(role, "system"), stringIs(role, "developer"):
+		r.Developer = r.Developer || stringIs(role, "developer")
 		return r.chatSystem(i, content, cache)
 	case stringIs(role, "user"):
 		t.Parts, err = r.chatContent(i, content, false)
@@ -196,6 +197,9 @@ func (r *Request) chatContent(i int, content []byte, assistant bool) ([]Part, er
 func chatImage(p *Part, iu []byte, path string) error {
 	url := iu
 	if isObject(iu) {
+		if d := jsonscan.Field(iu, "detail"); isString(d) {
+			p.Detail = d
+		}
 		url, path = jsonscan.Field(iu, "url"), path+".url"
 	}
 	if !isString(url) {

@@ -151,6 +151,7 @@ func (r *Request) responsesMessage(j int, role, content []byte) error {
 		return refuse(itemPath(j)+".content", "must be a string or an array of content parts")
 	}
 	if stringIs(role, "system") || stringIs(role, "developer") {
+		r.Developer = r.Developer || stringIs(role, "developer")
 		for _, p := range t.Parts {
 			if p.Kind != PartText {
 				return refuse(itemPath(j)+".content", "a system message holds text only")
@@ -169,7 +170,7 @@ func responsesPart(v []byte, path string, assistant bool) (Part, error) {
 	if !isObject(v) {
 		return Part{}, refuse(path, "must be an object")
 	}
-	var typ, text, refusalText, imageURL, fileID, fileData, filename []byte
+	var typ, text, refusalText, imageURL, detail, fileID, fileData, filename []byte
 	m := jsonscan.MembersOf(v)
 	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
 		switch string(k) {
@@ -181,6 +182,8 @@ func responsesPart(v []byte, path string, assistant bool) (Part, error) {
 			refusalText = val
 		case "image_url":
 			imageURL = val
+		case "detail":
+			detail = val
 		case "file_id":
 			fileID = val
 		case "file_data":
@@ -201,6 +204,9 @@ func responsesPart(v []byte, path string, assistant bool) (Part, error) {
 	case !assistant && stringIs(typ, "input_image"):
 		if !isString(imageURL) {
 			return p, refuse(path, "only an image given by image_url translates (a file_id lives in OpenAI's storage)")
+		}
+		if isString(detail) {
+			p.Detail = detail
 		}
 		return p, chatImage(&p, imageURL, path+".image_url")
 	case !assistant && stringIs(typ, "input_file"):

@@ -31,6 +31,9 @@ type Request struct {
 	// System is the system prompt's parts (text, each with its cache
 	// mark), in the order the client gave them.
 	System []Part
+	// Developer is true when the system prompt came as developer messages
+	// (OpenAI's newer name for them), which an OpenAI upstream gets back.
+	Developer bool
 	// Turns alternate as the client sent them; consecutive turns of one
 	// role are kept apart here and merged by encoders whose API wants
 	// them merged.

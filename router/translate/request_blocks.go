@@ -26,18 +26,5 @@ func appendCacheControl(out, cache []byte) []byte {
 // msgPath is where message i of a request stands.
 func msgPath(i int) string { return "messages[" + strconv.Itoa(i) + "]" }
 
-// appendTexts writes texts (string tokens) as a Chat content: a string for
-// one, text parts for several.
-func appendTexts(out []byte, texts [][]byte) []byte {
-	if len(texts) == 1 {
-		return append(out, texts[0]...)
-	}
-	out = append(out, '[')
-	for i, t := range texts {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = appendTextBlock(out, t, nil)
-	}
-	return append(out, ']')
-}
+// itemPath is where input item j of a Responses request stands.
+func itemPath(j int) string { return "input[" + strconv.Itoa(j) + "]" }

@@ -1,31 +1,6 @@
 package translate
 
-import (
-	"strconv"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
-
-// appendTools writes a request's tools array (a JSON array) as
-// "tools":[…], each tool, an object, by one; path names it in a refusal.
-// On an error, out is to be dropped.
-func appendTools(out, tools []byte, one func(out, tool []byte, path string) ([]byte, error)) ([]byte, error) {
-	out = append(out, `,"tools":[`...)
-	for j, tool := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
-		if !isObject(tool) {
-			return out, refuse(path, "must be an object")
-		}
-		if j > 0 {
-			out = append(out, ',')
-		}
-		var err error
-		if out, err = one(out, tool, path); err != nil {
-			return out, err
-		}
-	}
-	return append(out, ']'), nil
-}
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // functionTool holds the members of a function's definition, as the three
 // APIs spell one (raw JSON values): an OpenAI chat tool's function object,
@@ -55,25 +30,6 @@ func readFunctionTool(v []byte, schemaKey string) functionTool {
 		}
 	}
 	return f
-}
-
-// appendChatTool writes a Chat Completions function tool of a definition
-// already checked: schema an object or absent, name a string.
-func appendChatTool(out []byte, f functionTool) []byte {
-	out = append(out, `{"type":"function","function":{"name":`...)
-	out = append(out, f.name...)
-	if isString(f.desc) {
-		out = append(out, `,"description":`...)
-		out = append(out, f.desc...)
-	}
-	if present(f.schema) {
-		out = append(out, `,"parameters":`...)
-		out = append(out, f.schema...)
-	}
-	if isTrue(f.strict) {
-		out = append(out, `,"strict":true`...)
-	}
-	return append(out, "}}"...)
 }
 
 // appendObjectSchema writes a function's parameters as an Anthropic
