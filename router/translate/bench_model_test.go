@@ -2,8 +2,9 @@ package translate
 
 import "testing"
 
-// The model's costs side by side with the pairwise translators' in one
-// run: a 4 KB request each way, and a stream's content chunk.
+// The model's costs: a 4 KB request from each client to each upstream
+// format, and a stream's content chunk from Gemini and Converse (beside
+// BenchmarkStreamChunk's figures for the OpenAI and Anthropic streams).
 
 func BenchmarkRequestPaths(b *testing.B) {
 	chatReq, msgReq, respReq := chatRequest4K(), messagesRequest4K(), responsesRequest4K()
@@ -12,16 +13,9 @@ func BenchmarkRequestPaths(b *testing.B) {
 		body []byte
 		op   func(body []byte) error
 	}{
-		{"chat_to_messages/pairwise", chatReq, func(body []byte) error { _, _, err := ChatToMessages(body, "claude", nil); return err }},
 		{"chat_to_messages/model", chatReq, func(body []byte) error { _, _, err := EncodeRequest(Chat, body, Messages, "claude", nil); return err }},
-		{"messages_to_chat/pairwise", msgReq, func(body []byte) error { _, err := MessagesToChat(body, "gpt-4o"); return err }},
 		{"messages_to_chat/model", msgReq, func(body []byte) error { _, _, err := EncodeRequest(Messages, body, Chat, "gpt-4o", nil); return err }},
-		{"responses_to_chat/pairwise", respReq, func(body []byte) error { _, err := ResponsesToChat(body, "llama"); return err }},
 		{"responses_to_chat/model", respReq, func(body []byte) error { _, _, err := EncodeRequest(Responses, body, Chat, "llama", nil); return err }},
-		{"responses_to_messages/pairwise", respReq, func(body []byte) error {
-			_, err := ResponsesToMessages(body, "claude", NewToolIDs(body, Responses))
-			return err
-		}},
 		{"responses_to_messages/model", respReq, func(body []byte) error {
 			_, _, err := EncodeRequest(Responses, body, Messages, "claude", NewToolIDs(body, Responses))
 			return err
