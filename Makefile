@@ -63,7 +63,8 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 FUZZTIME ?= 4s
 FUZZ_TARGETS := ./router/upstream/:FuzzEventStreamReader ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/:FuzzScanRequest ./router/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/translate/:FuzzChatToResponsesStream ./router/translate/:FuzzMessagesToResponsesStream ./router/internal/jsonscan/:FuzzValid ./router/internal/jsonscan/:FuzzStrings \
-	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors
+	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors \
+	./router/translate/:FuzzDecodeRequest ./router/translate/:FuzzModelAnswers ./router/translate/:FuzzModelStreams
 # A target that fails with a failing input written (a real finding) fails
 # the run at once, its output shown. One that fails without writing an input
 # is the fuzzing engine itself (a worker lost on a busy machine): its output
