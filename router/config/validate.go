@@ -34,6 +34,7 @@ func (c *Config) Validate() error {
 	v.strategy()
 	v.targets()
 	v.aliasesAndRoutes()
+	v.hostRoutes()
 	v.telemetry()
 	if len(v.errs) == 0 {
 		return nil
