@@ -34,7 +34,7 @@ type PercentileSource interface {
 type preferenceDeps struct {
 	targets     map[string]bool          // every configured target's name
 	percentiles PercentileSource         // nil: see PercentileSource
-	predictor   mode.CompletionPredictor // nil: sort completion ranks as latency
+	completion  mode.CompletionSorter    // nil: sort completion ranks as latency
 }
 
 // preferred reads the request's preferences (the header over the body) and,
@@ -210,9 +210,8 @@ func maxTokensOf(f *requestFields) int {
 // measured targets first, best first, ties and unmeasured targets in
 // cands' order.
 func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, f *requestFields, cands []*mode.Candidate, now time.Time) []*mode.Candidate {
-	maxTokens := 0
-	if sort == SortCompletion {
-		maxTokens = maxTokensOf(f)
+	if sort == SortCompletion && g.pref.completion != nil {
+		return g.pref.completion.Sort(dst, model, maxTokensOf(f), cands)
 	}
 	type scored struct {
 		c        *mode.Candidate
@@ -221,7 +220,7 @@ func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, f *requestFi
 	}
 	s := make([]scored, len(cands))
 	for i, c := range cands {
-		v, ok := g.sortScore(sort, c, model, maxTokens, now)
+		v, ok := g.sortScore(sort, c, now)
 		s[i] = scored{c, v, ok}
 	}
 	slices.SortStableFunc(s, func(a, b scored) int {
@@ -243,7 +242,8 @@ func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, f *requestFi
 }
 
 // sortScore is what sort ranks c on, smaller first; ok false: unmeasured.
-func (g *Gateway) sortScore(sort string, c *mode.Candidate, model string, maxTokens int, now time.Time) (float64, bool) {
+// A completion sort without its sorter ranks as latency.
+func (g *Gateway) sortScore(sort string, c *mode.Candidate, now time.Time) (float64, bool) {
 	switch sort {
 	case SortPrice:
 		return c.Price, c.Priced
@@ -253,10 +253,6 @@ func (g *Gateway) sortScore(sort string, c *mode.Candidate, model string, maxTok
 		}
 		r, n := g.pref.percentiles.OutputRatePercentile(c.Target, c.Model, 0.5, now)
 		return -r, n > 0
-	case SortCompletion:
-		if g.pref.predictor != nil {
-			return g.pref.predictor.PredictCompletion(c, model, maxTokens, now)
-		}
 	}
 	if g.stats == nil {
 		return 0, false

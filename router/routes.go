@@ -34,7 +34,7 @@ func (g *Gateway) buildPolicies(cfg *config.Config, deps mode.Deps) error {
 		g.pref.targets[t.VirtualKey] = true
 	}
 	g.pref.percentiles, _ = deps.Stats.(PercentileSource)
-	g.pref.predictor, _ = mode.NewCompletionPredictor(deps)
+	g.pref.completion, _ = mode.NewCompletionSorter(deps)
 	g.aliases = maps.Clone(cfg.Aliases)
 	g.listed = slices.Sorted(slices.Values(append(slices.Clone(g.models), slices.Collect(maps.Keys(cfg.Aliases))...)))
 	if len(cfg.Routes) == 0 {

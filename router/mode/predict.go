@@ -1,23 +1,22 @@
 package mode
 
-import "time"
-
-// CompletionPredictor predicts what a caller of a long answer waits for:
-// the time to the last token of a request at c whose answer may be up to
-// maxTokens long (0: no limit asked), in seconds; ok is false when c is
-// unmeasured for it. The least-completion mode's strategy implements it,
-// and a request's `sort: completion` ranks on it under any mode.
-type CompletionPredictor interface {
-	PredictCompletion(c *Candidate, model string, maxTokens int, now time.Time) (seconds float64, ok bool)
+// CompletionSorter orders candidates by the predicted time to the last
+// token of a request for model that set maxTokens (0: none), without
+// exploration: measured targets first, shortest first, ties and the
+// unmeasured after in eligible's order. The least-completion mode's
+// strategy implements it, and a request's `sort: completion` orders with
+// it under any mode.
+type CompletionSorter interface {
+	Sort(dst []*Candidate, model string, maxTokens int, eligible []*Candidate) []*Candidate
 }
 
 // CompletionMode is the mode that predicts the time to the last token.
 const CompletionMode = "least-completion"
 
-// NewCompletionPredictor builds CompletionMode's predictor over deps, or
+// NewCompletionSorter builds CompletionMode's sorter over deps, or
 // returns false when this build has no such mode (or deps no statistics):
 // then `sort: completion` ranks as `sort: latency` does.
-func NewCompletionPredictor(deps Deps) (CompletionPredictor, bool) {
+func NewCompletionSorter(deps Deps) (CompletionSorter, bool) {
 	if _, ok := strategies[CompletionMode]; !ok || deps.Stats == nil {
 		return nil, false
 	}
@@ -25,6 +24,6 @@ func NewCompletionPredictor(deps Deps) (CompletionPredictor, bool) {
 	if err != nil {
 		return nil, false
 	}
-	p, ok := s.(CompletionPredictor)
+	p, ok := s.(CompletionSorter)
 	return p, ok
 }
