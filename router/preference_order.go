@@ -32,9 +32,9 @@ type PercentileSource interface {
 // preferenceDeps are what applying preferences reads, built with the
 // gateway and immutable after.
 type preferenceDeps struct {
-	targets     map[string]bool          // every configured target's name
-	percentiles PercentileSource         // nil: see PercentileSource
-	completion  mode.CompletionSorter    // nil: sort completion ranks as latency
+	targets     map[string]bool       // every configured target's name
+	percentiles PercentileSource      // nil: see PercentileSource
+	completion  mode.CompletionSorter // nil: sort completion ranks as latency
 }
 
 // preferred reads the request's preferences (the header over the body) and,
