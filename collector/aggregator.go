@@ -269,6 +269,9 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 			load = int(at.inflight)
 		}
 		a.tracker.recordSample(at.target, at.model, ttfb, endTime(span), origin, load)
+		if at.haveRate {
+			a.tracker.RecordOutputRate(at.target, at.model, at.outputRate, endTime(span))
+		}
 		return "", source
 	case implausible:
 		return RejectImplausible, ""

@@ -56,6 +56,7 @@ type Tracker struct {
 	now     func() time.Time
 	maxKeys int
 	homes   *homes.Map // which target stored which response (responsehomes.go); locks itself
+	rates   rateStore  // each key's output rates (percentile.go); locks itself
 
 	// index maps a key to its series. It is copied on write (a key is added
 	// once per target and model, rarely) so lookups are one atomic load and a

@@ -58,7 +58,7 @@ var errUntranslatable = errors.New("request cannot be translated for this provid
 // candidate may still serve it.
 func (c *call) exchange(cand *mode.Candidate) (exchange, error) {
 	u := cand.Upstream
-	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: cand.AnswerModel}
+	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: c.answerModel(cand)}
 	switch {
 	case c.ep.family == familyResponses:
 		return c.responsesExchange(cand, x)

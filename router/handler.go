@@ -42,7 +42,9 @@ type call struct {
 	r      *http.Request
 	body   []byte
 	fields requestFields
-	span   trace.Span // the request's SERVER span
+	alias  string      // the alias the client sent ("" none): fields.Model is its model
+	pref   *preference // the client's provider preferences (nil: none)
+	span   trace.Span  // the request's SERVER span
 
 	route    Route                           // its way through the candidates
 	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
@@ -114,6 +116,9 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		if a := c.route.AffinityResult(); a != "" {
 			attrs = append(attrs, telemetry.KeyAffinity.String(a))
 		}
+		if c.pref != nil {
+			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.summary()))
+		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")
 		}
@@ -162,7 +167,9 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
 		return
 	}
-	c.fields = fields
+	c.body, c.fields = withoutProvider(body, &fields), fields
+	g.resolveAlias(c)
+	fields = c.fields
 	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
@@ -173,7 +180,12 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
 		return
 	}
-	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
+	if !g.preferred(c, eligible) {
+		return // answered: preferences the client got wrong, or that leave no target
+	}
+	if c.pref != nil {
+		// the preferences ordered the route
+	} else if names, ok := c.r.Header[HeaderProviderOrder]; ok {
 		order, unknown := manualOrder(c.orderBuf[:0], strings.Join(names, ","), eligible)
 		if unknown != "" {
 			g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",

@@ -81,7 +81,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Ca
 		// All available, or none and none disabled: the mode orders them
 		// all (when none is available, its order breaks the ties when the
 		// blackout rule picks one to try).
-		dst, selection = g.strategy.Order(dst, model, eligible)
+		dst, selection = g.policyFor(model).strategy.Order(dst, model, eligible)
 		return dst, selection, nil
 	}
 	if probe != nil {
@@ -102,7 +102,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Ca
 	if len(avail) > 0 {
 		// The strategy orders a copy (the one allocation, as rare as an
 		// unavailable target).
-		dst, selection = g.strategy.Order(dst, model, append([]*mode.Candidate(nil), avail...))
+		dst, selection = g.policyFor(model).strategy.Order(dst, model, append([]*mode.Candidate(nil), avail...))
 	}
 	for _, reason := range groups {
 		for i, c := range away {
@@ -178,9 +178,10 @@ func containsCandidate(cs []*mode.Candidate, c *mode.Candidate) bool {
 // hedgeable lets r hedge under the gateway's policy (when it has one),
 // counting the request in its model's budget.
 func (g *Gateway) hedgeable(r *Route, model string) {
-	if g.hedge == nil {
+	h := g.policyFor(model).hedge
+	if h == nil {
 		return
 	}
-	r.hedging, r.model = g.hedge, model
-	g.hedge.budgets[model].request(g.now())
+	r.hedging, r.model = h, model
+	h.budgets[model].request(g.now())
 }

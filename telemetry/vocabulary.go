@@ -54,6 +54,7 @@ const (
 	KeyInflightAtEnd  = attribute.Key("firstbyte.inflight_at_end")          // the target's other attempts from this instance still in flight when the attempt ended
 	KeyCacheHit       = attribute.Key("firstbyte.cache_hit")                // the upstream reported cached prompt tokens: a sample not for cold prompts
 	KeyAffinity       = attribute.Key("firstbyte.affinity")                 // server span: hit, broken, none (the prompt-cache affinity)
+	KeyPreference     = attribute.Key("firstbyte.preference")               // server span: the request's provider preferences, summarised (target names, numbers; never prompt text)
 	KeyHedge          = attribute.Key("firstbyte.hedge")                    // server span: won (a hedge served), lost (the first attempt did), denied (the budget refused one)
 	KeySkipReason     = attribute.Key("firstbyte.skip_reason")              // skip event: circuit_open|queue_full|rate_limited|disabled|untranslatable
 	// KeyFault carries the failure model's verdict on an attempt (package

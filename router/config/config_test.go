@@ -204,6 +204,15 @@ var configErrorTests = []struct {
 	env  map[string]string
 	want []string
 }{
+	{name: "aliases and routes", file: "routes_errors.yaml", want: []string{
+		`aliases: empty alias name`,
+		`aliases.claude-haiku-4-5: "claude-haiku-4-5" is a model a target serves: an alias must be a name of its own`,
+		`routes[0].models[1]: "gpt-*" matches no model a target serves (claude-haiku-4-5, claude-sonnet-4-5, llama-3.3-70b)`,
+		`routes[0].targets[0]: "c" serves none of the route's models (claude-haiku-4-5, claude-sonnet-4-5)`,
+		`routes[0].targets[1]: "c" is listed twice`,
+		`routes[1].models[0]: "claude-sonnet-4-5" never matches: routes[0].models[0] ("claude-*") matches every model it would`,
+		`routes[2].models: required: the client models (names or globs) this route serves`,
+	}},
 	{name: "unknown top-level key", file: "unknown_key.yaml", want: []string{
 		`lisen: unknown key "lisen" (did you mean "listen"?)`,
 	}},
@@ -224,7 +233,7 @@ var configErrorTests = []struct {
 	}},
 	{name: "typos next to semantic errors, without cascades", file: "typos.yaml", want: []string{
 		`lisen: unknown key "lisen" (did you mean "listen"?)`,
-		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry)`,
+		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, aliases, routes, targets, telemetry)`,
 		`providers.groq.timeuot: unknown key "timeuot" (did you mean "timeout"?)`,
 		`providers.groq.max-concurrency: unknown key "max-concurrency" (did you mean "max_concurrency"?)`,
 		`targets[0].virtual_keys: unknown key "virtual_keys" (did you mean "virtual_key"?)`,
@@ -356,7 +365,7 @@ var configErrorTests = []struct {
 		`line 1, column 12: not valid YAML: sequence end token ']' not found`,
 	}},
 	{name: "not a mapping", file: "not_a_mapping.yaml", want: []string{
-		`the config must be a mapping of keys (listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry), not a list`,
+		`the config must be a mapping of keys (listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, aliases, routes, targets, telemetry), not a list`,
 	}},
 	{name: "two documents", file: "two_documents.yaml", want: []string{
 		`line 4: a second YAML document; a config file is one document (remove the --- separator)`,
