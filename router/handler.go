@@ -33,16 +33,23 @@ const (
 	HeaderUpstreamRequestID = "X-Firstbyte-Upstream-Request-Id"
 )
 
+// request is what the client sent, as decoded: its endpoint, body and the
+// fields read from it. It is written once, before the route is built, and
+// only read after: the route builds each candidate's exchange from it.
+type request struct {
+	ep     *endpoint
+	body   []byte
+	fields requestFields
+}
+
 // call is one client request in flight: what the client sent, the route
 // its attempts take, and what the client got. Attempts read it; only the
 // handler and the pipeline driver write it.
 type call struct {
-	ep     *endpoint
-	w      http.ResponseWriter
-	r      *http.Request
-	body   []byte
-	fields requestFields
-	span   trace.Span // the request's SERVER span
+	request
+	w    http.ResponseWriter
+	r    *http.Request
+	span trace.Span // the request's SERVER span
 
 	route    Route                           // its way through the candidates
 	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
@@ -92,7 +99,7 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		ctx := g.propagator.Extract(r.Context(), headerCarrier(r.Header))
 		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
-		c := &call{ep: ep, w: w, r: r, span: span} // ctx travels as an argument: no request copy
+		c := &call{request: request{ep: ep}, w: w, r: r, span: span} // ctx travels as an argument: no request copy
 		if rw, ok := w.(*responseWriter); ok {
 			rw.call = c
 		}
@@ -173,28 +180,20 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
 		return
 	}
-	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
-		order, unknown := manualOrder(c.orderBuf[:0], strings.Join(names, ","), eligible)
-		if unknown != "" {
-			g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
-				HeaderProviderOrder+" names "+quoteForMessage(unknown)+", which is not a target serving model "+quoteForMessage(fields.Model))
-			return
-		}
-		c.route = Route{order: order, selection: telemetry.SelectionManual}
-		if g.keepsPrefixes(c) {
-			g.remember(&c.route, fields.Model, prefixOf(&c.fields, c.body))
-		}
-	} else {
-		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
-		c.route = Route{order: order, selection: selection, probe: probe}
-		if g.keepsPrefixes(c) {
-			g.prefer(&c.route, fields.Model, prefixOf(&c.fields, c.body), g.now())
-		}
+	spec := routeSpec{model: fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
+		home:  g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
+		hedge: c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
 	}
-	g.homeFirst(c) // a follow-up of a stored response goes where it is stored
-	c.route.span, c.route.prep = c.span, c
-	if c.sideEffect() == "" { // a request that leaves state behind is never sent twice at once
-		g.hedgeable(&c.route, fields.Model)
+	if g.keepsPrefixes(c) {
+		spec.prefix = prefixOf(&c.fields, c.body)
+	}
+	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
+		spec.names, spec.manual = strings.Join(names, ","), true
+	}
+	if unknown := g.newRoute(&c.route, spec); unknown != "" {
+		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
+			HeaderProviderOrder+" names "+quoteForMessage(unknown)+", which is not a target serving model "+quoteForMessage(fields.Model))
+		return
 	}
 	g.run(ctx, c)
 }

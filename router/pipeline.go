@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -80,9 +79,3 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	ended = true
 	return c.route.End(t, a.res, g.timestamp())
 }
-
-// prepare builds cand's exchange for c's request (the route asks once per
-// candidate): the body it is sent, translated for its wire format, and
-// where. It writes nothing into c: the route hands the exchange to the
-// candidate's turns.
-func (c *call) prepare(cand *mode.Candidate) (exchange, error) { return c.exchange(cand) }

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"net/http"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -122,4 +123,22 @@ func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
 		span.SetStatus(codes.Error, r.ErrorType)
 	}
 	span.End(ts)
+}
+
+// clientStatus is the status the client gets when this failover-safe
+// failure is the last: the upstream's status, 504 for a timeout, 503 when
+// the gateway could not hold the answer, 502 for a transport failure or an
+// unusable answer.
+func (res Result) clientStatus() int {
+	switch {
+	case res.ErrorType == fault.ErrorTimeout:
+		return http.StatusGatewayTimeout
+	case res.ErrorType == fault.ErrorResponseBufferFull:
+		// The gateway's own answer buffers are full for now: unavailable,
+		// worth a retry, and not the upstream's bad answer a 502 would say.
+		return http.StatusServiceUnavailable
+	case res.Status < 400:
+		return http.StatusBadGateway // transport, or an unusable answer
+	}
+	return res.Status
 }
