@@ -159,16 +159,3 @@ func (b *hedgeBudget) take(now time.Time, budget float64) bool {
 	cur.hedges++
 	return true
 }
-
-// hedgeTimer is a timer for the race: the real one, or a test's.
-type hedgeTimer interface {
-	C() <-chan time.Time
-	Stop() bool
-}
-
-type realTimer struct{ t *time.Timer }
-
-func (r realTimer) C() <-chan time.Time { return r.t.C }
-func (r realTimer) Stop() bool          { return r.t.Stop() }
-
-func newRealTimer(d time.Duration) hedgeTimer { return realTimer{time.NewTimer(d)} }
