@@ -70,9 +70,9 @@ type attempt struct {
 	actx      context.Context // the attempt's: ends with a cause (timeout, stopping, hedge lost)
 	cancel    context.CancelCauseFunc
 	stopStop  func() bool // detaches the shutdown watch
-	firstByte timeout // armed until the first byte
-	total     timeout // the total-time bound, once a unary answer's headers or a stream's first event came
-	idle      timeout // a stream's bound on the pause between two chunks, once it started
+	firstByte timeout     // armed until the first byte
+	total     timeout     // the total-time bound, once a unary answer's headers or a stream's first event came
+	idle      timeout     // a stream's bound on the pause between two chunks, once it started
 	sent      time.Time
 	resp      *http.Response
 
