@@ -83,6 +83,31 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// The call's state changes here only: the pipeline's drivers, the
+// all-failed answer and the panic handler report through these.
+
+// tried notes that an attempt at target is running (X-Firstbyte-Target).
+func (c *call) tried(target string) { c.target = target }
+
+// answered notes the status the client got.
+func (c *call) answered(status int) { c.status = status }
+
+// attemptEnded adds what an attempt waited on its upstream to the
+// request's upstream wait.
+func (c *call) attemptEnded(a *attempt) { c.upstreamWait += a.res.Wait }
+
+// failedOver keeps a failed-over attempt's upstream error, the client's
+// answer should it be the last failure (nil: the gateway's own).
+func (c *call) failedOver(a *attempt) { c.answer = a.answer }
+
+// endSpan ends the request's SERVER span, once.
+func (c *call) endSpan(opts ...trace.SpanEndOption) {
+	if !c.spanEnded {
+		c.span.End(opts...)
+		c.spanEnded = true
+	}
+}
+
 // flush sends what has been written to the client now: before the spans
 // end, so telemetry never delays an answer.
 func (c *call) flush() {

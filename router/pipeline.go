@@ -54,7 +54,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	if lim != nil {
 		defer lim.Release()
 	}
-	c.target = t.Cand.Target
+	c.tried(t.Cand.Target)
 	actx := t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
 	a := g.newAttempt(actx, c, t)
 	defer a.close()
@@ -67,15 +67,15 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	}()
 	if a.reach() {
 		g.noteStored(a)
-		c.status = a.deliver(c.w, &c.route)
+		c.answered(a.deliver(c.w, &c.route))
 		g.noteStored(a)
 	} else if a.res.Outcome == telemetry.OutcomeFailover {
-		c.answer = a.answer // the answer the client gets if this failure is the last (nil: the gateway's own)
+		c.failedOver(a) // its answer is the client's if this failure is the last
 	} else if a.stopping {
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
-	c.upstreamWait += a.res.Wait
+	c.attemptEnded(a)
 	ended = true
 	return c.route.End(t, a.res, g.timestamp())
 }

@@ -57,7 +57,7 @@ func (gr *gatewayRacers) Start(t Turn) *Turn {
 	}
 	gr.first = true
 	g, c := gr.g, gr.c
-	c.target = t.Cand.Target
+	c.tried(t.Cand.Target)
 	r := &racer{t: t, lim: lim}
 	actx := r.t.StartSpan(gr.ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
 	r.a = g.newAttempt(actx, c, &r.t)
@@ -115,8 +115,8 @@ func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *upstream.Limi
 		case r := <-gr.results:
 			v := x.Ended(&r.t, racerEnd(r))
 			if r.panic == nil && !r.ready && r.a.res.Outcome == telemetry.OutcomeFailover {
-				c.answer = r.a.answer
-				c.upstreamWait += r.a.res.Wait
+				c.failedOver(r.a)
+				c.attemptEnded(r.a)
 				g.endRacer(c, r)
 			}
 			switch v {
@@ -181,13 +181,13 @@ func (g *Gateway) finishRace(c *call, x *Race, gr *gatewayRacers) bool {
 	defer g.endRacer(c, r)
 	switch {
 	case r.ready:
-		c.target = r.t.Cand.Target
-		c.status = r.a.deliver(c.w, &c.route)
+		c.tried(r.t.Cand.Target)
+		c.answered(r.a.deliver(c.w, &c.route))
 	case r.a.stopping:
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
-	c.upstreamWait += r.a.res.Wait
+	c.attemptEnded(r.a)
 	return true
 }
 
