@@ -34,21 +34,21 @@ type Attempts interface {
 	Wake(d time.Duration)
 }
 
-// End is how a racer's attempt ended, as its race needs to know.
-type End uint8
+// RacerEnd is how a racer's attempt ended, as its race needs to know.
+type RacerEnd uint8
 
 const (
-	EndFailover    End = iota // failed before its first byte, failover-safe: the others race on
-	EndAnswer                 // a first byte the client can be given: it wins
-	EndClientError            // the upstream's own error for the client: held while another runs
-	EndFinal                  // the request ends here (the client left, the gateway stops, a panic)
+	RacerFailedOver  RacerEnd = iota // failed before its first byte, failover-safe: the others race on
+	RacerAnswered                    // a first byte the client can be given: it wins
+	RacerClientError                 // the upstream's own error for the client: held while another runs
+	RacerFinal                       // the request ends here (the client left, the gateway stops, a panic)
 )
 
-// Verdict is what the driver does after a racer's end.
-type Verdict uint8
+// RaceStep is what the driver does after a racer's end.
+type RaceStep uint8
 
 const (
-	RaceOn     Verdict = iota // the others race on (the ended racer is done with: report it)
+	RaceOn     RaceStep = iota // the others race on (the ended racer is done with: report it)
 	RaceHold                  // the racer's answer is held; keep it, unreported, for now
 	RaceLose                  // a second client error: end the racer as hedge_lost
 	RaceFinish                // the race ends with Winner: cancel and end every other racer (Others)
@@ -118,7 +118,7 @@ func (x *Race) HedgeDue() {
 // Ended takes t's end and says what the driver does next. After
 // RaceFinish, Winner is the racer whose end ends the race (t, or a held
 // client error) and Others those to cancel and end as hedge_lost.
-func (x *Race) Ended(t *Turn, how End) Verdict {
+func (x *Race) Ended(t *Turn, how RacerEnd) RaceStep {
 	for i, p := range x.running {
 		if p == t {
 			x.running = append(x.running[:i], x.running[i+1:]...)
@@ -126,7 +126,7 @@ func (x *Race) Ended(t *Turn, how End) Verdict {
 		}
 	}
 	switch how {
-	case EndClientError:
+	case RacerClientError:
 		if len(x.running) > 0 {
 			if x.held == nil {
 				x.held = t
@@ -135,7 +135,7 @@ func (x *Race) Ended(t *Turn, how End) Verdict {
 			return RaceLose // the first client error is the one kept
 		}
 		return x.finish(t)
-	case EndAnswer, EndFinal:
+	case RacerAnswered, RacerFinal:
 		return x.finish(t)
 	}
 	if len(x.running) == 0 {
@@ -148,7 +148,7 @@ func (x *Race) Ended(t *Turn, how End) Verdict {
 }
 
 // finish ends the race with w.
-func (x *Race) finish(w *Turn) Verdict {
+func (x *Race) finish(w *Turn) RaceStep {
 	x.winner = w
 	return RaceFinish
 }

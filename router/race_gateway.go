@@ -137,18 +137,18 @@ func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *upstream.Limi
 }
 
 // racerEnd is how r's attempt ended, as the race needs to know.
-func racerEnd(r *racer) End {
+func racerEnd(r *racer) RacerEnd {
 	switch {
 	case r.panic != nil:
-		return EndFinal
+		return RacerFinal
 	case r.ready && r.a.kind == answerPassThrough:
-		return EndClientError
+		return RacerClientError
 	case r.ready:
-		return EndAnswer
+		return RacerAnswered
 	case r.a.res.Outcome == telemetry.OutcomeFailover:
-		return EndFailover
+		return RacerFailedOver
 	}
-	return EndFinal
+	return RacerFinal
 }
 
 // finishRace ends the race with its winner: an answer (delivered), a

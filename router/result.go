@@ -68,11 +68,11 @@ const (
 // Fault is the failure model's verdict on the end.
 func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorType) }
 
-// breakerResult is what the end tells the breaker: neutral when nothing
+// verdict is what the end tells the breaker: neutral when nothing
 // was learned of the provider (the client left, or the gateway had no room
 // to hold its answer), a fault when the failure model says so, else
 // success (the provider answered).
-func (r Result) breakerResult() upstream.Verdict {
+func (r Result) verdict() upstream.Verdict {
 	switch {
 	case r.Outcome == telemetry.OutcomeCanceled, r.Outcome == telemetry.OutcomeHedgeLost, r.ErrorType == fault.ErrorResponseBufferFull:
 		return upstream.Neutral

@@ -412,7 +412,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		res.endSpan(t.span, ts)
 		t.span = nil
 	}
-	t.resolve(res.breakerResult())
+	t.resolve(res.verdict())
 	t.Cand.Guard.Settle(res.report(), t.probe, t.adm.Seq())
 	if t.adm.Forced() && res.Outcome == telemetry.OutcomeSuccess {
 		// The blackout rule's try was served: the outage is over, as far as

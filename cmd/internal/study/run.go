@@ -264,15 +264,15 @@ func (r *runner) attemptEnded(c *client, rc *racer) {
 	c.racers = slices.DeleteFunc(c.racers, func(x *racer) bool { return x == rc })
 	r.res.Resolved++
 	c.route.End(&rc.turn, rc.end, trace.WithTimestamp(r.clock.Now()))
-	how := router.EndAnswer
+	how := router.RacerAnswered
 	switch rc.end.Outcome {
 	case telemetry.OutcomeSuccess:
 		r.providers[rc.target].saw(c.conv, r.clock.t)
 	case telemetry.OutcomeFailover:
-		how = router.EndFailover
+		how = router.RacerFailedOver
 		c.faults++
 	default:
-		how = router.EndFinal
+		how = router.RacerFinal
 		c.faults++
 	}
 	switch c.race.Ended(&rc.turn, how) {
@@ -285,7 +285,7 @@ func (r *runner) attemptEnded(c *client, rc *racer) {
 				r.res.HedgesWon++
 			}
 		}
-		r.requestEnded(c, how == router.EndAnswer)
+		r.requestEnded(c, how == router.RacerAnswered)
 	case router.RaceFailed:
 		r.next(c)
 	}
