@@ -12,8 +12,9 @@ import (
 // Hedging (strategy.hedge): when a request's attempt has produced no first
 // byte after a while, the next candidate in the mode's order starts beside
 // it, and whichever produces a valid first byte first serves the request
-// (pipeline.go runs the race). This file is the policy: how long is a
-// while, and whether the budget allows one more.
+// (race.go is the race, race_gateway.go runs it with real attempts). This
+// file is the policy: how long is a while, and whether the budget allows
+// one more.
 //
 // A while is a quantile of the late attempt's own target's live samples
 // (no hedge on a target with fewer than hedgeMinSamples), or a fixed

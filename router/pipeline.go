@@ -14,7 +14,7 @@ import (
 // candidate is left the client gets the all-failed answer.
 
 // run drives c's route with real attempts, each raced against hedges when
-// strategy.hedge is on (race.go).
+// strategy.hedge is on (race.go, race_gateway.go).
 func (g *Gateway) run(ctx context.Context, c *call) {
 	for {
 		t, ok := c.route.Next()

@@ -49,10 +49,10 @@ type RaceStep uint8
 
 const (
 	RaceOn     RaceStep = iota // the others race on (the ended racer is done with: report it)
-	RaceHold                  // the racer's answer is held; keep it, unreported, for now
-	RaceLose                  // a second client error: end the racer as hedge_lost
-	RaceFinish                // the race ends with Winner: cancel and end every other racer (Others)
-	RaceFailed                // every racer failed over: the route's next candidate (Route.Next)
+	RaceHold                   // the racer's answer is held; keep it, unreported, for now
+	RaceLose                   // a second client error: end the racer as hedge_lost
+	RaceFinish                 // the race ends with Winner: cancel and end every other racer (Others)
+	RaceFailed                 // every racer failed over: the route's next candidate (Route.Next)
 )
 
 // Race is one hedged race of a request's route, driven by one goroutine

@@ -20,11 +20,11 @@ import (
 //	            │                                └──(served, client error, left)──> done
 //	            └──(refused: a skip)──> the next candidate ... ──> none left: all failed
 //
-// A Route is built with the request's order (Gateway.Route). Next hands out
-// the next attempt, a Turn, admitted by its provider's circuit breaker (a
-// refusal is a skip, not an attempt); the driver runs it and reports how it
-// ended with End, which resolves the admission and says whether the request
-// is done. A driver may pass a Turn over without an attempt (Skip: the
+// A Route is built with the request's order (newRoute, for the handler and
+// the study alike). Next hands out the next attempt, a Turn, admitted by
+// its provider's circuit breaker (a refusal is a skip, not an attempt);
+// the driver runs it and reports how it ended with End, which resolves the
+// admission and says whether the request is done. A driver may pass a Turn over without an attempt (Skip: the
 // request cannot be translated for it, its queue is full) or drop it
 // (Abandon: the client left). Nothing else decides what happens next.
 //
