@@ -45,9 +45,9 @@ func TestFirstByteTimeoutRunsOnTheInjectedClock(t *testing.T) {
 	if want := g.upstreams["a"].FirstByte; first.d != want {
 		t.Fatalf("first timeout armed for %v, want a's first_byte %v", first.d, want)
 	}
-	waitFor(t, a.arrived, "the first attempt")
+	WaitFor(t, a.arrived, "the first attempt")
 	first.fire()
-	waitFor(t, a.gone, "the late attempt's upstream to see its connection closed")
+	WaitFor(t, a.gone, "the late attempt's upstream to see its connection closed")
 	rec := <-done
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from b") || rec.Header().Get(HeaderAttempts) != "2" {
 		t.Fatalf("%d %s %v: want b's answer after a's timeout, 2 attempts", rec.Code, rec.Body.String(), rec.Header())
