@@ -63,4 +63,3 @@ func target(p50 time.Duration, logStd float64, n int, outcomes int, faults float
 	}
 	return st
 }
-
