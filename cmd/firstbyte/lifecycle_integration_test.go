@@ -266,7 +266,10 @@ targets:
 		t.Errorf("POST /admin/reload of a bad file = %d %s, want 422 naming targets[2].virtual_key", resp.StatusCode, body)
 	}
 	aMid, bMid := a.Requests(), b.Requests()
-	pollUntil(t, 5*time.Second, "both targets to serve after the refused reloads", func() bool { return a.Requests() > aMid+10 && b.Requests() > bMid+10 })
+	enough := load.answered(200) // a run long enough to say the load ran
+	pollUntil(t, 10*time.Second, "both targets to serve after the refused reloads, 200 answers in all", func() bool {
+		return a.Requests() > aMid+10 && b.Requests() > bMid+10 && enough()
+	})
 	close(stop)
 	<-load.stopped
 
