@@ -56,7 +56,7 @@ var errUntranslatable = errors.New("request cannot be translated for this provid
 // exchange builds the body cand is sent. An error means the request cannot
 // be served by cand's wire format (*translate.RequestError inside); another
 // candidate may still serve it.
-func (c *call) exchange(cand *mode.Candidate) (exchange, error) {
+func (c *request) exchange(cand *mode.Candidate) (exchange, error) {
 	u := cand.Upstream
 	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: c.answerModel(cand)}
 	switch {

@@ -121,13 +121,14 @@ type Gateway struct {
 	maxResponse    int64           // a unary answer larger than this is a provider fault
 	budget         *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
 	keys           [][]byte
-	providers      map[string]*config.Provider    // as configured, to hand state on to the next gateway
-	pairs          map[pair]bool                  // every configured (target, upstream model)
-	hedge          *hedging                       // strategy.hedge; nil: off
-	affinity       *affinity                      // who served which prompt prefix last
-	homes          *homes.Map                     // who stored which response, as this gateway saw it (shared across reloads)
-	sharedHomes    ResponseHomes                  // who stored which response, as the spans say; nil: none
-	newTimer       func(time.Duration) hedgeTimer // the race's timers: real ones, or a test's
+	providers      map[string]*config.Provider         // as configured, to hand state on to the next gateway
+	pairs          map[pair]bool                       // every configured (target, upstream model)
+	hedge          *hedging                            // strategy.hedge; nil: off
+	affinity       *affinity                           // who served which prompt prefix last
+	homes          *homes.Map                          // who stored which response, as this gateway saw it (shared across reloads)
+	sharedHomes    ResponseHomes                       // who stored which response, as the spans say; nil: none
+	newTimer       func(time.Duration) hedgeTimer      // the race's timers: real ones, or a test's
+	afterFunc      func(time.Duration, func()) timeout // an attempt's timeouts: real ones, or a test's
 
 	handler      http.Handler // the client API: mux behind serveHTTP
 	mux          *http.ServeMux
@@ -204,7 +205,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	if o.Previous != nil {
 		g.homes = o.Previous.homes // a reload forgets no stored response
 	}
-	g.newTimer = newRealTimer
+	g.newTimer, g.afterFunc = newRealTimer, realAfterFunc
 	g.mux = g.newMux()
 	g.handler = http.HandlerFunc(g.serveHTTP)
 	return g, nil

@@ -26,27 +26,22 @@ type RouteOptions struct {
 
 // Route is the route a chat request for the client model would take now
 // (the study drives it on a virtual clock, as the handler does with real
-// attempts). ok is false when no target serves the model; unknown is the
-// first of o.Names that is not an eligible target.
+// attempts), built as the handler builds a request's. ok is false when no
+// target serves the model; unknown is the first of o.Names that is not an
+// eligible target.
 func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string, ok bool) {
 	eligible := g.routes[familyChat][model]
 	if len(eligible) == 0 {
 		return nil, "", false
 	}
+	spec := routeSpec{model: model, eligible: eligible, prefix: o.Prefix, hedge: true}
 	if o.Names != nil {
-		order, unknown := manualOrder(nil, strings.Join(o.Names, ","), eligible)
-		if unknown != "" {
-			return nil, unknown, true
-		}
-		r = NewRoute(order, telemetry.SelectionManual)
-		g.remember(r, model, o.Prefix)
-	} else {
-		order, selection, probe := g.order(nil, model, eligible)
-		r = NewRoute(order, selection)
-		r.probe = probe
-		g.prefer(r, model, o.Prefix, g.now())
+		spec.names, spec.manual = strings.Join(o.Names, ","), true
 	}
-	g.hedgeable(r, model)
+	r = &Route{}
+	if unknown := g.newRoute(r, spec); unknown != "" {
+		return nil, unknown, true
+	}
 	return r, "", true
 }
 
@@ -173,15 +168,4 @@ func containsCandidate(cs []*mode.Candidate, c *mode.Candidate) bool {
 		}
 	}
 	return false
-}
-
-// hedgeable lets r hedge under the gateway's policy (when it has one),
-// counting the request in its model's budget.
-func (g *Gateway) hedgeable(r *Route, model string) {
-	h := g.policyFor(model).hedge
-	if h == nil {
-		return
-	}
-	r.hedging, r.model = h, model
-	h.budgets[model].request(g.now())
 }

@@ -154,7 +154,7 @@ func ordered(t *testing.T, g *Gateway, js string) ([]string, string, string) {
 	if len(kept) == 0 {
 		return nil, "", emptiedBy
 	}
-	c := &call{fields: requestFields{Model: "m"}}
+	c := &call{request: request{fields: requestFields{Model: "m"}}}
 	order, selection, _ := g.preferenceOrder(c, p, kept)
 	names := make([]string, len(order))
 	for i, cand := range order {
@@ -288,7 +288,7 @@ targets: [{virtual_key: a}, {virtual_key: b}, {virtual_key: c}]
 			b.Fatal(bad.msg)
 		}
 		kept, _ := g.eligibleUnder(p, eligible)
-		c := &call{fields: f}
+		c := &call{request: request{fields: f}}
 		if order, _, _ := g.preferenceOrder(c, p, kept); len(order) != 2 {
 			b.Fatalf("order %d", len(order))
 		}

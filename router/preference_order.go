@@ -40,7 +40,7 @@ type preferenceDeps struct {
 // preferred reads the request's preferences (the header over the body) and,
 // when there are any, routes c by them. false: the preferences were wrong,
 // or left no target, and the answer has been written.
-func (g *Gateway) preferred(c *call, eligible []*mode.Candidate) bool {
+func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) bool {
 	p, bad := preferenceOf(c)
 	if bad == nil && p != nil {
 		bad = g.checkNames(p)
@@ -62,10 +62,7 @@ func (g *Gateway) preferred(c *call, eligible []*mode.Candidate) bool {
 		return false
 	}
 	order, selection, probe := g.preferenceOrder(c, p, kept)
-	c.route = Route{order: order, selection: selection, probe: probe}
-	if g.keepsPrefixes(c) {
-		g.remember(&c.route, c.fields.Model, prefixOf(&c.fields, c.body))
-	}
+	s.preset = &presetOrder{order: order, selection: selection, probe: probe}
 	return true
 }
 

@@ -110,7 +110,7 @@ func (g *Gateway) resolveAlias(c *call) {
 // answerModel is the model name cand's answer reports for this call: the
 // alias the client sent, when it sent one and answers report the client's
 // name; else the candidate's own rule.
-func (c *call) answerModel(cand *mode.Candidate) string {
+func (c *request) answerModel(cand *mode.Candidate) string {
 	if c.alias != "" && cand.AnswerModel != "" {
 		return c.alias
 	}
