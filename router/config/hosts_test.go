@@ -32,6 +32,7 @@ var hostsErrorTests = []struct {
 		`providers.vx2.tls.ca_file: "testdata/hosts.yaml" holds no PEM certificate`,
 		`providers.vx2.tls.ca_file: not applied to upstream connections yet (the system pool is trusted); leave it out`,
 		`providers.vx3.kind: its models go through invoke and openai: one provider serves one of them here; put the models of each on a provider of its own`,
+		`providers.gem.api_key: required: the Gemini API key (Google AI Studio), sent as x-goog-api-key`,
 		`providers.gem.profile: not read by kind gemini (only by bedrock)`,
 		`providers.gem.query: empty parameter name`,
 		`providers.oai.http2: prior_knowledge is unencrypted HTTP/2 (h2c), but base_url is https: leave it out (auto negotiates HTTP/2 over TLS)`,

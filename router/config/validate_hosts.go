@@ -71,6 +71,10 @@ func (v *validation) host(name string, p *Provider) {
 				v.add(path+".credentials", "cannot read %s: %v", quoteName(p.Credentials), pathErr(err))
 			}
 		}
+	case KindGemini:
+		if p.APIKey == "" {
+			v.add(path+".api_key", "required: the Gemini API key (Google AI Studio), sent as x-goog-api-key")
+		}
 	case KindAzure:
 		if p.APIVersion != AzureAPIV1 && !azureDate.MatchString(p.APIVersion) {
 			v.add(path+".api_version", "%s is neither v1 nor a dated version such as 2024-10-21", quoteName(p.APIVersion))
