@@ -56,7 +56,7 @@ func configErrors(t *testing.T, name string, vars map[string]string) []string {
 	return lines
 }
 
-var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key", "ANTHROPIC_API_KEY": "sk-ant-test-key", "AZURE_OPENAI_API_KEY": "azure-test-key"}
+var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key", "ANTHROPIC_API_KEY": "sk-ant-test-key", "AZURE_OPENAI_API_KEY": "azure-test-key", "GEMINI_API_KEY": "gemini-test-key"}
 
 func TestLoadConfigValid(t *testing.T) {
 	t.Parallel()

@@ -21,8 +21,9 @@ var servedAPIs = map[string][]string{
 	KindOpenAI:    {APIOpenAI},
 	KindAnthropic: {APIAnthropic},
 	KindAzure:     {APIOpenAI},
-	KindBedrock:   {APIInvoke},
-	KindVertex:    {APIInvoke, APIOpenAI},
+	KindBedrock:   {APIInvoke, APIConverse},
+	KindVertex:    {APIInvoke, APIGemini, APIOpenAI},
+	KindGemini:    {APIGemini},
 }
 
 // azureDate is a dated Azure OpenAI api-version: 2024-10-21,
@@ -69,6 +70,10 @@ func (v *validation) host(name string, p *Provider) {
 			if _, err := os.Stat(p.Credentials); err != nil {
 				v.add(path+".credentials", "cannot read %s: %v", quoteName(p.Credentials), pathErr(err))
 			}
+		}
+	case KindGemini:
+		if p.APIKey == "" {
+			v.add(path+".api_key", "required: the Gemini API key (Google AI Studio), sent as x-goog-api-key")
 		}
 	case KindAzure:
 		if p.APIVersion != AzureAPIV1 && !azureDate.MatchString(p.APIVersion) {
@@ -178,8 +183,9 @@ func (v *validation) hostRoutes() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(apis)) {
 		if len(apis[name]) > 1 && len(unserved[name]) == 0 {
-			v.add("providers."+name+".kind", "its models go through %s: one provider serves one of them here; put the models of each on a provider of its own",
-				strings.Join(slices.Sorted(maps.Keys(apis[name])), " and "))
+			calls := slices.Sorted(maps.Keys(apis[name]))
+			v.add("providers."+name+".kind", "its models go through %s and %s: one provider serves one of them here; put the models of each on a provider of its own",
+				strings.Join(calls[:len(calls)-1], ", "), calls[len(calls)-1])
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(unserved)) {
