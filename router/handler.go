@@ -185,14 +185,14 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 			g.remember(&c.route, fields.Model, prefixOf(&c.fields, c.body))
 		}
 	} else {
-		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
+		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, outputLimit(&c.fields), eligible)
 		c.route = Route{order: order, selection: selection, probe: probe}
 		if g.keepsPrefixes(c) {
 			g.prefer(&c.route, fields.Model, prefixOf(&c.fields, c.body), g.now())
 		}
 	}
 	g.homeFirst(c) // a follow-up of a stored response goes where it is stored
-	c.route.span, c.route.prep = c.span, c
+	c.route.span, c.route.prep, c.route.maxTokens = c.span, c, outputLimit(&c.fields)
 	if c.sideEffect() == "" { // a request that leaves state behind is never sent twice at once
 		g.hedgeable(&c.route, fields.Model)
 	}

@@ -22,6 +22,9 @@ type RouteOptions struct {
 	// Prefix is the request's prompt prefix, for the prompt-cache
 	// affinity (Key 0: none).
 	Prefix Prefix
+	// MaxTokens is the request's own limit on its answer's length (0:
+	// none), as outputLimit reads it from a body.
+	MaxTokens int
 }
 
 // Route is the route a chat request for the client model would take now
@@ -41,11 +44,12 @@ func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string,
 		r = NewRoute(order, telemetry.SelectionManual)
 		g.remember(r, model, o.Prefix)
 	} else {
-		order, selection, probe := g.order(nil, model, eligible)
+		order, selection, probe := g.order(nil, model, o.MaxTokens, eligible)
 		r = NewRoute(order, selection)
 		r.probe = probe
 		g.prefer(r, model, o.Prefix, g.now())
 	}
+	r.maxTokens = o.MaxTokens
 	g.hedgeable(r, model)
 	return r, "", true
 }
@@ -58,8 +62,9 @@ func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string,
 // disabled target whose probe is due leads the one request that claims it
 // (selection explore), so a revoked key costs one attempt per probe
 // interval; probe is that candidate (nil: none), which the route must
-// resolve.
-func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
+// resolve. maxTokens is the request's own output limit (0: none), for the
+// modes that predict an answer's length.
+func (g *Gateway) order(dst []*mode.Candidate, model string, maxTokens int, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
 	now := g.now()
 	// On the stack: none reaches the strategy (an interface call, which
 	// would move them to the heap).
@@ -81,7 +86,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Ca
 		// All available, or none and none disabled: the mode orders them
 		// all (when none is available, its order breaks the ties when the
 		// blackout rule picks one to try).
-		dst, selection = g.strategy.Order(dst, model, eligible)
+		dst, selection = mode.OrderFor(g.strategy, dst, model, maxTokens, eligible)
 		return dst, selection, nil
 	}
 	if probe != nil {
@@ -102,7 +107,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Ca
 	if len(avail) > 0 {
 		// The strategy orders a copy (the one allocation, as rare as an
 		// unavailable target).
-		dst, selection = g.strategy.Order(dst, model, append([]*mode.Candidate(nil), avail...))
+		dst, selection = mode.OrderFor(g.strategy, dst, model, maxTokens, append([]*mode.Candidate(nil), avail...))
 	}
 	for _, reason := range groups {
 		for i, c := range away {

@@ -116,6 +116,9 @@ type Route struct {
 	affinityResult string
 	skipped        []Skip
 	failures       []Failure
+	// maxTokens is the request's own output limit (0: none), which every
+	// attempt span carries.
+	maxTokens int
 	// lastEnd is how the last attempt to end ended (a hedge's cancelled
 	// loser aside): the request log line's error class and reason.
 	lastEnd attemptEnd
@@ -391,6 +394,9 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		// What is still in flight there as this attempt ends (itself not
 		// counted): the load a peer reading the span should count now.
 		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.Upstream.Inflight() - 1))
+		if r.maxTokens > 0 {
+			t.span.SetAttributes(telemetry.KeyRequestMaxTokens.Int(r.maxTokens))
+		}
 		res.endSpan(t.span, ts)
 		t.span = nil
 	}
