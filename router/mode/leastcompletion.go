@@ -18,9 +18,9 @@ import (
 // first byte sample, or no output-rate sample: a unary answer gives none)
 // first, shuffled, so each gets one; then by ascending prediction, ties in
 // declaration order; then targets that only faulted or were tried
-// stats.ColdTries times without a sample. One request in ten is led by a
-// random measured non-leader (explore), and near ties under load are
-// spread.
+// stats.ColdTries times without a sample. A random measured non-leader
+// leads one request in ten times the share of the leader's predicted time
+// that is its first byte (explores), and near ties under load are spread.
 type LeastCompletion struct {
 	// immutable after New
 	stats StatsSource
@@ -118,12 +118,28 @@ func (l *LeastCompletion) OrderFor(dst []*Candidate, model string, maxTokens int
 		shuffle(out[:cold], l.rand)
 		return dst, telemetry.SelectionCold
 	}
-	if measured >= 2 && l.rand.IntN(exploreEvery) == 0 {
+	if measured >= 2 && l.explores(preds[indexOf(eligible, out[0])]) {
 		Lead(out, 1+l.rand.IntN(measured-1))
 		return dst, telemetry.SelectionExplore
 	}
 	spreadNearTie(out, scratch[:n], l.stats, now, l.rand)
 	return dst, telemetry.SelectionLeader
+}
+
+// explores draws whether this request explores, when the leader's
+// prediction is lead: least-latency's one request in ten, times the share
+// of the leader's predicted time that is its time to first byte. A request
+// that explores is led by a runner-up for the whole of its answer: on a
+// 600-token answer that can cost seconds where it costs milliseconds on a
+// short one, so long answers rarely explore, short ones (whose time is
+// mostly the first byte) as often as under least-latency, and every target
+// still gets a time-to-first-byte and an output-rate sample from them.
+func (l *LeastCompletion) explores(lead Prediction) bool {
+	share := 1.0
+	if lead.Measured && lead.Seconds > 0 {
+		share = lead.TTFB / lead.Seconds
+	}
+	return l.rand.Float64()*exploreEvery < share
 }
 
 // Rank implements Strategy for a request that sets no output limit:

@@ -63,27 +63,36 @@ func TestLeastCompletionOrder(t *testing.T) {
 	}{
 		// 600 tokens: t1 20.1 s, t2 4.4 s, t3 10.25 s.
 		{"long answers: the fastest to finish leads", throughputTargets(600), 0,
-			&scriptedRand{ints: []int{9}}, []string{"t2", "t3", "t1"}, "leader"},
+			&scriptedRand{floats: []float64{0.99}}, []string{"t2", "t3", "t1"}, "leader"},
 		// 2 tokens: t1 0.167 s, t2 0.413 s, t3 0.283 s.
 		{"short answers: the fastest first byte leads", throughputTargets(2), 0,
-			&scriptedRand{ints: []int{9}}, []string{"t1", "t3", "t2"}, "leader"},
+			&scriptedRand{floats: []float64{0.99}}, []string{"t1", "t3", "t2"}, "leader"},
 		// 20 tokens: t1 0.767 s, t2 0.533 s, t3 0.583 s.
 		{"medium answers", throughputTargets(20), 0,
-			&scriptedRand{ints: []int{9}}, []string{"t2", "t3", "t1"}, "leader"},
+			&scriptedRand{floats: []float64{0.99}}, []string{"t2", "t3", "t1"}, "leader"},
 		// History says 600, the request allows 2: t1 leads.
 		{"the request's own limit caps the expected length", throughputTargets(600), 2,
-			&scriptedRand{ints: []int{9}}, []string{"t1", "t3", "t2"}, "leader"},
+			&scriptedRand{floats: []float64{0.99}}, []string{"t1", "t3", "t2"}, "leader"},
 		{"no answer seen: the request's limit is the length", throughputTargets(0), 600,
-			&scriptedRand{ints: []int{9}}, []string{"t2", "t3", "t1"}, "leader"},
+			&scriptedRand{floats: []float64{0.99}}, []string{"t2", "t3", "t1"}, "leader"},
 		{"TTFB samples but no rate sample: unmeasured, first", noRate, 0,
 			&scriptedRand{}, []string{"t3", "t2", "t1"}, "cold"},
 		{"no TTFB sample: unmeasured, first", noTTFB, 0,
 			&scriptedRand{}, []string{"t2", "t3", "t1"}, "cold"},
 		{"only faults: last", onlyFaults, 0,
-			&scriptedRand{ints: []int{9}}, []string{"t2", "t1", "t3"}, "leader"},
-		// IntN(10) = 0 explores; IntN(2) = 1 picks the second non-leader.
-		{"explore: a random measured non-leader leads", throughputTargets(600), 0,
-			&scriptedRand{ints: []int{0, 1}}, []string{"t1", "t2", "t3"}, "explore"},
+			&scriptedRand{floats: []float64{0.99}}, []string{"t2", "t1", "t3"}, "leader"},
+		// Short answers: the leader's (t1) first byte is 0.1 of its 0.167 s,
+		// so a draw below 0.6/10 explores; IntN(2) = 1 picks the second
+		// non-leader.
+		{"explore a short answer: a random measured non-leader leads", throughputTargets(2), 0,
+			&scriptedRand{floats: []float64{0.059}, ints: []int{1}}, []string{"t2", "t1", "t3"}, "explore"},
+		{"a short answer explores less than least-latency", throughputTargets(2), 0,
+			&scriptedRand{floats: []float64{0.061}}, []string{"t1", "t3", "t2"}, "leader"},
+		// Long answers: t2's first byte is 0.4 of its 4.4 s: below 0.0091.
+		{"a long answer rarely explores", throughputTargets(600), 0,
+			&scriptedRand{floats: []float64{0.0092}}, []string{"t2", "t3", "t1"}, "leader"},
+		{"explore a long answer", throughputTargets(600), 0,
+			&scriptedRand{floats: []float64{0.009}, ints: []int{0}}, []string{"t3", "t2", "t1"}, "explore"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
