@@ -313,6 +313,7 @@ func TestStudyGoals(t *testing.T) {
 		// changes in a short run are over the per-minute goal.
 		{"fleet", []string{"fleet"}, 6 * time.Second, leadership},
 		{"prompt cache", []string{"cache"}, 6 * time.Second, nil},
+		{"time to the last token", []string{"throughput"}, DefaultDuration, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
