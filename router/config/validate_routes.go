@@ -37,8 +37,11 @@ func (v *validation) providers() {
 		if !slices.Contains(kinds, p.Kind) {
 			v.add(path+".kind", "%s", unknownValue("kind", p.Kind, kinds))
 		}
+		v.host(name, p)
 		if p.BaseURL == "" {
-			v.add(path+".base_url", "required")
+			if !slices.Contains([]string{KindBedrock, KindVertex}, p.Kind) {
+				v.add(path+".base_url", "required")
+			}
 		} else if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.add(path+".base_url", "invalid URL %s (want http(s)://host/path)", quoteName(p.BaseURL))
 		}
