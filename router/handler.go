@@ -214,8 +214,9 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		return
 	}
 	spec := routeSpec{model: fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
-		home:  g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
-		hedge: c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
+		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
+		hedge:     c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
+		maxTokens: outputLimit(&c.fields),
 	}
 	if !g.preferred(c, eligible, &spec) {
 		return // answered: preferences the client got wrong, or that leave no target

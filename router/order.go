@@ -22,6 +22,9 @@ type RouteOptions struct {
 	// Prefix is the request's prompt prefix, for the prompt-cache
 	// affinity (Key 0: none).
 	Prefix Prefix
+	// MaxTokens is the request's own limit on its answer's length (0:
+	// none), as outputLimit reads it from a body.
+	MaxTokens int
 }
 
 // Route is the route a chat request for the client model would take now
@@ -34,7 +37,7 @@ func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string,
 	if len(eligible) == 0 {
 		return nil, "", false
 	}
-	spec := routeSpec{model: model, eligible: eligible, prefix: o.Prefix, hedge: true}
+	spec := routeSpec{model: model, eligible: eligible, prefix: o.Prefix, hedge: true, maxTokens: o.MaxTokens}
 	if o.Names != nil {
 		spec.names, spec.manual = strings.Join(o.Names, ","), true
 	}
@@ -53,8 +56,9 @@ func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string,
 // disabled target whose probe is due leads the one request that claims it
 // (selection explore), so a revoked key costs one attempt per probe
 // interval; probe is that candidate (nil: none), which the route must
-// resolve.
-func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
+// resolve. maxTokens is the request's own output limit (0: none), for the
+// modes that predict an answer's length.
+func (g *Gateway) order(dst []*mode.Candidate, model string, maxTokens int, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
 	now := g.now()
 	// On the stack: none reaches the strategy (an interface call, which
 	// would move them to the heap).
@@ -76,7 +80,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Ca
 		// All available, or none and none disabled: the mode orders them
 		// all (when none is available, its order breaks the ties when the
 		// blackout rule picks one to try).
-		dst, selection = g.policyFor(model).strategy.Order(dst, model, eligible)
+		dst, selection = mode.OrderFor(g.policyFor(model).strategy, dst, model, maxTokens, eligible)
 		return dst, selection, nil
 	}
 	if probe != nil {
@@ -97,7 +101,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Ca
 	if len(avail) > 0 {
 		// The strategy orders a copy (the one allocation, as rare as an
 		// unavailable target).
-		dst, selection = g.policyFor(model).strategy.Order(dst, model, append([]*mode.Candidate(nil), avail...))
+		dst, selection = mode.OrderFor(g.policyFor(model).strategy, dst, model, maxTokens, append([]*mode.Candidate(nil), avail...))
 	}
 	for _, reason := range groups {
 		for i, c := range away {

@@ -157,7 +157,7 @@ func (g *Gateway) preferenceOrder(c *call, p *preference, kept []*mode.Candidate
 	if p.sort != "" {
 		order, selection = g.sortBy(c.orderBuf[:0], p.sort, model, &c.fields, kept, now), telemetry.SelectionOrder
 	} else {
-		order, selection, probe = g.order(c.orderBuf[:0], model, kept)
+		order, selection, probe = g.order(c.orderBuf[:0], model, outputLimit(&c.fields), kept)
 	}
 	if p.maxLatency.set || p.minThroughput.set {
 		misses := make([]*mode.Candidate, 0, len(order))

@@ -79,6 +79,9 @@ type Route struct {
 	affinityResult string
 	skipped        []Skip
 	failures       []Failure
+	// maxTokens is the request's own output limit (0: none), which every
+	// attempt span carries.
+	maxTokens int
 	// lastEnd is how the last attempt to end ended (a hedge's cancelled
 	// loser aside): the request log line's error class and reason.
 	lastEnd attemptEnd
@@ -99,6 +102,9 @@ type routeSpec struct {
 	prefix Prefix // the prompt prefix (Key 0: none)
 	home   string // the target that stored the response it continues ("" : none)
 	hedge  bool   // it may be sent twice at once (it leaves no state behind)
+	// maxTokens is the request's own output limit (0: none), which
+	// least-completion caps its expected answer length by.
+	maxTokens int
 	// req builds each candidate's exchange (nil: the study's simulated
 	// attempts), and span is the request's, where skips are noted (nil:
 	// none).
@@ -121,7 +127,7 @@ type presetOrder struct {
 // target (r is then unusable).
 func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 	now := g.now()
-	*r = Route{req: s.req, span: s.span, model: s.model}
+	*r = Route{req: s.req, span: s.span, model: s.model, maxTokens: s.maxTokens}
 	if s.preset != nil {
 		r.order, r.selection, r.probe = s.preset.order, s.preset.selection, s.preset.probe
 	} else if s.manual {
@@ -131,7 +137,7 @@ func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 		}
 		r.selection = telemetry.SelectionManual
 	} else {
-		r.order, r.selection, r.probe = g.order(s.buf, s.model, s.eligible)
+		r.order, r.selection, r.probe = g.order(s.buf, s.model, s.maxTokens, s.eligible)
 	}
 	if s.prefix.Key != 0 && g.affinity != nil {
 		r.prefix, r.affinity = s.prefix, g.affinity // its end teaches who served the prefix
@@ -422,6 +428,9 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		// What is still in flight there as this attempt ends (itself not
 		// counted): the load a peer reading the span should count now.
 		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.Upstream.Inflight() - 1))
+		if r.maxTokens > 0 {
+			t.span.SetAttributes(telemetry.KeyRequestMaxTokens.Int(r.maxTokens))
+		}
 		res.endSpan(t.span, ts)
 		t.span = nil
 	}

@@ -69,6 +69,12 @@ type TargetRouting struct {
 	Inflight     int     `json:"inflight"`
 	PeerInflight int     `json:"peer_inflight"`
 	LoadFactor   float64 `json:"load_factor"`
+
+	// Completion is the predicted time to the last token and its parts;
+	// OutputRate the output rate's percentiles (nil: the statistics
+	// source keeps no output rates).
+	Completion *CompletionRouting `json:"completion,omitempty"`
+	OutputRate *OutputRateRouting `json:"output_rate,omitempty"`
 }
 
 // Routing reads the current state of every model, sorted by model, as chat
@@ -134,6 +140,7 @@ func (g *Gateway) modelRouting(kind, model string, cands []*mode.Candidate) Mode
 			if st.Samples > 0 {
 				t.OldestSampleAgeS = max(0, now.Sub(st.Oldest).Seconds())
 			}
+			g.addCompletion(&t, &ranked[i], model, &st, now)
 		}
 		mr.Targets = append(mr.Targets, t)
 	}

@@ -35,6 +35,10 @@ var (
 	KeyErrorType       = semconv.ErrorTypeKey
 	KeyInputTokens     = semconv.GenAIUsageInputTokensKey  // when the upstream reports usage
 	KeyOutputTokens    = semconv.GenAIUsageOutputTokensKey // when the upstream reports usage
+	// KeyRequestMaxTokens is the request's own output limit (max_tokens,
+	// max_completion_tokens or max_output_tokens), when it set one: the
+	// answer lengths least-completion predicts from are grouped by it.
+	KeyRequestMaxTokens = semconv.GenAIRequestMaxTokensKey
 	// KeyResponseID is the id of the response an attempt left stored at its
 	// provider (a Responses API answer, store not false): whoever reads the
 	// span learns which target holds it (previous_response_id follow-ups).

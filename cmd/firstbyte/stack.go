@@ -284,11 +284,18 @@ func routingRows(models []router.ModelRouting) []collector.RoutingRow {
 	var rows []collector.RoutingRow
 	for _, m := range models {
 		for _, t := range m.Targets {
-			rows = append(rows, collector.RoutingRow{
+			row := collector.RoutingRow{
 				Model: m.Model, Target: t.Target, P50Seconds: t.P50Seconds, Samples: t.Samples,
 				Leader: t.Leader, CircuitOpen: t.CircuitOpen, FaultRate: t.FaultRate, Outcomes: t.Outcomes,
 				Disabled: t.Disabled, RateLimitedUntil: t.RateLimitedUntil,
-			})
+			}
+			if p := t.Completion; p != nil && p.Measured {
+				row.PredictedCompletionSeconds, row.HasPrediction = p.Seconds, true
+			}
+			if r := t.OutputRate; r != nil {
+				row.RateSamples, row.OutputRate = r.Samples, [4]float64{r.P50, r.P75, r.P90, r.P99}
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows

@@ -369,7 +369,7 @@ const (
 // Modes are the routing modes strategy.mode accepts, sorted; package
 // router registers a strategy under each of these names (its tests hold
 // the two lists together).
-var Modes = []string{"cost-optimized", "ewma-latency", "fallback", "least-latency", "loadbalance", "reliable-latency", "round-robin"}
+var Modes = []string{"cost-optimized", "ewma-latency", "fallback", "least-completion", "least-latency", "loadbalance", "reliable-latency", "round-robin"}
 
 // Log levels and formats Validate accepts.
 var (

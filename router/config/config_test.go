@@ -474,7 +474,7 @@ func TestConfigWarnings(t *testing.T) {
 }
 
 // configValidFiles are the testdata files that must load and validate.
-var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml", "hosts_valid.yaml"}
+var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml", "hosts_valid.yaml", "least_completion_mode.yaml"}
 
 func TestLoadConfigErrors(t *testing.T) {
 	t.Parallel()

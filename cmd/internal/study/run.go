@@ -38,7 +38,9 @@ type client struct {
 	// the request
 	route     *router.Route
 	start     time.Duration
-	conv      int // its conversation; -1: none
+	conv      int           // its conversation; -1: none
+	tokens    int           // its answer's length, its max_tokens (0: not simulated)
+	ttfb      time.Duration // to the winning attempt's first byte; 0 until it
 	selection string
 	attempts  int
 	faults    int
@@ -66,6 +68,10 @@ type racer struct {
 	endAt  time.Duration
 	hold   hold // the provider's slot it holds
 	over   bool // ended (or cancelled): its end event is stale
+	// gen is how long a success streams its answer after its first byte;
+	// streaming: its first byte is in, its end event is the last token.
+	gen       time.Duration
+	streaming bool
 }
 
 // replica is one gateway replica of a run (a run without replicas has
@@ -116,7 +122,7 @@ func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration
 // newRunner is a run of s under mode with its providers, before any
 // replica is set up.
 func newRunner(s *Scenario, mode string, seed uint64, duration time.Duration) *runner {
-	r := &runner{s: s, mode: mode, duration: duration, clock: &clock{t: -WarmUp}}
+	r := &runner{s: s, mode: mode, duration: duration, clock: &clock{t: -s.warmUp()}}
 	r.res = newResult(s, mode, duration)
 	r.index = map[string]int{}
 	for i, t := range s.Targets {
@@ -192,17 +198,20 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 // startRequest orders a new request of c and starts its first attempt.
 func (r *runner) startRequest(c *client) {
 	now := r.clock.t
-	conv := -1
+	conv, tokens := -1, 0
 	if n := r.s.Conversations; n > 0 {
 		conv = r.requests % n
 	}
+	if n := len(r.s.Lengths); n > 0 {
+		tokens = r.s.Lengths[r.requests%n]
+	}
 	r.requests++
-	route, selection, err := r.replicas[c.replica].planner.plan(now, conv)
+	route, selection, err := r.replicas[c.replica].planner.plan(now, conv, tokens)
 	if err != nil {
 		r.err = err
 		return
 	}
-	*c = client{id: c.id, replica: c.replica, route: route, start: now, conv: conv, selection: selection, firstPick: -1,
+	*c = client{id: c.id, replica: c.replica, route: route, start: now, conv: conv, tokens: tokens, selection: selection, firstPick: -1,
 		busy: true, gen: c.gen + 1, wake: c.wake, r: r}
 	r.next(c)
 }
@@ -235,9 +244,11 @@ func (c *client) Start(t router.Turn) *router.Turn {
 	if c.attempts == 1 {
 		c.firstPick = target
 	}
-	end, took, h := r.providers[target].answer(attempt{b: r.s.Behave(target, now), firstByte: r.s.FirstByte, t: now,
+	b := r.s.Behave(target, now)
+	end, took, h := r.providers[target].answer(attempt{b: b, firstByte: r.s.FirstByte, t: now,
 		now: r.clock.Now(), conv: c.conv})
-	rc := &racer{turn: t, target: target, end: end, endAt: now + took, hold: h}
+	gen := stream(b, r.s.Lengths != nil, c.tokens, &end)
+	rc := &racer{turn: t, target: target, end: end, endAt: now + took, hold: h, gen: gen}
 	rc.turn.StartSpan(context.Background(), r.replicas[c.replica].tracer, telemetry.OperationChat, ClientModel,
 		trace.WithTimestamp(r.clock.Now()))
 	c.racers = append(c.racers, rc)
@@ -260,6 +271,9 @@ func (c *client) Wake(d time.Duration) {
 // lets the others race on; when none is left the request moves on to the
 // route's next candidate.
 func (r *runner) attemptEnded(c *client, rc *racer) {
+	if r.firstByte(c, rc) {
+		return // it streams on: its end is its last token
+	}
 	rc.over = true
 	c.racers = slices.DeleteFunc(c.racers, func(x *racer) bool { return x == rc })
 	r.res.Resolved++
@@ -275,9 +289,15 @@ func (r *runner) attemptEnded(c *client, rc *racer) {
 		how = router.RacerFinal
 		c.faults++
 	}
-	switch c.race.Ended(&rc.turn, how) {
+	step := router.RaceFinish // a streamed answer's race was decided at its first byte
+	if !rc.streaming {
+		step = c.race.Ended(&rc.turn, how)
+	}
+	switch step {
 	case router.RaceFinish:
-		r.cancelRacers(c)
+		if !rc.streaming {
+			r.cancelRacers(c)
+		}
 		c.race.Served()
 		if c.hedges > 0 {
 			r.res.Hedged++
@@ -314,7 +334,11 @@ func (r *runner) requestEnded(c *client, served bool) {
 	if !served && r.someRoom(now) {
 		r.res.FailedWithRoom++
 	}
-	r.res.record(c, served, now-c.start)
+	ttfb := now - c.start
+	if c.ttfb > 0 {
+		ttfb = c.ttfb
+	}
+	r.res.record(c, served, ttfb, now-c.start)
 	if now < r.duration {
 		r.schedule(c.id, now)
 	}
