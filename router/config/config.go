@@ -170,6 +170,12 @@ type Provider struct {
 	// APIKey is sent upstream (Bearer for openai, x-api-key for anthropic).
 	// Empty: no credential is sent.
 	APIKey string `yaml:"api_key" secret:"true"`
+	// TLS says what the upstream's certificate is checked against.
+	TLS TLS `yaml:"tls"`
+	// HTTP2 is auto (HTTP/2 over TLS when the server offers it, HTTP/1.1
+	// otherwise), prior_knowledge (unencrypted HTTP/2, h2c, for an http://
+	// base_url) or off (HTTP/1.1 only). Zero: auto.
+	HTTP2 string `yaml:"http2"`
 	// Models are the client-facing models served under the same name
 	// upstream, by every target of this provider. Empty: its targets serve
 	// only what their model_map names.
@@ -413,6 +419,7 @@ func (c *Config) applyDefaults() {
 			continue
 		}
 		setDefault(&p.Kind, DefaultKind)
+		setDefault(&p.HTTP2, HTTP2Auto)
 		setDefault(&p.Timeout.FirstByte, DefaultFirstByte)
 		setDefault(&p.Timeout.Total, DefaultTotal)
 		setDefault(&p.Timeout.Idle, min(DefaultIdle, p.Timeout.Total))

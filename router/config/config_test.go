@@ -252,6 +252,12 @@ var configErrorTests = []struct {
 		`providers.a.rate_limit.max_cooldown: must not be negative`,
 		`providers.b.timeout.idle: 2m exceeds timeout.total 1m`,
 	}},
+	{name: "upstream transport settings", file: "transport.yaml", want: []string{
+		`providers.a.http2: unknown http2 setting "h3" (want one of auto, prior_knowledge, off)`,
+		`providers.a.tls.ca_file: "testdata/transport.yaml" holds no PEM certificate`,
+		`providers.b.http2: prior_knowledge is unencrypted HTTP/2 (h2c), but base_url is https: leave it out (auto negotiates HTTP/2 over TLS)`,
+		`providers.b.tls.ca_file: cannot read "/nonexistent/ca.pem": no such file or directory`,
+	}},
 	{name: "duplicate provider names", file: "duplicate_provider.yaml", want: []string{
 		`providers.groq: key "groq" is written twice (lines 2 and 3); keep one`,
 	}},
@@ -281,7 +287,7 @@ var configErrorTests = []struct {
 		`providers.groq.circuit_breaker.failures: a string is not a whole number: write e.g. 8`,
 		`providers.groq.pricing.up.input: a string is not a number: write e.g. 1.5`,
 		`providers.groq.pricing.up.output: an infinity is not a number: write e.g. 1.5`,
-		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, models, timeout, rate_limit, responses, max_concurrency, queue, circuit_breaker, pricing, not a list`,
+		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, tls, http2, models, timeout, rate_limit, responses, max_concurrency, queue, circuit_breaker, pricing, not a list`,
 		`targets[0].model_map: must be a mapping of names to values, not a list`,
 		`targets[0].weight: a string is not a number: write e.g. 1.5`,
 		`targets[2]: must be a mapping with keys such as virtual_key, model_map, retry, weight, not a number`,

@@ -47,6 +47,7 @@ func (v *validation) providers() {
 				v.add(fmt.Sprintf("%s.models[%d]", path, i), "must not be empty")
 			}
 		}
+		v.upstreamTransport(path, p)
 		if p.Timeout.FirstByte < 0 {
 			v.add(path+".timeout.first_byte", "must be positive")
 		}
