@@ -24,11 +24,6 @@ import (
 const (
 	h2PingAfter   = 15 * time.Second // no frame for this long: ping
 	h2PingTimeout = 10 * time.Second // no PING answer for this long: close
-	// h2DialsPerHost bounds the connections being set up to one host at
-	// a time on an HTTP/2-only transport: a burst of first requests waits
-	// for the first connection instead of dialing one each and dropping
-	// all but one.
-	h2DialsPerHost = 4
 )
 
 // Transports hands each provider the upstream transport its http2 and
@@ -56,7 +51,7 @@ type transportKey struct {
 // transport of providers with http2 auto and no tls.ca_file.
 func NewTransports(base http.RoundTripper) *Transports {
 	if base == nil {
-		base = NewTransport()
+		base = newFirstContact(NewTransport())
 	}
 	return &Transports{base: base, byKey: map[transportKey]http.RoundTripper{}}
 }
@@ -98,8 +93,12 @@ func (ts *Transports) For(p *config.Provider) http.RoundTripper {
 	if err != nil {
 		return failingTransport{err}
 	}
-	ts.byKey[key] = t
-	return t
+	var rt http.RoundTripper = t
+	if mode == config.HTTP2Auto {
+		rt = newFirstContact(t)
+	}
+	ts.byKey[key] = rt
+	return rt
 }
 
 // CloseIdleConnections closes the idle connections of every transport
@@ -139,7 +138,7 @@ func newTransportFor(mode string, pem []byte) (*http.Transport, error) {
 		t.Protocols.SetHTTP1(true)
 	case config.HTTP2PriorKnowledge:
 		t.Protocols.SetUnencryptedHTTP2(true)
-		t.MaxConnsPerHost = h2DialsPerHost
+		oneDialAtATime(t)
 	default:
 		t.Protocols.SetHTTP1(true)
 		t.Protocols.SetHTTP2(true)
