@@ -160,3 +160,107 @@ func postConcurrently(t *testing.T, url string, n int) []string {
 	wg.Wait()
 	return bodies
 }
+
+// h2cProvider is a provider line for an h2c upstream at url.
+func h2cProvider(name, url string) string {
+	return fmt.Sprintf("  %s: {base_url: %q, api_key: key-%s, http2: prior_knowledge, timeout: {first_byte: 5s, total: 30s}}\n", name, url, name)
+}
+
+// TestHTTP2RefusedStreamIsRetried: a stream the server refused
+// (RST_STREAM REFUSED_STREAM: not processed) is sent again, and the client
+// gets the answer of the one provider there is.
+func TestHTTP2RefusedStreamIsRetried(t *testing.T) {
+	t.Parallel()
+	raw, url := newRawH2(t, func(s *rawStream, n int64) bool {
+		if n == 1 {
+			s.refuse()
+			return false
+		}
+		s.headers()
+		s.data(sseChunk("ok")+"data: [DONE]\n\n", true)
+		return false
+	})
+	gw := newGatewayFromYAML(t, "strategy: {mode: fallback}\nproviders:\n"+h2cProvider("a", url)+
+		"targets: [{virtual_key: a, model_map: {m: m}}]\n", router.Options{})
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(srv.Close)
+	resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"ok"`) || !strings.Contains(body, "[DONE]") {
+		t.Errorf("%d %q, want the second stream's answer", resp.StatusCode, body)
+	}
+	if n := raw.streams.Load(); n != 2 {
+		t.Errorf("upstream got %d streams, want 2 (the refused one sent again)", n)
+	}
+}
+
+// TestHTTP2GoAway: a GOAWAY that closes the connection under a stream
+// before its first byte fails the attempt over to the next provider;
+// after the first byte the client's stream ends with an error event and
+// no other provider is asked.
+func TestHTTP2GoAway(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		afterByte bool
+	}{
+		{"before the first byte", false},
+		{"after the first byte", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, url := newRawH2(t, func(s *rawStream, _ int64) bool {
+				if tt.afterByte {
+					s.headers()
+					s.data(sseChunk("one"), false)
+				}
+				s.goAway()
+				return true // and close the connection
+			})
+			b := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, sseChunk("from b")+"data: [DONE]\n\n")
+			})
+			gw := newGatewayFromYAML(t, "strategy: {mode: fallback}\nproviders:\n"+h2cProvider("a", url)+
+				fmt.Sprintf("  b: {base_url: %q, api_key: key-b}\n", b.URL+"/v1")+
+				"targets: [{virtual_key: a, model_map: {m: m}}, {virtual_key: b, model_map: {m: m}}]\n", router.Options{})
+			srv := httptest.NewServer(gw.Handler())
+			t.Cleanup(srv.Close)
+			resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+			body := readAll(t, resp.Body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %q", resp.StatusCode, body)
+			}
+			if !tt.afterByte && (b.hits.Load() != 1 || !strings.Contains(body, `"from b"`)) {
+				t.Errorf("b got %d requests, want 1 (failover before the first byte); body %q", b.hits.Load(), body)
+			}
+			if tt.afterByte {
+				if b.hits.Load() != 0 || !strings.Contains(body, `"one"`) || !strings.Contains(body, `"code":"stream_interrupted"`) {
+					t.Errorf("b got %d requests; body %q, want a's first chunk then an error event", b.hits.Load(), body)
+				}
+			}
+		})
+	}
+}
+
+// TestHTTP2GoAwayIsNamed: when the only provider closed its HTTP/2
+// connection under the stream (GOAWAY), the all-failed answer says so.
+// (A provider that refuses every stream is retried by Go's transport, at
+// once and then after 1, 2, 4... seconds, until the first-byte timeout: a
+// client may open streams before the server's SETTINGS announce its
+// MAX_CONCURRENT_STREAMS, and the server refuses those over it, so
+// refusals in a burst are normal and worth the wait.)
+func TestHTTP2GoAwayIsNamed(t *testing.T) {
+	t.Parallel()
+	_, url := newRawH2(t, func(s *rawStream, _ int64) bool { s.goAway(); return true })
+	gw := newGatewayFromYAML(t, "strategy: {mode: fallback}\nproviders:\n"+h2cProvider("a", url)+
+		"targets: [{virtual_key: a, model_map: {m: m}}]\n", router.Options{})
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(srv.Close)
+	resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	const want = "attempt 1 a: transport (HTTP/2 connection closed by the server: GOAWAY)"
+	if body := readAll(t, resp.Body); resp.StatusCode != 502 || !strings.Contains(body, want+`"`) {
+		t.Errorf("%d %q, want 502 naming %q", resp.StatusCode, body, want)
+	}
+}
