@@ -32,6 +32,15 @@ import (
 func benchProtoUpstream(b *testing.B, proto string) (base, settings string, rp *http.Transport) {
 	b.Helper()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(benchUpstreamHandler))
+	base, settings, rp = startProto(b, srv, proto)
+	b.Cleanup(srv.Close)
+	return base, settings, rp
+}
+
+// startProto starts srv speaking proto (h1, h2 over TLS, h2c); settings is
+// what a provider needs to reach it, rp a bare proxy's transport to it.
+func startProto(b *testing.B, srv *httptest.Server, proto string) (base, settings string, rp *http.Transport) {
+	b.Helper()
 	rp = upstream.NewTransport()
 	switch proto {
 	case "h1":
@@ -57,7 +66,6 @@ func benchProtoUpstream(b *testing.B, proto string) (base, settings string, rp *
 		rp.Protocols = new(http.Protocols)
 		rp.Protocols.SetUnencryptedHTTP2(true)
 	}
-	b.Cleanup(srv.Close)
 	return srv.URL, settings, rp
 }
 
