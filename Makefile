@@ -61,9 +61,10 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 # Fuzz targets, each for FUZZTIME (make test: a few seconds each; make fuzz:
 # minutes). A failing input is written under the package's testdata/fuzz.
 FUZZTIME ?= 4s
-FUZZ_TARGETS := ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/:FuzzScanRequest ./router/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
+FUZZ_TARGETS := ./router/upstream/:FuzzEventStreamReader ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/:FuzzScanRequest ./router/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/translate/:FuzzChatToResponsesStream ./router/translate/:FuzzMessagesToResponsesStream ./router/internal/jsonscan/:FuzzValid ./router/internal/jsonscan/:FuzzStrings \
-	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors
+	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors \
+	./router/translate/:FuzzDecodeRequest ./router/translate/:FuzzModelAnswers ./router/translate/:FuzzModelStreams
 # A target that fails with a failing input written (a real finding) fails
 # the run at once, its output shown. One that fails without writing an input
 # is the fuzzing engine itself (a worker lost on a busy machine): its output
@@ -88,7 +89,7 @@ soak: build ## the chaos soak through the real binary for SOAK_DURATION (figures
 		$(GO) test -count=1 -tags integration -timeout 30m -run '^TestChaosSoak$$' -v ./cmd/firstbyte/ | grep -v 'level='
 
 bench: build ## micro-benchmarks and the side-by-side load comparison (figures: docs/benchmarks.md)
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./router/mode/ ./router/translate/ ./collector/ ./telemetry/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./router/ ./router/mode/ ./router/translate/ ./router/upstream/ ./collector/ ./telemetry/
 	$(GO) run ./cmd/firstbyte-loadtest -gateway $(BIN)/firstbyte
 
 # The regression guard: the working tree's gateway against REF's (any

@@ -244,9 +244,10 @@ func (tt *targetTable) mapForeign(host string, port int, model string) (target, 
 var openAIElsewhere = []string{"anthropic", "aws.bedrock", "gcp.vertex_ai", "gcp.gemini", "gcp.gen_ai", "cohere", "ibm.watsonx.ai", "azure.ai.inference"}
 
 // providerAgrees reports whether a span's provider name (gen_ai.provider.name,
-// else gen_ai.system; none: agrees) can be the target's wire format kind:
-// "anthropic" for anthropic; for openai, any name but the formats known to
-// be other (OpenAI-compatible providers call themselves many names: groq,
+// else gen_ai.system; none: agrees) can be the target's kind (the gateway's
+// gen_ai.provider.name of it): "anthropic" for anthropic; a Bedrock or
+// Vertex target's own name, or anthropic; for openai and azure.ai.openai,
+// any name but the formats known to be other (OpenAI-compatible providers call themselves many names: groq,
 // azure.ai.openai, deepseek, ...).
 func providerAgrees(provider, system, kind string) bool {
 	name := provider
@@ -256,8 +257,13 @@ func providerAgrees(provider, system, kind string) bool {
 	if name == "" {
 		return true
 	}
-	if kind == "anthropic" {
+	switch kind {
+	case "anthropic":
 		return name == "anthropic"
+	case "aws.bedrock", "gcp.vertex_ai":
+		// The cloud's own name, or Anthropic's SDK for that cloud, which
+		// names itself (the host tells the two clouds apart).
+		return name == kind || name == "anthropic" || kind == "gcp.vertex_ai" && name == "gcp.gen_ai"
 	}
 	return !slices.Contains(openAIElsewhere, name)
 }

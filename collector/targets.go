@@ -15,7 +15,7 @@ type Target struct {
 	Model string // upstream model
 	Host  string // server.address of the provider's base_url
 	Port  int    // server.port (443/80 by scheme when the URL has none)
-	Kind  string // openai | anthropic
+	Kind  string // its gen_ai.provider.name: openai, anthropic, azure.ai.openai, aws.bedrock, gcp.vertex_ai
 	// LongestSample is the longest time to first byte an attempt of this
 	// key can have: the provider's timeout.total (a unary answer's sample
 	// is its whole answer, whose body total bounds). A peer's or an

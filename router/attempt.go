@@ -116,6 +116,10 @@ func (a *attempt) reach() bool {
 
 	body := a.x.body
 	target := a.x.url
+	if cl := u.Cloud; cl != nil {
+		target = cl.Target(target, a.cand.Model, c.fields.Stream)
+		body = cl.Body(body, upstream.Betas(c.r.Header))
+	}
 	req := (&http.Request{
 		Method:        http.MethodPost,
 		URL:           target, // shared, never modified: built once per provider and endpoint
@@ -129,7 +133,16 @@ func (a *attempt) reach() bool {
 		Host:          target.Host,
 	}).WithContext(a.actx)
 	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
+	for k, v := range u.Headers { // providers.X.headers
+		req.Header[k] = v
+	}
 	u.SetAuth(req.Header)
+	if cl := u.Cloud; cl != nil {
+		if err := cl.Authorize(req, body, c.fields.Stream); err != nil {
+			a.failover(0, fault.ErrorAuth) // logged where the credential was fetched
+			return false
+		}
+	}
 	a.g.propagator.Inject(a.actx, headerCarrier(req.Header))
 
 	a.sent = a.g.now()
@@ -155,11 +168,14 @@ func (a *attempt) reach() bool {
 			a.res.Remaining, a.res.HasRemaining, a.res.RemainingReset = sig.Requests, true, sig.RequestsReset
 		}
 		if c.fields.Stream {
+			if u.Cloud != nil {
+				u.Cloud.Response(resp)
+			}
 			return a.reachStream()
 		}
 		return a.reachUnary()
 	}
-	if s == http.StatusRequestEntityTooLarge || fault.NeedsBody(s) ||
+	if s == http.StatusRequestEntityTooLarge || fault.NeedsBody(s) || u.Cloud != nil && s >= 400 ||
 		fault.Classify(s, "") == fault.Full || fault.Disabling(fault.OfAnswer(s, nil)) {
 		return a.reachErrorAnswer()
 	}

@@ -21,7 +21,7 @@ func attemptAttributes(c *mode.Candidate, operation, requestedModel string, atte
 	u := c.Upstream
 	return []attribute.KeyValue{
 		telemetry.KeyOperationName.String(operation),
-		telemetry.KeyProviderName.String(u.Kind),
+		telemetry.KeyProviderName.String(u.ProviderName),
 		telemetry.KeyRequestModel.String(c.Model),
 		telemetry.KeyServerAddress.String(u.Host),
 		telemetry.KeyServerPort.Int(u.Port),

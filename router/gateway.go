@@ -262,7 +262,15 @@ func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 			g.upstreams[name] = u
 			continue
 		}
+		o.API, o.Stop, o.Logger = cfg.ProviderAPI(name), g.stop, g.log
 		g.upstreams[name] = upstream.New(name, p, o)
+	}
+	if prev != nil {
+		for name, u := range prev.upstreams {
+			if g.upstreams[name] != u {
+				u.Close() // dropped by the reload: its credential refresher ends
+			}
+		}
 	}
 }
 
@@ -286,7 +294,7 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 				c.SpanNames[ep.operation] = ep.operation + " " + c.Model
 			}
 			for _, f := range families {
-				if slices.Contains(f.kinds, u.Kind) {
+				if slices.Contains(f.kinds, u.Kind) && u.ServesFamily(f.name) {
 					byModel := g.routes[f.name]
 					if byModel == nil {
 						byModel = map[string][]*mode.Candidate{}

@@ -34,12 +34,20 @@ func (a *attempt) reachErrorAnswer() bool {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorHeld+1))
 	whole := len(body) <= maxErrorHeld
 	errType := fault.OfAnswer(s, body)
+	var hostRetry time.Time // a host's own retry delay, from its body
+	overflow := false
+	if cl := a.cand.Upstream.Cloud; cl != nil {
+		s, errType, hostRetry, overflow = cl.Judge(s, resp.Header, body, a.g.now())
+	}
 	switch {
 	case fault.Classify(s, errType) == fault.Full:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorDrain)) // lets the connection be reused
 		a.res.Wait += a.g.since(a.sent)
 		if !fault.Disabling(errType) {
 			a.res.RetryAt = comeBack(s, upstream.ReadRateSignal(resp.Header, a.g.now()))
+			if a.res.RetryAt.IsZero() {
+				a.res.RetryAt = hostRetry
+			}
 		}
 		if errType == fault.ErrorConfig {
 			a.g.warnWrongEndpoint(a.cand, a.x.url, s)
@@ -47,7 +55,7 @@ func (a *attempt) reachErrorAnswer() bool {
 		a.keepAnswer(body, whole)
 		a.failover(s, errType)
 		return false
-	case (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, body):
+	case overflow || (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, body):
 		// The provider's own context limit: another provider may have a
 		// larger window. Not the provider's fault.
 		a.res.Wait += a.g.since(a.sent)

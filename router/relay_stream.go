@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -145,6 +146,10 @@ func (a *attempt) reachStream() bool {
 	}
 	wait := a.g.since(a.sent) // one reading: the upstream wait and the TTFB sample
 	a.res.Wait += wait
+	if st, ok := hostException(err); ok && s.dataEvents() == 0 {
+		a.failover(st, strconv.Itoa(st)) // a cloud host's exception frame before the first byte
+		return false
+	}
 	if s.chunks == 0 {
 		// A 2xx with no body at all is a transport failure too.
 		a.setStatus(resp.StatusCode)

@@ -410,9 +410,9 @@ func TestMixedPoolLeastLatency(t *testing.T) {
 	fast := anthropicSim("claude-fast")
 	fast.TTFB = sim.Fixed(5 * time.Millisecond)
 	slow := openaiSim("gpt-slow")
-	slow.TTFB = sim.Fixed(60 * time.Millisecond)
-	mid := openaiSim("groq-mid")
-	mid.TTFB = sim.Fixed(30 * time.Millisecond)
+	slow.TTFB = sim.Fixed(240 * time.Millisecond) // gaps wide enough that a loaded
+	mid := openaiSim("groq-mid")                  // machine's scheduling cannot swap
+	mid.TTFB = sim.Fixed(120 * time.Millisecond)  // the order (30 ms did, under -race)
 	srv, _, _ := mixedPool(t, "least-latency", slow, mid, fast)
 	for i := range 6 { // every target measured, by both APIs
 		if i%2 == 0 {

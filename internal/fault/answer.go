@@ -3,6 +3,8 @@ package fault
 import (
 	"bytes"
 	"strconv"
+	"strings"
+	"time"
 )
 
 // OfAnswer is the error.type of an upstream's HTTP error answer, from its
@@ -33,6 +35,13 @@ import (
 //     about the key (a content-policy refusal, an unknown shape) is the
 //     caller's answer, as any other 4xx.
 func OfAnswer(status int, body []byte) string {
+	return OfAnswerTyped(status, "", body)
+}
+
+// OfAnswerTyped is OfAnswer for a host that names its error in a header:
+// awsErrorType is Bedrock's X-Amzn-ErrorType (AWSErrorType reads it),
+// which stands for the body's __type when that has none.
+func OfAnswerTyped(status int, awsErrorType string, body []byte) string {
 	switch status {
 	case 401:
 		return ErrorAuth
@@ -43,6 +52,9 @@ func OfAnswer(status int, body []byte) string {
 		return strconv.Itoa(status)
 	}
 	e := readErrorFields(body)
+	if e.awsType == "" {
+		e.awsType = awsErrorType
+	}
 	switch scope := e.scope(); {
 	case (status == 400 || status == 404) && e.code == codePreviousResponseNotFound:
 		return ErrorPreviousResponseNotFound
@@ -109,4 +121,52 @@ func (e *errorFields) isCreditBalance() bool {
 var creditBalanceMessages = [...]string{
 	"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.",
 	"Your credit balance is too low to access the Claude API. Please go to Plans & Billing to upgrade or purchase credits.",
+}
+
+// AWSErrorType is the error type an AWS X-Amzn-ErrorType header (or a
+// __type) names: "ThrottlingException:http://internal.amazon.com/..." and
+// "com.amazon.bedrock#ThrottlingException" are ThrottlingException.
+func AWSErrorType(v string) string {
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		v = v[:i]
+	}
+	return strings.TrimSpace(v[strings.LastIndexByte(v, '#')+1:])
+}
+
+// AnswerType is the AWS error type of an answer: its X-Amzn-ErrorType
+// header's, else its body's __type ("" when neither names one).
+func AnswerType(header string, body []byte) string {
+	if t := AWSErrorType(header); t != "" {
+		return t
+	}
+	e := readErrorFields(body)
+	return AWSErrorType(e.awsType)
+}
+
+// RetryDelay is the delay a Google error's RetryInfo asks for
+// (RESOURCE_EXHAUSTED answers carry one): 0 when it has none or it does
+// not parse. It is a google.protobuf.Duration in JSON: seconds with an
+// optional fraction and an "s".
+func RetryDelay(body []byte) time.Duration {
+	s, ok := strings.CutSuffix(readErrorFields(body).retryDelay, "s")
+	if !ok || s == "" {
+		return 0
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	secs, err := strconv.ParseUint(whole, 10, 32)
+	if err != nil || len(frac) > 9 {
+		return 0
+	}
+	d := time.Duration(secs) * time.Second
+	if frac != "" {
+		n, err := strconv.ParseUint(frac, 10, 32)
+		if err != nil {
+			return 0
+		}
+		for range 9 - len(frac) {
+			n *= 10
+		}
+		d += time.Duration(n)
+	}
+	return d
 }

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -17,7 +18,9 @@ type errorFields struct {
 	code, typ string // error.code (when a string), error.type
 	status    string // Google's error.status
 	reasons   []string
-	awsType   string // Bedrock's __type, without its namespace
+	awsType   string // Bedrock's __type (or X-Amzn-ErrorType), without its namespace
+	// retryDelay is Google's RetryInfo.retryDelay ("30s", "1.5s").
+	retryDelay string
 	// message is read for one thing only: Anthropic's documented prefix
 	// of a model-not-found error ("model: NAME", the model the gateway
 	// itself sent) and its credit-balance sentence (isCreditBalance).
@@ -32,6 +35,7 @@ func readErrorFields(body []byte) errorFields {
 		AWSType string          `json:"__type"`
 	}
 	var e errorFields
+	body = unwrapArray(body)
 	if json.Unmarshal(body, &doc) != nil {
 		return e
 	}
@@ -42,7 +46,9 @@ func readErrorFields(body []byte) errorFields {
 		Status  string          `json:"status"`
 		Message string          `json:"message"`
 		Details []struct {
-			Reason string `json:"reason"`
+			Type       string `json:"@type"`
+			Reason     string `json:"reason"`
+			RetryDelay string `json:"retryDelay"`
 		} `json:"details"`
 	}
 	if len(doc.Error) == 0 || doc.Error[0] != '{' || json.Unmarshal(doc.Error, &inner) != nil {
@@ -54,8 +60,26 @@ func readErrorFields(body []byte) errorFields {
 		if d.Reason != "" {
 			e.reasons = append(e.reasons, d.Reason)
 		}
+		if strings.HasSuffix(d.Type, ".RetryInfo") {
+			e.retryDelay = d.RetryDelay
+		}
 	}
 	return e
+}
+
+// unwrapArray is the one element of a JSON array around an error:
+// Google's APIs answer a streaming call made without alt=sse with
+// [{"error":{...}}]. Anything else is body as it is.
+func unwrapArray(body []byte) []byte {
+	t := bytes.TrimSpace(body)
+	if len(t) < 2 || t[0] != '[' {
+		return body
+	}
+	var arr []json.RawMessage
+	if json.Unmarshal(t, &arr) != nil || len(arr) == 0 {
+		return body
+	}
+	return arr[0]
 }
 
 // scope is what an error's structured fields say is refused: the key or
@@ -84,6 +108,7 @@ var codeScopes = map[string]scope{
 	"billing_error":        scopeQuota,
 	// Google: error.status and ErrorInfo reasons
 	"UNAUTHENTICATED":         scopeKey,
+	"PERMISSION_DENIED":       scopeKey,
 	"API_KEY_INVALID":         scopeKey,
 	"API_KEY_SERVICE_BLOCKED": scopeKey,
 	"CONSUMER_SUSPENDED":      scopeKey,

@@ -101,6 +101,10 @@ type Provider struct {
 	// parallel calls), as a request whose first message holds ParallelMarker
 	// does on any provider. False: one call.
 	ParallelToolCalls bool `yaml:"parallel_tool_calls,omitempty"`
+	// Host, when set, makes the provider speak a cloud host's API (Azure
+	// OpenAI, Bedrock, Vertex AI) with its auth and framing (hosts.go).
+	// Nil: the plain OpenAI and Anthropic APIs.
+	Host *Host `yaml:"host,omitempty"`
 }
 
 // Dist is a log-normal distribution of delays given by its median and the standard

@@ -72,6 +72,9 @@ type Server struct {
 	perPath    map[string]int64 // requests received by URL path
 	lastHeader http.Header
 	lastBody   []byte
+
+	host      *Host // nil: the plain OpenAI and Anthropic APIs (hosts.go)
+	hostState hostState
 }
 
 // stage is the behaviour in force from `from` (time since start) on.
@@ -111,6 +114,8 @@ func NewProvider(p Provider, opts Options) *Server {
 		rand:            opts.Rand,
 		protocols:       opts.Protocols,
 		perPath:         map[string]int64{},
+		host:            p.Host,
+		hostState:       hostState{tokens: map[string]time.Time{}},
 	}
 	cur := stage{ttfb: p.TTFB, pace: p.Stream, errors: p.Errors}
 	s.stages = append(s.stages, cur)
@@ -249,6 +254,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	s.record(r, body)
+	if s.host != nil && readErr == nil {
+		var ok bool
+		if w, body, ok = s.front(w, r, body); !ok {
+			return
+		}
+	}
 
 	ep, ok := endpoints[r.URL.Path]
 	if !ok {

@@ -2,7 +2,6 @@ package config
 
 import (
 	"log/slog"
-	"maps"
 	"time"
 
 	"github.com/goccy/go-yaml/token"
@@ -161,20 +160,47 @@ func (l Log) SlogLevel() slog.Level {
 
 // Provider is one upstream account (a virtual key).
 type Provider struct {
-	// Kind is the wire format: "openai" or "anthropic". Zero: openai.
+	// Kind is the host: one of Kinds (see hosts.go). Zero: openai.
 	Kind string `yaml:"kind"`
 	// BaseURL is the API root including its version path, e.g.
-	// https://api.groq.com/openai/v1 or https://api.anthropic.com/v1.
-	// Required.
+	// https://api.groq.com/openai/v1 or https://api.anthropic.com/v1; for
+	// azure the resource endpoint, for vertex the bare host. Required for
+	// openai, anthropic and azure; zero elsewhere: the host's own (from
+	// Region for bedrock and vertex).
 	BaseURL string `yaml:"base_url"`
-	// APIKey is sent upstream (Bearer for openai, x-api-key for anthropic).
-	// Empty: no credential is sent.
+	// APIKey is sent upstream (Bearer for openai and bedrock, x-api-key
+	// for anthropic, api-key for azure, x-goog-api-key for gemini). Empty:
+	// openai and anthropic send none; azure, bedrock and vertex use their
+	// cloud's credential chain.
 	APIKey string `yaml:"api_key" secret:"true"`
-	// TLS says what the upstream's certificate is checked against.
-	TLS TLS `yaml:"tls"`
-	// HTTP2 is auto (HTTP/2 over TLS when the server offers it, HTTP/1.1
-	// otherwise), prior_knowledge (unencrypted HTTP/2, h2c, for an http://
-	// base_url) or off (HTTP/1.1 only). Zero: auto.
+	// Region is a bedrock provider's AWS region (its host and its
+	// signature's), or a vertex provider's location: global, us, eu or a
+	// region such as us-east5. Required for both; no other kind takes it.
+	Region string `yaml:"region"`
+	// Project is a vertex provider's Google Cloud project. Required there.
+	Project string `yaml:"project"`
+	// APIVersion is an azure provider's API: v1 (/openai/v1/..., the
+	// deployment as model) or a date such as 2024-10-21
+	// (/openai/deployments/{deployment}/...?api-version=DATE). Zero: v1.
+	APIVersion string `yaml:"api_version"`
+	// Credentials is a vertex provider's Google credentials file (service
+	// account or ADC JSON). Empty: Application Default Credentials.
+	Credentials string `yaml:"credentials"`
+	// Profile is a bedrock provider's AWS shared-config profile for the
+	// default credential chain. Empty: AWS_PROFILE, else "default".
+	Profile string `yaml:"profile"`
+	// API overrides which call an upstream model goes through (APIFor):
+	// bedrock converse or invoke, vertex invoke, gemini or openai. Empty:
+	// chosen by the upstream model's name.
+	API string `yaml:"api"`
+	// Headers are added to every upstream request; Query to every upstream
+	// URL (${VAR} allowed in both). Empty: none.
+	Headers map[string]string `yaml:"headers" secret:"true"`
+	Query   map[string]string `yaml:"query" secret:"true"`
+	TLS     TLS               `yaml:"tls"`
+	// HTTP2 is auto (Go's default: HTTP/2 over TLS when the server offers
+	// it, HTTP/1.1 otherwise), prior_knowledge (unencrypted HTTP/2, h2c)
+	// or off. Zero: auto.
 	HTTP2 string `yaml:"http2"`
 	// Models are the client-facing models served under the same name
 	// upstream, by every target of this provider. Empty: its targets serve
@@ -295,47 +321,6 @@ type Retry struct {
 	Attempts int `yaml:"attempts"`
 }
 
-// Telemetry configures the OpenTelemetry side.
-type Telemetry struct {
-	// ServiceName is the resource's service.name (OTEL_SERVICE_NAME wins).
-	// Zero: firstbyte.
-	ServiceName string `yaml:"service_name" reload:"restart"`
-	// OTLPEndpoint is the OTLP/HTTP base URL spans are exported to. Empty:
-	// OTEL_EXPORTER_OTLP_ENDPOINT; neither: no export.
-	OTLPEndpoint string `yaml:"otlp_endpoint" reload:"restart,hidden"`
-	Ingest       Ingest `yaml:"ingest"`
-}
-
-// Ingest lets other instances' spans in on admin POST /v1/traces, so every
-// instance of a fleet learns from every other's attempts.
-type Ingest struct {
-	// Enabled turns the endpoint on. Zero: off. Enabled with no Token is
-	// refused unless admin.listen is a loopback address.
-	Enabled bool `yaml:"enabled" reload:"restart"`
-	// Token, when set, must come as "Authorization: Bearer TOKEN". Empty:
-	// no token is asked for.
-	Token string `yaml:"token" secret:"true" reload:"restart"`
-	// Foreign lets spans from services that are not firstbyte instances
-	// teach the tracker too.
-	Foreign ForeignIngest `yaml:"foreign"`
-}
-
-// ForeignIngest takes CLIENT spans of applications that call providers
-// directly (OpenTelemetry GenAI instrumentation) as samples of the target
-// whose provider host and upstream model they name. They arrive on the
-// ingest endpoint, so Ingest.Enabled must be on too.
-type ForeignIngest struct {
-	// Enabled turns it on. Zero: off.
-	Enabled bool `yaml:"enabled"`
-	// Services is an allow-list of service.name values. Empty: every
-	// service that is not a firstbyte instance.
-	Services []string `yaml:"services"`
-	// UnaryServices are services that never stream: their spans'
-	// durations count as samples even without gen_ai.request.stream.
-	// Empty: none.
-	UnaryServices []string `yaml:"unary_services"`
-}
-
 // Defaults (one place).
 const (
 	DefaultListen         = "127.0.0.1:8080"
@@ -372,12 +357,6 @@ const (
 	ResponseModelRequested = "requested"
 )
 
-// Provider kinds (wire formats).
-const (
-	KindOpenAI    = "openai"
-	KindAnthropic = "anthropic"
-)
-
 // Modes are the routing modes strategy.mode accepts, sorted; package
 // router registers a strategy under each of these names (its tests hold
 // the two lists together).
@@ -389,7 +368,6 @@ var (
 	logFormats = []string{"text", "json"}
 	// responseModels are the values response_model accepts.
 	responseModels = []string{ResponseModelUpstream, ResponseModelRequested}
-	kinds          = []string{KindOpenAI, KindAnthropic}
 )
 
 func (c *Config) applyDefaults() {
@@ -419,7 +397,7 @@ func (c *Config) applyDefaults() {
 			continue
 		}
 		setDefault(&p.Kind, DefaultKind)
-		setDefault(&p.HTTP2, HTTP2Auto)
+		p.applyHostDefaults()
 		setDefault(&p.Timeout.FirstByte, DefaultFirstByte)
 		setDefault(&p.Timeout.Total, DefaultTotal)
 		setDefault(&p.Timeout.Idle, min(DefaultIdle, p.Timeout.Total))
@@ -451,36 +429,4 @@ func setDefault[T comparable](field *T, def T) {
 	if *field == zero {
 		*field = def
 	}
-}
-
-// Routes are the client models t serves through its provider p, each
-// with the upstream model it is sent as: p's models under their own name,
-// and t's model_map, which wins for a model in both. p is
-// Providers[t.VirtualKey]; nil serves the model_map only.
-func (t Target) Routes(p *Provider) map[string]string {
-	routes := make(map[string]string, len(t.ModelMap))
-	if p != nil {
-		for _, m := range p.Models {
-			routes[m] = m
-		}
-	}
-	maps.Copy(routes, t.ModelMap)
-	return routes
-}
-
-// ServesResponses reports whether the provider serves the Responses API
-// itself (Responses, with its default applied).
-func (p *Provider) ServesResponses() bool {
-	if p.Responses == nil {
-		return p.Kind == KindOpenAI
-	}
-	return *p.Responses
-}
-
-// EffectiveWeight is the target's weight with its default applied.
-func (t Target) EffectiveWeight() float64 {
-	if t.Weight == nil {
-		return DefaultTargetWeight
-	}
-	return *t.Weight
 }

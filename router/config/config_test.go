@@ -56,7 +56,7 @@ func configErrors(t *testing.T, name string, vars map[string]string) []string {
 	return lines
 }
 
-var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key"}
+var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key", "ANTHROPIC_API_KEY": "sk-ant-test-key", "AZURE_OPENAI_API_KEY": "azure-test-key"}
 
 func TestLoadConfigValid(t *testing.T) {
 	t.Parallel()
@@ -287,7 +287,7 @@ var configErrorTests = []struct {
 		`providers.groq.circuit_breaker.failures: a string is not a whole number: write e.g. 8`,
 		`providers.groq.pricing.up.input: a string is not a number: write e.g. 1.5`,
 		`providers.groq.pricing.up.output: an infinity is not a number: write e.g. 1.5`,
-		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, tls, http2, models, timeout, rate_limit, responses, max_concurrency, queue, circuit_breaker, pricing, not a list`,
+		`providers.broken: must be a mapping with keys such as kind, base_url, api_key, region, project, api_version, credentials, profile, api, headers, query, tls, http2, models, timeout, rate_limit, responses, max_concurrency, queue, circuit_breaker, pricing, not a list`,
 		`targets[0].model_map: must be a mapping of names to values, not a list`,
 		`targets[0].weight: a string is not a number: write e.g. 1.5`,
 		`targets[2]: must be a mapping with keys such as virtual_key, model_map, retry, weight, not a number`,
@@ -300,7 +300,7 @@ var configErrorTests = []struct {
 	{name: "every semantic error at once", file: "many_errors.yaml", want: []string{
 		`listen: invalid address "not an address" (want host:port, e.g. 127.0.0.1:8080)`,
 		`auth.keys[0]: environment variable FIRSTBYTE_TEST_UNSET_KEY is not set`,
-		`providers.groq.kind: unknown kind "grpc" (want one of openai, anthropic)`,
+		`providers.groq.kind: unknown kind "grpc" (want one of openai, anthropic, azure, bedrock, vertex, gemini)`,
 		`providers.groq.base_url: invalid URL "ftp://example" (want http(s)://host/path)`,
 		`providers.groq.timeout.first_byte: 2m exceeds timeout.total 1m`,
 		`providers.groq.max_concurrency: must be 0 (unlimited) or positive`,
@@ -471,7 +471,7 @@ func TestConfigWarnings(t *testing.T) {
 }
 
 // configValidFiles are the testdata files that must load and validate.
-var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml"}
+var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml", "hosts_valid.yaml"}
 
 func TestLoadConfigErrors(t *testing.T) {
 	t.Parallel()

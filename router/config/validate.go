@@ -33,6 +33,7 @@ func (c *Config) Validate() error {
 	v.providers()
 	v.strategy()
 	v.targets()
+	v.hostRoutes()
 	v.telemetry()
 	if len(v.errs) == 0 {
 		return nil

@@ -37,8 +37,11 @@ func (v *validation) providers() {
 		if !slices.Contains(kinds, p.Kind) {
 			v.add(path+".kind", "%s", unknownValue("kind", p.Kind, kinds))
 		}
+		v.host(name, p)
 		if p.BaseURL == "" {
-			v.add(path+".base_url", "required")
+			if !slices.Contains([]string{KindBedrock, KindVertex}, p.Kind) {
+				v.add(path+".base_url", "required")
+			}
 		} else if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.add(path+".base_url", "invalid URL %s (want http(s)://host/path)", quoteName(p.BaseURL))
 		}
@@ -47,7 +50,6 @@ func (v *validation) providers() {
 				v.add(fmt.Sprintf("%s.models[%d]", path, i), "must not be empty")
 			}
 		}
-		v.upstreamTransport(path, p)
 		if p.Timeout.FirstByte < 0 {
 			v.add(path+".timeout.first_byte", "must be positive")
 		}

@@ -42,10 +42,11 @@ type Candidate struct {
 // Circuit is the candidate's circuit state now.
 func (c *Candidate) Circuit() upstream.CircuitState { return c.Upstream.Breaker.State() }
 
-// Provider says where the candidate's provider is and what it speaks: its
-// wire format (openai or anthropic) and the host and port of its base_url
-// (443 or 80 by scheme when the URL names none), as attempt spans carry
-// them in server.address and server.port.
+// Provider says where the candidate's provider is and what it is: its
+// gen_ai.provider.name (openai, anthropic, or a cloud host's:
+// azure.ai.openai, aws.bedrock, gcp.vertex_ai) and the host and port of
+// its base_url (443 or 80 by scheme when the URL names none), as attempt
+// spans carry them in server.address and server.port.
 func (c *Candidate) Provider() (kind, host string, port int) {
-	return c.Upstream.Kind, c.Upstream.Host, c.Upstream.Port
+	return c.Upstream.ProviderName, c.Upstream.Host, c.Upstream.Port
 }

@@ -44,16 +44,22 @@ func appendConverseTools(out []byte, r *Request) ([]byte, error) {
 
 // appendSchema writes a tool's parameter schema, or the empty object
 // schema for a tool that takes none.
+// A schema without a type gets type object at its front (decoders refuse
+// any other type), the rest kept as it came.
 func appendSchema(out, schema []byte) []byte {
 	if !isObject(schema) {
 		return append(out, `{"type":"object","properties":{}}`...)
 	}
-	return append(out, schema...)
+	out, _ = appendObjectSchema(out, schema, "")
+	return out
 }
 
 // appendConverseOutput writes outputConfig.textFormat for structured
 // output: Converse takes the schema as a string holding the JSON.
 func appendConverseOutput(out []byte, r *Request) ([]byte, error) {
+	if r.Output.JSONObject {
+		return out, refuse(r.outputPath()+".type", "json_object cannot be held for a Bedrock Converse upstream, which holds answers to a schema only: use json_schema")
+	}
 	if r.Output.Schema == nil {
 		return out, nil
 	}

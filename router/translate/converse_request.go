@@ -7,7 +7,7 @@ package translate
 // client's field named: an image by URL (Converse takes bytes), a
 // tool_choice of none, a JSON-object output format without a schema.
 func EncodeConverse(r *Request, ids *ToolIDs) ([]byte, error) {
-	out := make([]byte, 0, 1024)
+	out := make([]byte, 0, r.outputSize())
 	out = append(out, `{"messages":[`...)
 	var err error
 	open := Role(0)
@@ -83,7 +83,7 @@ func appendConverseBlock(out []byte, r *Request, t *Turn, p *Part, ids *ToolIDs)
 		out = ids.appendAnthropicID(out, p.ID)
 		out = append(append(append(out, `,"name":`...), p.Name...), `,"input":`...)
 		if out, err = appendArgsObject(out, p); err != nil {
-			return out, refuse(r.partPath(t, p), "tool call arguments must be a JSON object")
+			return out, refuse(r.argsPath(t, p), "tool call arguments must be a JSON object")
 		}
 		out = append(out, "}}"...)
 	case PartToolResult:

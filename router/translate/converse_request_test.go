@@ -78,9 +78,10 @@ func TestEncodeConverseRefuses(t *testing.T) {
 		{"image of a format Converse lacks", "messages[0].content[1]", func(r *Request) {
 			r.Turns[0].Parts[1].MediaType = []byte("image/tiff")
 		}},
-		{"arguments not an object", "messages[1].content[1]", func(r *Request) {
+		{"arguments not an object", "messages[1].content[1].input", func(r *Request) {
 			r.Turns[1].Parts[1].Args = tok(`[1]`)
 		}},
+		{"any JSON object", "response_format.type", func(r *Request) { r.Client = Chat; r.Output = OutputFormat{JSONObject: true} }},
 		{"tool choice none", "tool_choice", func(r *Request) { r.ToolChoice = ToolChoice{Mode: ToolNone} }},
 		{"a document not a PDF", "input[0].content[1]", func(r *Request) {
 			r.Client = Responses

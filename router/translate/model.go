@@ -31,6 +31,9 @@ type Request struct {
 	// System is the system prompt's parts (text, each with its cache
 	// mark), in the order the client gave them.
 	System []Part
+	// Developer is true when the system prompt came as developer messages
+	// (OpenAI's newer name for them), which an OpenAI upstream gets back.
+	Developer bool
 	// Turns alternate as the client sent them; consecutive turns of one
 	// role are kept apart here and merged by encoders whose API wants
 	// them merged.
@@ -52,6 +55,11 @@ type Request struct {
 	// Stream asks for the answer as a stream; IncludeUsage also asks an
 	// OpenAI stream for its usage chunk.
 	Stream, IncludeUsage bool
+	// parts is where one-part turns are kept (Request.one).
+	parts []Part
+	// size is the length of the body decoded (0: built by hand), which
+	// sizes an encoder's output: a translated request is about as long.
+	size int
 }
 
 // Turn is one message: a role and its content parts.
@@ -95,6 +103,9 @@ type ToolChoice struct {
 	Mode ToolChoiceMode
 	// Name is the tool a ToolNamed choice forces, a string token.
 	Name []byte
+	// Said is true when the client gave a tool choice (auto said is
+	// written back as auto; not said, left out).
+	Said bool
 }
 
 // Tool is one function the model may call.
@@ -117,6 +128,9 @@ type OutputFormat struct {
 	// Name is the schema's name string token (nil: none given), which
 	// OpenAI requires and the others ignore.
 	Name []byte
+	// JSONObject asks for any JSON object, no schema (OpenAI's
+	// json_object): only OpenAI and Gemini can hold an answer to it.
+	JSONObject bool
 }
 
 // Reasoning is a request's thinking setting. Effort and Budget may both be

@@ -42,6 +42,9 @@ type Reply struct {
 	// StopSequence is the stop sequence matched, a string token.
 	StopSequence []byte
 	Usage        Usage
+	// LatencyMs is the time the upstream says it took (Converse's
+	// metrics.latencyMs), 0 when it does not say.
+	LatencyMs int64
 }
 
 // EventKind is what a stream event says.

@@ -23,6 +23,37 @@ func (r *Request) partPath(t *Turn, p *Part) string {
 	return path
 }
 
+// argsPath names, in the client's words, the arguments of tool call p:
+// Chat's tool_calls[k].function.arguments (At is k), a Responses
+// function_call's arguments, a Messages tool_use block's input.
+func (r *Request) argsPath(t *Turn, p *Part) string {
+	switch r.Client {
+	case Chat:
+		return msgPath(t.At) + ".tool_calls[" + strconv.Itoa(max(p.At, 0)) + "].function.arguments"
+	case Responses:
+		return itemPath(t.At) + ".arguments"
+	}
+	return r.partPath(t, p) + ".input"
+}
+
+// outputPath names the client's structured-output field.
+func (r *Request) outputPath() string {
+	switch r.Client {
+	case Responses:
+		return "text.format"
+	case Messages:
+		return "output_config.format"
+	}
+	return "response_format"
+}
+
+// outputSize is the capacity an encoder starts its output with: the
+// decoded body's length and some room, so the output is not copied as it
+// grows.
+func (r *Request) outputSize() int {
+	return max(1024, r.size+r.size/8+256)
+}
+
 // comma writes the ',' that separates a member or element from the one
 // before it, unless out has just opened its object or array.
 func comma(out []byte) []byte {
@@ -51,10 +82,11 @@ func appendRaw(out []byte, name string, v []byte) []byte {
 // appendInline writes inline bytes (Part.Data or MediaType) as a JSON string.
 func appendInline(out, s []byte, escaped bool) []byte {
 	if escaped {
-		// Still escaped JSON string contents: the quotes make the token.
-		out = append(out, '"')
-		out = append(out, s...)
-		return append(out, '"')
+		// Escaped JSON string contents (a client that writes \/): written
+		// as the API's own encoders write them, the escapes undone where
+		// JSON does not need them. Rare, so the copy is.
+		tok := append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"')
+		return jsonscan.AppendString(out, jsonscan.AppendUnquoted(nil, tok))
 	}
 	return appendContents(out, s, false)
 }
@@ -125,4 +157,30 @@ func (r *Request) callName(id []byte) []byte {
 		}
 	}
 	return nil
+}
+
+// errNotObjectArgs: tool arguments that are not a JSON object.
+var errNotObjectArgs = invalidUpstream("tool arguments are not a JSON object")
+
+// appendArguments writes OpenAI tool-call arguments (a string holding JSON)
+// as an input object, as Messages, Converse and Gemini take them. Empty or
+// absent arguments are {}; anything but an object is an error.
+func appendArguments(out, args []byte) ([]byte, error) {
+	switch {
+	case !present(args):
+		return append(out, "{}"...), nil
+	case isObject(args): // some clients send the object itself
+		return append(out, args...), nil
+	case !isString(args):
+		return out, errNotObjectArgs
+	}
+	start := len(out)
+	out = jsonscan.AppendUnquoted(out, args)
+	if jsonscan.SkipSpace(out, start) == len(out) {
+		return append(out[:start], "{}"...), nil
+	}
+	if v, ok := jsonscan.Valid(out[start:]); !ok || !isObject(v) {
+		return out[:start], errNotObjectArgs
+	}
+	return out, nil
 }

@@ -41,6 +41,9 @@ type Part struct {
 	URL []byte
 	// Title names a document (a string token).
 	Title []byte
+	// Detail is an image's detail as OpenAI's APIs take it (low, high,
+	// auto), a string token; the other APIs have no such setting.
+	Detail []byte
 	// ID is a tool call's id, or the call a result answers (a string token).
 	ID []byte
 	// Name is the tool called (a string token).

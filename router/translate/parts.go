@@ -12,7 +12,7 @@ import (
 // once per member read.
 type part struct {
 	typ, text, refusal, imageURL, file, source, id, name, input, toolUseID, content, title []byte
-	cacheControl                                                                           []byte
+	cacheControl, isError                                                                  []byte
 }
 
 // readPart reads the object v; ok is false when v is not an object.
@@ -49,6 +49,8 @@ func readPart(v []byte) (p part, ok bool) {
 			p.title = val
 		case "cache_control":
 			p.cacheControl = val
+		case "is_error":
+			p.isError = val
 		}
 	}
 	return p, true
@@ -65,16 +67,6 @@ func notText(p part, path string) error {
 		return refuse(path+".text", "must be a string")
 	}
 	return refuse(path, "must be a text part")
-}
-
-// textPart returns the text of the text part v, or the refusal of it at
-// path(), which is built only then.
-func textPart(v []byte, path func() string) ([]byte, error) {
-	p, _ := readPart(v)
-	if text, ok := textIn(p); ok {
-		return text, nil
-	}
-	return nil, notText(p, path())
 }
 
 // contentPath is where content part j of message i stands.

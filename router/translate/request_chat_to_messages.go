@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"strconv"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
+import "strconv"
 
 // DefaultMaxTokens is the max_tokens sent to an Anthropic upstream when an
 // OpenAI request names neither max_completion_tokens nor max_tokens:
@@ -27,110 +23,18 @@ type chatRequest struct {
 }
 
 // ChatToMessages turns an OpenAI Chat Completions request into an Anthropic
-// Messages request for upstreamModel. ids keeps the request's tool ids
+// Messages request for upstreamModel, through the neutral model. ids keeps the request's tool ids
 // valid for Anthropic (nil: rewritten without a memory of the request).
 // includeUsage reports whether the client asked for stream usage
 // (stream_options.include_usage), which the answer's stream translator
 // needs to know. A request the Messages API cannot express is a
 // *RequestError.
 func ChatToMessages(body []byte, upstreamModel string, ids *ToolIDs) (out []byte, includeUsage bool, err error) {
-	var r chatRequest
-	v, err := readRequest(body, r.set, r.check)
+	out, r, err := EncodeRequest(Chat, body, Messages, upstreamModel, ids)
 	if err != nil {
 		return nil, false, err
 	}
-	budget, err := thinkingBudget(r.reasoningEffort)
-	if err != nil {
-		return nil, false, err
-	}
-
-	out = appendRequestHead(make([]byte, 0, len(v)+len(v)/16+256), upstreamModel)
-	t := turns{out: out, ids: ids}
-	msgs := jsonscan.ElementsOf(r.messages)
-	for i := 0; ; i++ {
-		msg, ok := msgs.Next()
-		if !ok {
-			break
-		}
-		if err := t.message(i, msg); err != nil {
-			return nil, false, err
-		}
-	}
-	t.close()
-	out = t.appendSystem(append(t.out, ']'))
-	if present(r.tools) && string(r.tools) != "[]" {
-		if out, err = appendAnthropicTools(out, r.tools); err != nil {
-			return nil, false, err
-		}
-		if out, err = appendAnthropicToolChoice(out, r.toolChoice, r.parallelToolCalls); err != nil {
-			return nil, false, err
-		}
-	}
-	if out, err = appendOutputConfig(out, r.responseFormat); err != nil {
-		return nil, false, err
-	}
-	// Anthropic refuses extended thinking with a forced tool choice, and
-	// a conversation whose last assistant tool turn has no thinking block
-	// (one served by an OpenAI target never has): the request then goes
-	// without thinking rather than not at all.
-	if budget > 0 && (forcedToolChoice(r.toolChoice) || t.lastAssistantTools) {
-		budget = 0
-	}
-	out, budget = appendMaxTokens(out, r, budget)
-	if budget > 0 {
-		out = append(out, `,"thinking":{"type":"enabled","budget_tokens":`...)
-		out = appendInt(out, budget)
-		out = append(out, '}')
-	} else {
-		out = appendSampling(out, r.temperature, r.topP)
-	}
-	if present(r.stop) && string(r.stop) != "[]" {
-		out = append(out, `,"stop_sequences":`...)
-		if isString(r.stop) {
-			out = append(out, '[')
-			out = append(out, r.stop...)
-			out = append(out, ']')
-		} else {
-			out = append(out, r.stop...)
-		}
-	}
-	switch {
-	case present(r.user):
-		out = append(out, `,"metadata":{"user_id":`...)
-		out = append(out, r.user...)
-		out = append(out, '}')
-	case present(r.safetyIdentifier):
-		out = append(out, `,"metadata":{"user_id":`...)
-		out = append(out, r.safetyIdentifier...)
-		out = append(out, '}')
-	}
-	if isTrue(r.stream) {
-		out = append(out, `,"stream":true`...)
-		includeUsage = isTrue(jsonscan.Field(r.streamOptions, "include_usage"))
-	}
-	return append(out, '}'), includeUsage, nil
-}
-
-// appendMaxTokens writes max_tokens: the client's, else DefaultMaxTokens
-// plus the thinking budget. Anthropic counts thinking in max_tokens and
-// wants the budget below it; a client limit that leaves no room for the
-// smallest budget turns thinking off (budget 0 back).
-func appendMaxTokens(out []byte, r chatRequest, budget int64) ([]byte, int64) {
-	out = append(out, `,"max_tokens":`...)
-	limit := r.maxCompletionTokens
-	if !present(limit) {
-		limit = r.maxTokens
-	}
-	if !present(limit) {
-		return appendInt(out, DefaultMaxTokens+budget), budget
-	}
-	if n, ok := intValue(limit); budget > 0 && ok {
-		budget = min(budget, n-1)
-		if budget < minThinkingBudget {
-			budget = 0
-		}
-	}
-	return append(out, limit...), budget
+	return out, r.IncludeUsage, nil
 }
 
 // appendSampling writes temperature and top_p. Recent Claude models refuse

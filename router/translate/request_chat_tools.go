@@ -1,31 +1,6 @@
 package translate
 
-import (
-	"strconv"
-
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-)
-
-// appendTools writes a request's tools array (a JSON array) as
-// "tools":[…], each tool, an object, by one; path names it in a refusal.
-// On an error, out is to be dropped.
-func appendTools(out, tools []byte, one func(out, tool []byte, path string) ([]byte, error)) ([]byte, error) {
-	out = append(out, `,"tools":[`...)
-	for j, tool := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
-		if !isObject(tool) {
-			return out, refuse(path, "must be an object")
-		}
-		if j > 0 {
-			out = append(out, ',')
-		}
-		var err error
-		if out, err = one(out, tool, path); err != nil {
-			return out, err
-		}
-	}
-	return append(out, ']'), nil
-}
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // functionTool holds the members of a function's definition, as the three
 // APIs spell one (raw JSON values): an OpenAI chat tool's function object,
@@ -57,69 +32,6 @@ func readFunctionTool(v []byte, schemaKey string) functionTool {
 	return f
 }
 
-// appendChatTool writes a Chat Completions function tool of a definition
-// already checked: schema an object or absent, name a string.
-func appendChatTool(out []byte, f functionTool) []byte {
-	out = append(out, `{"type":"function","function":{"name":`...)
-	out = append(out, f.name...)
-	if isString(f.desc) {
-		out = append(out, `,"description":`...)
-		out = append(out, f.desc...)
-	}
-	if present(f.schema) {
-		out = append(out, `,"parameters":`...)
-		out = append(out, f.schema...)
-	}
-	if isTrue(f.strict) {
-		out = append(out, `,"strict":true`...)
-	}
-	return append(out, "}}"...)
-}
-
-// appendAnthropicTools writes OpenAI function tools as Anthropic tools.
-func appendAnthropicTools(out, tools []byte) ([]byte, error) {
-	return appendTools(out, tools, appendAnthropicTool)
-}
-
-func appendAnthropicTool(out, tool []byte, path string) ([]byte, error) {
-	if typ := jsonscan.Field(tool, "type"); present(typ) && !stringIs(typ, "function") {
-		return out, refuse(path+".type", "only function tools translate for an Anthropic upstream")
-	}
-	fn := jsonscan.Field(tool, "function")
-	if !isObject(fn) {
-		return out, refuse(path+".function", "must be an object")
-	}
-	f := readFunctionTool(fn, "parameters")
-	// The tool's cache_control mark rides on the tool object, beside
-	// function (OpenRouter's and LiteLLM's convention).
-	cache := jsonscan.Field(tool, "cache_control")
-	if !isString(f.name) {
-		return out, refuse(path+".function.name", "must be a string")
-	}
-	out = append(out, `{"name":`...)
-	out = append(out, f.name...)
-	if isString(f.desc) {
-		out = append(out, `,"description":`...)
-		out = append(out, f.desc...)
-	}
-	out = append(out, `,"input_schema":`...)
-	var err error
-	if out, err = appendObjectSchema(out, f.schema, path+".function.parameters"); err != nil {
-		return out, err
-	}
-	switch {
-	case isTrue(f.strict):
-		out = append(out, `,"strict":true`...)
-	case present(f.strict) && !isBool(f.strict):
-		return out, refuse(path+".function.strict", "must be a boolean")
-	}
-	if present(cache) && !isObject(cache) {
-		return out, refuse(path+".cache_control", "must be an object")
-	}
-	out = appendCacheControl(out, cache)
-	return append(out, '}'), nil
-}
-
 // appendObjectSchema writes a function's parameters as an Anthropic
 // input_schema, which must be an object schema: OpenAI allows a function
 // without parameters, or with {} (any input), and Anthropic refuses a
@@ -146,43 +58,4 @@ func appendObjectSchema(out, params []byte, path string) ([]byte, error) {
 	}
 	out = append(out, ',')
 	return append(out, params[jsonscan.SkipSpace(params, 1):]...), nil
-}
-
-// appendAnthropicToolChoice maps tool_choice and parallel_tool_calls: auto ->
-// auto, none -> none, required -> any, a named function -> tool;
-// parallel_tool_calls false -> disable_parallel_tool_use true.
-func appendAnthropicToolChoice(out, choice, parallel []byte) ([]byte, error) {
-	typ, name := "auto", []byte(nil)
-	switch {
-	case !present(choice):
-		if !present(parallel) || isTrue(parallel) {
-			return out, nil // Anthropic's default is the same: auto, in parallel
-		}
-	case stringIs(choice, "auto"):
-	case stringIs(choice, "none"):
-		typ = "none"
-	case stringIs(choice, "required"):
-		typ = "any"
-	case isObject(choice) && stringIs(jsonscan.Field(choice, "type"), "function"):
-		name = jsonscan.Field(jsonscan.Field(choice, "function"), "name")
-		if !isString(name) {
-			return out, refuse("tool_choice.function.name", "must be a string")
-		}
-		typ = "tool"
-	case isObject(choice):
-		return out, refuse("tool_choice.type", "only auto, none, required or a named function translate for an Anthropic upstream")
-	default:
-		return out, refuse("tool_choice", "must be auto, none, required or {\"type\":\"function\",...}")
-	}
-	out = append(out, `,"tool_choice":{"type":"`...)
-	out = append(out, typ...)
-	out = append(out, '"')
-	if name != nil {
-		out = append(out, `,"name":`...)
-		out = append(out, name...)
-	}
-	if string(parallel) == "false" && typ != "none" {
-		out = append(out, `,"disable_parallel_tool_use":true`...)
-	}
-	return append(out, '}'), nil
 }

@@ -73,10 +73,3 @@ func effortLevel(effort []byte) (string, error) {
 	}
 	return "", refuse("output_config.effort", "must be low, medium, high, xhigh or max")
 }
-
-// forcedToolChoice reports whether an OpenAI tool_choice forces a tool
-// (required, or a named function), which Anthropic does not allow with
-// extended thinking.
-func forcedToolChoice(choice []byte) bool {
-	return stringIs(choice, "required") || (isObject(choice) && !stringIs(jsonscan.Field(choice, "type"), "auto") && !stringIs(jsonscan.Field(choice, "type"), "none"))
-}

@@ -252,7 +252,7 @@ func TestMessagesToChatRefuses(t *testing.T) {
 		{"document by url", `{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"https://SECRET"}}]}]}`, "messages[0].content[0].source"},
 		{"search result block", `{"messages":[{"role":"user","content":[{"type":"search_result","source":"SECRET"}]}]}`, "messages[0].content[0].type"},
 		{"server tool use in history", `{"messages":[{"role":"assistant","content":[{"type":"server_tool_use","id":"s","name":"web_search","input":{"q":"SECRET"}}]}]}`, "messages[0].content[0].type"},
-		{"document inside a tool result", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"document","source":{"type":"text","data":"SECRET"}}]}]}]}`, "messages[0].content[0].content[0].type"},
+		{"document inside a tool result", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"SECRET"}}]}]}]}`, "messages[0].content[0].content[0].type"},
 		{"tool choice of another kind", `{"tools":[{"name":"f","input_schema":{}}],"tool_choice":{"type":"SECRET"},` + userHi + `}`, "tool_choice.type"},
 		{"image in tool result, bad source", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"file","file_id":"SECRET"}}]}]}]}`, "messages[0].content[0].content[0].source.type"},
 	}

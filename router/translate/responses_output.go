@@ -23,6 +23,9 @@ type respItem struct {
 	callID, name []byte // a function_call's call_id and name, string tokens
 	text         []byte
 	done         bool
+	// encrypted is a reasoning item's encrypted_content, a string token (the
+	// thinking's signature; nil: none).
+	encrypted []byte
 }
 
 // respHead is what the response object says besides its items.
@@ -157,7 +160,9 @@ func appendItem(out []byte, it *respItem, whole bool) []byte {
 	if whole {
 		out = appendPart(out, it)
 	}
-	return append(out, "]}"...)
+	out = append(out, ']')
+	out = appendRaw(out, "encrypted_content", it.encrypted)
+	return append(out, '}')
 }
 
 // appendArgs writes a call's arguments, {} when it got none.
@@ -199,7 +204,9 @@ func appendResponsesUsage(out []byte, u Usage) []byte {
 	}
 	out = append(out, `},"output_tokens":`...)
 	out = appendInt(out, u.OutputTokens)
-	out = append(out, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
+	out = append(out, `,"output_tokens_details":{"reasoning_tokens":`...)
+	out = appendInt(out, u.ReasoningTokens) // 0 when the upstream does not say
+	out = append(out, `},"total_tokens":`...)
 	out = appendInt(out, u.InputTokens+u.OutputTokens)
 	if u.CacheCreationInputTokens > 0 {
 		out = append(out, `,"cache_creation_input_tokens":`...)

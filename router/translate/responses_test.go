@@ -26,7 +26,7 @@ func TestResponsesRequestRefusals(t *testing.T) {
 		{"image by file id", `{"input":[{"role":"user","content":[{"type":"input_image","file_id":"file-SECRET"}]}]}`, "input[0].content[0]", false},
 		{"function call without call_id", `{"input":[{"type":"function_call","name":"f","arguments":"{}"}]}`, "input[0].call_id", false},
 		// Refused by the Anthropic crossing, named in Responses terms.
-		{"image ftp URL", `{"input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"ftp://SECRET"}]}]}`, "input[0].content[1].image_url.url", true},
+		{"image ftp URL", `{"input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"ftp://SECRET"}]}]}`, "input[0].content[1].image_url", true},
 		{"arguments not an object", `{"input":[{"role":"user","content":"a"},{"type":"function_call","call_id":"c","name":"f","arguments":"[\"SECRET\"]"}]}`, "input[1].arguments", true},
 		{"json_object", `{"text":{"format":{"type":"json_object"}},"input":"hi"}`, "text.format.type", true},
 		{"parameters of another type", `{"tools":[{"type":"function","name":"f","parameters":{"type":"string"}}],"input":"hi"}`, "tools[0].parameters.type", true},

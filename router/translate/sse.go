@@ -113,6 +113,33 @@ func carriesData(ev sseEvent) bool {
 			}
 		})
 		return !valid || !stringIs(typ, "ping")
+	case bytes.Contains(ev.data, []byte(`"prompt_filter_results"`)) || bytes.Contains(ev.data, []byte(`"content_filter_offsets"`)):
+		return !azureFilterOnly(ev.data)
+	}
+	return true
+}
+
+// azureFilterOnly reports whether data is one of Azure OpenAI's
+// content-filter annotations, which carry no part of the answer: the
+// first frame's empty choices with prompt_filter_results, or choices that
+// hold only content_filter_results (no delta, no finish). Like a ping,
+// it is no first byte.
+func azureFilterOnly(data []byte) bool {
+	v, valid := jsonscan.Valid(data)
+	if !valid || len(v) == 0 || v[0] != '{' {
+		return false
+	}
+	choices := jsonscan.Field(v, "choices")
+	if len(choices) < 2 || choices[0] != '[' {
+		return false
+	}
+	for _, c := range jsonscan.Each(choices) {
+		if jsonscan.Field(c, "delta") != nil || jsonscan.Field(c, "message") != nil || jsonscan.Field(c, "text") != nil {
+			return false
+		}
+		if f := jsonscan.Field(c, "finish_reason"); f != nil && string(f) != "null" {
+			return false
+		}
 	}
 	return true
 }

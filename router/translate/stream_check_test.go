@@ -224,10 +224,15 @@ type eventJSON struct {
 		ID    string  `json:"id"`
 		Name  string  `json:"name"`
 		Input jsonRaw `json:"input"`
+		// A thinking block's (both start empty).
+		Thinking  *string `json:"thinking"`
+		Signature *string `json:"signature"`
 	} `json:"content_block"`
 	Delta *struct {
 		Type         string  `json:"type"`
 		Text         string  `json:"text"`
+		Thinking     string  `json:"thinking"`
+		Signature    string  `json:"signature"`
 		PartialJSON  string  `json:"partial_json"`
 		StopReason   *string `json:"stop_reason"`
 		StopSequence *string `json:"stop_sequence"`

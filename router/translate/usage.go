@@ -125,6 +125,10 @@ func appendChatUsage(out []byte, u Usage) []byte {
 	out = appendInt(out, u.OutputTokens)
 	out = append(out, `,"total_tokens":`...)
 	out = appendInt(out, u.InputTokens+u.OutputTokens)
+	if u.ReasoningKnown {
+		out = append(out, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		out = append(appendInt(out, u.ReasoningTokens), '}')
+	}
 	if u.CacheReadInputTokens > 0 || u.CacheCreationInputTokens > 0 {
 		out = append(out, `,"prompt_tokens_details":{"cached_tokens":`...)
 		out = appendInt(out, u.CacheReadInputTokens)

@@ -20,6 +20,8 @@ type rItem struct {
 	CallID    string  `json:"call_id"`
 	Name      string  `json:"name"`
 	Arguments *string `json:"arguments"`
+	// EncryptedContent is a reasoning item's (the thinking's signature).
+	EncryptedContent *string `json:"encrypted_content"`
 }
 
 type rPart struct {

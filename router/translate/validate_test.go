@@ -35,6 +35,7 @@ type aRequest struct {
 	StopSequences []string   `json:"stop_sequences"`
 	Temperature   *float64   `json:"temperature"`
 	TopP          *float64   `json:"top_p"`
+	TopK          *int       `json:"top_k"`
 	Metadata      *struct {
 		UserID string `json:"user_id"`
 	} `json:"metadata"`
@@ -70,6 +71,10 @@ type aBlock struct {
 	ToolUseID string   `json:"tool_use_id"`
 	Content   jsonRaw  `json:"content"`
 	Title     string   `json:"title"`
+	IsError   bool     `json:"is_error"`
+	Thinking  *string  `json:"thinking"`
+	Signature string   `json:"signature"`
+	Data      string   `json:"data"`
 	// CacheControl must be {"type":"ephemeral"} (with an optional ttl).
 	CacheControl *struct {
 		Type string `json:"type"`
@@ -185,6 +190,10 @@ func checkMessagesRequest(b []byte) error {
 					return fmt.Errorf("%s: bad tool_use %+v", where, bl)
 				}
 				toolIDs[bl.ID] = true
+			case "thinking", "redacted_thinking":
+				if m.Role != "assistant" || (bl.Type == "thinking" && (bl.Thinking == nil || bl.Signature == "")) || (bl.Type == "redacted_thinking" && bl.Data == "") {
+					return fmt.Errorf("%s: bad %s block", where, bl.Type)
+				}
 			case "tool_result":
 				if m.Role != "user" || !toolIDs[bl.ToolUseID] {
 					return fmt.Errorf("%s: tool_result for unknown tool_use %q", where, bl.ToolUseID)
@@ -381,6 +390,9 @@ type oUsage struct {
 	// CacheCreationInputTokens are the tokens written to a prompt cache, as
 	// LiteLLM reports Anthropic's.
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+	CompletionTokensDetails  *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 type oCompletion struct {
@@ -434,45 +446,6 @@ type aUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-}
-
-type aMessageResponse struct {
-	ID           string   `json:"id"`
-	Type         string   `json:"type"`
-	Role         string   `json:"role"`
-	Model        string   `json:"model"`
-	Content      []aBlock `json:"content"`
-	StopReason   string   `json:"stop_reason"`
-	StopSequence *string  `json:"stop_sequence"`
-	Usage        aUsage   `json:"usage"`
-}
-
-var stopReasons = map[string]bool{"end_turn": true, "max_tokens": true, "stop_sequence": true, "tool_use": true, "pause_turn": true, "refusal": true}
-
-// checkMessage holds b to the Anthropic message object.
-func checkMessage(b []byte) (aMessageResponse, error) {
-	var m aMessageResponse
-	if err := strictDecode(b, &m); err != nil {
-		return m, err
-	}
-	if m.ID == "" || m.Type != "message" || m.Role != "assistant" || m.Model == "" || m.Content == nil || !stopReasons[m.StopReason] {
-		return m, fmt.Errorf("header fields wrong: %+v", m)
-	}
-	for j, bl := range m.Content {
-		switch bl.Type {
-		case "text":
-			if bl.Text == nil || *bl.Text == "" {
-				return m, fmt.Errorf("content[%d]: empty text", j)
-			}
-		case "tool_use":
-			if !anthropicIDPattern.MatchString(bl.ID) || bl.Name == "" || !isObjectJSON(bl.Input) {
-				return m, fmt.Errorf("content[%d] = %+v", j, bl)
-			}
-		default:
-			return m, fmt.Errorf("content[%d].type %q", j, bl.Type)
-		}
-	}
-	return m, nil
 }
 
 // checkErrorBody holds b to the error shape of format f.

@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,7 +20,14 @@ import (
 // concurrency limit, rate-limit cooldown and disabled state.
 type Provider struct {
 	// immutable after New: read them, never write them
-	Kind      string
+	Kind         string // the wire format sent: openai or anthropic (a cloud host's call's)
+	ProviderName string // gen_ai.provider.name: the config kind's (GenAIProvider)
+	// Cloud is a cloud host's adapter (azure, bedrock, vertex); nil for an
+	// openai or anthropic provider.
+	Cloud *Cloud
+	// Headers are providers.X.headers (canonical names), put on every
+	// request; nil: none. The query parameters are in every URL already.
+	Headers   http.Header
 	Responses bool // serves the Responses API itself (providers.X.responses)
 	APIKey    string
 	Host      string // server.address
@@ -136,6 +145,14 @@ type Options struct {
 	// Transports gives the provider the transport its http2 and tls
 	// settings ask for. Nil: none of its own (Provider.Transport nil).
 	Transports *Transports
+	// API is the call a cloud provider's models go through
+	// (config.Config.ProviderAPI); "" for openai and anthropic.
+	API string
+	// Stop ends a cloud provider's credential refresher (with Close); nil:
+	// only Close does.
+	Stop context.Context
+	// Logger gets a credential's failures, one line per run of them.
+	Logger *slog.Logger
 }
 
 // New builds a provider's run-time state.
@@ -186,12 +203,20 @@ func New(name string, p *config.Provider, o Options) *Provider {
 		u.MaxConcurrency = p.MaxConcurrency
 		u.Limiter = newLimiter(p.MaxConcurrency, p.Queue)
 	}
+	u.ProviderName = p.Kind
+	query := u.setExtras(p)
+	if p.Kind != config.KindOpenAI && p.Kind != config.KindAnthropic {
+		u.useCloud(name, p, query, o)
+	}
 	return u
 }
 
 // SetAuth puts the provider's credential on an upstream request, in the
 // provider's own way. The client's credential is never forwarded.
 func (u *Provider) SetAuth(h http.Header) {
+	if u.Cloud != nil {
+		return // the host's own credential (Cloud.Authorize)
+	}
 	if u.Kind == config.KindAnthropic {
 		// Anthropic refuses a request without a version; clients that
 		// name none get the one its API documents as the baseline.

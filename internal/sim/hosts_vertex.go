@@ -1,0 +1,58 @@
+package sim
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// vertexTokenLife is how long a token the sim issues is good for.
+const vertexTokenLife = time.Hour
+
+// vertexFront issues tokens on POST /token and checks them on rawPredict
+// and streamRawPredict, whose Messages body names no model.
+func (s *Server) vertexFront(w http.ResponseWriter, r *http.Request, body []byte) (http.ResponseWriter, []byte, bool) {
+	if r.URL.Path == "/token" {
+		s.issueToken(w)
+		return w, nil, false
+	}
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !s.tokenValid(tok) {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{"code": 401, "status": "UNAUTHENTICATED",
+			"message": "Request had invalid authentication credentials. Expected OAuth 2 access token."}})
+		return w, nil, false
+	}
+	_, rest, ok := strings.Cut(r.URL.Path, "/publishers/anthropic/models/")
+	model, verb, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 || !strings.HasPrefix(r.URL.Path, "/v1/projects/") || (verb != "rawPredict" && verb != "streamRawPredict") {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"code": 404, "status": "NOT_FOUND", "message": "not found"}})
+		return w, nil, false
+	}
+	if anthropicVersionOf(body) != "vertex-2023-10-16" || hasField(body, "model") {
+		badRequest(w, "anthropic_version must be vertex-2023-10-16, and model is in the URL, not the body")
+		return w, nil, false
+	}
+	r.URL.Path = "/v1/messages"
+	return w, withFields(body, map[string]any{"model": model}), true
+}
+
+// issueToken answers an OAuth2 token request (any grant: the simulator
+// trusts its own service-account file).
+func (s *Server) issueToken(w http.ResponseWriter) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	tok := "sim-vertex-" + hex.EncodeToString(b[:])
+	s.hostState.mu.Lock()
+	s.hostState.tokens[tok] = s.now().Add(vertexTokenLife)
+	s.hostState.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(vertexTokenLife.Seconds())})
+}
+
+func (s *Server) tokenValid(tok string) bool {
+	s.hostState.mu.Lock()
+	defer s.hostState.mu.Unlock()
+	exp, ok := s.hostState.tokens[tok]
+	return ok && s.now().Before(exp)
+}

@@ -1,0 +1,177 @@
+package translate
+
+// Writing a neutral answer (Reply) in the three client formats: a chat
+// completion, an Anthropic message, a Responses response object. Ids the
+// upstream did not give are made up the way the pairwise answers make
+// them ("chatcmpl-translated", "msg_translated", "resp_translated"; tool
+// calls call_N, toolu_N).
+
+// encodeChatAnswer writes rep as a chat completion. Text parts join into
+// the content; a refusal (a refusal part, or an answer that stopped as
+// one with no words) is the refusal field; thinking is left out.
+func encodeChatAnswer(rep *Reply, a *Answer) []byte {
+	out := make([]byte, 0, 512)
+	out = appendID(append(out, `{"id":`...), rep.ID, "chatcmpl-translated", -1)
+	out = appendInt(append(out, `,"object":"chat.completion","created":`...), createdOf(rep, a))
+	out = a.appendModel(append(out, `,"model":`...), rep.Model)
+	out = append(out, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	out = appendJoined(out, rep.Parts, PartText)
+	out = append(out, `,"refusal":`...)
+	switch {
+	case hasKind(rep.Parts, PartRefusal):
+		out = appendJoined(out, rep.Parts, PartRefusal)
+	case rep.Finish == FinishRefusal:
+		out = append(out, refusalWithoutText...)
+	default:
+		out = append(out, "null"...)
+	}
+	n := 0
+	for i := range rep.Parts {
+		p := &rep.Parts[i]
+		if p.Kind != PartToolCall {
+			continue
+		}
+		if n == 0 {
+			out = append(out, `,"tool_calls":[`...)
+		}
+		out = a.IDs.appendClientID(append(comma(out), `{"id":`...), p.ID, Chat, "call_", n)
+		out = append(append(out, `,"type":"function","function":{"name":`...), p.Name...)
+		out = append(appendArgsString(append(out, `,"arguments":`...), p), "}}"...)
+		n++
+	}
+	if n > 0 {
+		out = append(out, ']')
+	}
+	out = append(out, `},"logprobs":null,"finish_reason":"`...)
+	out = append(append(out, finishWord(Chat, finishOr(rep.Finish))...), `"}]`...)
+	if rep.Usage.Known {
+		out = appendChatUsage(append(out, `,"usage":`...), rep.Usage)
+	}
+	return append(out, '}')
+}
+
+// finishOr is fin, or stop when the upstream did not say.
+func finishOr(fin Finish) Finish {
+	if fin == FinishNone {
+		return FinishStop
+	}
+	return fin
+}
+
+// createdOf is the answer's created time: the upstream's, else a's.
+func createdOf(rep *Reply, a *Answer) int64 {
+	if rep.Created > 0 {
+		return rep.Created
+	}
+	return a.Created
+}
+
+func hasKind(parts []Part, k PartKind) bool {
+	for i := range parts {
+		if parts[i].Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// appendJoined writes the parts of kind k as one string, their escaped
+// contents joined as they are, or null when there are none.
+func appendJoined(out []byte, parts []Part, k PartKind) []byte {
+	n := 0
+	for i := range parts {
+		if parts[i].Kind != k || !isString(parts[i].Text) {
+			continue
+		}
+		if n == 0 {
+			out = append(out, '"')
+		}
+		n++
+		out = append(out, parts[i].Text[1:len(parts[i].Text)-1]...)
+	}
+	if n == 0 {
+		return append(out, "null"...)
+	}
+	return append(out, '"')
+}
+
+// encodeMessagesAnswer writes rep as an Anthropic message.
+func encodeMessagesAnswer(rep *Reply, a *Answer) []byte {
+	out := make([]byte, 0, 512)
+	out = appendID(append(out, `{"id":`...), rep.ID, "msg_translated", -1)
+	out = append(out, `,"type":"message","role":"assistant","model":`...)
+	out = append(a.appendModel(out, rep.Model), `,"content":[`...)
+	calls := 0
+	for i := range rep.Parts {
+		p := &rep.Parts[i]
+		switch p.Kind {
+		case PartText, PartRefusal:
+			out = appendTextBlock(comma(out), p.Text, nil)
+		case PartToolCall:
+			out = a.IDs.appendClientID(append(comma(out), `{"type":"tool_use","id":`...), p.ID, Messages, "toolu_", calls)
+			out = append(append(out, `,"name":`...), p.Name...)
+			var err error
+			if out, err = appendArgsObject(append(out, `,"input":`...), p); err != nil {
+				out = append(out, "{}"...)
+			}
+			out = append(out, '}')
+			calls++
+		case PartThinking:
+			out = append(append(comma(out), `{"type":"thinking","thinking":`...), textOr(p.Text)...)
+			out = append(append(append(out, `,"signature":`...), textOr(p.Signature)...), '}')
+		case PartRedactedThinking:
+			out = appendInline(append(comma(out), `{"type":"redacted_thinking","data":`...), p.Data, p.DataEscaped)
+			out = append(out, '}')
+		}
+	}
+	out = append(out, `],"stop_reason":"`...)
+	out = append(append(out, finishWord(Messages, finishOr(rep.Finish))...), `","stop_sequence":`...)
+	if isString(rep.StopSequence) {
+		out = append(out, rep.StopSequence...)
+	} else {
+		out = append(out, "null"...)
+	}
+	out = appendMessagesUsage(append(out, `,"usage":`...), rep.Usage)
+	return append(out, '}')
+}
+
+// respStatusOf is how a Responses client reads fin.
+func respStatusOf(fin Finish) respStatus {
+	return respStatus{finishWord(Responses, fin)}
+}
+
+// encodeResponsesAnswer writes rep as a Responses response object: a
+// reasoning item per thinking part (the signature in encrypted_content,
+// which carries it back on the next turn), a message item of the text,
+// a refusal item, a function_call item per call.
+func encodeResponsesAnswer(rep *Reply, a *Answer) []byte {
+	h := newRespHead(a, rep.ID, rep.Model, createdOf(rep, a))
+	items := make([]respItem, 0, len(rep.Parts))
+	msg, calls := -1, 0
+	for i := range rep.Parts {
+		p := &rep.Parts[i]
+		n := len(items)
+		switch p.Kind {
+		case PartText, PartRefusal:
+			kind := itemMessage
+			if p.Kind == PartRefusal {
+				kind = itemRefusal
+			}
+			if msg >= 0 && items[msg].kind == kind && msg == n-1 {
+				items[msg].text = append(items[msg].text, p.Text[1:len(p.Text)-1]...)
+				continue
+			}
+			msg = n
+			items = append(items, respItem{kind: kind, id: h.itemID(kind, n), text: append([]byte(nil), p.Text[1:len(p.Text)-1]...)})
+		case PartThinking:
+			items = append(items, respItem{kind: itemReasoning, id: h.itemID(itemReasoning, n), text: stringToken(textOr(p.Text)), encrypted: p.Signature})
+		case PartToolCall:
+			id := a.IDs.appendClientID(nil, p.ID, Responses, "call_", calls)
+			args := appendArgsString(nil, p)
+			items = append(items, respItem{kind: itemCall, id: h.itemID(itemCall, n), callID: id, name: p.Name, text: args[1 : len(args)-1]})
+			calls++
+		}
+	}
+	st := respStatusOf(finishOr(rep.Finish))
+	return appendResponse(make([]byte, 0, 512), &h, items, true, st, rep.Usage)
+}

@@ -1,0 +1,196 @@
+package translate
+
+import "bytes"
+
+// EncodeGemini writes r as a Gemini generateContent body (the model and
+// the stream choice are the URL's: models/{model}:generateContent or
+// :streamGenerateContent?alt=sse). Turns of one role are merged (Gemini's
+// roles alternate: user and model); a part that came with a
+// thoughtSignature carries it back. What Gemini cannot say is refused with
+// the client's field named: an image in a tool result, an image by a URL
+// whose type cannot be told, a tool result answering no call. Cache marks,
+// the end-user id, strict and parallel_tool_calls have no Gemini field and
+// are dropped (docs/translation.md).
+func EncodeGemini(r *Request) ([]byte, error) {
+	out := make([]byte, 0, r.outputSize())
+	out = append(out, `{"contents":[`...)
+	var err error
+	open := Role(0)
+	for i := range r.Turns {
+		t := &r.Turns[i]
+		if len(t.Parts) == 0 {
+			continue
+		}
+		if t.Role != open {
+			if open != 0 {
+				out = append(out, "]},"...)
+			}
+			out = append(out, `{"role":"`...)
+			out = append(out, geminiRole(t.Role)...)
+			out = append(out, `","parts":[`...)
+			open = t.Role
+		}
+		for j := range t.Parts {
+			p := &t.Parts[j]
+			if p.Kind == PartToolCall && t.Role == RoleAssistant && !present(p.Signature) && !signedCallBefore(t, j) {
+				// Gemini 3 wants the first call of a model turn signed;
+				// a history it did not write passes with the value
+				// Google documents for one.
+				q := *p
+				q.Signature = []byte(`"skip_thought_signature_validator"`)
+				p = &q
+			}
+			if out, err = appendGeminiPart(out, r, t, p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if open != 0 {
+		out = append(out, "]}"...)
+	}
+	out = append(out, ']')
+	if len(r.System) > 0 {
+		out = append(key(out, "systemInstruction"), `{"parts":[`...)
+		for i := range r.System {
+			out = append(comma(out), `{"text":`...)
+			out = append(append(out, textOr(r.System[i].Text)...), '}')
+		}
+		out = append(out, "]}"...)
+	}
+	out = appendGeminiTools(out, r)
+	return append(appendGeminiConfig(out, r), '}'), nil
+}
+
+// signedCallBefore reports whether a tool call before part j of t is
+// (or was made) signed: only a turn's first call needs a signature.
+func signedCallBefore(t *Turn, j int) bool {
+	for k := 0; k < j; k++ {
+		if t.Parts[k].Kind == PartToolCall {
+			return true
+		}
+	}
+	return false
+}
+
+func geminiRole(r Role) string {
+	if r == RoleAssistant {
+		return "model"
+	}
+	return "user"
+}
+
+// appendGeminiPart writes one part. A thinking part is a thought part; a
+// redacted one has no Gemini form and is left out, as is thinking another
+// provider signed and Gemini could not check (it has no text either).
+func appendGeminiPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) {
+	var err error
+	switch p.Kind {
+	case PartText, PartRefusal:
+		out = append(append(comma(out), `{"text":`...), textOr(p.Text)...)
+	case PartImage, PartDocument:
+		if out, err = appendGeminiMedia(comma(out), r, t, p); err != nil {
+			return out, err
+		}
+	case PartToolCall:
+		out = append(comma(out), `{"functionCall":{`...)
+		if isString(p.ID) && !isEmptyString(p.ID) {
+			out = append(append(out, `"id":`...), p.ID...)
+		}
+		out = append(append(key(out, "name"), p.Name...), `,"args":`...)
+		if out, err = appendArgsObject(out, p); err != nil {
+			return out, refuse(r.argsPath(t, p), "tool call arguments must be a JSON object")
+		}
+		out = append(out, '}')
+	case PartToolResult:
+		if out, err = appendGeminiResult(comma(out), r, t, p); err != nil {
+			return out, err
+		}
+	case PartThinking:
+		if isEmptyString(textOr(p.Text)) && !present(p.Signature) {
+			return out, nil
+		}
+		out = append(append(comma(out), `{"text":`...), textOr(p.Text)...)
+		out = append(out, `,"thought":true`...)
+	default:
+		return out, nil
+	}
+	if !isEmptyString(p.Signature) {
+		out = appendRaw(out, "thoughtSignature", p.Signature)
+	}
+	return append(out, '}'), nil
+}
+
+// appendGeminiMedia writes an image or PDF: inline as inlineData, by URL
+// as fileData (whose mimeType Gemini requires: told by the URL's ending).
+func appendGeminiMedia(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) {
+	if p.Data != nil {
+		out = append(out, `{"inlineData":{"mimeType":`...)
+		out = appendInline(out, p.MediaType, p.DataEscaped)
+		out = append(out, `,"data":`...)
+		return append(appendInline(out, p.Data, p.DataEscaped), '}'), nil
+	}
+	mt := urlMediaType(p.URL)
+	if mt == "" {
+		return out, refuse(r.partPath(t, p), "a Gemini upstream takes a file by URL only when the URL ends in .png, .jpg, .jpeg, .gif, .webp or .pdf (or give it inline)")
+	}
+	out = append(out, `{"fileData":{"mimeType":"`...)
+	out = append(out, mt...)
+	return append(append(append(out, `","fileUri":`...), p.URL...), '}'), nil
+}
+
+// urlMediaType tells a media type from a URL string token's ending ("":
+// not one Gemini reads by URL).
+func urlMediaType(url []byte) string {
+	u := url
+	if q := bytes.IndexAny(u, "?#"); q >= 0 {
+		u = u[:q]
+	}
+	u = bytes.ToLower(bytes.TrimSuffix(u, []byte(`"`)))
+	for _, e := range [...]struct{ ext, mt string }{
+		{".png", "image/png"}, {".jpg", "image/jpeg"}, {".jpeg", "image/jpeg"},
+		{".gif", "image/gif"}, {".webp", "image/webp"}, {".pdf", "application/pdf"},
+	} {
+		if bytes.HasSuffix(u, []byte(e.ext)) {
+			return e.mt
+		}
+	}
+	return ""
+}
+
+// appendGeminiResult writes a tool result as a functionResponse, which
+// names the function called (found in the conversation) and holds an
+// object: {"result": text}, or {"error": text} when the tool failed.
+func appendGeminiResult(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) {
+	name := r.callName(p.ID)
+	if name == nil {
+		return out, refuse(r.partPath(t, p), "a Gemini upstream needs the tool call a result answers in the conversation")
+	}
+	out = append(out, `{"functionResponse":{`...)
+	if isString(p.ID) && !isEmptyString(p.ID) {
+		out = append(append(out, `"id":`...), p.ID...)
+	}
+	out = append(append(key(out, "name"), name...), `,"response":{"`...)
+	if p.IsError {
+		out = append(out, `error":`...)
+	} else {
+		out = append(out, `result":`...)
+	}
+	if p.Content == nil {
+		return append(append(out, textOr(p.Text)...), "}}"...), nil
+	}
+	// Text parts join into one string, newline-separated, their escaped
+	// contents copied as they are.
+	out = append(out, '"')
+	for i := range p.Content {
+		c := &p.Content[i]
+		if c.Kind != PartText {
+			return out, refuse(r.partPath(t, p), "a Gemini upstream takes tool results as text")
+		}
+		if i > 0 {
+			out = append(out, `\n`...)
+		}
+		tx := textOr(c.Text)
+		out = append(out, tx[1:len(tx)-1]...)
+	}
+	return append(out, `"}}`...), nil
+}

@@ -1,0 +1,204 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+)
+
+// The AWS event stream (application/vnd.amazon.eventstream) of Bedrock's
+// InvokeModelWithResponseStream, turned back into the Anthropic SSE
+// stream it carries, so the relay and the translators read an Anthropic
+// stream whatever the host. Each message is a binary frame
+//
+//	total length (4) | headers length (4) | prelude CRC (4) | headers | payload | message CRC (4)
+//
+// decoded by aws-sdk-go-v2/aws/protocol/eventstream, which checks both
+// CRCs; this reader bounds a message's length first (the decoder has no
+// maximum and would allocate what a corrupt length says). A message is:
+//
+//	:message-type event, :event-type chunk: payload {"bytes":"<base64 Anthropic event>","p":"<padding>"}
+//	:message-type exception, :exception-type throttlingException (payload {"message":...})
+//	:message-type error, :error-code ...
+//
+// A chunk becomes "event: TYPE\ndata: JSON\n\n"; an exception or error
+// ends the stream with a *StreamException.
+
+// MaxEventStreamMessage is the largest event-stream message read: an
+// Anthropic event is a few KiB at most (a tool call's arguments arrive in
+// pieces), so anything near this is a corrupt length.
+const MaxEventStreamMessage = 1 << 20
+
+// Event-stream failures (the stream is broken: a provider fault).
+var (
+	ErrEventStreamTooLarge = errors.New("event stream: message longer than the limit")
+	ErrEventStreamCorrupt  = errors.New("event stream: malformed message")
+)
+
+// StreamException is an exception or error frame: the host ended the
+// stream with an error of Type (its :exception-type or :error-code, e.g.
+// throttlingException, modelStreamErrorException). Its message is not
+// kept: it may quote the request.
+type StreamException struct {
+	Type string
+}
+
+func (e *StreamException) Error() string { return "event stream exception: " + e.Type }
+
+// EventStreamReader reads an event stream and yields the Anthropic SSE
+// events its chunks carry. Not safe for concurrent use.
+type EventStreamReader struct {
+	src     *bufio.Reader
+	dec     *eventstream.Decoder
+	max     int
+	payload []byte // reused by the decoder
+	scratch []byte // a chunk's decoded bytes
+	out     []byte // SSE bytes not yet read
+	off     int
+	err     error // sticky
+}
+
+// NewEventStreamReader reads r; max bounds one message (<= 0:
+// MaxEventStreamMessage).
+func NewEventStreamReader(r io.Reader, max int) *EventStreamReader {
+	if max <= 0 {
+		max = MaxEventStreamMessage
+	}
+	return &EventStreamReader{src: bufio.NewReaderSize(r, 16<<10), dec: eventstream.NewDecoder(), max: max}
+}
+
+// Read yields SSE bytes; at a clean end of the event stream io.EOF, at an
+// exception frame a *StreamException, at a bad frame another error.
+func (r *EventStreamReader) Read(p []byte) (int, error) {
+	for r.off == len(r.out) {
+		if r.err != nil {
+			return 0, r.err
+		}
+		r.out, r.off = r.out[:0], 0
+		r.err = r.next()
+	}
+	n := copy(p, r.out[r.off:])
+	r.off += n
+	return n, nil
+}
+
+// next decodes one message into r.out (possibly nothing).
+func (r *EventStreamReader) next() error {
+	head, err := r.src.Peek(8)
+	if err != nil {
+		if err == io.EOF && len(head) == 0 {
+			return io.EOF
+		}
+		return io.ErrUnexpectedEOF
+	}
+	total, headers := binary.BigEndian.Uint32(head), binary.BigEndian.Uint32(head[4:])
+	if total > uint32(r.max) {
+		return ErrEventStreamTooLarge
+	}
+	if total < 16 || headers > total-16 {
+		return ErrEventStreamCorrupt
+	}
+	if cap(r.payload) < int(total) {
+		r.payload = make([]byte, 0, total)
+	}
+	m, err := r.dec.Decode(r.src, r.payload[:0])
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return io.ErrUnexpectedEOF
+		}
+		return ErrEventStreamCorrupt
+	}
+	switch headerString(m, ":message-type") {
+	case "event":
+		if headerString(m, ":event-type") == "chunk" {
+			return r.chunk(m.Payload)
+		}
+		return nil // initial-response and the like carry no content
+	case "exception":
+		return &StreamException{Type: headerString(m, ":exception-type")}
+	case "error":
+		return &StreamException{Type: headerString(m, ":error-code")}
+	}
+	return ErrEventStreamCorrupt
+}
+
+// chunk appends the SSE event a chunk's payload carries.
+func (r *EventStreamReader) chunk(payload []byte) error {
+	var b64 []byte
+	ok := jsonscan.Object(payload, func(name, val []byte) {
+		if string(name) == "bytes" && len(val) >= 2 && val[0] == '"' {
+			b64 = val[1 : len(val)-1]
+		}
+	})
+	if !ok || b64 == nil {
+		return ErrEventStreamCorrupt
+	}
+	need := base64.StdEncoding.DecodedLen(len(b64))
+	if cap(r.scratch) < need {
+		r.scratch = make([]byte, need)
+	}
+	n, err := base64.StdEncoding.Decode(r.scratch[:need], b64)
+	if err != nil {
+		return ErrEventStreamCorrupt
+	}
+	event := r.scratch[:n]
+	typ := eventType(event)
+	if typ == nil {
+		return ErrEventStreamCorrupt
+	}
+	r.out = append(r.out, "event: "...)
+	r.out = append(r.out, typ...)
+	r.out = append(r.out, "\ndata: "...)
+	if bytes.ContainsAny(event, "\r\n") {
+		// One data line: an event written over lines is made compact.
+		buf := bytes.NewBuffer(r.out)
+		if json.Compact(buf, event) != nil {
+			return ErrEventStreamCorrupt
+		}
+		r.out = buf.Bytes()
+	} else {
+		r.out = append(r.out, event...)
+	}
+	r.out = append(r.out, "\n\n"...)
+	return nil
+}
+
+// eventType is an Anthropic event's "type" value, unquoted (nil when it
+// has none or is not an object).
+func eventType(event []byte) []byte {
+	var typ []byte
+	ok := jsonscan.Object(event, func(name, val []byte) {
+		if string(name) == "type" && len(val) >= 2 && val[0] == '"' && typ == nil {
+			typ = val[1 : len(val)-1]
+		}
+	})
+	if !ok || len(typ) == 0 {
+		return nil
+	}
+	for _, c := range typ {
+		if c < 0x20 || c == '\\' {
+			return nil
+		}
+	}
+	return typ
+}
+
+func headerString(m eventstream.Message, name string) string {
+	v := m.Headers.Get(name)
+	if v == nil {
+		return ""
+	}
+	if s, ok := v.(eventstream.StringValue); ok {
+		return string(s)
+	}
+	return strconv.Quote(v.String())
+}

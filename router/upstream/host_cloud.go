@@ -1,0 +1,220 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/config"
+)
+
+// A cloud provider (azure, bedrock, vertex) is reached through its host
+// adapter: the host decides the URL of each call, the credential
+// (refreshed off the request path by a goroutine the Provider owns), the
+// framing of streams (Bedrock's event stream read back into Anthropic
+// SSE) and how its errors read. The request path builds the body in the
+// wire format the host's call speaks (Provider.Kind: openai or anthropic)
+// as for any provider; Cloud adapts what goes out and what comes back.
+
+// Cloud is a Provider's host adapter and what it needs at run time.
+type Cloud struct {
+	*Host
+	api       string             // the call its models go through (config.Config.ProviderAPI)
+	query     string             // the provider's query parameters, encoded
+	stop      context.CancelFunc // ends the credential refresher
+	endpoints sync.Map           // cloudKey → *url.URL, built on first use
+}
+
+type cloudKey struct {
+	op, model string
+	stream    bool
+}
+
+// credentialPrime is how long building a cloud provider waits for its
+// first credential (a token endpoint, the AWS chain): past it the
+// refresher keeps trying, and requests meanwhile fail over as auth.
+const credentialPrime = 10 * time.Second
+
+// useCloud makes u a cloud provider's: its wire format is the one its
+// call speaks, its credential the host's.
+func (u *Provider) useCloud(name string, p *config.Provider, query string, o Options) {
+	parent := o.Stop
+	if parent == nil {
+		parent = context.Background()
+	}
+	h := NewHost(name, p, HostOptions{Clock: Clock{Now: u.Now}, Logger: o.Logger})
+	ctx, stop := context.WithCancel(parent)
+	u.Cloud = &Cloud{Host: h, api: o.API, query: query, stop: stop}
+	u.ProviderName = h.GenAIProvider()
+	u.Kind = config.KindOpenAI
+	if o.API == config.APIInvoke {
+		u.Kind = config.KindAnthropic
+	}
+	u.Responses = p.Responses != nil && *p.Responses && u.Kind == config.KindOpenAI
+	h.Start(ctx, credentialPrime)
+}
+
+// Close stops u's credential refresher (a reload dropped u).
+func (u *Provider) Close() {
+	if u.Cloud != nil {
+		u.Cloud.stop()
+	}
+}
+
+// setExtras gives u the provider's configured headers (put on every
+// request before its credential, so SigV4 signs them) and query
+// parameters (on every URL); it returns the parameters, encoded.
+func (u *Provider) setExtras(p *config.Provider) string {
+	if len(p.Headers) > 0 {
+		u.Headers = make(http.Header, len(p.Headers))
+		for k, v := range p.Headers {
+			u.Headers[http.CanonicalHeaderKey(k)] = []string{v}
+		}
+	}
+	if len(p.Query) == 0 {
+		return ""
+	}
+	q := url.Values{}
+	for k, v := range p.Query {
+		q.Set(k, v)
+	}
+	query := q.Encode()
+	for _, parsed := range u.urls {
+		parsed.RawQuery = joinQuery(parsed.RawQuery, query)
+	}
+	return query
+}
+
+// joinQuery appends the encoded parameters extra to the query q.
+func joinQuery(q, extra string) string {
+	switch {
+	case extra == "":
+		return q
+	case q == "":
+		return extra
+	}
+	return q + "&" + extra
+}
+
+// ServesFamily reports whether u serves an endpoint family (chat,
+// responses, embeddings, count_tokens): a cloud host's calls are chat
+// (and Responses, translated or Azure's own), and embeddings on Azure
+// only; token counting is no call of theirs here.
+func (u *Provider) ServesFamily(family string) bool {
+	if u.Cloud == nil {
+		return true
+	}
+	switch family {
+	case "count_tokens":
+		return false
+	case "embeddings":
+		return u.Cloud.Kind() == config.KindAzure
+	}
+	return true
+}
+
+// Target is the URL of a call to model: the operation is the one the
+// request path chose (the path suffix of target, built from base_url).
+func (c *Cloud) Target(target *url.URL, model string, stream bool) *url.URL {
+	op := OpChat
+	switch {
+	case strings.HasSuffix(target.Path, OpResponses):
+		op = OpResponses
+	case strings.HasSuffix(target.Path, OpEmbeddings):
+		op = OpEmbeddings
+	}
+	k := cloudKey{op: op, model: model, stream: stream}
+	if v, ok := c.endpoints.Load(k); ok {
+		return v.(*url.URL)
+	}
+	e, ok := c.Endpoint(op, model, stream)
+	if !ok {
+		return target
+	}
+	eu := e.URL()
+	eu.RawQuery = joinQuery(eu.RawQuery, c.query)
+	v, _ := c.endpoints.LoadOrStore(k, eu)
+	return v.(*url.URL)
+}
+
+// Anthropic versions the cloud hosts take in the body.
+const (
+	bedrockAnthropicVersion = "bedrock-2023-05-31"
+	vertexAnthropicVersion  = "vertex-2023-10-16"
+)
+
+// Body is body as c's call takes it. A Messages body for Bedrock's invoke
+// names no model and no stream (the URL says both) and carries
+// anthropic_version (and the client's betas as anthropic_beta); Vertex's
+// rawPredict names no model and keeps stream. Others go as they are.
+func (c *Cloud) Body(body []byte, betas []string) []byte {
+	if c.api != config.APIInvoke {
+		return body
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	delete(m, "model")
+	switch c.Kind() {
+	case config.KindBedrock:
+		delete(m, "stream")
+		m["anthropic_version"], _ = json.Marshal(bedrockAnthropicVersion)
+		if len(betas) > 0 {
+			m["anthropic_beta"], _ = json.Marshal(betas)
+		}
+	case config.KindVertex:
+		m["anthropic_version"], _ = json.Marshal(vertexAnthropicVersion)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// Betas are a client's anthropic-beta values (Bedrock takes them in the
+// body).
+func Betas(h http.Header) []string {
+	var out []string
+	for _, v := range h.Values("Anthropic-Beta") {
+		for b := range strings.SplitSeq(v, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// Response adapts a successful stream: a Bedrock event stream's frames
+// become the Anthropic SSE they carry.
+func (c *Cloud) Response(resp *http.Response) {
+	if c.Kind() != config.KindBedrock || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.amazon.eventstream") {
+		return
+	}
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{NewEventStreamReader(resp.Body, 0), resp.Body}
+	resp.Header.Set("Content-Type", "text/event-stream")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+}
+
+// Judge reads an error answer of c's host: the status and error.type the
+// failure model reads, when its body asks to be left alone until (zero:
+// it does not say), and whether it is a context overflow.
+func (c *Cloud) Judge(status int, header http.Header, body []byte, now time.Time) (int, string, time.Time, bool) {
+	e := c.JudgeError(status, header, body)
+	var at time.Time
+	if e.RetryAfter > 0 {
+		at = now.Add(e.RetryAfter)
+	}
+	return e.Status, e.ErrorType, at, e.ContextOverflow
+}
