@@ -148,7 +148,7 @@ func (a *attempt) reach() bool {
 	a.sent = a.g.now()
 	// The transport directly: a client would only add redirect handling,
 	// which a provider's API never needs (a 3xx fails over below).
-	resp, err := a.g.transport.RoundTrip(req)
+	resp, err := a.g.transportOf(u).RoundTrip(req)
 	if err != nil {
 		a.res.Wait += a.g.since(a.sent)
 		a.transportFailure(err)

@@ -42,7 +42,12 @@ type Options struct {
 	// TracerProvider makes the server and attempt spans. Nil: no spans (and
 	// so nothing is learned).
 	TracerProvider trace.TracerProvider
-	// Transport carries upstream requests. Nil: NewTransport().
+	// Transport carries upstream requests. Nil: upstream.NewTransports(nil).
+	// An *upstream.Transports gives each provider the transport its http2
+	// and tls settings ask for (pass the same one to every gateway of the
+	// process, so a reload keeps the connections); any other RoundTripper
+	// carries the requests of providers with the default settings, and a
+	// transport of their own is made for the others.
 	Transport http.RoundTripper
 	// Now is the gateway's clock: span timestamps, the TTFB it measures and
 	// circuit breakers all read it, so a test's fake clock makes latencies
@@ -219,8 +224,8 @@ func (o *Options) setDefaults() {
 	if o.TracerProvider == nil {
 		o.TracerProvider = noop.NewTracerProvider()
 	}
-	if o.Transport == nil {
-		o.Transport = upstream.NewTransport()
+	if _, ok := o.Transport.(*upstream.Transports); !ok {
+		o.Transport = upstream.NewTransports(o.Transport)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -241,8 +246,9 @@ func (o *Options) setDefaults() {
 // concurrency slots).
 func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 	o := upstream.Options{
-		Now:      g.now,
-		Suffixes: upstreamSuffixes,
+		Transports: g.transport.(*upstream.Transports),
+		Now:        g.now,
+		Suffixes:   upstreamSuffixes,
 		Circuit: func(provider string, from, to upstream.CircuitState) {
 			g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
 		},

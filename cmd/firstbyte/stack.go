@@ -71,7 +71,7 @@ type stack struct {
 type stackOptions struct {
 	Logger     *slog.Logger
 	Level      *slog.LevelVar    // the Logger's level, for reloads to move; nil: fixed
-	Transport  http.RoundTripper // nil: upstream.NewTransport()
+	Transport  http.RoundTripper // nil: upstream.NewTransports(nil)
 	ConfigPath string            // the file reloads read; "": reload is refused
 	Trim       *memTrim          // told of every API request (memtrim.go); nil: none
 }
@@ -251,11 +251,11 @@ func (s *stack) ingestRejected(metrics *collector.Metrics) func(reason string, s
 	}
 }
 
-// transportFor is the upstream transport: one for the process, so a
-// reload keeps the upstream connections it has.
+// transportFor is the upstream transports: one set for the process, so
+// a reload keeps the upstream connections it has.
 func (s *stack) transportFor() http.RoundTripper {
-	if s.transport == nil {
-		s.transport = upstream.NewTransport()
+	if _, ok := s.transport.(*upstream.Transports); !ok {
+		s.transport = upstream.NewTransports(s.transport)
 	}
 	return s.transport
 }

@@ -261,6 +261,12 @@ var configErrorTests = []struct {
 		`providers.a.rate_limit.max_cooldown: must not be negative`,
 		`providers.b.timeout.idle: 2m exceeds timeout.total 1m`,
 	}},
+	{name: "upstream transport settings", file: "transport.yaml", want: []string{
+		`providers.a.http2: unknown http2 setting "h3" (want one of auto, prior_knowledge, off)`,
+		`providers.a.tls.ca_file: "testdata/transport.yaml" holds no PEM certificate`,
+		`providers.b.http2: prior_knowledge is unencrypted HTTP/2 (h2c), but base_url is https: leave it out (auto negotiates HTTP/2 over TLS)`,
+		`providers.b.tls.ca_file: cannot read "/nonexistent/ca.pem": no such file or directory`,
+	}},
 	{name: "duplicate provider names", file: "duplicate_provider.yaml", want: []string{
 		`providers.groq: key "groq" is written twice (lines 2 and 3); keep one`,
 	}},

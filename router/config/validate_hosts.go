@@ -93,12 +93,6 @@ func (v *validation) host(name string, p *Provider) {
 // notAppliedYet refuses the transport settings the request path does not
 // apply yet: accepting them would silently send requests without them.
 func (v *validation) notAppliedYet(path string, p *Provider) {
-	if p.TLS.CAFile != "" {
-		v.add(path+".tls.ca_file", "not applied to upstream connections yet (the system pool is trusted); leave it out")
-	}
-	if p.HTTP2 == HTTP2PriorKnowledge || p.HTTP2 == HTTP2Off {
-		v.add(path+".http2", "%s is not applied yet: every upstream connection negotiates as auto does; leave it out", p.HTTP2)
-	}
 }
 
 // region checks a bedrock or vertex provider's region.
