@@ -29,16 +29,16 @@ type hostPool struct {
 	names  [3]string // the targets' provider names
 }
 
-// The speeds: before the swap first 20 ms, second 50 ms, last 100 ms;
+// The speeds (TTFB medians): before the swap first 20 ms, second 50 ms, last 100 ms;
 // after it first 150 ms and last 10 ms.
 const (
-	poolSwap     = 2 * time.Second
-	poolDuration = 9 * time.Second
+	poolSwap     = 1500 * time.Millisecond
+	poolDuration = 9500 * time.Millisecond
 	// poolFollow bounds how long after the swap the new fastest takes the
 	// lead. least-latency re-measures a runner-up only on its exploring
 	// requests (1 in 20 each), and its p50 turns once more than half its
 	// samples are fresh: about as long as the runner-up was slow before.
-	poolFollow = 6 * time.Second
+	poolFollow = 6500 * time.Millisecond
 )
 
 func (p hostPool) scenario() routinge2e.Scenario {
@@ -103,8 +103,8 @@ func TestHostPoolsLeastLatencyFollowsTheFastest(t *testing.T) {
 func checkPoolShares(t *testing.T, p hostPool, outs []routinge2e.Outcome) {
 	t.Helper()
 	fastest, next := p.names[0], p.names[2]
-	// Half a second for the cold start and the first samples.
-	before := routinge2e.Window{From: 500 * time.Millisecond, To: poolSwap}
+	// 400 ms for the cold start and the first samples.
+	before := routinge2e.Window{From: 400 * time.Millisecond, To: poolSwap}
 	leader, leaderFast := 0, 0
 	for _, o := range outs {
 		if before.Contains(o.Start) && o.Selection == "leader" {
