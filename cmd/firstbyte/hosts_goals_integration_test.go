@@ -33,12 +33,14 @@ type hostPool struct {
 // after it first 150 ms and last 10 ms.
 const (
 	poolSwap     = 1500 * time.Millisecond
-	poolDuration = 9500 * time.Millisecond
+	poolDuration = 10500 * time.Millisecond
 	// poolFollow bounds how long after the swap the new fastest takes the
 	// lead. least-latency re-measures a runner-up only on its exploring
 	// requests (1 in 20 each), and its p50 turns once more than half its
-	// samples are fresh: about as long as the runner-up was slow before.
-	poolFollow = 6500 * time.Millisecond
+	// samples are fresh: about as long as the runner-up was slow before, and
+	// longer on a busy machine, whose fewer requests explore less often
+	// (4-5 s on two cores with a build beside).
+	poolFollow = 7500 * time.Millisecond
 )
 
 func (p hostPool) scenario() routinge2e.Scenario {
