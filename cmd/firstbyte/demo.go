@@ -144,16 +144,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	notes := demoNotes{story: newDemoStory(providers.degrade, epilogue), leads: &demoLeads{}, moved: moved}
 	var wg sync.WaitGroup
-	for i := 0; i < *workers; i++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); d.loop(ctx, demoModel) }()
-	}
-	// The hosts pool gets a quarter as many clients: enough for its table
-	// rows, without slowing the story's model.
-	for i := 0; i < max(*workers/4, 1); i++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); d.loop(ctx, demoHostsModel) }()
-	}
+	d.start(ctx, &wg, *workers)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -355,6 +346,20 @@ type demoDriver struct {
 	client *http.Client
 	ok     atomic.Int64
 	failed atomic.Int64
+}
+
+// start runs workers clients on the story's model and a quarter as many
+// on the hosts pool's (enough for its table rows, without slowing the
+// story), each counted in wg, until ctx ends.
+func (d *demoDriver) start(ctx context.Context, wg *sync.WaitGroup, workers int) {
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.loop(ctx, demoModel) }()
+	}
+	for i := 0; i < max(workers/4, 1); i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.loop(ctx, demoHostsModel) }()
+	}
 }
 
 func (d *demoDriver) loop(ctx context.Context, model string) {
