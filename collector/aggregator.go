@@ -50,6 +50,7 @@ var (
 	attrInputTokens    = string(telemetry.KeyInputTokens)
 	attrOutputTokens   = string(telemetry.KeyOutputTokens)
 	attrOutputRate     = string(telemetry.KeyOutputRate)
+	attrMaxTokens      = string(telemetry.KeyRequestMaxTokens)
 	attrHedge          = string(telemetry.KeyHedge)
 	attrInflight       = string(telemetry.KeyInflight)
 	attrInflightAtEnd  = string(telemetry.KeyInflightAtEnd)
@@ -258,6 +259,7 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 	}
 	switch ttfb, verdict := at.sample(bound); verdict {
 	case sampled:
+		a.learnOutput(span, &at)
 		if at.cacheHit {
 			// A prompt read from the provider's cache answers sooner than a
 			// cold one would: a success, not a latency sample.
@@ -269,6 +271,9 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 			load = int(at.inflight)
 		}
 		a.tracker.recordSample(at.target, at.model, ttfb, endTime(span), origin, load)
+		if at.haveRate {
+			a.tracker.RecordOutputRate(at.target, at.model, at.outputRate, endTime(span))
+		}
 		return "", source
 	case implausible:
 		return RejectImplausible, ""
@@ -338,6 +343,7 @@ type attemptFacts struct {
 	haveOutput     bool
 	outputRate     float64 // firstbyte.output_tokens_per_second
 	haveRate       bool
+	maxTokens      int64  // gen_ai.request.max_tokens; 0 when absent
 	hedge          string // server span: firstbyte.hedge
 	inflight       int64  // firstbyte.inflight; 0 when absent
 	inflightAtEnd  int64  // firstbyte.inflight_at_end; -1 when absent
@@ -420,6 +426,8 @@ func readAttempt(span ptrace.Span) attemptFacts {
 			f.outputTokens, f.haveOutput = tokenCount(v)
 		case attrOutputRate:
 			f.outputRate, f.haveRate = number(v)
+		case attrMaxTokens:
+			f.maxTokens, _ = tokenCount(v)
 		case attrHedge:
 			f.hedge = v.Str()
 		case attrCacheHit:

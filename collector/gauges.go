@@ -77,7 +77,19 @@ type RoutingRow struct {
 	// RateLimitedUntil is when the (target, model)'s rate limits let it
 	// be tried again, Unix seconds; 0 when it is not cooled.
 	RateLimitedUntil float64
+	// PredictedCompletionSeconds is the target's predicted time to the last
+	// token (least-completion's figure), when HasPrediction.
+	PredictedCompletionSeconds float64
+	HasPrediction              bool
+	// OutputRate holds the p50, p75, p90 and p99 of the target's output
+	// rate (tokens per second) over RateSamples live samples.
+	OutputRate  [len(rateQuantiles)]float64
+	RateSamples int
 }
+
+// rateQuantiles label firstbyte_target_output_tokens_per_second, in the
+// order RoutingRow.OutputRate holds them.
+var rateQuantiles = [...]string{"0.5", "0.75", "0.9", "0.99"}
 
 // routingCollector turns the router's state into gauges at scrape time, so
 // they are exactly what the next request would be ordered by.
@@ -90,6 +102,8 @@ type routingCollector struct {
 	faults  *prometheus.Desc
 	off     *prometheus.Desc
 	cooled  *prometheus.Desc
+	predict *prometheus.Desc
+	rate    *prometheus.Desc
 }
 
 // NewRoutingCollector exports firstbyte_target_p50_seconds,
@@ -105,6 +119,8 @@ func NewRoutingCollector(rows func() []RoutingRow) prometheus.Collector {
 		circuit: prometheus.NewDesc("firstbyte_circuit_open", "1 while the target's circuit breaker is not closed (open, or half-open awaiting its probe).", []string{"target"}, nil),
 		faults:  prometheus.NewDesc("firstbyte_target_fault_rate", "Weighted share of the target's live attempt outcomes that were provider faults (a 400/422 counts half).", []string{"target", "model"}, nil),
 		off:     prometheus.NewDesc("firstbyte_target_disabled", "1 while the target is disabled (its provider refused the credential: reason auth; its account cannot pay: reason quota; it refused the key one of the target's upstream models: reason model_access, that model only); one request probes it at a growing interval.", []string{"target", "reason"}, nil),
+		predict: prometheus.NewDesc("firstbyte_predicted_completion_seconds", "Predicted time to the last token of an answer of the model's usual length (p50 time to first byte + expected output tokens / p50 output rate: what least-completion ranks on); absent until the target has both samples.", []string{"target", "model"}, nil),
+		rate:    prometheus.NewDesc("firstbyte_target_output_tokens_per_second", "Percentiles of the target's output rate over its live streamed answers (tokens per second after the first chunk); of fewer than 10 samples every percentile is the largest.", []string{"target", "model", "quantile"}, nil),
 		cooled:  prometheus.NewDesc("firstbyte_rate_limited_until_seconds", "Unix time until which the provider's rate limits keep the target away (Retry-After or a reset header), the latest among its upstream models (each model is cooled apart; /debug/routing shows each); 0 when none is cooled.", []string{"target"}, nil),
 	}
 }
@@ -117,6 +133,8 @@ func (c *routingCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.faults
 	ch <- c.off
 	ch <- c.cooled
+	ch <- c.predict
+	ch <- c.rate
 }
 
 func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
@@ -130,6 +148,7 @@ func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.samples, prometheus.GaugeValue, float64(r.Samples), r.Target, r.Model)
 		ch <- prometheus.MustNewConstMetric(c.leader, prometheus.GaugeValue, boolFloat(r.Leader), r.Model, r.Target)
 		ch <- prometheus.MustNewConstMetric(c.faults, prometheus.GaugeValue, r.FaultRate, r.Target, r.Model)
+		c.collectCompletion(ch, &r)
 		if _, seen := circuits[r.Target]; !seen || r.CircuitOpen {
 			circuits[r.Target] = r.CircuitOpen
 		}
@@ -142,6 +161,19 @@ func (c *routingCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.off, prometheus.GaugeValue, boolFloat(r.Disabled == reason), target, reason)
 		}
 		ch <- prometheus.MustNewConstMetric(c.cooled, prometheus.GaugeValue, r.RateLimitedUntil, target)
+	}
+}
+
+// collectCompletion exports r's predicted time to the last token and
+// output-rate percentiles, when it has them.
+func (c *routingCollector) collectCompletion(ch chan<- prometheus.Metric, r *RoutingRow) {
+	if r.HasPrediction {
+		ch <- prometheus.MustNewConstMetric(c.predict, prometheus.GaugeValue, r.PredictedCompletionSeconds, r.Target, r.Model)
+	}
+	if r.RateSamples > 0 {
+		for i, q := range rateQuantiles {
+			ch <- prometheus.MustNewConstMetric(c.rate, prometheus.GaugeValue, r.OutputRate[i], r.Target, r.Model, q)
+		}
 	}
 }
 

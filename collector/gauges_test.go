@@ -1,6 +1,7 @@
 package collector_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,6 +54,51 @@ func TestRoutingCollectorProviderState(t *testing.T) {
 	} {
 		if v, ok := got[key]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)
+		}
+	}
+}
+
+// The predicted time to the last token and the output-rate percentiles are
+// exported once a target has them, and absent before.
+func TestRoutingCollectorCompletion(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector.NewRoutingCollector(func() []collector.RoutingRow {
+		return []collector.RoutingRow{
+			{Model: "m", Target: "t2", Samples: 12, HasPrediction: true, PredictedCompletionSeconds: 4.4,
+				RateSamples: 12, OutputRate: [4]float64{150, 160, 170, 180}},
+			{Model: "m", Target: "cold", Samples: 3}, // TTFB samples, no rate sample
+		}
+	}))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range m.GetLabel() {
+				key += "," + l.GetName() + "=" + l.GetValue()
+			}
+			got[key] = m.GetGauge().GetValue()
+		}
+	}
+	want := map[string]float64{
+		"firstbyte_predicted_completion_seconds,model=m,target=t2":                  4.4,
+		"firstbyte_target_output_tokens_per_second,model=m,quantile=0.5,target=t2":  150,
+		"firstbyte_target_output_tokens_per_second,model=m,quantile=0.75,target=t2": 160,
+		"firstbyte_target_output_tokens_per_second,model=m,quantile=0.9,target=t2":  170,
+		"firstbyte_target_output_tokens_per_second,model=m,quantile=0.99,target=t2": 180,
+	}
+	for key, w := range want {
+		if v, ok := got[key]; !ok || v != w {
+			t.Errorf("%s = %v (present %v), want %v", key, v, ok, w)
+		}
+	}
+	for key := range got {
+		if _, ok := want[key]; !ok && strings.Contains(key, "target=cold") &&
+			(strings.HasPrefix(key, "firstbyte_predicted_completion_seconds") || strings.HasPrefix(key, "firstbyte_target_output_tokens_per_second")) {
+			t.Errorf("%s exported for a target without a rate sample", key)
 		}
 	}
 }

@@ -56,6 +56,10 @@ type Tracker struct {
 	now     func() time.Time
 	maxKeys int
 	homes   *homes.Map // which target stored which response (responsehomes.go); locks itself
+	rates   rateStore  // each key's output rates (percentile.go); locks itself
+	// completion is the output rates and answer lengths (completion.go);
+	// locks itself.
+	completion *completionMemory
 
 	// index maps a key to its series. It is copied on write (a key is added
 	// once per target and model, rarely) so lookups are one atomic load and a
@@ -87,6 +91,7 @@ func NewTracker(o TrackerOptions) *Tracker {
 	if t.now == nil {
 		t.now = time.Now
 	}
+	t.completion = newCompletionMemory(t.window, t.maxKeys, t.maxAge)
 	empty := map[seriesKey]*series{}
 	t.index.Store(&empty)
 	return t
@@ -270,6 +275,7 @@ func (t *Tracker) StatsAt(target, model string, now time.Time) stats.Target {
 // that removed a target forgets its samples, and those of the targets that
 // remain are kept.
 func (t *Tracker) Retain(keep func(target, model string) bool) {
+	t.completion.retain(keep)
 	t.indexMu.Lock()
 	defer t.indexMu.Unlock()
 	next := maps.Clone(*t.index.Load())

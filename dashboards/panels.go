@@ -83,6 +83,22 @@ func rows() []row {
 				q(sumBy("le", rate("firstbyte_ttfb_seconds_bucket", modelSel)), "{{le}}").Format(prometheus.PromQueryFormatHeatmap),
 			).Span(24).Height(8),
 		}},
+		{title: "Completion: what least-completion ranks on", panels: []cog.Builder[dashboard.Panel]{
+			timeSeries("Predicted time to the last token per target", "s",
+				"What a caller of an answer of the model's usual length would wait at each target: p50 time to first byte (scaled "+
+					"by the load a new request would meet) + expected output tokens / p50 output rate. least-completion ranks on it; "+
+					"the lowest line is its leader. A target starting fast but streaming slowly sits above one that starts later "+
+					"and streams faster once answers are long. No line: the target has no streamed answer yet (a unary answer "+
+					"gives no output rate).",
+				q(fmt.Sprintf("avg by (model, target) (firstbyte_predicted_completion_seconds{%s})", modelSel), "{{target}} ({{model}})"),
+			).Span(12).Height(8),
+			timeSeries("Output rate percentiles per target (tracker)", "none",
+				"Output tokens per second after the first chunk over each target's live streamed answers (the last 100 within 5 "+
+					"minutes): p50, p75, p90, p99. least-completion reads the p50. Of fewer than 10 samples every percentile is "+
+					"the largest one, so the lines meet until a target has 10.",
+				q(fmt.Sprintf("avg by (model, target, quantile) (firstbyte_target_output_tokens_per_second{%s})", modelSel), "p{{quantile}} {{target}} ({{model}})"),
+			).Span(12).Height(8).Min(0),
+		}},
 		{title: "Failover and errors", panels: []cog.Builder[dashboard.Panel]{
 			timeSeries("Failed attempts by target and outcome", "reqps",
 				"Upstream attempts that did not succeed, by cause: failover (a failover-safe failure: transport error, first-byte timeout, "+

@@ -98,7 +98,8 @@ func gatewayMetrics(t *testing.T) (map[string]family, []string) {
 	collector.NewLifecycle(reg)
 	m.SetPrices([]collector.Target{{Name: "t", Model: "up", Priced: true, Price: collector.TokenPrice{Input: 1, Output: 2}}})
 	reg.MustRegister(collector.NewRoutingCollector(func() []collector.RoutingRow {
-		return []collector.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true, FaultRate: 0.1, Outcomes: 10}}
+		return []collector.RoutingRow{{Model: "m", Target: "t", P50Seconds: 0.05, Samples: 1, Leader: true, FaultRate: 0.1, Outcomes: 10,
+			PredictedCompletionSeconds: 1.2, HasPrediction: true, RateSamples: 1, OutputRate: [4]float64{50, 50, 50, 50}}}
 	}))
 
 	//   [server span: POST /v1/chat/completions, model m, 200, 0.15 s upstream wait,

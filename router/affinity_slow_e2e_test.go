@@ -53,7 +53,7 @@ func affinityCount(t *testing.T, reg *prometheus.Registry, result string) float6
 func TestAffinityLeavesATargetThatTurnedSlow(t *testing.T) {
 	t.Parallel()
 	const leader = 100 * time.Millisecond
-	clock, log := newFakeClock(), &hitLog{}
+	clock, log := router.NewFakeClock(), &hitLog{}
 	a := startSimProvider(t, "a", leader, clock, log)
 	b := startSimProvider(t, "b", 120*time.Millisecond, clock, log) // within 1.5x a's 100 ms
 
@@ -104,7 +104,7 @@ targets:
 			t.Fatalf("turn %d served by %q, want b: 120 ms is within 1.5x the leader's 100 ms", n, got)
 		}
 	}
-	waitUntil(t, "two affinity hits counted", func() bool { return affinityCount(t, reg, router.AffinityHit) == 2 })
+	router.WaitUntil(t, "two affinity hits counted", func() bool { return affinityCount(t, reg, router.AffinityHit) == 2 })
 
 	b.latency.Store(int64(50 * leader)) // b turns 50x slower
 	slow := 0
@@ -122,5 +122,5 @@ targets:
 		}
 	}
 	t.Logf("the affinity broke after %d slow turn(s)", slow)
-	waitUntil(t, "the broken affinity counted", func() bool { return affinityCount(t, reg, router.AffinityBroken) == 1 })
+	router.WaitUntil(t, "the broken affinity counted", func() bool { return affinityCount(t, reg, router.AffinityBroken) == 1 })
 }

@@ -74,7 +74,7 @@ func (g *Gateway) allCooled(c *call) {
 	h := c.w.Header()
 	h.Set("Retry-After", strconv.FormatInt(secs, 10))
 	setGatewayHeaders(h, &c.route, c.target)
-	c.status = http.StatusTooManyRequests
+	c.answered(http.StatusTooManyRequests)
 	writeErrorExtra(c.w, c.ep.shape, http.StatusTooManyRequests, errTypeRateLimit, "rate_limited",
 		"every target of this model is rate limited by its provider; retry after "+strconv.FormatInt(secs, 10)+"s",
 		c.route.summary())
@@ -92,7 +92,7 @@ func (g *Gateway) lastAnswer(c *call) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	setGatewayHeaders(h, &c.route, c.target)
-	c.status = ans.status
+	c.answered(ans.status)
 	c.w.WriteHeader(ans.status)
 	_, _ = c.w.Write(body)
 }
@@ -123,7 +123,7 @@ func (g *Gateway) gatewayFailure(c *call) {
 		msg += " " + s.Target + " skipped: " + s.Reason
 	}
 	setGatewayHeaders(c.w.Header(), r, c.target)
-	c.status = status
+	c.answered(status)
 	writeErrorExtra(c.w, c.ep.shape, status, errTypeUpstream, "all_targets_failed", msg, r.summary())
 }
 

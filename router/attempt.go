@@ -70,9 +70,9 @@ type attempt struct {
 	actx      context.Context // the attempt's: ends with a cause (timeout, stopping, hedge lost)
 	cancel    context.CancelCauseFunc
 	stopStop  func() bool // detaches the shutdown watch
-	firstByte *time.Timer // armed until the first byte
-	total     *time.Timer // the total-time bound, once a unary answer's headers or a stream's first event came
-	idle      *time.Timer // a stream's bound on the pause between two chunks, once it started
+	firstByte timeout     // armed until the first byte
+	total     timeout     // the total-time bound, once a unary answer's headers or a stream's first event came
+	idle      timeout     // a stream's bound on the pause between two chunks, once it started
 	sent      time.Time
 	resp      *http.Response
 
@@ -112,7 +112,7 @@ func (a *attempt) reach() bool {
 	// One timer bounds the wait for the first byte: a unary answer's
 	// response headers (its body is then bounded by total, reachUnary), a
 	// stream's first event (its total-time timer is armed once it started).
-	a.firstByte = time.AfterFunc(u.FirstByte, func() { a.cancel(errFirstByteTimeout) })
+	a.firstByte = a.g.afterFunc(u.FirstByte, func() { a.cancel(errFirstByteTimeout) })
 
 	body := a.x.body
 	target := a.x.url
@@ -148,7 +148,7 @@ func (a *attempt) reach() bool {
 	a.sent = a.g.now()
 	// The transport directly: a client would only add redirect handling,
 	// which a provider's API never needs (a 3xx fails over below).
-	resp, err := a.g.transport.RoundTrip(req)
+	resp, err := a.g.transportOf(u).RoundTrip(req)
 	if err != nil {
 		a.res.Wait += a.g.since(a.sent)
 		a.transportFailure(err)

@@ -35,7 +35,7 @@ func (k *keyLog) all() []string {
 // body and key, never b's URL with a's key.
 func TestBlackoutTrySendsItsOwnProvidersKey(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	logs := map[string]*keyLog{"a": {}, "b": {}}
 	fake := func(name string) *upstreamStub {
 		return newUpstream(t, func(w http.ResponseWriter, r *http.Request) {

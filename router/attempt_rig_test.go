@@ -73,13 +73,6 @@ type requestPlan struct {
 	retryAfter int         // a 429's Retry-After, seconds
 }
 
-// offsetClock is the real clock moved forward by the sequences (so
-// cooldowns, disables and probes come due) while latencies stay real.
-type offsetClock struct{ off atomic.Int64 }
-
-func (c *offsetClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
-func (c *offsetClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
-
 // integrityFake is one fake provider of a rig.
 type integrityFake struct {
 	rig  *integrityRig
@@ -92,7 +85,7 @@ type integrityFake struct {
 type integrityRig struct {
 	name    string // mode/hedge/layout, for failure messages
 	gateway http.Handler
-	clock   *offsetClock
+	clock   *router.FakeClock
 	fakes   []*integrityFake
 	next    atomic.Int64 // request tags
 
@@ -122,7 +115,7 @@ func newIntegrityRigs(tb testing.TB) []*integrityRig {
 
 func newIntegrityRig(tb testing.TB, mode string, hedge bool, layout string) *integrityRig {
 	tb.Helper()
-	r := &integrityRig{name: fmt.Sprintf("%s/hedge=%t/%s", mode, hedge, layout), clock: &offsetClock{}}
+	r := &integrityRig{name: fmt.Sprintf("%s/hedge=%t/%s", mode, hedge, layout), clock: router.NewOffsetClock()}
 	for i, k := range layout {
 		kind := "openai"
 		if k == 'a' {

@@ -27,6 +27,9 @@ type requestFields struct {
 	fromInput    bool
 	tokenLimits  [len(tokenLimitFields)][]byte
 	prevResponse bool
+	// provider is the client's preferences object as it stands (nil:
+	// absent), which withoutProvider strips before anything goes upstream.
+	provider []byte
 }
 
 var (
@@ -89,6 +92,8 @@ func scanRequest(body []byte) (requestFields, error) {
 			f.prevResponse = val[0] == '"'
 		case "prompt_cache_key":
 			f.cacheKey = val
+		case "provider":
+			f.provider = val
 		case "top_p":
 			f.topP = val[0] != 'n'
 		case "stream":

@@ -74,17 +74,9 @@ func heldAnswer(n int, release <-chan struct{}) http.HandlerFunc {
 // returns them.
 func waitBuffered(t *testing.T, gw *router.Gateway, what string, cond func(int64) bool) int64 {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n := gw.BufferedBytes()
-		if cond(n) {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway holds %d bytes of answers; waited 5s for %s", n, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	var n int64
+	router.WaitUntil(t, what, func() bool { n = gw.BufferedBytes(); return cond(n) })
+	return n
 }
 
 func zero(n int64) bool { return n == 0 }

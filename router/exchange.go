@@ -30,6 +30,7 @@ const (
 	convChatToMessages                        // an OpenAI chat answer to an Anthropic client
 	convChatToResponses                       // an OpenAI chat answer to a Responses client
 	convMessagesToResponses                   // an Anthropic answer to a Responses client
+	convModel                                 // a Converse or Gemini answer, through the neutral model (modelformat.go)
 )
 
 // exchange is what prepare decided for one candidate.
@@ -47,6 +48,9 @@ type exchange struct {
 	// answerModel is the model name the answer reports: the client's
 	// (response_model: requested), or "" for the upstream's own.
 	answerModel string
+	// upstream is the format sent when conv is convModel (Converse or
+	// Gemini), client the client's.
+	upstream, client translate.Format
 }
 
 // errUntranslatable wraps a *translate.RequestError: the request uses a
@@ -56,9 +60,12 @@ var errUntranslatable = errors.New("request cannot be translated for this provid
 // exchange builds the body cand is sent. An error means the request cannot
 // be served by cand's wire format (*translate.RequestError inside); another
 // candidate may still serve it.
-func (c *call) exchange(cand *mode.Candidate) (exchange, error) {
+func (c *request) exchange(cand *mode.Candidate) (exchange, error) {
 	u := cand.Upstream
-	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: cand.AnswerModel}
+	x := exchange{url: u.URL(c.ep.upstreamSuffix(u.Kind)), answerModel: c.answerModel(cand)}
+	if f := modelFormat(u); f != 0 {
+		return c.modelExchange(cand, x, f)
+	}
 	switch {
 	case c.ep.family == familyResponses:
 		return c.responsesExchange(cand, x)
@@ -111,6 +118,8 @@ func (x exchange) answer(cand *mode.Candidate, created int64) translate.Answer {
 // client's model when asked); nil for the endpoints that do not stream.
 func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) translate.Stream {
 	switch {
+	case x.conv == convModel:
+		return translate.NewModelStream(x.upstream, c.ep.shape.format(), x.answer(cand, created))
 	case x.conv == convMessagesToChat:
 		return translate.NewMessagesToChatStream(x.answer(cand, created))
 	case x.conv == convChatToMessages:
@@ -135,6 +144,8 @@ func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) transl
 // valid JSON value; reading its usage checks that in the same pass.
 func (x exchange) unary(c *call, cand *mode.Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
 	switch x.conv {
+	case convModel:
+		return translate.TranslateAnswer(x.upstream, body, c.ep.shape.format(), x.answer(cand, created))
 	case convMessagesToChat:
 		return translate.MessagesResponseToChat(body, x.answer(cand, created))
 	case convChatToMessages:
@@ -175,6 +186,12 @@ var errNotJSONAnswer = fmt.Errorf("%w: the body is not one JSON value", translat
 func (x exchange) errorBody(status int, body []byte) []byte {
 	switch x.conv {
 	case convMessagesToChat, convMessagesToResponses:
+		return translate.ErrorToChat(status, body)
+	case convModel:
+		// A Bedrock or Google error body, in the client's shape.
+		if x.client == translate.Messages {
+			return translate.ErrorToMessages(status, body)
+		}
 		return translate.ErrorToChat(status, body)
 	case convChatToMessages:
 		return translate.ErrorToMessages(status, body)

@@ -19,7 +19,7 @@ import (
 // twoModels is a fallback gateway over providers a and b, in that order,
 // each serving client models m and m2 (upstream models of the same
 // names), on clock.
-func twoModels(t *testing.T, clock *fakeClock, a, b string) *router.Gateway {
+func twoModels(t *testing.T, clock *router.FakeClock, a, b string) *router.Gateway {
 	t.Helper()
 	cfg := "strategy: {mode: fallback}\nproviders:\n" +
 		"  a: {base_url: \"" + a + "/v1\", api_key: key-a, models: [m, m2]}\n" +
@@ -75,7 +75,7 @@ func TestEchoedWordsDisableNoProvider(t *testing.T) {
 			apiAnswer(w, r)
 		}
 	}
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	a, b := newUpstream(t, echo), newUpstream(t, echo)
 	gw := twoModels(t, clock, a.URL, b.URL)
 	srv := httptest.NewServer(gw.Handler())
@@ -112,7 +112,7 @@ func TestEchoedWordsDisableNoProvider(t *testing.T) {
 // disables (a, m2): m2 is served by b, and m by a as before.
 func TestModelAccessDisablesThatModelOnly(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	a := newUpstream(t, byModel(jsonAnswer(403, `{"error":{"message":"Project 'proj_1' does not have access to model 'm2'","type":"invalid_request_error","param":null,"code":"model_not_found"}}`)))
 	b := newUpstream(t, apiAnswer)
 	gw := twoModels(t, clock, a.URL, b.URL)
@@ -142,7 +142,7 @@ func TestModelAccessDisablesThatModelOnly(t *testing.T) {
 // for 60 s and leaves m on a served; the routing view says so per model.
 func TestCooldownIsTheModels(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	a := newUpstream(t, byModel(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "60")
 		jsonAnswer(429, `{"error":{"message":"Rate limit reached for m2","type":"requests","code":"rate_limit_exceeded"}}`)(w, r)

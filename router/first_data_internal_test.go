@@ -145,11 +145,11 @@ func TestACommentIsNotTheFirstByte(t *testing.T) {
 			exp := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 			t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-			clock, rc := newManualClock(), newReadCounter(t)
+			clock, rc := NewFakeClockAt(t0), newReadCounter(t)
 			g := gatewayOf(t, "strategy: {mode: fallback}\nproviders:\n  up: {base_url: \""+up.URL+"/v1\", models: [m]}\ntargets:\n  - {virtual_key: up}\n",
 				Options{TracerProvider: tp, Now: clock.Now, Transport: rc})
 			done := serveBody(g, tc.path, tc.body)
-			waitFor(t, arrived, "the attempt")
+			WaitFor(t, arrived, "the attempt")
 			rc.waitRead(t, len(processing), "the comment")
 			clock.Advance(d)
 			close(release)
@@ -189,10 +189,10 @@ func TestACommentDoesNotStopTheHedge(t *testing.T) {
 	rc := newReadCounter(t)
 	g, timers := hedgedGatewayWith(t, Options{Transport: rc}, 1, 1, a, b)
 	done := serveBody(g, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
-	waitFor(t, aArrived, "the first attempt")
+	WaitFor(t, aArrived, "the first attempt")
 	rc.waitRead(t, len(processing), "the first attempt's comment")
 	(<-timers).c <- time.Time{} // no data from a yet: the hedge is due
-	waitFor(t, bArrived, "the hedge")
+	WaitFor(t, bArrived, "the hedge")
 	rec := <-done
 	body := rec.Body.String()
 	if rec.Code != 200 || !strings.Contains(body, "from b") || strings.Contains(body, "from a") {

@@ -2,7 +2,6 @@ package router
 
 import (
 	"math"
-	"sync/atomic"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/stats"
@@ -64,16 +63,3 @@ func target(p50 time.Duration, logStd float64, n int, outcomes int, faults float
 	}
 	return st
 }
-
-// manualClock is a settable clock, starting at t0 (package upstream's
-// breaker tests have the same).
-type manualClock struct{ ns atomic.Int64 }
-
-func newManualClock() *manualClock {
-	c := &manualClock{}
-	c.ns.Store(t0.UnixNano())
-	return c
-}
-
-func (c *manualClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *manualClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }

@@ -42,7 +42,12 @@ type Options struct {
 	// TracerProvider makes the server and attempt spans. Nil: no spans (and
 	// so nothing is learned).
 	TracerProvider trace.TracerProvider
-	// Transport carries upstream requests. Nil: NewTransport().
+	// Transport carries upstream requests. Nil: upstream.NewTransports(nil).
+	// An *upstream.Transports gives each provider the transport its http2
+	// and tls settings ask for (pass the same one to every gateway of the
+	// process, so a reload keeps the connections); any other RoundTripper
+	// carries the requests of providers with the default settings, and a
+	// transport of their own is made for the others.
 	Transport http.RoundTripper
 	// Now is the gateway's clock: span timestamps, the TTFB it measures and
 	// circuit breakers all read it, so a test's fake clock makes latencies
@@ -95,31 +100,40 @@ const DefaultStreamWriteTimeout = 30 * time.Second
 // pipeline. Everything in it is immutable after New; a reload builds a new
 // one.
 type Gateway struct {
-	routes      map[string]map[string][]*mode.Candidate // endpoint family -> client model -> candidates in declaration order
-	models      []string                                // client-facing models, sorted
-	upstreams   map[string]*upstream.Provider
-	targets     []*mode.Candidate // every candidate, declaration order (for the debug page)
-	strategy    mode.Strategy
-	stats       mode.StatsSource // nil in modes that need none
-	mode        string
-	tracer      trace.Tracer
-	propagator  propagation.TextMapPropagator
-	transport   http.RoundTripper
-	now         func() time.Time
-	fakeClock   bool // Options.Now was set: stamp spans with it
-	log         *slog.Logger
-	debugExtra  func() map[string]any
-	maxBody     int64
-	maxResponse int64           // a unary answer larger than this is a provider fault
-	budget      *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
-	keys        [][]byte
-	providers   map[string]*config.Provider    // as configured, to hand state on to the next gateway
-	pairs       map[pair]bool                  // every configured (target, upstream model)
-	hedge       *hedging                       // strategy.hedge; nil: off
-	affinity    *affinity                      // who served which prompt prefix last
-	homes       *homes.Map                     // who stored which response, as this gateway saw it (shared across reloads)
-	sharedHomes ResponseHomes                  // who stored which response, as the spans say; nil: none
-	newTimer    func(time.Duration) hedgeTimer // the race's timers: real ones, or a test's
+	routes    map[string]map[string][]*mode.Candidate // endpoint family -> client model -> candidates in declaration order
+	models    []string                                // client-facing models, sorted
+	upstreams map[string]*upstream.Provider
+	targets   []*mode.Candidate // every candidate, declaration order (for the debug page)
+	strategy  mode.Strategy
+	// Routes and aliases (routes.go): the policy of each model a route
+	// serves (absent: fallbackPolicy, the strategy's), aliases to their
+	// models, and what /v1/models lists (models and aliases, sorted).
+	policies       map[string]*policy
+	fallbackPolicy *policy
+	aliases        map[string]string
+	listed         []string
+	pref           preferenceDeps   // what per-request preferences read (preference_order.go)
+	stats          mode.StatsSource // nil in modes that need none
+	mode           string
+	tracer         trace.Tracer
+	propagator     propagation.TextMapPropagator
+	transport      http.RoundTripper
+	now            func() time.Time
+	fakeClock      bool // Options.Now was set: stamp spans with it
+	log            *slog.Logger
+	debugExtra     func() map[string]any
+	maxBody        int64
+	maxResponse    int64           // a unary answer larger than this is a provider fault
+	budget         *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
+	keys           [][]byte
+	providers      map[string]*config.Provider         // as configured, to hand state on to the next gateway
+	pairs          map[pair]bool                       // every configured (target, upstream model)
+	hedge          *hedging                            // strategy.hedge; nil: off
+	affinity       *affinity                           // who served which prompt prefix last
+	homes          *homes.Map                          // who stored which response, as this gateway saw it (shared across reloads)
+	sharedHomes    ResponseHomes                       // who stored which response, as the spans say; nil: none
+	newTimer       func(time.Duration) hedgeTimer      // the race's timers: real ones, or a test's
+	afterFunc      func(time.Duration, func()) timeout // an attempt's timeouts: real ones, or a test's
 
 	handler      http.Handler // the client API: mux behind serveHTTP
 	mux          *http.ServeMux
@@ -186,14 +200,17 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
 	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
-	if mode.RanksOnLatency(g.mode) {
+	if err := g.buildPolicies(cfg, mode.Deps{Stats: o.Stats, Rand: o.Rand, Now: o.Now}); err != nil {
+		return nil, err
+	}
+	if g.ranksOnLatency() {
 		g.affinity = newAffinity() // the other modes keep their own order
 	}
 	g.homes, g.sharedHomes = homes.New(0, 0), o.ResponseHomes
 	if o.Previous != nil {
 		g.homes = o.Previous.homes // a reload forgets no stored response
 	}
-	g.newTimer = newRealTimer
+	g.newTimer, g.afterFunc = newRealTimer, realAfterFunc
 	g.mux = g.newMux()
 	g.handler = http.HandlerFunc(g.serveHTTP)
 	return g, nil
@@ -207,8 +224,8 @@ func (o *Options) setDefaults() {
 	if o.TracerProvider == nil {
 		o.TracerProvider = noop.NewTracerProvider()
 	}
-	if o.Transport == nil {
-		o.Transport = upstream.NewTransport()
+	if _, ok := o.Transport.(*upstream.Transports); !ok {
+		o.Transport = upstream.NewTransports(o.Transport)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -229,8 +246,9 @@ func (o *Options) setDefaults() {
 // concurrency slots).
 func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 	o := upstream.Options{
-		Now:      g.now,
-		Suffixes: upstreamSuffixes,
+		Transports: g.transport.(*upstream.Transports),
+		Now:        g.now,
+		Suffixes:   upstreamSuffixes,
 		Circuit: func(provider string, from, to upstream.CircuitState) {
 			g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
 		},
@@ -395,7 +413,7 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := []byte(`{"object":"list","data":[`)
-	for i, m := range g.models {
+	for i, m := range g.listed {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -416,7 +434,7 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if _, ok := slices.BinarySearch(g.models, id); !ok {
+	if _, ok := slices.BinarySearch(g.listed, id); !ok {
 		writeError(w, shapeOpenAI, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(id)+" is not served by this gateway")
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -33,16 +34,25 @@ const (
 	HeaderUpstreamRequestID = "X-Firstbyte-Upstream-Request-Id"
 )
 
+// request is what the client sent, as decoded: its endpoint, body and the
+// fields read from it. It is written once, before the route is built, and
+// only read after: the route builds each candidate's exchange from it.
+type request struct {
+	ep     *endpoint
+	body   []byte
+	fields requestFields
+	alias  string // the alias the client sent ("" none): fields.Model is its model
+}
+
 // call is one client request in flight: what the client sent, the route
 // its attempts take, and what the client got. Attempts read it; only the
 // handler and the pipeline driver write it.
 type call struct {
-	ep     *endpoint
-	w      http.ResponseWriter
-	r      *http.Request
-	body   []byte
-	fields requestFields
-	span   trace.Span // the request's SERVER span
+	request
+	w    http.ResponseWriter
+	r    *http.Request
+	pref *preference // the client's provider preferences (nil: none)
+	span trace.Span  // the request's SERVER span
 
 	route    Route                           // its way through the candidates
 	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
@@ -76,6 +86,31 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// The call's state changes here only: the pipeline's drivers, the
+// all-failed answer and the panic handler report through these.
+
+// tried notes that an attempt at target is running (X-Firstbyte-Target).
+func (c *call) tried(target string) { c.target = target }
+
+// answered notes the status the client got.
+func (c *call) answered(status int) { c.status = status }
+
+// attemptEnded adds what an attempt waited on its upstream to the
+// request's upstream wait.
+func (c *call) attemptEnded(a *attempt) { c.upstreamWait += a.res.Wait }
+
+// failedOver keeps a failed-over attempt's upstream error, the client's
+// answer should it be the last failure (nil: the gateway's own).
+func (c *call) failedOver(a *attempt) { c.answer = a.answer }
+
+// endSpan ends the request's SERVER span, once.
+func (c *call) endSpan(opts ...trace.SpanEndOption) {
+	if !c.spanEnded {
+		c.span.End(opts...)
+		c.spanEnded = true
+	}
+}
+
 // flush sends what has been written to the client now: before the spans
 // end, so telemetry never delays an answer.
 func (c *call) flush() {
@@ -92,7 +127,7 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		ctx := g.propagator.Extract(r.Context(), headerCarrier(r.Header))
 		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
-		c := &call{ep: ep, w: w, r: r, span: span} // ctx travels as an argument: no request copy
+		c := &call{request: request{ep: ep}, w: w, r: r, span: span} // ctx travels as an argument: no request copy
 		if rw, ok := w.(*responseWriter); ok {
 			rw.call = c
 		}
@@ -113,6 +148,9 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 		}
 		if a := c.route.AffinityResult(); a != "" {
 			attrs = append(attrs, telemetry.KeyAffinity.String(a))
+		}
+		if c.pref != nil {
+			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.summary()))
 		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")
@@ -162,7 +200,9 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
 		return
 	}
-	c.fields = fields
+	c.body, c.fields = withoutProvider(body, &fields), fields
+	g.resolveAlias(c)
+	fields = c.fields
 	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
@@ -173,28 +213,24 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
 		return
 	}
-	if names, ok := c.r.Header[HeaderProviderOrder]; ok {
-		order, unknown := manualOrder(c.orderBuf[:0], strings.Join(names, ","), eligible)
-		if unknown != "" {
-			g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
-				HeaderProviderOrder+" names "+quoteForMessage(unknown)+", which is not a target serving model "+quoteForMessage(fields.Model))
-			return
-		}
-		c.route = Route{order: order, selection: telemetry.SelectionManual}
-		if g.keepsPrefixes(c) {
-			g.remember(&c.route, fields.Model, prefixOf(&c.fields, c.body))
-		}
-	} else {
-		order, selection, probe := g.order(c.orderBuf[:0], fields.Model, eligible)
-		c.route = Route{order: order, selection: selection, probe: probe}
-		if g.keepsPrefixes(c) {
-			g.prefer(&c.route, fields.Model, prefixOf(&c.fields, c.body), g.now())
-		}
+	spec := routeSpec{model: fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
+		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
+		hedge:     c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
+		maxTokens: outputLimit(&c.fields),
 	}
-	g.homeFirst(c) // a follow-up of a stored response goes where it is stored
-	c.route.span, c.route.prep = c.span, c
-	if c.sideEffect() == "" { // a request that leaves state behind is never sent twice at once
-		g.hedgeable(&c.route, fields.Model)
+	if !g.preferred(c, eligible, &spec) {
+		return // answered: preferences the client got wrong, or that leave no target
+	}
+	if g.keepsPrefixes(c) {
+		spec.prefix = prefixOf(&c.fields, c.body)
+	}
+	if names, ok := c.r.Header[HeaderProviderOrder]; ok && spec.preset == nil { // preferences win over the short form
+		spec.names, spec.manual = strings.Join(names, ","), true
+	}
+	if unknown := g.newRoute(&c.route, spec); unknown != "" {
+		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
+			HeaderProviderOrder+" names "+quoteForMessage(unknown)+", which is not a target serving model "+quoteForMessage(fields.Model))
+		return
 	}
 	g.run(ctx, c)
 }
@@ -221,4 +257,76 @@ func quoteForMessage(s string) string {
 		s = s[:max] + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// The gateway's driver of the pipeline (route.go): each Turn the route
+// hands out gets a concurrency slot, an attempt (attempt.go) and its
+// Result reported back; the route says when the request is done. When no
+// candidate is left the client gets the all-failed answer.
+
+// run drives c's route with real attempts, each raced against hedges when
+// strategy.hedge is on (race.go, race_gateway.go).
+func (g *Gateway) run(ctx context.Context, c *call) {
+	for {
+		t, ok := c.route.Next()
+		if !ok {
+			g.allFailed(c)
+			return
+		}
+		lim := t.Cand.Upstream.Limiter
+		if lim != nil && !lim.Acquire(ctx) {
+			if ctx.Err() != nil {
+				c.route.Abandon(&t)
+				return // the client left while waiting: nobody to answer
+			}
+			c.route.Skip(&t, SkipQueueFull)
+			continue
+		}
+		done := false
+		if c.route.hedging != nil {
+			done = g.race(ctx, c, &t, lim)
+		} else {
+			done = g.attempt(ctx, c, &t, lim)
+		}
+		if done || ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// attempt runs t's attempt holding its concurrency slot (lim nil: no
+// limit), released however the attempt ends (a panic in it must not cost
+// the provider a slot for good), and reports it to the route. The attempt
+// span ends before the answer leaves the gateway's buffers (the handler
+// flushes once the pipeline returns): the tracker learns from it at once,
+// so the next request is ordered knowing this one. A stream's chunks went
+// out as they came.
+func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.Limiter) (done bool) {
+	if lim != nil {
+		defer lim.Release()
+	}
+	c.tried(t.Cand.Target)
+	actx := t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
+	a := g.newAttempt(actx, c, t)
+	defer a.close()
+	ended := false
+	defer func() {
+		if !ended { // a panic: it goes on to recovered, which answers 500
+			a.abandon()
+			c.route.End(t, a.res, g.timestamp())
+		}
+	}()
+	if a.reach() {
+		g.noteStored(a)
+		c.answered(a.deliver(c.w, &c.route))
+		g.noteStored(a)
+	} else if a.res.Outcome == telemetry.OutcomeFailover {
+		c.failedOver(a) // its answer is the client's if this failure is the last
+	} else if a.stopping {
+		setGatewayHeaders(c.w.Header(), &c.route, c.target)
+		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
+	}
+	c.attemptEnded(a)
+	ended = true
+	return c.route.End(t, a.res, g.timestamp())
 }

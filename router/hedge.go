@@ -12,8 +12,9 @@ import (
 // Hedging (strategy.hedge): when a request's attempt has produced no first
 // byte after a while, the next candidate in the mode's order starts beside
 // it, and whichever produces a valid first byte first serves the request
-// (pipeline.go runs the race). This file is the policy: how long is a
-// while, and whether the budget allows one more.
+// (race.go is the race, race_gateway.go runs it with real attempts). This
+// file is the policy: how long is a while, and whether the budget allows
+// one more.
 //
 // A while is a quantile of the late attempt's own target's live samples
 // (no hedge on a target with fewer than hedgeMinSamples), or a fixed
@@ -159,16 +160,3 @@ func (b *hedgeBudget) take(now time.Time, budget float64) bool {
 	cur.hedges++
 	return true
 }
-
-// hedgeTimer is a timer for the race: the real one, or a test's.
-type hedgeTimer interface {
-	C() <-chan time.Time
-	Stop() bool
-}
-
-type realTimer struct{ t *time.Timer }
-
-func (r realTimer) C() <-chan time.Time { return r.t.C }
-func (r realTimer) Stop() bool          { return r.t.Stop() }
-
-func newRealTimer(d time.Duration) hedgeTimer { return realTimer{time.NewTimer(d)} }

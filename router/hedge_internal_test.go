@@ -172,22 +172,13 @@ func serve(g *Gateway) chan *httptest.ResponseRecorder {
 	return out
 }
 
-func waitFor(t *testing.T, c chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-c:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
 func TestHedgeWinsAndTheLoserIsCancelled(t *testing.T) {
 	a, b := newHeldUpstream(t, "a"), newHeldUpstream(t, "b")
 	g, timers := hedgedGateway(t, 1, 1, a, b)
 	done := serve(g)
-	waitFor(t, a.arrived, "the first attempt")
+	WaitFor(t, a.arrived, "the first attempt")
 	(<-timers).c <- time.Time{} // a is late: the hedge starts
-	waitFor(t, b.arrived, "the hedge")
+	WaitFor(t, b.arrived, "the hedge")
 	close(b.release)
 	rec := <-done
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from b") || strings.Contains(rec.Body.String(), "from a") {
@@ -196,31 +187,31 @@ func TestHedgeWinsAndTheLoserIsCancelled(t *testing.T) {
 	if h := rec.Header(); h.Get(HeaderHedged) != HedgeWon || h.Get(HeaderTarget) != "b" || h.Get(HeaderAttempts) != "2" {
 		t.Fatalf("headers %v: want hedged won, target b, 2 attempts", h)
 	}
-	waitFor(t, a.gone, "the loser's upstream to see its connection closed")
+	WaitFor(t, a.gone, "the loser's upstream to see its connection closed")
 }
 
 func TestFirstAttemptWinsTheRace(t *testing.T) {
 	a, b := newHeldUpstream(t, "a"), newHeldUpstream(t, "b")
 	g, timers := hedgedGateway(t, 1, 1, a, b)
 	done := serve(g)
-	waitFor(t, a.arrived, "the first attempt")
+	WaitFor(t, a.arrived, "the first attempt")
 	(<-timers).c <- time.Time{}
-	waitFor(t, b.arrived, "the hedge")
+	WaitFor(t, b.arrived, "the hedge")
 	close(a.release)
 	rec := <-done
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from a") || rec.Header().Get(HeaderHedged) != HedgeLost {
 		t.Fatalf("%d %s %v: want a's answer, hedged lost", rec.Code, rec.Body.String(), rec.Header())
 	}
-	waitFor(t, b.gone, "the hedge's upstream to see its connection closed")
+	WaitFor(t, b.gone, "the hedge's upstream to see its connection closed")
 }
 
 func TestARacerThatFailsLeavesTheOtherRunning(t *testing.T) {
 	a, b := newHeldUpstream(t, "a"), newHeldUpstream(t, "b")
 	g, timers := hedgedGateway(t, 1, 1, a, b)
 	done := serve(g)
-	waitFor(t, a.arrived, "the first attempt")
+	WaitFor(t, a.arrived, "the first attempt")
 	(<-timers).c <- time.Time{}
-	waitFor(t, b.arrived, "the hedge")
+	WaitFor(t, b.arrived, "the hedge")
 	a.CloseClientConnections() // a fails: its connection is cut before an answer
 	select {
 	case rec := <-done:
@@ -238,7 +229,7 @@ func TestBudgetDeniesAndMaxBoundsHedges(t *testing.T) {
 	a, b, c := newHeldUpstream(t, "a"), newHeldUpstream(t, "b"), newHeldUpstream(t, "c")
 	g, timers := hedgedGateway(t, 0.05, 1, a, b, c)
 	done := serve(g)
-	waitFor(t, a.arrived, "the first attempt")
+	WaitFor(t, a.arrived, "the first attempt")
 	(<-timers).c <- time.Time{} // due, but 1 request x 5 % < 1 hedge
 	close(a.release)
 	rec := <-done
@@ -254,12 +245,12 @@ func TestBudgetDeniesAndMaxBoundsHedges(t *testing.T) {
 			g.hedge.budgets["m"].request(time.Now())
 		}
 		done := serve(g)
-		waitFor(t, a.arrived, "the first attempt")
+		WaitFor(t, a.arrived, "the first attempt")
 		(<-timers).c <- time.Time{}
-		waitFor(t, b.arrived, "the first hedge")
+		WaitFor(t, b.arrived, "the first hedge")
 		if max == 2 {
 			(<-timers).c <- time.Time{}
-			waitFor(t, c.arrived, "the second hedge")
+			WaitFor(t, c.arrived, "the second hedge")
 		} else {
 			select {
 			case <-timers:
@@ -291,14 +282,14 @@ func TestAHedgeAfterARacerFailedGoesPastTheNewest(t *testing.T) {
 		g.hedge.budgets["m"].request(time.Now())
 	}
 	done := serve(g)
-	waitFor(t, a.arrived, "the first attempt")
+	WaitFor(t, a.arrived, "the first attempt")
 	(<-timers).c <- time.Time{}
-	waitFor(t, b.arrived, "the first hedge")
+	WaitFor(t, b.arrived, "the first hedge")
 	next := <-timers
 	a.CloseClientConnections() // a fails: it leaves the race
-	waitFor(t, a.gone, "a's failure")
+	WaitFor(t, a.gone, "a's failure")
 	next.c <- time.Time{}
-	waitFor(t, c.arrived, "the second hedge, at c")
+	WaitFor(t, c.arrived, "the second hedge, at c")
 	close(c.release)
 	rec := <-done
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "from c") || b.requests.Load() != 1 {

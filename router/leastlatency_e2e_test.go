@@ -32,25 +32,6 @@ import (
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // scriptRand answers IntN from a script; unscripted draws return n-1, which
 // means "do not explore" and "keep declaration order" in a shuffle.
 type scriptRand struct {
@@ -102,7 +83,7 @@ type simProvider struct {
 	srv     *httptest.Server
 }
 
-func startSimProvider(t *testing.T, name string, latency time.Duration, clock *fakeClock, log *hitLog) *simProvider {
+func startSimProvider(t *testing.T, name string, latency time.Duration, clock *router.FakeClock, log *hitLog) *simProvider {
 	p := &simProvider{name: name}
 	p.latency.Store(int64(latency))
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -138,7 +119,7 @@ type learningGateway struct {
 	agg     *collector.Aggregator
 }
 
-func startLearningGateway(t *testing.T, cfgYAML string, clock *fakeClock, r mode.Rand) *learningGateway {
+func startLearningGateway(t *testing.T, cfgYAML string, clock *router.FakeClock, r mode.Rand) *learningGateway {
 	t.Helper()
 	tracker := collector.NewTracker(collector.TrackerOptions{Now: clock.Now})
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{InstanceID: "self"})
@@ -195,7 +176,7 @@ func ask(t *testing.T, url, model string, hdr ...string) answer {
 // anthropic newly added.
 func TestLeastLatencyStory(t *testing.T) {
 	t.Parallel()
-	clock, log, rnd := newFakeClock(), &hitLog{}, &scriptRand{}
+	clock, log, rnd := router.NewFakeClock(), &hitLog{}, &scriptRand{}
 	groq := startSimProvider(t, "groq", 300*time.Millisecond, clock, log)
 	openai := startSimProvider(t, "openai", 600*time.Millisecond, clock, log)
 	anthropic := startSimProvider(t, "anthropic", 900*time.Millisecond, clock, log)
@@ -324,7 +305,7 @@ func TestLeastLatencyStory(t *testing.T) {
 // although the stream lasts 3 s.
 func TestStreamingFirstChunkBeatsWholeUnaryAnswer(t *testing.T) {
 	t.Parallel()
-	clock, log := newFakeClock(), &hitLog{}
+	clock, log := router.NewFakeClock(), &hitLog{}
 	unary := startSimProvider(t, "unary", 400*time.Millisecond, clock, log)
 	firstChunkSeen := make(chan struct{})
 	stream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -371,7 +352,7 @@ targets:
 // models under different upstream models keeps a p50 per upstream model.
 func TestUpstreamModelsRankOnTheirOwnNumbers(t *testing.T) {
 	t.Parallel()
-	clock, log := newFakeClock(), &hitLog{}
+	clock, log := router.NewFakeClock(), &hitLog{}
 	groq := startSimProvider(t, "groq", 0, clock, log)
 	groq.byModel = map[string]time.Duration{"small-up": 100 * time.Millisecond, "big-up": 900 * time.Millisecond}
 	openai := startSimProvider(t, "openai", 500*time.Millisecond, clock, log)
@@ -403,7 +384,7 @@ targets:
 //	└── span "chat llama-3.3-70b-versatile"  CLIENT  firstbyte.target=groq  ttfb=0.8 s  status 200
 func TestTrackerLearnsOnlyThroughSpans(t *testing.T) {
 	t.Parallel()
-	clock, log := newFakeClock(), &hitLog{}
+	clock, log := router.NewFakeClock(), &hitLog{}
 	groq := startSimProvider(t, "groq", 300*time.Millisecond, clock, log)
 	openai := startSimProvider(t, "openai", 600*time.Millisecond, clock, log)
 	anthropic := startSimProvider(t, "anthropic", 900*time.Millisecond, clock, log)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -298,7 +299,7 @@ func TestPanickingProbeDoesNotStickTheCircuit(t *testing.T) {
 		jsonAnswer(200, `{"from":"a"}`)(w, r)
 	})
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	tr := newPanicOnceTransport(t)
 	gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Transport: tr, Now: clock.Now})
 	srv := httptest.NewServer(gw.Handler())
@@ -370,7 +371,7 @@ func TestDrainingAnswersCarryConnectionClose(t *testing.T) {
 	go func() {
 		inFlight <- post(t, srv.URL, "/v1/chat/completions", chatBody, "User-Agent", "slow")
 	}()
-	waitUntil(t, "the slow request at the upstream", func() bool { return up.hits.Load() == 2 })
+	router.WaitUntil(t, "the slow request at the upstream", func() bool { return up.hits.Load() == 2 })
 	draining.Store(true)
 	close(release)
 	if r := <-inFlight; !r.Close || r.StatusCode != 200 {
@@ -453,7 +454,7 @@ func TestEndOfGraceEndsStreamsAndWaits(t *testing.T) {
 			t.Fatalf("%s: no first chunk within 5s", name)
 		}
 	}
-	waitUntil(t, "all three requests at the upstream", func() bool { return up.hits.Load() == 3 })
+	router.WaitUntil(t, "all three requests at the upstream", func() bool { return up.hits.Load() == 3 })
 	endGrace()
 
 	for _, tt := range []struct {
@@ -539,15 +540,11 @@ func TestRequestLogLine(t *testing.T) {
 	// the next request: the lines then come in order.
 	var lines []string
 	waitLines := func(n int) {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		router.WaitUntil(t, strconv.Itoa(n)+" log lines", func() bool {
 			text := strings.TrimSpace(logs.String())
 			lines = strings.Split(text, "\n")
-			if text != "" && len(lines) >= n || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return text != "" && len(lines) >= n
+		})
 		if len(lines) != n {
 			t.Fatalf("%d log lines, want %d:\n%s", len(lines), n, logs.String())
 		}

@@ -34,7 +34,7 @@ func TestMaxConcurrencyCountsRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := serve(g)
-	waitFor(t, fast.arrived, "the first request at the fast target")
+	WaitFor(t, fast.arrived, "the first request at the fast target")
 
 	// fast: 100 ms x ceil(2/1) = 200 ms > steady's 150 ms.
 	rec := <-serve(g)

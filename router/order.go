@@ -22,31 +22,29 @@ type RouteOptions struct {
 	// Prefix is the request's prompt prefix, for the prompt-cache
 	// affinity (Key 0: none).
 	Prefix Prefix
+	// MaxTokens is the request's own limit on its answer's length (0:
+	// none), as outputLimit reads it from a body.
+	MaxTokens int
 }
 
 // Route is the route a chat request for the client model would take now
 // (the study drives it on a virtual clock, as the handler does with real
-// attempts). ok is false when no target serves the model; unknown is the
-// first of o.Names that is not an eligible target.
+// attempts), built as the handler builds a request's. ok is false when no
+// target serves the model; unknown is the first of o.Names that is not an
+// eligible target.
 func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string, ok bool) {
 	eligible := g.routes[familyChat][model]
 	if len(eligible) == 0 {
 		return nil, "", false
 	}
+	spec := routeSpec{model: model, eligible: eligible, prefix: o.Prefix, hedge: true, maxTokens: o.MaxTokens}
 	if o.Names != nil {
-		order, unknown := manualOrder(nil, strings.Join(o.Names, ","), eligible)
-		if unknown != "" {
-			return nil, unknown, true
-		}
-		r = NewRoute(order, telemetry.SelectionManual)
-		g.remember(r, model, o.Prefix)
-	} else {
-		order, selection, probe := g.order(nil, model, eligible)
-		r = NewRoute(order, selection)
-		r.probe = probe
-		g.prefer(r, model, o.Prefix, g.now())
+		spec.names, spec.manual = strings.Join(o.Names, ","), true
 	}
-	g.hedgeable(r, model)
+	r = &Route{}
+	if unknown := g.newRoute(r, spec); unknown != "" {
+		return nil, unknown, true
+	}
 	return r, "", true
 }
 
@@ -58,8 +56,9 @@ func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string,
 // disabled target whose probe is due leads the one request that claims it
 // (selection explore), so a revoked key costs one attempt per probe
 // interval; probe is that candidate (nil: none), which the route must
-// resolve.
-func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
+// resolve. maxTokens is the request's own output limit (0: none), for the
+// modes that predict an answer's length.
+func (g *Gateway) order(dst []*mode.Candidate, model string, maxTokens int, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
 	now := g.now()
 	// On the stack: none reaches the strategy (an interface call, which
 	// would move them to the heap).
@@ -81,7 +80,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Ca
 		// All available, or none and none disabled: the mode orders them
 		// all (when none is available, its order breaks the ties when the
 		// blackout rule picks one to try).
-		dst, selection = g.strategy.Order(dst, model, eligible)
+		dst, selection = mode.OrderFor(g.policyFor(model).strategy, dst, model, maxTokens, eligible)
 		return dst, selection, nil
 	}
 	if probe != nil {
@@ -102,7 +101,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, eligible []*mode.Ca
 	if len(avail) > 0 {
 		// The strategy orders a copy (the one allocation, as rare as an
 		// unavailable target).
-		dst, selection = g.strategy.Order(dst, model, append([]*mode.Candidate(nil), avail...))
+		dst, selection = mode.OrderFor(g.policyFor(model).strategy, dst, model, maxTokens, append([]*mode.Candidate(nil), avail...))
 	}
 	for _, reason := range groups {
 		for i, c := range away {
@@ -173,14 +172,4 @@ func containsCandidate(cs []*mode.Candidate, c *mode.Candidate) bool {
 		}
 	}
 	return false
-}
-
-// hedgeable lets r hedge under the gateway's policy (when it has one),
-// counting the request in its model's budget.
-func (g *Gateway) hedgeable(r *Route, model string) {
-	if g.hedge == nil {
-		return
-	}
-	r.hedging, r.model = g.hedge, model
-	g.hedge.budgets[model].request(g.now())
 }

@@ -206,10 +206,7 @@ func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
 					resp.Body.Close()
 				}
 			}()
-			deadline := time.Now().Add(5 * time.Second)
-			for a.hits.Load() < 3 && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
-			}
+			router.WaitUntil(t, "a's three answers", func() bool { return a.hits.Load() >= 3 })
 			cancel()
 			<-done
 		}},
@@ -230,7 +227,7 @@ func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
 				}
 			})
 			b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
-			clock := newFakeClock()
+			clock := router.NewFakeClock()
 			gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Now: clock.Now})
 			srv := httptest.NewServer(gw.Handler())
 			defer srv.Close()
@@ -245,9 +242,7 @@ func TestHalfOpenProbeAlwaysResolves(t *testing.T) {
 			// The probe ends when the gateway resolves it, which for a
 			// client that left can be just after the client's call
 			// returned: wait for that, not for the client.
-			for deadline := time.Now().Add(5 * time.Second); routingOf(gw, "a").Note == router.SkipCircuitOpen && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
+			router.WaitUntil(t, "the probe's end", func() bool { return routingOf(gw, "a").Note != router.SkipCircuitOpen })
 			if s := routingOf(gw, "a").Circuit; s != tc.after {
 				t.Fatalf("after the probe: circuit %s, want %s", s, tc.after)
 			}

@@ -667,7 +667,7 @@ func TestCircuitBreaker(t *testing.T) {
 		jsonAnswer(200, `{"from":"a"}`)(w, r)
 	})
 	b := newUpstream(t, jsonAnswer(200, `{"from":"b"}`))
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	gw := newGatewayFromYAML(t, breakerYAML(a.URL, b.URL), router.Options{Now: clock.Now})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // Prompt-cache affinity. Providers cache prompt prefixes (OpenAI on its own
@@ -145,52 +144,39 @@ func (a *affinity) record(model string, p Prefix, target string, now time.Time) 
 	a.served[affinityKey{model, p.Key}] = affinityEntry{target: target, until: now.Add(p.TTL)}
 }
 
-// prefer moves the target that served r's prefix last to the front of r's
-// order, when it is available and its expected time is within
-// affinityBound of the best available target's, and says how that went.
-// The request then leads with the best estimate for it, its cache counted:
-// its selection is leader, whatever the mode's order had put first (a
-// runner-up to explore, an unmeasured target), since a conversation moved
-// for a measurement would lose its cache. A disabled target's probe keeps
-// its lead.
-func (g *Gateway) prefer(r *Route, model string, p Prefix, now time.Time) {
-	if !g.remember(r, model, p) {
-		return
+// affinityLead says how order can use prefix p of model at now: the index
+// of the target that served p last, to lead the order, when it is
+// available and its expected time is within affinityBound of the best
+// available target's (-1: none), and the affinity result (AffinityHit,
+// AffinityBroken, AffinityNone; "" : p names nothing). The request then
+// leads with the best estimate for it, its cache counted: its selection is
+// leader, whatever the mode's order had put first (a runner-up to explore,
+// an unmeasured target), since a conversation moved for a measurement
+// would lose its cache. A disabled target's probe (probe) keeps its lead.
+func (g *Gateway) affinityLead(order []*mode.Candidate, probe *mode.Candidate, model string, p Prefix, now time.Time) (lead int, result string) {
+	if p.Key == 0 || g.affinity == nil {
+		return -1, ""
 	}
-	target := g.affinity.lookup(model, r.prefix, now)
+	target := g.affinity.lookup(model, p, now)
 	if target == "" {
-		r.affinityResult = AffinityNone
-		return
+		return -1, AffinityNone
 	}
-	r.affinityResult = AffinityBroken
-	if r.probe != nil {
-		return
+	if probe != nil {
+		return -1, AffinityBroken
 	}
-	i := slices.IndexFunc(r.order, func(c *mode.Candidate) bool { return c.Target == target })
-	if i < 0 || r.order[i].Guard.AwayFor(now) != "" || !g.within(r.order[i], r.order, now) {
-		return
+	i := slices.IndexFunc(order, func(c *mode.Candidate) bool { return c.Target == target })
+	if i < 0 || order[i].Guard.AwayFor(now) != "" || !g.within(order[i], order, now) {
+		return -1, AffinityBroken
 	}
-	mode.Lead(r.order, i)
-	r.affinityResult = AffinityHit
-	r.selection = telemetry.SelectionLeader
+	return i, AffinityHit
 }
 
 // keepsPrefixes reports whether c's prompt prefix is worth naming: the
-// mode keeps an affinity, and c is a generation with a prompt (the
+// mode keeps an affinity (the route's end teaches it who served the
+// prefix, in the client's order too), and c is a generation with a prompt (the
 // prefix's scans of the body are not done for nothing).
 func (g *Gateway) keepsPrefixes(c *call) bool {
 	return g.affinity != nil && (c.ep.family == familyChat || c.ep.family == familyResponses)
-}
-
-// remember has r's end teach the affinity who served prefix p of model
-// (a route in the client's order teaches it too, and is not moved);
-// false when there is nothing to remember.
-func (g *Gateway) remember(r *Route, model string, p Prefix) bool {
-	if p.Key == 0 || g.affinity == nil {
-		return false
-	}
-	r.prefix, r.affinity, r.model = p, g.affinity, model
-	return true
 }
 
 // within reports whether c's expected time (its p50 under the load it

@@ -19,7 +19,7 @@ import (
 // gateway on an injected clock.
 
 // failingGateway is a gateway over targets on clock, served on loopback.
-func failingGateway(t *testing.T, mode string, clock *fakeClock, targets ...target) *httptest.Server {
+func failingGateway(t *testing.T, mode string, clock *router.FakeClock, targets ...target) *httptest.Server {
 	t.Helper()
 	gw := newGatewayWith(t, mode, "", router.Options{Now: clock.Now, Rand: &scriptRand{}}, targets...)
 	srv := httptest.NewServer(gw.Handler())
@@ -43,7 +43,7 @@ func debugTarget(t *testing.T, gw *router.Gateway, name string) router.TargetRou
 
 func TestRevokedKeyDisablesTheTargetNotTheModel(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	bad := newUpstream(t, jsonAnswer(401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`))
 	good := newUpstream(t, apiAnswer)
 	gw := newGatewayWith(t, "fallback", "", router.Options{Now: clock.Now}, target{name: "bad", url: bad.URL}, target{name: "good", url: good.URL})
@@ -109,7 +109,7 @@ func TestExhaustedQuotaDisablesTheTarget(t *testing.T) {
 		{"402", 402, `{"error":{"message":"payment required"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := newFakeClock()
+			clock := router.NewFakeClock()
 			broke := newUpstream(t, jsonAnswer(tc.status, tc.body))
 			good := newUpstream(t, apiAnswer)
 			gw := newGatewayWith(t, "fallback", "", router.Options{Now: clock.Now}, target{name: "broke", url: broke.URL}, target{name: "good", url: good.URL})
@@ -132,7 +132,7 @@ func TestExhaustedQuotaDisablesTheTarget(t *testing.T) {
 
 func TestRetryAfterCoolsTheTargetAndLongerExtends(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	retryAfter := "2"
 	limited := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", retryAfter)
@@ -172,7 +172,7 @@ func TestRetryAfterCoolsTheTargetAndLongerExtends(t *testing.T) {
 
 func TestEveryTargetCooledGives429WithTheEarliestRetryAfter(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "7")
 		w.Header().Set("X-Ratelimit-Remaining-Requests", "0")
@@ -225,7 +225,7 @@ func TestEveryTargetCooledGives429WithTheEarliestRetryAfter(t *testing.T) {
 
 func TestSuccessThatSpentItsLimitCoolsUntilReset(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Ratelimit-Remaining-Requests", "0")
 		w.Header().Set("X-Ratelimit-Reset-Requests", "6s")
@@ -268,7 +268,7 @@ func TestLastFailureKeepsItsMeaningInTheClientsFormat(t *testing.T) {
 
 func TestNoBlackoutWhenEveryCircuitIsOpen(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	healthy := false
 	handle := func(w http.ResponseWriter, r *http.Request) {
 		if healthy {
@@ -318,7 +318,7 @@ func TestNoBlackoutWhenEveryCircuitIsOpen(t *testing.T) {
 
 // breakerOne is a fallback gateway over a and b whose breakers open after
 // one fault, for 30s, on clock.
-func breakerOne(t *testing.T, clock *fakeClock, a, b string) *router.Gateway {
+func breakerOne(t *testing.T, clock *router.FakeClock, a, b string) *router.Gateway {
 	t.Helper()
 	cfg := "strategy: {mode: fallback}\nproviders:\n" +
 		"  a: {base_url: \"" + a + "/v1\", models: [m], circuit_breaker: {failures: 1, cooldown: 30s}}\n" +
@@ -346,7 +346,7 @@ func gatewayFromYAML(t *testing.T, text string, o router.Options) *router.Gatewa
 // limit resets in 1 s keeps the provider away for that second.
 func TestRelativeResetCountsFromTheAnswer(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	a := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		clock.Advance(2 * time.Second) // the answer takes 2 s
 		w.Header().Set("X-Ratelimit-Remaining-Requests", "0")
@@ -367,7 +367,7 @@ func TestRelativeResetCountsFromTheAnswer(t *testing.T) {
 // target is cooled, from the refusal's Retry-After, and 0 once it is over.
 func TestRoutingViewShowsTheCooldown(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	limited := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "10")
 		jsonAnswer(429, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)(w, r)

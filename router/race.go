@@ -1,202 +1,182 @@
 package router
 
-import (
-	"context"
-	"errors"
-	"net/http"
+import "time"
 
-	"github.com/firstbyte-dev/firstbyte/internal/fault"
-	"github.com/firstbyte-dev/firstbyte/router/upstream"
-	"github.com/firstbyte-dev/firstbyte/telemetry"
-)
-
-// The hedged race: a request's attempt runs in a goroutine of its own; if
-// it has produced no first byte when the hedge's delay (hedge.go) passes
-// and the budget allows, the route's next candidate starts beside it (up
-// to strategy.hedge.max of them). The first racer to reach a first byte
-// the client could be given (a stream's first event, a unary answer whole
-// and checked) wins: every other is cancelled at once (its upstream
-// connection closed, its slot freed, its span ended as hedge_lost) before
-// a byte of the winner is written, so a client only ever gets one answer.
-// A racer that fails before its first byte leaves the others running; when
-// all have failed, the pipeline goes on as it would after one failure.
+// The hedged race: a request's attempt runs; if it has produced no first
+// byte when the hedge's delay (hedge.go) passes and the budget allows, the
+// route's next candidate starts beside it (up to strategy.hedge.max of
+// them). The first racer to reach a first byte the client could be given
+// (a stream's first event, a unary answer whole and checked) wins: every
+// other is cancelled at once (ended as hedge_lost) before a byte of the
+// winner is written, so a client only ever gets one answer. A racer that
+// fails before its first byte leaves the others running; when all have
+// failed, the driver goes on as it would after one failure (Route.Next).
 //
 // A racer whose answer is the upstream's own error for the client (a 400,
 // a 404: not failover-safe) does not win while another is still running:
 // that answer says only what one provider made of the request, and the
 // request without a hedge would have had the other's. It is held, and
-// served only if every other racer fails. The race's result (won, lost)
-// is recorded only when a racer's answer goes to a client still there: a
-// race that served nothing was neither won nor lost.
+// served only if every other racer fails.
+//
+// Race is that rule, once: the gateway runs it with real attempts
+// (race_gateway.go), firstbyte study with simulated ones on a virtual
+// clock. The race decides; its driver starts attempts, times the hedge
+// delay and reports each attempt's end.
 
-// errHedgeLost ends a racer that another beat to a first byte.
-var errHedgeLost = errors.New("another attempt of the request answered first")
-
-// racer is one attempt in a race.
-type racer struct {
-	t     Turn
-	lim   *upstream.Limiter
-	a     *attempt
-	ready bool // reach found something for the client
-	panic any  // a panic in reach, re-raised on the handler's goroutine
+// Attempts is what a race drives: the attempts of one request.
+type Attempts interface {
+	// Start starts an attempt of t and returns where the driver keeps t
+	// (the race and the driver's reports name it by that pointer); nil
+	// when it cannot start now (the driver passed t over, Route.Skip).
+	// Its end comes back through Race.Ended.
+	Start(t Turn) *Turn
+	// Wake asks for Race.HedgeDue after d, in place of an earlier call.
+	Wake(d time.Duration)
 }
 
-// race runs t (holding lim) with hedges beside it, and reports whether the
-// request is done.
-func (g *Gateway) race(ctx context.Context, c *call, t *Turn, lim *upstream.Limiter) (done bool) {
-	delay, ok := c.route.HedgeAfter(t)
+// RacerEnd is how a racer's attempt ended, as its race needs to know.
+type RacerEnd uint8
+
+const (
+	RacerFailedOver  RacerEnd = iota // failed before its first byte, failover-safe: the others race on
+	RacerAnswered                    // a first byte the client can be given: it wins
+	RacerClientError                 // the upstream's own error for the client: held while another runs
+	RacerFinal                       // the request ends here (the client left, the gateway stops, a panic)
+)
+
+// RaceStep is what the driver does after a racer's end.
+type RaceStep uint8
+
+const (
+	RaceOn     RaceStep = iota // the others race on (the ended racer is done with: report it)
+	RaceHold                   // the racer's answer is held; keep it, unreported, for now
+	RaceLose                   // a second client error: end the racer as hedge_lost
+	RaceFinish                 // the race ends with Winner: cancel and end every other racer (Others)
+	RaceFailed                 // every racer failed over: the route's next candidate (Route.Next)
+)
+
+// Race is one hedged race of a request's route, driven by one goroutine
+// at a time.
+type Race struct {
+	route   *Route
+	at      Attempts
+	delay   time.Duration // how late the first racer may be before a hedge starts
+	running []*Turn
+	last    *Turn // the newest racer: a next hedge goes past it
+	held    *Turn // a client error, kept while another racer runs
+	winner  *Turn
+}
+
+// Race starts t's attempt through at and races it: a hedge is due (Wake)
+// after HedgeAfter(t) when hedging is on and t's target can say how late
+// is late.
+func (r *Route) Race(t Turn, at Attempts) *Race {
+	delay, hedges := r.HedgeAfter(&t)
+	return r.race(t, at, delay, hedges)
+}
+
+// race is Race with t's hedge delay known (hedges: one may be due).
+func (r *Route) race(t Turn, at Attempts, delay time.Duration, hedges bool) *Race {
+	x := &Race{route: r, at: at, delay: delay}
+	x.raceWith(t, hedges)
+	return x
+}
+
+// raceWith starts t's attempt, the newest racer, and asks for a hedge
+// after the delay when wake.
+func (x *Race) raceWith(t Turn, wake bool) {
+	p := x.at.Start(t)
+	if p == nil {
+		return
+	}
+	x.running = append(x.running, p)
+	x.last = p
+	if wake {
+		x.at.Wake(x.delay)
+	}
+}
+
+// Running is how many racers are still running.
+func (x *Race) Running() int { return len(x.running) }
+
+// HedgeDue starts a hedge beside the newest racer, as the hedge delay has
+// passed without a first byte: when fewer than 1 + strategy.hedge.max run,
+// the route has a candidate left and the model's budget allows; another
+// is due after the delay while more may run.
+func (x *Race) HedgeDue() {
+	max := x.route.HedgeMax()
+	if len(x.running) == 0 || len(x.running) > max {
+		return
+	}
+	h, ok := x.route.TryHedge(x.last)
 	if !ok {
-		return g.attempt(ctx, c, t, lim)
+		return
 	}
-	results := make(chan *racer, 1+c.route.HedgeMax())
-	var running []*racer
-	start := func(t Turn, lim *upstream.Limiter) {
-		c.target = t.Cand.Target
-		r := &racer{t: t, lim: lim}
-		actx := r.t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
-		r.a = g.newAttempt(actx, c, &r.t)
-		running = append(running, r)
-		go func() {
-			defer func() {
-				if v := recover(); v != nil {
-					r.panic = v
-				}
-				results <- r
-			}()
-			r.ready = r.a.reach()
-		}()
-	}
-	start(*t, lim)
-	timer := g.newTimer(delay)
-	defer timer.Stop()
-	// The newest racer's turn: a next hedge goes past it. It points into
-	// the racer (running holds pointers), so removeRacer never moves it.
-	last := &running[0].t
-	var held *racer // a client error, kept while another racer runs
-	for len(running) > 0 {
-		select {
-		case r := <-results:
-			running = removeRacer(running, r)
-			switch {
-			case r.panic == nil && r.ready && r.a.kind == answerPassThrough && len(running) > 0:
-				if held == nil {
-					r.a.firstByte.Stop() // its answer is in hand: no timeout may cut it while it waits
-					held = r
-				} else {
-					g.loseRacer(c, r) // the first client error is the one kept
-				}
-				continue
-			case r.panic != nil || r.ready || !g.lost(c, r):
-				return g.finishRace(c, r, held, running, results)
-			}
-			if len(running) == 0 {
-				if held != nil { // every other racer failed: the client error is the answer
-					return g.finishRace(c, held, nil, nil, results)
-				}
-				return false // every racer failed over: the pipeline goes on
-			}
-		case <-timer.C():
-			if len(running) > c.route.HedgeMax() {
-				continue
-			}
-			h, ok := c.route.TryHedge(last)
-			if !ok {
-				continue
-			}
-			hlim := h.Cand.Upstream.Limiter
-			if hlim != nil && !hlim.TryAcquire() {
-				c.route.Skip(&h, SkipQueueFull)
-				continue
-			}
-			start(h, hlim)
-			last = &running[len(running)-1].t
-			if len(running) <= c.route.HedgeMax() {
-				timer.Stop()
-				timer = g.newTimer(delay)
-			}
+	x.raceWith(h, len(x.running)+1 <= max)
+}
+
+// Ended takes t's end and says what the driver does next. After
+// RaceFinish, Winner is the racer whose end ends the race (t, or a held
+// client error) and Others those to cancel and end as hedge_lost.
+func (x *Race) Ended(t *Turn, how RacerEnd) RaceStep {
+	for i, p := range x.running {
+		if p == t {
+			x.running = append(x.running[:i], x.running[i+1:]...)
+			break
 		}
 	}
-	return false
+	switch how {
+	case RacerClientError:
+		if len(x.running) > 0 {
+			if x.held == nil {
+				x.held = t
+				return RaceHold
+			}
+			return RaceLose // the first client error is the one kept
+		}
+		return x.finish(t)
+	case RacerAnswered, RacerFinal:
+		return x.finish(t)
+	}
+	if len(x.running) == 0 {
+		if x.held != nil { // every other racer failed: the client error is the answer
+			return x.finish(x.held)
+		}
+		return RaceFailed
+	}
+	return RaceOn
 }
 
-// lost ends a racer that failed before its first byte (it reports to the
-// route, its slot is freed) and reports whether the request goes on: false
-// when the failure ends the request (the client left, the gateway is
-// going).
-func (g *Gateway) lost(c *call, r *racer) bool {
-	if r.a.res.Outcome != telemetry.OutcomeFailover {
-		return false
-	}
-	c.answer = r.a.answer
-	c.upstreamWait += r.a.res.Wait
-	g.endRacer(c, r)
-	return true
+// finish ends the race with w.
+func (x *Race) finish(w *Turn) RaceStep {
+	x.winner = w
+	return RaceFinish
 }
 
-// finishRace ends the race with r: the winner (its answer is delivered),
-// a failure that ends the request, or a panic (re-raised once every other
-// racer is ended). Every other racer (those running, and a held client
-// error r beat) is cancelled first and ended as hedge_lost, so nothing of
-// it reaches the client.
-func (g *Gateway) finishRace(c *call, r, held *racer, running []*racer, results chan *racer) bool {
-	for _, o := range running {
-		o.a.cancel(errHedgeLost)
+// Winner is the racer that ended the race (nil before RaceFinish).
+func (x *Race) Winner() *Turn { return x.winner }
+
+// Others are the racers still running when the race ended, to cancel
+// and end as hedge_lost.
+func (x *Race) Others() []*Turn { return x.running }
+
+// Beaten is a held client error the winner beat, to end as hedge_lost
+// (nil: none).
+func (x *Race) Beaten() *Turn {
+	if x.held != x.winner {
+		return x.held
 	}
-	for range running {
-		g.loseRacer(c, <-results)
-	}
-	if held != nil && held != r {
-		held.a.cancel(errHedgeLost)
-		g.loseRacer(c, held)
-	}
-	if c.route.hedges > 0 && r.ready && r.a.ctx.Err() == nil {
-		c.route.SetHedge(HedgeLost)
-		if r.t.hedge {
-			c.route.SetHedge(HedgeWon)
+	return nil
+}
+
+// Served records the race's hedge result as the winner's answer goes to
+// a client still there: won when a hedge served, lost when the first
+// attempt did. A race that served nothing was neither.
+func (x *Race) Served() {
+	if x.route.hedges > 0 && x.winner != nil {
+		x.route.SetHedge(HedgeLost)
+		if x.winner.hedge {
+			x.route.SetHedge(HedgeWon)
 		}
 	}
-	if r.panic != nil {
-		r.a.abandon()
-		g.endRacer(c, r)
-		panic(r.panic)
-	}
-	defer g.endRacer(c, r)
-	switch {
-	case r.ready:
-		c.target = r.t.Cand.Target
-		c.status = r.a.deliver(c.w, &c.route)
-	case r.a.stopping:
-		setGatewayHeaders(c.w.Header(), &c.route, c.target)
-		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
-	}
-	c.upstreamWait += r.a.res.Wait
-	return true
-}
-
-// loseRacer ends o, which another racer's end made pointless: an answer it
-// had, or its cancellation, is hedge_lost (not its provider's doing).
-func (g *Gateway) loseRacer(c *call, o *racer) {
-	if o.ready || o.panic != nil || errors.Is(context.Cause(o.a.actx), errHedgeLost) {
-		o.a.res = Result{ErrorType: fault.ErrorHedgeLost, Outcome: telemetry.OutcomeHedgeLost, Wait: o.a.res.Wait, Status: o.a.res.Status}
-	}
-	g.endRacer(c, o)
-}
-
-// endRacer reports a racer to the route, gives back what it holds and
-// frees its slot.
-func (g *Gateway) endRacer(c *call, r *racer) {
-	c.route.End(&r.t, r.a.res, g.timestamp())
-	r.a.close()
-	if r.lim != nil {
-		r.lim.Release()
-	}
-}
-
-func removeRacer(rs []*racer, r *racer) []*racer {
-	for i, x := range rs {
-		if x == r {
-			return append(rs[:i], rs[i+1:]...)
-		}
-	}
-	return rs
 }

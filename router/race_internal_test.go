@@ -33,9 +33,9 @@ func TestClientErrorDoesNotWinWhileAnotherRacerRuns(t *testing.T) {
 			b.status = http.StatusBadRequest
 			g, timers := hedgedGateway(t, 1, 1, a, b)
 			done := serve(g)
-			waitFor(t, a.arrived, "the first attempt")
+			WaitFor(t, a.arrived, "the first attempt")
 			(<-timers).c <- time.Time{}
-			waitFor(t, b.arrived, "the hedge")
+			WaitFor(t, b.arrived, "the hedge")
 			close(b.release) // the hedge answers 400 at once
 			select {
 			case rec := <-done:
@@ -106,9 +106,9 @@ func TestAbandonedRaceIsNeitherWonNorLost(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		g.Handler().ServeHTTP(rec, req)
 	}()
-	waitFor(t, a.arrived, "the first attempt")
+	WaitFor(t, a.arrived, "the first attempt")
 	(<-timers).c <- time.Time{}
-	waitFor(t, b.arrived, "the hedge")
+	WaitFor(t, b.arrived, "the hedge")
 	cancel()
 	<-done
 	if h := rec.Header().Get(HeaderHedged); h != "" {

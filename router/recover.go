@@ -39,13 +39,12 @@ func (g *Gateway) recovered(rw *responseWriter, r *http.Request, v any) {
 	c := rw.call
 	if c != nil && !c.spanEnded {
 		c.span.SetStatus(codes.Error, "panic")
-		c.span.End(g.timestamp())
-		c.spanEnded = true
+		c.endSpan(g.timestamp())
 	}
 	switch {
 	case !rw.wrote():
 		if c != nil {
-			c.status = http.StatusInternalServerError
+			c.answered(http.StatusInternalServerError)
 		}
 		writeError(rw, shapeForPath(r.URL.Path), http.StatusInternalServerError, "server_error", "internal_error", "internal error in the gateway")
 	case c != nil && c.fields.Stream && rw.status < 300:

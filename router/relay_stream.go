@@ -203,8 +203,8 @@ func (a *attempt) streamStarted(wait time.Duration) {
 	a.firstByte.Stop()
 	a.res.Status = a.resp.StatusCode
 	a.strm.started = a.g.now()
-	a.total = time.AfterFunc(u.Total-wait, func() { a.cancel(errTotalTimeout) })
-	a.idle = time.AfterFunc(u.Idle, func() { a.cancel(errIdleTimeout) })
+	a.total = a.g.afterFunc(u.Total-wait, func() { a.cancel(errTotalTimeout) })
+	a.idle = a.g.afterFunc(u.Idle, func() { a.cancel(errIdleTimeout) })
 }
 
 // deliverStream sends the first output at once and relays every later

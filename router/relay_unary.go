@@ -3,7 +3,6 @@ package router
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -43,7 +42,7 @@ func (u *unaryAnswer) release() {
 func (a *attempt) reachUnary() bool {
 	resp := a.resp
 	a.firstByte.Stop()
-	a.total = time.AfterFunc(a.cand.Upstream.Total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
+	a.total = a.g.afterFunc(a.cand.Upstream.Total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
 	u := &a.unary
 	u.bufp = answerPool.Get().(*[]byte)
 	u.cl = claim{b: a.g.budget}

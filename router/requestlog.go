@@ -23,6 +23,7 @@ func (g *Gateway) logRequest(r *http.Request, rw *responseWriter) {
 		attrs = append(attrs, slog.String("endpoint", c.ep.path))
 		if _, served := slices.BinarySearch(g.models, c.fields.Model); served {
 			attrs = append(attrs, slog.String("model", c.fields.Model))
+			attrs = g.routeAttrs(attrs, c)
 		}
 		if c.target != "" {
 			attrs = append(attrs, slog.String("target", c.target))

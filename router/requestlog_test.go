@@ -54,7 +54,7 @@ func TestRequestLogLineSaysWhyTheLastAttemptFailed(t *testing.T) {
 			defer srv.Close()
 			readAll(t, post(t, srv.URL, "/v1/chat/completions", body).Body)
 			var line map[string]any
-			waitUntil(t, "the request log line", func() bool {
+			router.WaitUntil(t, "the request log line", func() bool {
 				for _, l := range strings.Split(logs.String(), "\n") {
 					if strings.Contains(l, `"msg":"request"`) {
 						return json.Unmarshal([]byte(l), &line) == nil

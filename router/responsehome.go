@@ -1,13 +1,10 @@
 package router
 
 import (
-	"slices"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-	"github.com/firstbyte-dev/firstbyte/router/mode"
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // Stored responses. A Responses request stores its response on the
@@ -43,37 +40,23 @@ type responseIDReader interface{ ResponseID() string }
 
 // stores reports whether c's request leaves its response stored at the
 // provider: a Responses request, unless it says "store": false.
-func (c *call) stores() bool {
+func (c *request) stores() bool {
 	return c.ep.family == familyResponses && !isFalse(jsonscan.Field(c.body, "store"))
 }
 
-// homeFirst puts the target that stored the response c's request
-// continues (previous_response_id) first in its route, when it is known
-// and serves the request's model. A disabled target's probe the order had
-// claimed is given back: the request is the home's.
-func (g *Gateway) homeFirst(c *call) {
-	if c.ep.family != familyResponses {
-		return
+// homeOf is the target that stored the response q continues
+// (previous_response_id), which its route puts first; "" : none known, or
+// q is not a Responses request.
+func (g *Gateway) homeOf(q *request) string {
+	if q.ep.family != familyResponses {
+		return ""
 	}
-	v := jsonscan.Field(c.body, "previous_response_id")
+	v := jsonscan.Field(q.body, "previous_response_id")
 	if len(v) < 2 || v[0] != '"' {
-		return
+		return ""
 	}
-	target, ok := g.responseHome(jsonscan.Unquote(v))
-	if !ok {
-		return
-	}
-	r := &c.route
-	i := slices.IndexFunc(r.order, func(cand *mode.Candidate) bool { return cand.Target == target })
-	if i < 0 {
-		return // the home does not serve this model (any more)
-	}
-	if r.probe != nil && r.probe != r.order[i] {
-		r.probe.Guard.DisabledProbeDone()
-		r.probe = nil
-	}
-	mode.Lead(r.order, i)
-	r.selection = telemetry.SelectionOrder
+	target, _ := g.responseHome(jsonscan.Unquote(v))
+	return target
 }
 
 // responseHome is the target that stored id: as this gateway remembers

@@ -20,7 +20,7 @@ import (
 
 // responsesExchange builds what a Responses request sends cand; x holds
 // what every exchange starts with.
-func (c *call) responsesExchange(cand *mode.Candidate, x exchange) (exchange, error) {
+func (c *request) responsesExchange(cand *mode.Candidate, x exchange) (exchange, error) {
 	u := cand.Upstream
 	switch {
 	case u.Kind == config.KindOpenAI && u.Responses:

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"net/http"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -67,11 +68,11 @@ const (
 // Fault is the failure model's verdict on the end.
 func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorType) }
 
-// breakerResult is what the end tells the breaker: neutral when nothing
+// verdict is what the end tells the breaker: neutral when nothing
 // was learned of the provider (the client left, or the gateway had no room
 // to hold its answer), a fault when the failure model says so, else
 // success (the provider answered).
-func (r Result) breakerResult() upstream.Verdict {
+func (r Result) verdict() upstream.Verdict {
 	switch {
 	case r.Outcome == telemetry.OutcomeCanceled, r.Outcome == telemetry.OutcomeHedgeLost, r.ErrorType == fault.ErrorResponseBufferFull:
 		return upstream.Neutral
@@ -122,4 +123,22 @@ func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
 		span.SetStatus(codes.Error, r.ErrorType)
 	}
 	span.End(ts)
+}
+
+// clientStatus is the status the client gets when this failover-safe
+// failure is the last: the upstream's status, 504 for a timeout, 503 when
+// the gateway could not hold the answer, 502 for a transport failure or an
+// unusable answer.
+func (res Result) clientStatus() int {
+	switch {
+	case res.ErrorType == fault.ErrorTimeout:
+		return http.StatusGatewayTimeout
+	case res.ErrorType == fault.ErrorResponseBufferFull:
+		// The gateway's own answer buffers are full for now: unavailable,
+		// worth a retry, and not the upstream's bad answer a 502 would say.
+		return http.StatusServiceUnavailable
+	case res.Status < 400:
+		return http.StatusBadGateway // transport, or an unusable answer
+	}
+	return res.Status
 }

@@ -1,15 +1,12 @@
 package router
 
 import (
+	"context"
+	"slices"
 	"time"
 
-	"context"
-	"net/http"
-
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -23,53 +20,17 @@ import (
 //	            │                                └──(served, client error, left)──> done
 //	            └──(refused: a skip)──> the next candidate ... ──> none left: all failed
 //
-// A Route is built with the request's order (Gateway.Route). Next hands out
-// the next attempt, a Turn, admitted by its provider's circuit breaker (a
-// refusal is a skip, not an attempt); the driver runs it and reports how it
-// ended with End, which resolves the admission and says whether the request
-// is done. A driver may pass a Turn over without an attempt (Skip: the
+// A Route is built with the request's order (newRoute, for the handler and
+// the study alike). Next hands out the next attempt, a Turn, admitted by
+// its provider's circuit breaker (a refusal is a skip, not an attempt);
+// the driver runs it and reports how it ended with End, which resolves the
+// admission and says whether the request is done. A driver may pass a Turn over without an attempt (Skip: the
 // request cannot be translated for it, its queue is full) or drop it
 // (Abandon: the client left). Nothing else decides what happens next.
 //
 // Every candidate gets 1 + retry.attempts tries; the cursor moves past a
 // candidate when its tries are spent or its breaker refuses. Several Turns
 // may be out at once (a hedge): each is resolved by its own End.
-
-// Skip reasons (X-Firstbyte-Skipped, firstbyte_skips_total{reason}).
-const (
-	SkipCircuitOpen = upstream.SkipCircuitOpen
-	SkipQueueFull   = "queue_full"
-	// SkipRateLimited: the provider's rate limits keep it away until the
-	// time it gave (Retry-After or a reset header).
-	SkipRateLimited = upstream.SkipRateLimited
-	// SkipDisabled: the provider refused the gateway's credential, or its
-	// account cannot pay; only its probe goes until one succeeds.
-	SkipDisabled = upstream.SkipDisabled
-	// SkipUntranslatable: the request uses a feature the target's wire
-	// format cannot honour (e.g. n > 1 for an Anthropic provider).
-	SkipUntranslatable = "untranslatable"
-)
-
-// Skip is a candidate passed over without an attempt.
-type Skip struct{ Target, Reason string }
-
-// Failure is a failover-safe failure, kept for the answer the client gets
-// when every candidate failed.
-type Failure struct {
-	Target  string
-	Attempt int
-	Status  int    // what the client gets if this is the last failure
-	Reason  string // error.type: an HTTP status, "timeout", "transport", ...
-	Detail  string // the reason in more words ("transport (connection refused)"); "": none
-}
-
-// preparer builds what an attempt of a candidate sends for a request: its
-// exchange (URL, body, the way back), built from that candidate alone. An
-// error means the request cannot be carried in the candidate's wire format
-// (a skip, SkipUntranslatable).
-type preparer interface {
-	prepare(c *mode.Candidate) (exchange, error)
-}
 
 // Route is one request's way through its candidates. It is used by one
 // goroutine at a time (the driver's).
@@ -79,15 +40,17 @@ type Route struct {
 	// span is the request's span: every skip becomes an event on it as it
 	// happens (the metrics count skips there). Nil: none.
 	span trace.Span
-	// prep builds a candidate's exchange for the request before its
-	// breaker is asked, once per candidate (the gateway translates the
-	// request for its wire format); an error is a skip. Nil: every
+	// req is the client's request, from which the route builds a
+	// candidate's exchange before its breaker is asked, once per candidate
+	// (translated for its wire format); an error is a skip. Nil: every
 	// candidate is ready as it is (the study's simulated attempts).
-	prep preparer
-	// x is the exchange prepared for xFor, the candidate last prepared
-	// (its retries reuse it); every Turn carries its own copy.
-	x    exchange
-	xFor *mode.Candidate
+	req *request
+	// built is the exchange built last, for the candidate cand (its
+	// retries reuse it); every Turn carries its own copy.
+	built struct {
+		cand *mode.Candidate
+		x    exchange
+	}
 	// untranslatable is why the request could not be carried in some
 	// candidate's wire format (a *translate.RequestError inside): the
 	// client's 400 when every candidate was skipped for it.
@@ -116,16 +79,57 @@ type Route struct {
 	affinityResult string
 	skipped        []Skip
 	failures       []Failure
+	// maxTokens is the request's own output limit (0: none), which every
+	// attempt span carries.
+	maxTokens int
 	// lastEnd is how the last attempt to end ended (a hedge's cancelled
 	// loser aside): the request log line's error class and reason.
 	lastEnd attemptEnd
 }
 
-// NewRoute is a route through order (which it keeps; the caller must not
-// change it), whose first candidate leads for selection
-// (X-Firstbyte-Selection).
-func NewRoute(order []*mode.Candidate, selection string) *Route {
-	return &Route{order: order, selection: selection}
+// newRoute builds r, the one way a route is built, for the handler and the
+// study alike: the mode's order (or the client's), the prompt-cache
+// affinity's lead, the stored response's home first, and the hedge policy.
+// unknown is the first name of a manual order that is not an eligible
+// target (r is then unusable).
+func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
+	now := g.now()
+	*r = Route{req: s.req, span: s.span, model: s.model, maxTokens: s.maxTokens}
+	if s.preset != nil {
+		r.order, r.selection, r.probe = s.preset.order, s.preset.selection, s.preset.probe
+	} else if s.manual {
+		r.order, unknown = manualOrder(s.buf, s.names, s.eligible)
+		if unknown != "" {
+			return unknown
+		}
+		r.selection = telemetry.SelectionManual
+	} else {
+		r.order, r.selection, r.probe = g.order(s.buf, s.model, s.maxTokens, s.eligible)
+	}
+	if s.prefix.Key != 0 && g.affinity != nil {
+		r.prefix, r.affinity = s.prefix, g.affinity // its end teaches who served the prefix
+		if !s.manual && s.preset == nil {
+			var lead int
+			lead, r.affinityResult = g.affinityLead(r.order, r.probe, s.model, s.prefix, now)
+			if lead >= 0 {
+				mode.Lead(r.order, lead)
+				r.selection = telemetry.SelectionLeader
+			}
+		}
+	}
+	if i := slices.IndexFunc(r.order, func(c *mode.Candidate) bool { return c.Target == s.home }); s.home != "" && i >= 0 {
+		if r.probe != nil && r.probe != r.order[i] {
+			r.probe.Guard.DisabledProbeDone() // the request is the home's
+			r.probe = nil
+		}
+		mode.Lead(r.order, i)
+		r.selection = telemetry.SelectionOrder
+	}
+	if h := g.policyFor(s.model).hedge; s.hedge && h != nil { // the route's hedge policy
+		r.hedging = h
+		h.budgets[s.model].request(now) // counted in its model's budget
+	}
+	return ""
 }
 
 // Turn is one attempt the route handed out: the candidate, its 1-based
@@ -139,7 +143,7 @@ type Turn struct {
 	Attempt   int
 	Selection string // the request's selection for attempt 1, then failover
 
-	x exchange // built for Cand by the route's preparer (zero: no preparer)
+	x exchange // built for Cand from the route's request (zero: none, the study's)
 
 	pos, try int // where the cursor was: Skip moves past this candidate
 	adm      upstream.Admission
@@ -283,19 +287,19 @@ func (r *Route) SetHedge(result string) { r.hedge = result }
 // HedgeResult is the request's hedge result ("" : none was due).
 func (r *Route) HedgeResult() string { return r.hedge }
 
-// prepared is c's exchange for the request, built by the preparer unless
+// prepared is c's exchange for the request, built from it unless
 // it was built last (a retry reuses its candidate's); an error is why the
 // request cannot be carried in c's wire format.
 func (r *Route) prepared(c *mode.Candidate) (exchange, error) {
-	if r.prep == nil || r.xFor == c {
-		return r.x, nil
+	if r.req == nil || r.built.cand == c {
+		return r.built.x, nil
 	}
-	x, err := r.prep.prepare(c)
+	x, err := r.req.exchange(c)
 	if err != nil {
 		r.untranslatable = err
 		return exchange{}, err
 	}
-	r.x, r.xFor = x, c
+	r.built.cand, r.built.x = c, x
 	return x, nil
 }
 
@@ -391,10 +395,13 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		// What is still in flight there as this attempt ends (itself not
 		// counted): the load a peer reading the span should count now.
 		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.Upstream.Inflight() - 1))
+		if r.maxTokens > 0 {
+			t.span.SetAttributes(telemetry.KeyRequestMaxTokens.Int(r.maxTokens))
+		}
 		res.endSpan(t.span, ts)
 		t.span = nil
 	}
-	t.resolve(res.breakerResult())
+	t.resolve(res.verdict())
 	t.Cand.Guard.Settle(res.report(), t.probe, t.adm.Seq())
 	if t.adm.Forced() && res.Outcome == telemetry.OutcomeSuccess {
 		// The blackout rule's try was served: the outage is over, as far as
@@ -461,29 +468,4 @@ func (t *Turn) resolve(r upstream.Verdict) {
 		t.adm.Resolve(r)
 		t.Cand.Upstream.Ended()
 	}
-}
-
-// skipEvent is the request span's event for a skip.
-func skipEvent(s Skip) trace.EventOption {
-	return trace.WithAttributes(
-		attribute.String(string(telemetry.KeyTarget), s.Target),
-		attribute.String(string(telemetry.KeySkipReason), s.Reason))
-}
-
-// clientStatus is the status the client gets when this failover-safe
-// failure is the last: the upstream's status, 504 for a timeout, 503 when
-// the gateway could not hold the answer, 502 for a transport failure or an
-// unusable answer.
-func (res Result) clientStatus() int {
-	switch {
-	case res.ErrorType == fault.ErrorTimeout:
-		return http.StatusGatewayTimeout
-	case res.ErrorType == fault.ErrorResponseBufferFull:
-		// The gateway's own answer buffers are full for now: unavailable,
-		// worth a retry, and not the upstream's bad answer a 502 would say.
-		return http.StatusServiceUnavailable
-	case res.Status < 400:
-		return http.StatusBadGateway // transport, or an unusable answer
-	}
-	return res.Status
 }

@@ -14,8 +14,11 @@ import (
 // ModelRouting is the routing state of one client model as the active mode
 // sees it: what /debug/routing shows and the routing gauges export.
 type ModelRouting struct {
-	Model   string          `json:"model"`
-	Mode    string          `json:"mode"`
+	Model string `json:"model"`
+	Mode  string `json:"mode"`
+	// Route is the route in force ("routes[0]"), absent when the
+	// strategy serves the model.
+	Route   string          `json:"route,omitempty"`
 	API     string          `json:"api"` // "chat": chat completions and messages alike, from targets of either kind
 	Targets []TargetRouting `json:"targets"`
 }
@@ -66,6 +69,12 @@ type TargetRouting struct {
 	Inflight     int     `json:"inflight"`
 	PeerInflight int     `json:"peer_inflight"`
 	LoadFactor   float64 `json:"load_factor"`
+
+	// Completion is the predicted time to the last token and its parts;
+	// OutputRate the output rate's percentiles (nil: the statistics
+	// source keeps no output rates).
+	Completion *CompletionRouting `json:"completion,omitempty"`
+	OutputRate *OutputRateRouting `json:"output_rate,omitempty"`
 }
 
 // Routing reads the current state of every model, sorted by model, as chat
@@ -89,11 +98,12 @@ func (g *Gateway) Routing() []ModelRouting {
 }
 
 func (g *Gateway) modelRouting(kind, model string, cands []*mode.Candidate) ModelRouting {
-	mr := ModelRouting{Model: model, Mode: g.mode, API: kind}
+	p := g.policyFor(model)
+	mr := ModelRouting{Model: model, Mode: p.mode, Route: p.route, API: kind}
 	open, blocked := splitByCircuit(nil, nil, cands)
-	ranked, leader := g.strategy.Rank(nil, model, open)
+	ranked, leader := p.strategy.Rank(nil, model, open)
 	if len(open) == 0 {
-		ranked, _ = g.strategy.Rank(nil, model, blocked)
+		ranked, _ = p.strategy.Rank(nil, model, blocked)
 		blocked = nil
 	}
 	for _, c := range blocked {
@@ -130,6 +140,7 @@ func (g *Gateway) modelRouting(kind, model string, cands []*mode.Candidate) Mode
 			if st.Samples > 0 {
 				t.OldestSampleAgeS = max(0, now.Sub(st.Oldest).Seconds())
 			}
+			g.addCompletion(&t, &ranked[i], model, &st, now)
 		}
 		mr.Targets = append(mr.Targets, t)
 	}

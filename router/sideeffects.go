@@ -18,7 +18,7 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // sideEffect names the member of c's request that makes it more than an
 // answer ("" : none, the request may be hedged).
-func (c *call) sideEffect() string {
+func (c *request) sideEffect() string {
 	switch c.ep.family {
 	case familyChat:
 		if c.ep.shape == shapeOpenAI && isTrue(jsonscan.Field(c.body, "store")) {

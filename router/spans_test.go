@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,17 +120,12 @@ func TestAttemptSpans(t *testing.T) {
 // waitForSpans waits (boundedly) until exp holds n spans.
 func waitForSpans(t *testing.T, exp *tracetest.InMemoryExporter, n int) tracetest.SpanStubs {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		spans := exp.GetSpans()
-		if len(spans) >= n || time.Now().After(deadline) {
-			if len(spans) != n {
-				t.Fatalf("got %d spans, want %d", len(spans), n)
-			}
-			return spans
-		}
-		time.Sleep(time.Millisecond)
+	router.WaitUntil(t, strconv.Itoa(n)+" spans", func() bool { return len(exp.GetSpans()) >= n })
+	spans := exp.GetSpans()
+	if len(spans) != n {
+		t.Fatalf("got %d spans, want %d", len(spans), n)
 	}
+	return spans
 }
 
 // TestSamplingNeverHidesAttempts: with export sampling off, nothing is
@@ -275,7 +271,7 @@ targets: [{virtual_key: claude}]
 
 func TestDebugRouting(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	log := &hitLog{}
 	fast := startSimProvider(t, "fast", 100e6, clock, log)
 	slow := startSimProvider(t, "slow", 500e6, clock, log)

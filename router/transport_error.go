@@ -33,6 +33,7 @@ const (
 	transportDNS         = "dns"         // the host name did not resolve
 	transportUnreachable = "unreachable" // no route to the network or host
 	transportProtocol    = "protocol"    // an answer that is not HTTP, or headers too large
+	transportGoAway      = "goaway"      // the server closed the HTTP/2 connection under the stream
 )
 
 // transportKind names the kind of a transport failure: one of the
@@ -68,7 +69,9 @@ func transportKind(err error) string {
 	// answer that is not HTTP, and the idle connection the server closed.
 	msg := err.Error()
 	switch {
-	case strings.Contains(msg, "stream error:"), strings.Contains(msg, "GOAWAY"):
+	case strings.Contains(msg, "GOAWAY"):
+		return transportGoAway
+	case strings.Contains(msg, "stream error:"):
 		return transportReset
 	case strings.Contains(msg, "malformed HTTP"), strings.Contains(msg, "response headers exceeded"):
 		return transportProtocol
@@ -102,6 +105,8 @@ func transportPhrase(kind string, err error) string {
 		return "network unreachable"
 	case transportProtocol:
 		return "the answer was not valid HTTP"
+	case transportGoAway:
+		return "HTTP/2 connection closed by the server: GOAWAY"
 	}
 	return ""
 }

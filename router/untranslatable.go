@@ -18,6 +18,6 @@ func (g *Gateway) refuseUntranslatable(c *call) {
 		msg, param = msg+": "+re.Message, re.Param
 	}
 	setGatewayHeaders(c.w.Header(), &c.route, c.target)
-	c.status = http.StatusBadRequest
+	c.answered(http.StatusBadRequest)
 	writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "unsupported_parameter", param, msg, nil)
 }

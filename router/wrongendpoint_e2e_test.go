@@ -27,7 +27,7 @@ import (
 // coldGateway is a least-latency gateway learning through its spans, over
 // first (whose base_url is used as given) and a healthy second, both
 // serving model m; its log lines go to logs.
-func coldGateway(t *testing.T, firstURL, secondURL string, clock *fakeClock, logs *lockedWriter) string {
+func coldGateway(t *testing.T, firstURL, secondURL string, clock *router.FakeClock, logs *lockedWriter) string {
 	t.Helper()
 	tracker := collector.NewTracker(collector.TrackerOptions{Now: clock.Now})
 	agg := collector.NewAggregator(tracker, collector.AggregatorOptions{InstanceID: "self"})
@@ -61,7 +61,7 @@ func coldGateway(t *testing.T, firstURL, secondURL string, clock *fakeClock, log
 // served by the healthy target without trying it again.
 func TestWrongBaseURLFailsOverWithOneWarning(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	bad := newUpstream(t, jsonAnswer(404, `{"error":{"message":"Unknown request URL: POST /chat/completions. Please check the URL for typos, or see the docs at https://console.groq.com/docs/","type":"invalid_request_error","code":"unknown_url"}}`))
 	good := startSimProvider(t, "good", 10*time.Millisecond, clock, &hitLog{})
 	logs := &lockedWriter{w: &bytes.Buffer{}}
@@ -95,7 +95,7 @@ func TestWrongBaseURLFailsOverWithOneWarning(t *testing.T) {
 // requests; then the healthy target, cold too, is tried and leads.
 func TestUnsampledTargetStopsLeading(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := router.NewFakeClock()
 	refuser := newUpstream(t, jsonAnswer(403, `{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","code":"content_policy_violation"}}`))
 	good := startSimProvider(t, "good", 10*time.Millisecond, clock, &hitLog{})
 	url := coldGateway(t, refuser.URL+"/v1", good.srv.URL+"/v1", clock, &lockedWriter{w: &bytes.Buffer{}})

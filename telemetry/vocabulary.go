@@ -35,6 +35,10 @@ var (
 	KeyErrorType       = semconv.ErrorTypeKey
 	KeyInputTokens     = semconv.GenAIUsageInputTokensKey  // when the upstream reports usage
 	KeyOutputTokens    = semconv.GenAIUsageOutputTokensKey // when the upstream reports usage
+	// KeyRequestMaxTokens is the request's own output limit (max_tokens,
+	// max_completion_tokens or max_output_tokens), when it set one: the
+	// answer lengths least-completion predicts from are grouped by it.
+	KeyRequestMaxTokens = semconv.GenAIRequestMaxTokensKey
 	// KeyResponseID is the id of the response an attempt left stored at its
 	// provider (a Responses API answer, store not false): whoever reads the
 	// span learns which target holds it (previous_response_id follow-ups).
@@ -54,6 +58,7 @@ const (
 	KeyInflightAtEnd  = attribute.Key("firstbyte.inflight_at_end")          // the target's other attempts from this instance still in flight when the attempt ended
 	KeyCacheHit       = attribute.Key("firstbyte.cache_hit")                // the upstream reported cached prompt tokens: a sample not for cold prompts
 	KeyAffinity       = attribute.Key("firstbyte.affinity")                 // server span: hit, broken, none (the prompt-cache affinity)
+	KeyPreference     = attribute.Key("firstbyte.preference")               // server span: the request's provider preferences, summarised (target names, numbers; never prompt text)
 	KeyHedge          = attribute.Key("firstbyte.hedge")                    // server span: won (a hedge served), lost (the first attempt did), denied (the budget refused one)
 	KeySkipReason     = attribute.Key("firstbyte.skip_reason")              // skip event: circuit_open|queue_full|rate_limited|disabled|untranslatable
 	// KeyFault carries the failure model's verdict on an attempt (package

@@ -98,11 +98,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// The baseline subprocess: this binary re-executed. Not for people.
 	baselineAddr := fs.String("serve-baseline", "", "")
 	upstreamURL := fs.String("upstream", "", "")
+	upstreamCA := fs.String("upstream-ca", "", "")
+	proto := fs.String("upstream-proto", protoH1, "with -streams: how the upstream speaks: h1 (HTTP/1.1), h2 (HTTP/2 over TLS, a generated certificate the proxies trust) or h2c")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: firstbyte-loadtest [-gateway PATH] [-quick] [-markdown FILE] [-otlp=false]\n"+
 			"       firstbyte-loadtest -routing [-gateway PATH] [-otelcol PATH] [-quick] [-rounds N] [-scenarios LIST] [-markdown FILE] [-raw DIR]\n"+
 			"       firstbyte-loadtest -compare [-gateway PATH] [-ref PATH] [-quick] [-rounds N]\n"+
-			"       firstbyte-loadtest -streams N [-streams-spread D] [-gateway PATH]\n"+
+			"       firstbyte-loadtest -streams N [-streams-spread D] [-upstream-proto h1|h2|h2c] [-gateway PATH]\n"+
 			"       firstbyte-loadtest -callgrind [-callgrind-baseline] [-requests N] [-concurrency C] [-callgrind-out FILE] [-gateway PATH]\n")
 		fs.VisitAll(func(f *flag.Flag) {
 			if f.Usage != "" {
@@ -111,6 +113,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		})
 	}
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	removeCA, err := setUpstreamProto(*proto, *upstreamCA)
+	defer removeCA()
+	if err != nil {
+		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
 		return 2
 	}
 	if *baselineAddr != "" {

@@ -41,19 +41,23 @@ func serveBaseline(addr, upstreamURL string) error {
 	if err != nil {
 		return err
 	}
+	// The gateway's upstream transport settings (upstream.NewTransport),
+	// written out so this binary stays a bare proxy.
+	tr := &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+	}
+	if err := upProto.configure(tr); err != nil {
+		return err
+	}
 	rp := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		// The gateway's upstream transport settings (upstream.NewTransport),
-		// written out so this binary stays a bare proxy.
-		Transport: &http.Transport{
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConns:          1024,
-			MaxIdleConnsPerHost:   256,
-			IdleConnTimeout:       90 * time.Second,
-			ExpectContinueTimeout: time.Second,
-			DisableCompression:    true,
-		},
-		ErrorLog: log.New(os.Stderr, "baseline: ", 0),
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport: tr,
+		ErrorLog:  log.New(os.Stderr, "baseline: ", 0),
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).EnableFullDuplex()
@@ -167,7 +171,7 @@ func gatewayConfig(listen, admin, upstreamURL, sinkURL string, logRequests bool)
 	fmt.Fprintf(&b, "listen: %s\nadmin: {listen: %s}\nlog: {requests: %t}\nproviders:\n", listen, admin, logRequests)
 	models := []string{modelZero, modelSlow, modelStream, modelHold, modelTrickle}
 	for _, m := range models {
-		fmt.Fprintf(&b, "  %s: {kind: openai, base_url: %q, models: [%s]}\n", m, upstreamURL+"/"+m+"/v1", m)
+		fmt.Fprintf(&b, "  %s: {kind: openai, base_url: %q, models: [%s]%s}\n", m, upstreamURL+"/"+m+"/v1", m, upProto.providerSettings())
 	}
 	b.WriteString("strategy: {mode: least-latency}\ntargets:\n")
 	for _, m := range models {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,7 +47,7 @@ func runStreamsMode(ctx context.Context, gatewayPath string, n int, spread time.
 	}
 	started := time.Now()
 	up := newUpstream()
-	upURL, stopUp, err := serveLoopback(up)
+	upURL, stopUp, err := upProto.serve(up)
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
 		return 1
@@ -62,7 +63,7 @@ func runStreamsMode(ctx context.Context, gatewayPath string, n int, spread time.
 		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
 		return 1
 	}
-	base, err := startChild(armBaseline, []string{self, "-serve-baseline", baseAddr, "-upstream", upURL}, childEnv())
+	base, err := startChild(armBaseline, append([]string{self, "-serve-baseline", baseAddr, "-upstream", upURL}, upProto.baselineArgs()...), childEnv())
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
 		return 1
@@ -91,7 +92,7 @@ func runStreamsMode(ctx context.Context, gatewayPath string, n int, spread time.
 		return 1
 	}
 	arms := []*arm{
-		{name: armDirect, client: newLoadClient(), body: requestBody,
+		{name: armDirect, client: directClient(), body: requestBody,
 			url: func(m string) string { return upURL + "/" + m + "/v1/chat/completions" }},
 		{name: armBaseline, client: newLoadClient(), body: requestBody, pid: base.pid(),
 			url: func(m string) string { return "http://" + baseAddr + "/" + m + "/v1/chat/completions" }},
@@ -113,7 +114,7 @@ func runStreamsMode(ctx context.Context, gatewayPath string, n int, spread time.
 		a.client.CloseIdleConnections()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d concurrent streams, %d chunks %v apart, started over %v; %s, %s\n", n, trickleChunks, trickleGap, spread,
+	fmt.Fprintf(&b, "%d concurrent streams, %d chunks %v apart, started over %v, upstream %s; %s, %s\n", n, trickleChunks, trickleGap, spread, upProto.name,
 		started.UTC().Format("2006-01-02 15:04 MST"), time.Since(started).Round(time.Second))
 	fmt.Fprintf(&b, "machine: %d CPUs (%s), load average %s at start, %s at end; gateway: %s\n",
 		machineStart.cpus, machineStart.cpuModel, machineStart.loadStart, loadAvg(), orUnknown(machineStart.gateway))
@@ -153,7 +154,11 @@ func holdTrickle(ctx context.Context, a *arm, up *upstream, n int, spread time.D
 	}
 	up.resetPeak()
 	peakRSS := watchPeakRSS(a.pid)
-	hold := &arm{name: a.name, client: newLoadClient(), url: a.url, body: a.body, pid: a.pid}
+	c := newLoadClient()
+	if a.name == armDirect {
+		c = directClient()
+	}
+	hold := &arm{name: a.name, client: c, url: a.url, body: a.body, pid: a.pid}
 	defer hold.client.CloseIdleConnections()
 	sr := runStreams(ctx, hold, modelTrickle, trickleChunks, spread, n, 1, spread+trickleGap*trickleChunks+60*time.Second)
 	r.peak = max(r.peak, peakRSS())
@@ -168,4 +173,11 @@ func holdTrickle(ctx context.Context, a *arm, up *upstream, n int, spread time.D
 		return nil, fmt.Errorf("all %d streams through %s failed; first: %v", n, a.name, sr.firstErr)
 	}
 	return r, nil
+}
+
+// directClient is direct's client, reaching the upstream as the proxies do.
+func directClient() *http.Client {
+	c := newLoadClient()
+	_ = upProto.configure(c.Transport.(*http.Transport)) // the parent wrote the CA file
+	return c
 }

@@ -82,6 +82,7 @@ func writeSummary(w io.Writer, path string, cfg *config.Config, warnings int, ge
 	}
 	fmt.Fprintf(w, "  admin      %s (%s)\n", cfg.Admin.Listen, token)
 	fmt.Fprintf(w, "  mode       %s\n", cfg.Strategy.Mode)
+	writeRoutes(w, cfg)
 	l := cfg.Limits
 	fmt.Fprintf(w, "  limits     max_body %s, max_response %s, max_buffered %s, max_connections %d, read_timeout %s, idle_timeout %s\n",
 		l.MaxBody, l.MaxResponse, l.MaxBuffered, l.MaxConnections, config.FormatDuration(l.ReadTimeout), config.FormatDuration(l.IdleTimeout))

@@ -218,6 +218,9 @@ targets:
 			// Let every busy client get going (a stream under way on most
 			// of them), then signal.
 			pollUntil(t, 10*time.Second, "every busy client answered once", func() bool { return run.answeredClients() >= busyClients })
+			// A spread of requests at every stage (sent, streaming, about
+			// to end) is what the drain is tested against; no one event
+			// marks it, so the load runs on for a moment of wall time.
 			time.Sleep(300 * time.Millisecond)
 			run.signal.Store(time.Now().UnixNano())
 			signaled := time.Now()

@@ -50,6 +50,15 @@ type mixedLoad struct {
 	latencies         []time.Duration
 }
 
+// answered is a condition for pollUntil: n of l's requests were answered.
+func (l *mixedLoad) answered(n int) func() bool {
+	return func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.ok >= n
+	}
+}
+
 func newMixedLoad(api, model string, chunks int) *mixedLoad {
 	return &mixedLoad{api: api, model: model, chunks: chunks, stopped: make(chan struct{}),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 128}}}
@@ -223,7 +232,7 @@ targets:
 	load := newMixedLoad(gw.api, "m1", chunks)
 	stop := make(chan struct{})
 	go load.run(32, stop, 20*time.Second)
-	time.Sleep(700 * time.Millisecond)
+	pollUntil(t, 5*time.Second, "a's first samples under the load", func() bool { return modelRouting(t, gw.admin, "m1")["a"].samples > 0 })
 	samplesBefore := modelRouting(t, gw.admin, "m1")["a"].samples
 
 	// A good config: b joins, round-robin spreads the load over both.
@@ -237,7 +246,8 @@ targets:
 	if got := modelRouting(t, gw.admin, "m1")["a"].samples; got == 0 || samplesBefore == 0 {
 		t.Errorf("a's samples: %d before the reload, %d after; the reload must keep them", samplesBefore, got)
 	}
-	time.Sleep(500 * time.Millisecond)
+	aNow, bNow := a.Requests(), b.Requests()
+	pollUntil(t, 5*time.Second, "both targets to serve under the new config", func() bool { return a.Requests() > aNow+10 && b.Requests() > bNow+10 })
 
 	// A bad config, by signal and by the admin endpoint: refused.
 	routingBefore := routedTargets(t, gw.admin, "m1")
@@ -256,7 +266,10 @@ targets:
 		t.Errorf("POST /admin/reload of a bad file = %d %s, want 422 naming targets[2].virtual_key", resp.StatusCode, body)
 	}
 	aMid, bMid := a.Requests(), b.Requests()
-	time.Sleep(500 * time.Millisecond)
+	enough := load.answered(200) // a run long enough to say the load ran
+	pollUntil(t, 10*time.Second, "both targets to serve after the refused reloads, 200 answers in all", func() bool {
+		return a.Requests() > aMid+10 && b.Requests() > bMid+10 && enough()
+	})
 	close(stop)
 	<-load.stopped
 
@@ -322,7 +335,7 @@ targets:
 	load := newMixedLoad(gw.api, "m1", chunks)
 	stop := make(chan struct{})
 	go load.run(32, stop, 20*time.Second)
-	time.Sleep(600 * time.Millisecond)
+	pollUntil(t, 5*time.Second, "the load to be under way (64 answers)", load.answered(64))
 
 	signaled := time.Now()
 	load.signal.Store(signaled.UnixNano())
@@ -347,6 +360,9 @@ targets:
 		idleWG.Add(1)
 		go func() { defer idleWG.Done(); idle.one(i%2 == 1, fmt.Sprintf("idle%d-after", i)) }()
 	}
+	// The load balancer's own delay: it goes on sending for 400 ms of wall
+	// time after the first 503, which the gateway must serve; no event of
+	// the gateway's marks that time, so it is waited out.
 	time.Sleep(400 * time.Millisecond)
 	close(stop)
 	<-load.stopped
@@ -432,7 +448,8 @@ targets:
 	}
 	openai := stream("/v1/chat/completions", chatRequestBody("m1", true))
 	anthropic := stream("/v1/messages", `{"model":"m1","stream":true,"max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
-	time.Sleep(300 * time.Millisecond)
+	// Both answers' headers came, which the gateway sends only with a
+	// stream's first event: both streams are under way.
 	start := time.Now()
 	if err := gw.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -800,7 +817,8 @@ targets:
 		b, _ := io.ReadAll(resp.Body)
 		body <- string(b)
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// The answer's headers came, which the gateway sends only with the
+	// stream's first event: the stream is under way.
 	if err := gw.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -809,6 +827,9 @@ targets:
 		t.Fatal(err)
 	}
 	waitLog(t, gw.childProc, "reload ignored: the gateway is shutting down", 1)
+	// What is checked is that nothing happens (the process does not exit
+	// while the grace runs): no event marks that, so some wall time is
+	// given for it to go wrong.
 	time.Sleep(300 * time.Millisecond)
 	if gw.exited() {
 		t.Fatal("the process exited during the grace with a stream open")

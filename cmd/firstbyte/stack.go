@@ -71,7 +71,7 @@ type stack struct {
 type stackOptions struct {
 	Logger     *slog.Logger
 	Level      *slog.LevelVar    // the Logger's level, for reloads to move; nil: fixed
-	Transport  http.RoundTripper // nil: upstream.NewTransport()
+	Transport  http.RoundTripper // nil: upstream.NewTransports(nil)
 	ConfigPath string            // the file reloads read; "": reload is refused
 	Trim       *memTrim          // told of every API request (memtrim.go); nil: none
 }
@@ -251,11 +251,11 @@ func (s *stack) ingestRejected(metrics *collector.Metrics) func(reason string, s
 	}
 }
 
-// transportFor is the upstream transport: one for the process, so a
-// reload keeps the upstream connections it has.
+// transportFor is the upstream transports: one set for the process, so
+// a reload keeps the upstream connections it has.
 func (s *stack) transportFor() http.RoundTripper {
-	if s.transport == nil {
-		s.transport = upstream.NewTransport()
+	if _, ok := s.transport.(*upstream.Transports); !ok {
+		s.transport = upstream.NewTransports(s.transport)
 	}
 	return s.transport
 }
@@ -284,11 +284,18 @@ func routingRows(models []router.ModelRouting) []collector.RoutingRow {
 	var rows []collector.RoutingRow
 	for _, m := range models {
 		for _, t := range m.Targets {
-			rows = append(rows, collector.RoutingRow{
+			row := collector.RoutingRow{
 				Model: m.Model, Target: t.Target, P50Seconds: t.P50Seconds, Samples: t.Samples,
 				Leader: t.Leader, CircuitOpen: t.CircuitOpen, FaultRate: t.FaultRate, Outcomes: t.Outcomes,
 				Disabled: t.Disabled, RateLimitedUntil: t.RateLimitedUntil,
-			})
+			}
+			if p := t.Completion; p != nil && p.Measured {
+				row.PredictedCompletionSeconds, row.HasPrediction = p.Seconds, true
+			}
+			if r := t.OutputRate; r != nil {
+				row.RateSamples, row.OutputRate = r.Samples, [4]float64{r.P50, r.P75, r.P90, r.P99}
+			}
+			rows = append(rows, row)
 		}
 	}
 	return rows

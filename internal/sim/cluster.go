@@ -52,11 +52,17 @@ func startServer(ctx context.Context, s *Server, addr string) (*Running, error) 
 			// simulator, not news: keep them out of the log.
 			ErrorLog: log.New(io.Discard, "", 0),
 		},
-		url:    "http://" + ln.Addr().String() + "/v1",
+		url:    s.protocols.scheme() + "://" + ln.Addr().String() + "/v1",
 		served: make(chan struct{}),
 	}
+	s.protocols.apply(r.srv)
+	r.srv.ConnState = s.connState
 	go func() {
 		defer close(r.served)
+		if r.srv.TLSConfig != nil {
+			r.srv.ServeTLS(ln, "", "")
+			return
+		}
 		r.srv.Serve(ln)
 	}()
 	return r, nil
@@ -81,13 +87,13 @@ func listenLoopback(ctx context.Context, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// URL is the provider's API base, "http://127.0.0.1:PORT/v1": what a gateway config
+// URL is the provider's API base, "http://127.0.0.1:PORT/v1" (https with TLS): what a gateway config
 // puts in base_url.
 func (r *Running) URL() string { return r.url }
 
 // Addr is the host:port the provider listens on.
 func (r *Running) Addr() string {
-	return strings.TrimSuffix(strings.TrimPrefix(r.url, "http://"), "/v1")
+	return strings.TrimSuffix(strings.TrimPrefix(r.url, r.protocols.scheme()+"://"), "/v1")
 }
 
 // Close stops listening, breaks every open connection (so in-flight handlers see
@@ -137,7 +143,7 @@ func Start(ctx context.Context, cfg *Config) (*Cluster, error) {
 	for i, p := range cfg.Providers {
 		// One stream per provider, so one provider's traffic does not shift another's
 		// draws.
-		opts := Options{Rand: rand.New(rand.NewPCG(seed, uint64(i)))}
+		opts := Options{Rand: rand.New(rand.NewPCG(seed, uint64(i))), Protocols: cfg.Protocols}
 		r, err := startServer(ctx, NewProvider(p, opts), p.listen())
 		if err != nil {
 			return nil, errors.Join(err, c.Close())

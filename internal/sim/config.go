@@ -40,6 +40,9 @@ type Config struct {
 	Seed uint64 `yaml:"seed"`
 	// Providers are the simulated upstreams, each on its own listener.
 	Providers []Provider `yaml:"providers"`
+	// Protocols is how every provider speaks HTTP (firstbyte sim's -tls
+	// and -h2c); not in the file. Zero: HTTP/1.1 in clear text.
+	Protocols Protocols `yaml:"-"`
 }
 
 // Provider is one simulated upstream.

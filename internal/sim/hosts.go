@@ -28,20 +28,27 @@ import (
 //	         (the token_uri of a service-account file pointed here); 401, 403
 //	         and 429 answers come in Google's error shape (UNAUTHENTICATED,
 //	         PERMISSION_DENIED, RESOURCE_EXHAUSTED with RetryInfo), as the
-//	         host's own front refuses, other errors in the model's
+//	         host's own front refuses, other errors in the model's;
+//	         .../publishers/google/models/{m}:generateContent,
+//	         :streamGenerateContent?alt=sse (Gemini, hosts_gemini.go)
+//	bedrock  /model/{id}/converse, /converse-stream: Converse (hosts_converse.go)
+//	gemini   {any}/models/{m}:generateContent, :streamGenerateContent?alt=sse;
+//	         x-goog-api-key checked (a wrong one: 400 API_KEY_INVALID)
 
 // Host kinds a simulated provider can speak.
 const (
 	HostAzure   = "azure"
 	HostBedrock = "bedrock"
 	HostVertex  = "vertex"
+	HostGemini  = "gemini"
 )
 
 // Host is the cloud API a simulated provider speaks.
 type Host struct {
-	// Kind is azure, bedrock or vertex.
+	// Kind is azure, bedrock, vertex or gemini.
 	Kind string `yaml:"kind"`
-	// APIKey is Azure's api-key, or a Bedrock API key (Bearer). Empty on
+	// APIKey is Azure's api-key, a Bedrock API key (Bearer) or the Gemini
+	// API's x-goog-api-key. Empty on
 	// bedrock: only SigV4 is accepted.
 	APIKey string `yaml:"api_key"`
 	// AWSKeys are the key pairs a Bedrock SigV4 signature may use.
@@ -67,6 +74,8 @@ func (s *Server) front(w http.ResponseWriter, r *http.Request, body []byte) (htt
 		return s.bedrockFront(w, r, body)
 	case HostVertex:
 		return s.vertexFront(w, r, body)
+	case HostGemini:
+		return s.geminiFront(w, r, body)
 	}
 	return w, body, true
 }

@@ -26,6 +26,16 @@ func (s *Server) bedrockFront(w http.ResponseWriter, r *http.Request, body []byt
 		return w, nil, false
 	}
 	model, action := rest[:i], rest[i+1:]
+	if action == "converse" || action == "converse-stream" {
+		stream := action == "converse-stream"
+		msgBody, refusal := converseFront(body, model, stream)
+		if refusal != "" {
+			bedrockError(w, http.StatusBadRequest, "ValidationException", refusal)
+			return w, nil, false
+		}
+		r.URL.Path = "/v1/messages"
+		return &converseWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}}, msgBody, true
+	}
 	if action != "invoke" && action != "invoke-with-response-stream" {
 		bedrockError(w, http.StatusNotFound, "UnknownOperationException", "")
 		return w, nil, false

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,8 @@ providers:
       aws_keys: [{access_key_id: AKIDEXAMPLE, secret_access_key: secret-1}]
   - name: vx
     host: {kind: vertex}
+  - name: gm
+    host: {kind: gemini, api_key: gm-key-1}
   - name: plain
 `))
 	if err != nil {
@@ -31,6 +34,7 @@ providers:
 		{Kind: HostAzure, APIKey: "az-key-1"},
 		{Kind: HostBedrock, APIKey: "br-key-1", Region: "us-west-2", AWSKeys: []AWSKey{{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret-1"}}},
 		{Kind: HostVertex},
+		{Kind: HostGemini, APIKey: "gm-key-1"},
 		nil,
 	}
 	for i, p := range cfg.Providers {
@@ -38,7 +42,7 @@ providers:
 			t.Errorf("providers[%d].host = %+v, want %+v", i, p.Host, want[i])
 		}
 	}
-	if _, err := ParseConfig([]byte("providers:\n  - name: g\n    host: {kind: gemini}\n")); err == nil {
-		t.Error("host kind gemini accepted; want an error naming providers[0].host.kind")
+	if _, err := ParseConfig([]byte("providers:\n  - name: g\n    host: {kind: grok}\n")); err == nil || !strings.Contains(err.Error(), "providers[0].host.kind") {
+		t.Errorf("host kind grok: %v, want an error naming providers[0].host.kind", err)
 	}
 }

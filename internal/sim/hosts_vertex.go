@@ -24,6 +24,9 @@ func (s *Server) vertexFront(w http.ResponseWriter, r *http.Request, body []byte
 			"message": "Request had invalid authentication credentials. Expected OAuth 2 access token."}})
 		return w, nil, false
 	}
+	if _, rest, ok := strings.Cut(r.URL.Path, "/publishers/google/models/"); ok && strings.HasPrefix(r.URL.Path, "/v1/projects/") {
+		return s.geminiCall(w, r, body, rest)
+	}
 	_, rest, ok := strings.Cut(r.URL.Path, "/publishers/anthropic/models/")
 	model, verb, ok2 := strings.Cut(rest, ":")
 	if !ok || !ok2 || !strings.HasPrefix(r.URL.Path, "/v1/projects/") || (verb != "rawPredict" && verb != "streamRawPredict") {
@@ -38,15 +41,13 @@ func (s *Server) vertexFront(w http.ResponseWriter, r *http.Request, body []byte
 	return &vertexWriter{ResponseWriter: w}, withFields(body, map[string]any{"model": model}), true
 }
 
-// googleStatus names the refusals Vertex's own front gives, before any
-// model sees the request, by HTTP status.
-var googleStatus = map[int]string{
-	http.StatusUnauthorized:    "UNAUTHENTICATED",
-	http.StatusForbidden:       "PERMISSION_DENIED",
-	http.StatusTooManyRequests: "RESOURCE_EXHAUSTED",
+// vertexFrontRefusals are the statuses Vertex's own front refuses with,
+// before any model sees the request.
+var vertexFrontRefusals = map[int]bool{
+	http.StatusUnauthorized: true, http.StatusForbidden: true, http.StatusTooManyRequests: true,
 }
 
-// vertexWriter answers the refusals of googleStatus in Google's error
+// vertexWriter answers the refusals of vertexFrontRefusals in Google's error
 // shape, the delay of a 429 in RetryInfo (no Retry-After header, as
 // Google's quota errors carry none); other answers are the model's, as
 // rawPredict relays them.
@@ -56,12 +57,12 @@ type vertexWriter struct {
 }
 
 func (v *vertexWriter) WriteHeader(status int) {
-	name, ok := googleStatus[status]
-	if !ok {
+	if !vertexFrontRefusals[status] {
 		v.ResponseWriter.WriteHeader(status)
 		return
 	}
 	v.google = true
+	name := googleStatus(status)
 	v.Header().Del("Retry-After")
 	e := map[string]any{"code": status, "status": name, "message": "Simulated " + name + " from Vertex AI."}
 	if status == http.StatusTooManyRequests {
@@ -98,4 +99,43 @@ func (s *Server) tokenValid(tok string) bool {
 	defer s.hostState.mu.Unlock()
 	exp, ok := s.hostState.tokens[tok]
 	return ok && s.now().Before(exp)
+}
+
+// geminiFront checks a Gemini API request's key.
+func (s *Server) geminiFront(w http.ResponseWriter, r *http.Request, body []byte) (http.ResponseWriter, []byte, bool) {
+	if key := r.Header.Get("X-Goog-Api-Key"); key == "" || key != s.host.APIKey {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{"code": 400, "status": "INVALID_ARGUMENT",
+			"message": "API key not valid. Please pass a valid API key.",
+			"details": []any{map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}}}})
+		return w, nil, false
+	}
+	_, rest, ok := strings.Cut(r.URL.Path, "/models/")
+	if !ok {
+		googleError(w, http.StatusNotFound, "not found")
+		return w, nil, false
+	}
+	return s.geminiCall(w, r, body, rest)
+}
+
+// geminiCall serves rest ("{model}:generateContent" or
+// ":streamGenerateContent", which must ask for SSE) through the
+// Messages API.
+func (s *Server) geminiCall(w http.ResponseWriter, r *http.Request, body []byte, rest string) (http.ResponseWriter, []byte, bool) {
+	model, verb, _ := strings.Cut(rest, ":")
+	stream := verb == "streamGenerateContent"
+	switch {
+	case verb != "generateContent" && !stream:
+		googleError(w, http.StatusNotFound, "not found")
+		return w, nil, false
+	case stream && r.URL.Query().Get("alt") != "sse":
+		googleError(w, http.StatusBadRequest, "the simulator streams server-sent events only: ask with alt=sse")
+		return w, nil, false
+	}
+	msgBody, refusal := geminiFront(body, model, stream)
+	if refusal != "" {
+		googleError(w, http.StatusBadRequest, refusal)
+		return w, nil, false
+	}
+	r.URL.Path = "/v1/messages"
+	return &geminiWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}, model: model}, msgBody, true
 }

@@ -35,12 +35,16 @@ type Options struct {
 	// used under the Server's lock and must not be used elsewhere). Nil means a
 	// randomly seeded one.
 	Rand *rand.Rand
+	// Protocols is how it speaks HTTP when started (StartProvider, Start).
+	// Zero: HTTP/1.1 in clear text.
+	Protocols Protocols
 }
 
 // Server is one simulated provider as an [http.Handler]. It is safe for concurrent use.
 type Server struct {
 	// Immutable after NewProvider.
 	name            string
+	protocols       Protocols
 	models          []string
 	stages          []stage // stages[0] from the start, then one per phase
 	cutAfter        int
@@ -60,6 +64,8 @@ type Server struct {
 
 	seq      atomic.Uint64 // numbers response ids
 	total    atomic.Int64  // requests received, any path
+	h2       atomic.Int64  // of them, over HTTP/2
+	conns    atomic.Int64  // connections accepted
 	inflight idleTracker
 
 	mu         sync.Mutex       // guards the fields below
@@ -106,6 +112,7 @@ func NewProvider(p Provider, opts Options) *Server {
 		now:             opts.Now,
 		sleep:           opts.Sleep,
 		rand:            opts.Rand,
+		protocols:       opts.Protocols,
 		perPath:         map[string]int64{},
 		host:            p.Host,
 		hostState:       hostState{tokens: map[string]time.Time{}},
@@ -240,6 +247,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inflight.enter()
 	defer s.inflight.leave()
 	s.total.Add(1)
+	if r.ProtoMajor == 2 {
+		s.h2.Add(1)
+	}
 	w.Header().Set(HeaderProvider, s.name)
 
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))

@@ -68,8 +68,8 @@ func (p *Provider) validate(prefix string, fe *fieldErrors) {
 			fe.add(fmt.Sprintf("%smodels[%d]", prefix, i), "must not be empty")
 		}
 	}
-	if h := p.Host; h != nil && h.Kind != HostAzure && h.Kind != HostBedrock && h.Kind != HostVertex {
-		fe.add(prefix+"host.kind", "%q: want azure, bedrock or vertex", h.Kind)
+	if h := p.Host; h != nil && h.Kind != HostAzure && h.Kind != HostBedrock && h.Kind != HostVertex && h.Kind != HostGemini {
+		fe.add(prefix+"host.kind", "%q: want azure, bedrock, vertex or gemini", h.Kind)
 	}
 	p.TTFB.validate(prefix+"ttfb.", fe)
 	p.Stream.validate(prefix+"stream.", fe)

@@ -39,6 +39,15 @@ type Config struct {
 	// required.
 	Providers map[string]*Provider `yaml:"providers"`
 	Strategy  Strategy             `yaml:"strategy"`
+	// Aliases are client model names that stand for a served model (alias
+	// -> model). An alias resolves before anything else: routes, metrics
+	// and logs see the model it names. Empty: none.
+	Aliases map[string]string `yaml:"aliases"`
+	// Routes give the models they match their own mode, hedge and
+	// targets; the first route (in declaration order) matching a model
+	// wins, and a model no route matches follows Strategy. Empty: Strategy
+	// serves every model.
+	Routes []Route `yaml:"routes"`
 	// Targets are tried in the order the strategy gives; their declaration
 	// order is the fallback order and breaks latency ties. At least one is
 	// required.
@@ -360,7 +369,7 @@ const (
 // Modes are the routing modes strategy.mode accepts, sorted; package
 // router registers a strategy under each of these names (its tests hold
 // the two lists together).
-var Modes = []string{"cost-optimized", "ewma-latency", "fallback", "least-latency", "loadbalance", "reliable-latency", "round-robin"}
+var Modes = []string{"cost-optimized", "ewma-latency", "fallback", "least-completion", "least-latency", "loadbalance", "reliable-latency", "round-robin"}
 
 // Log levels and formats Validate accepts.
 var (
@@ -413,6 +422,7 @@ func (c *Config) applyDefaults() {
 	setDefault(&c.Strategy.Hedge.After, DefaultHedgeAfter)
 	setDefault(&c.Strategy.Hedge.Budget, DefaultHedgeBudget)
 	setDefault(&c.Strategy.Hedge.Max, DefaultHedgeMax)
+	c.routeDefaults()
 	for i := range c.Targets {
 		if c.Targets[i].Weight == nil {
 			w := DefaultTargetWeight

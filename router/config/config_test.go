@@ -56,7 +56,7 @@ func configErrors(t *testing.T, name string, vars map[string]string) []string {
 	return lines
 }
 
-var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key", "ANTHROPIC_API_KEY": "sk-ant-test-key", "AZURE_OPENAI_API_KEY": "azure-test-key"}
+var validEnv = map[string]string{"FIRSTBYTE_API_KEY": "k1", "GROQ_API_KEY": "gsk-test-key", "ANTHROPIC_API_KEY": "sk-ant-test-key", "AZURE_OPENAI_API_KEY": "azure-test-key", "GEMINI_API_KEY": "gemini-test-key"}
 
 func TestLoadConfigValid(t *testing.T) {
 	t.Parallel()
@@ -204,6 +204,15 @@ var configErrorTests = []struct {
 	env  map[string]string
 	want []string
 }{
+	{name: "aliases and routes", file: "routes_errors.yaml", want: []string{
+		`aliases: empty alias name`,
+		`aliases.claude-haiku-4-5: "claude-haiku-4-5" is a model a target serves: an alias must be a name of its own`,
+		`routes[0].models[1]: "gpt-*" matches no model a target serves (claude-haiku-4-5, claude-sonnet-4-5, llama-3.3-70b)`,
+		`routes[0].targets[0]: "c" serves none of the route's models (claude-haiku-4-5, claude-sonnet-4-5)`,
+		`routes[0].targets[1]: "c" is listed twice`,
+		`routes[1].models[0]: "claude-sonnet-4-5" never matches: routes[0].models[0] ("claude-*") matches every model it would`,
+		`routes[2].models: required: the client models (names or globs) this route serves`,
+	}},
 	{name: "unknown top-level key", file: "unknown_key.yaml", want: []string{
 		`lisen: unknown key "lisen" (did you mean "listen"?)`,
 	}},
@@ -224,7 +233,7 @@ var configErrorTests = []struct {
 	}},
 	{name: "typos next to semantic errors, without cascades", file: "typos.yaml", want: []string{
 		`lisen: unknown key "lisen" (did you mean "listen"?)`,
-		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry)`,
+		`frobnicate: unknown key "frobnicate" (valid here: listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, aliases, routes, targets, telemetry)`,
 		`providers.groq.timeuot: unknown key "timeuot" (did you mean "timeout"?)`,
 		`providers.groq.max-concurrency: unknown key "max-concurrency" (did you mean "max_concurrency"?)`,
 		`targets[0].virtual_keys: unknown key "virtual_keys" (did you mean "virtual_key"?)`,
@@ -251,6 +260,12 @@ var configErrorTests = []struct {
 		`providers.a.timeout.idle: must not be negative`,
 		`providers.a.rate_limit.max_cooldown: must not be negative`,
 		`providers.b.timeout.idle: 2m exceeds timeout.total 1m`,
+	}},
+	{name: "upstream transport settings", file: "transport.yaml", want: []string{
+		`providers.a.http2: unknown http2 setting "h3" (want one of auto, prior_knowledge, off)`,
+		`providers.a.tls.ca_file: "testdata/transport.yaml" holds no PEM certificate`,
+		`providers.b.http2: prior_knowledge is unencrypted HTTP/2 (h2c), but base_url is https: leave it out (auto negotiates HTTP/2 over TLS)`,
+		`providers.b.tls.ca_file: cannot read "/nonexistent/ca.pem": no such file or directory`,
 	}},
 	{name: "duplicate provider names", file: "duplicate_provider.yaml", want: []string{
 		`providers.groq: key "groq" is written twice (lines 2 and 3); keep one`,
@@ -356,7 +371,7 @@ var configErrorTests = []struct {
 		`line 1, column 12: not valid YAML: sequence end token ']' not found`,
 	}},
 	{name: "not a mapping", file: "not_a_mapping.yaml", want: []string{
-		`the config must be a mapping of keys (listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, targets, telemetry), not a list`,
+		`the config must be a mapping of keys (listen, admin, auth, limits, shutdown, log, response_model, providers, strategy, aliases, routes, targets, telemetry), not a list`,
 	}},
 	{name: "two documents", file: "two_documents.yaml", want: []string{
 		`line 4: a second YAML document; a config file is one document (remove the --- separator)`,
@@ -465,7 +480,7 @@ func TestConfigWarnings(t *testing.T) {
 }
 
 // configValidFiles are the testdata files that must load and validate.
-var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml", "hosts_valid.yaml"}
+var configValidFiles = []string{"valid.yaml", "minimal.yaml", "anchors.yaml", "ingest_loopback.yaml", "cost_optimized_mode.yaml", "hosts_valid.yaml", "least_completion_mode.yaml"}
 
 func TestLoadConfigErrors(t *testing.T) {
 	t.Parallel()

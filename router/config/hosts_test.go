@@ -13,7 +13,7 @@ var hostsErrorTests = []struct {
 	env  map[string]string
 	want []string
 }{
-	{name: "cloud hosts: required fields, fields of other kinds, transport settings, calls not served yet", file: "hosts.yaml", want: []string{
+	{name: "cloud hosts: required fields, fields of other kinds, transport settings, one call per provider", file: "hosts.yaml", want: []string{
 		`providers.az.base_url: is the resource endpoint (https://NAME.openai.azure.com), without /openai/...: the deployment is the upstream model (model_map value)`,
 		`providers.az.api_version: "2024-10" is neither v1 nor a dated version such as 2024-10-21`,
 		`providers.az.region: not read by kind azure (only by bedrock and vertex)`,
@@ -25,20 +25,16 @@ var hostsErrorTests = []struct {
 		`providers.br2.api: unknown api "chat" (want one of converse, invoke)`,
 		`providers.vx.region: required: the Vertex AI location: global, us, eu or a region such as us-east5`,
 		`providers.vx.project: required: the Google Cloud project id`,
-		`providers.vx.kind: vertex models with api gemini are not served yet`,
+		`providers.vx.kind: its models go through gemini, invoke and openai: one provider serves one of them here; put the models of each on a provider of its own`,
 		`providers.vx.credentials: cannot read "/nonexistent/key.json": no such file or directory`,
-		`providers.vx.http2: prior_knowledge is not applied yet: every upstream connection negotiates as auto does; leave it out`,
 		`providers.vx2.http2: unknown http2 setting "h3" (want one of auto, prior_knowledge, off)`,
 		`providers.vx2.tls.ca_file: "testdata/hosts.yaml" holds no PEM certificate`,
-		`providers.vx2.tls.ca_file: not applied to upstream connections yet (the system pool is trusted); leave it out`,
 		`providers.vx3.kind: its models go through invoke and openai: one provider serves one of them here; put the models of each on a provider of its own`,
-		`providers.gem.kind: gemini providers are not served yet`,
+		`providers.gem.api_key: required: the Gemini API key (Google AI Studio), sent as x-goog-api-key`,
 		`providers.gem.profile: not read by kind gemini (only by bedrock)`,
 		`providers.gem.query: empty parameter name`,
 		`providers.oai.http2: prior_knowledge is unencrypted HTTP/2 (h2c), but base_url is https: leave it out (auto negotiates HTTP/2 over TLS)`,
-		`providers.oai.http2: prior_knowledge is not applied yet: every upstream connection negotiates as auto does; leave it out`,
 		`providers.oai.tls.ca_file: cannot read "/nonexistent/ca.pem": no such file or directory`,
-		`providers.oai.tls.ca_file: not applied to upstream connections yet (the system pool is trusted); leave it out`,
 		`targets[1].model_map.llama: "meta.llama3-70b-instruct-v1:0" is not an Anthropic model (its id has no "anthropic."): bedrock's invoke call is served only for Anthropic models; leave api out to send it through converse`,
 	}},
 }

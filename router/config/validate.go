@@ -33,6 +33,7 @@ func (c *Config) Validate() error {
 	v.providers()
 	v.strategy()
 	v.targets()
+	v.aliasesAndRoutes()
 	v.hostRoutes()
 	v.telemetry()
 	if len(v.errs) == 0 {
@@ -230,15 +231,19 @@ func (v *validation) strategy() {
 	if !slices.Contains(Modes, mode) {
 		v.add("strategy.mode", "%s", unknownValue("mode", mode, Modes))
 	}
-	h := v.c.Strategy.Hedge
+	v.hedge("strategy.hedge", v.c.Strategy.Hedge)
+}
+
+// hedge checks a hedge policy written at path.
+func (v *validation) hedge(path string, h Hedge) {
 	if _, _, err := ParseHedgeAfter(h.After); err != nil {
-		v.add("strategy.hedge.after", "%v", err)
+		v.add(path+".after", "%v", err)
 	}
 	if !(h.Budget > 0 && h.Budget <= 1) {
-		v.add("strategy.hedge.budget", "must be above 0 and at most 1 (a share of requests), got %g", h.Budget)
+		v.add(path+".budget", "must be above 0 and at most 1 (a share of requests), got %g", h.Budget)
 	}
 	if h.Max < 1 || h.Max > 8 {
-		v.add("strategy.hedge.max", "must be 1 to 8 hedges in flight per request, got %d", h.Max)
+		v.add(path+".max", "must be 1 to 8 hedges in flight per request, got %d", h.Max)
 	}
 }
 

@@ -21,8 +21,9 @@ var servedAPIs = map[string][]string{
 	KindOpenAI:    {APIOpenAI},
 	KindAnthropic: {APIAnthropic},
 	KindAzure:     {APIOpenAI},
-	KindBedrock:   {APIInvoke},
-	KindVertex:    {APIInvoke, APIOpenAI},
+	KindBedrock:   {APIInvoke, APIConverse},
+	KindVertex:    {APIInvoke, APIGemini, APIOpenAI},
+	KindGemini:    {APIGemini},
 }
 
 // azureDate is a dated Azure OpenAI api-version: 2024-10-21,
@@ -70,6 +71,10 @@ func (v *validation) host(name string, p *Provider) {
 				v.add(path+".credentials", "cannot read %s: %v", quoteName(p.Credentials), pathErr(err))
 			}
 		}
+	case KindGemini:
+		if p.APIKey == "" {
+			v.add(path+".api_key", "required: the Gemini API key (Google AI Studio), sent as x-goog-api-key")
+		}
 	case KindAzure:
 		if p.APIVersion != AzureAPIV1 && !azureDate.MatchString(p.APIVersion) {
 			v.add(path+".api_version", "%s is neither v1 nor a dated version such as 2024-10-21", quoteName(p.APIVersion))
@@ -88,12 +93,6 @@ func (v *validation) host(name string, p *Provider) {
 // notAppliedYet refuses the transport settings the request path does not
 // apply yet: accepting them would silently send requests without them.
 func (v *validation) notAppliedYet(path string, p *Provider) {
-	if p.TLS.CAFile != "" {
-		v.add(path+".tls.ca_file", "not applied to upstream connections yet (the system pool is trusted); leave it out")
-	}
-	if p.HTTP2 == HTTP2PriorKnowledge || p.HTTP2 == HTTP2Off {
-		v.add(path+".http2", "%s is not applied yet: every upstream connection negotiates as auto does; leave it out", p.HTTP2)
-	}
 }
 
 // region checks a bedrock or vertex provider's region.
@@ -178,8 +177,9 @@ func (v *validation) hostRoutes() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(apis)) {
 		if len(apis[name]) > 1 && len(unserved[name]) == 0 {
-			v.add("providers."+name+".kind", "its models go through %s: one provider serves one of them here; put the models of each on a provider of its own",
-				strings.Join(slices.Sorted(maps.Keys(apis[name])), " and "))
+			calls := slices.Sorted(maps.Keys(apis[name]))
+			v.add("providers."+name+".kind", "its models go through %s and %s: one provider serves one of them here; put the models of each on a provider of its own",
+				strings.Join(calls[:len(calls)-1], ", "), calls[len(calls)-1])
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(unserved)) {

@@ -57,6 +57,9 @@ var apiRoots = map[string]string{
 // shows carries neither user information nor query, which may be
 // credentials.
 func baseURLWarning(kind, base string) string {
+	if kind != KindOpenAI && kind != KindAnthropic {
+		return "" // a cloud host's URLs are its adapter's, not base_url plus a path
+	}
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
 		return "" // Validate's to report

@@ -37,6 +37,9 @@ type Ranked struct {
 	Score float64
 	// Note says why it is where it is: "cold", "only_faults", "unpriced", ...
 	Note string
+	// Completion is the predicted time to the last token and its parts
+	// (least-completion); nil in the other modes.
+	Completion *Prediction
 }
 
 // StatsSource is how the router reads what the spans taught: the
@@ -69,6 +72,9 @@ type Deps struct {
 	Stats StatsSource      // nil: only the modes that measure nothing
 	Rand  Rand             // nil: math/rand/v2's goroutine-safe global source
 	Now   func() time.Time // the clock Stats also reads; nil: time.Now
+	// Completion is what least-completion reads of output rates and answer
+	// lengths; nil: Stats, when it is one.
+	Completion CompletionSource
 }
 
 // registration is a mode: how to build it and whether it ranks on measured
@@ -109,6 +115,11 @@ func New(mode string, deps Deps) (Strategy, error) {
 	}
 	if reg.needsStats && deps.Stats == nil {
 		return nil, fmt.Errorf("strategy.mode: %s ranks on measured latency and needs a statistics source (none was wired)", mode)
+	}
+	if mode == "least-completion" && deps.Completion == nil {
+		if _, ok := deps.Stats.(CompletionSource); !ok {
+			return nil, fmt.Errorf("strategy.mode: %s needs output rates and answer lengths (the statistics source gives none)", mode)
+		}
 	}
 	if deps.Rand == nil {
 		deps.Rand = defaultRand

@@ -200,12 +200,20 @@ type errorFields struct {
 
 // parseError reads an error body in either API's shape: Anthropic's
 // {"type":"error","error":{"type","message"}}, OpenAI's {"error":{"message",
-// "type","param","code"}}, or the looser {"error":"text"} and {"message":...}
+// "type","param","code"}}, Google's {"error":{"code","message","status"}}
+// (maybe inside a one-element array), or the looser {"error":"text"} and {"message":...}
 // some servers send. A body that is none of these gives its own text as the
 // message, at most maxErrorText bytes of it; an empty one, its status.
 func parseError(status int, body []byte) errorFields {
 	var f errorFields
 	v, ok := jsonscan.Valid(body)
+	if ok && isArray(v) {
+		// Google's errors may come as a one-element array.
+		elems := jsonscan.ElementsOf(v)
+		if e, ok := elems.Next(); ok {
+			v = e
+		}
+	}
 	if ok && isObject(v) {
 		top := jsonscan.MembersOf(v)
 		for k, val, ok := top.Next(); ok; k, val, ok = top.Next() {

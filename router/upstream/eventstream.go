@@ -32,6 +32,12 @@ import (
 //
 // A chunk becomes "event: TYPE\ndata: JSON\n\n"; an exception or error
 // ends the stream with a *StreamException.
+//
+// ConverseStream's event stream carries its events unwrapped: each event
+// message's :event-type (messageStart, contentBlockDelta, ..., metadata)
+// names its JSON payload. A reader made with NewConverseStreamReader
+// yields each as "data: {"TYPE":PAYLOAD}\n\n", the form the neutral
+// model's stream reads a Converse event in.
 
 // MaxEventStreamMessage is the largest event-stream message read: an
 // Anthropic event is a few KiB at most (a tool call's arguments arrive in
@@ -65,6 +71,8 @@ type EventStreamReader struct {
 	out     []byte // SSE bytes not yet read
 	off     int
 	err     error // sticky
+	// converse: events are ConverseStream's, not InvokeModel's chunks.
+	converse bool
 }
 
 // NewEventStreamReader reads r; max bounds one message (<= 0:
@@ -74,6 +82,13 @@ func NewEventStreamReader(r io.Reader, max int) *EventStreamReader {
 		max = MaxEventStreamMessage
 	}
 	return &EventStreamReader{src: bufio.NewReaderSize(r, 16<<10), dec: eventstream.NewDecoder(), max: max}
+}
+
+// NewConverseStreamReader reads r, a ConverseStream event stream.
+func NewConverseStreamReader(r io.Reader, max int) *EventStreamReader {
+	es := NewEventStreamReader(r, max)
+	es.converse = true
+	return es
 }
 
 // Read yields SSE bytes; at a clean end of the event stream io.EOF, at an
@@ -119,6 +134,9 @@ func (r *EventStreamReader) next() error {
 	}
 	switch headerString(m, ":message-type") {
 	case "event":
+		if r.converse {
+			return r.converseEvent(headerString(m, ":event-type"), m.Payload)
+		}
 		if headerString(m, ":event-type") == "chunk" {
 			return r.chunk(m.Payload)
 		}
@@ -172,6 +190,27 @@ func (r *EventStreamReader) chunk(payload []byte) error {
 	return nil
 }
 
+// converseEvent appends a ConverseStream event as {"TYPE":PAYLOAD}.
+func (r *EventStreamReader) converseEvent(typ string, payload []byte) error {
+	if typ == "" || !plainName([]byte(typ)) {
+		return ErrEventStreamCorrupt
+	}
+	r.out = append(r.out, `data: {"`...)
+	r.out = append(r.out, typ...)
+	r.out = append(r.out, `":`...)
+	if bytes.ContainsAny(payload, "\r\n") {
+		buf := bytes.NewBuffer(r.out)
+		if json.Compact(buf, payload) != nil {
+			return ErrEventStreamCorrupt
+		}
+		r.out = buf.Bytes()
+	} else {
+		r.out = append(r.out, payload...)
+	}
+	r.out = append(r.out, "}\n\n"...)
+	return nil
+}
+
 // eventType is an Anthropic event's "type" value, unquoted (nil when it
 // has none or is not an object).
 func eventType(event []byte) []byte {
@@ -181,15 +220,21 @@ func eventType(event []byte) []byte {
 			typ = val[1 : len(val)-1]
 		}
 	})
-	if !ok || len(typ) == 0 {
+	if !ok || len(typ) == 0 || !plainName(typ) {
 		return nil
 	}
+	return typ
+}
+
+// plainName reports whether an event type can be written into an SSE
+// line and a JSON string as it is.
+func plainName(typ []byte) bool {
 	for _, c := range typ {
-		if c < 0x20 || c == '\\' {
-			return nil
+		if c < 0x20 || c == '\\' || c == '"' {
+			return false
 		}
 	}
-	return typ
+	return true
 }
 
 func headerString(m eventstream.Message, name string) string {

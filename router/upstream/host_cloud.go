@@ -192,16 +192,25 @@ func Betas(h http.Header) []string {
 	return out
 }
 
+// Call is the call c's models go through (config.Config.ProviderAPI):
+// invoke, converse, gemini or openai.
+func (c *Cloud) Call() string { return c.api }
+
 // Response adapts a successful stream: a Bedrock event stream's frames
-// become the Anthropic SSE they carry.
+// become the Anthropic SSE they carry (invoke), or the Converse events
+// (converse).
 func (c *Cloud) Response(resp *http.Response) {
 	if c.Kind() != config.KindBedrock || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.amazon.eventstream") {
 		return
 	}
+	var r io.Reader = NewEventStreamReader(resp.Body, 0)
+	if c.api == config.APIConverse {
+		r = NewConverseStreamReader(resp.Body, 0)
+	}
 	resp.Body = struct {
 		io.Reader
 		io.Closer
-	}{NewEventStreamReader(resp.Body, 0), resp.Body}
+	}{r, resp.Body}
 	resp.Header.Set("Content-Type", "text/event-stream")
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1

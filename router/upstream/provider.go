@@ -41,7 +41,10 @@ type Provider struct {
 	// MaxConcurrency is its configured cap (0: none): a request beyond it
 	// waits its turn, which the latency modes count.
 	MaxConcurrency int
-	urls           map[string]*url.URL // endpoint suffix -> upstream URL, built once
+	// Transport carries its requests, as its http2 and tls settings ask.
+	// Nil: the gateway's.
+	Transport http.RoundTripper
+	urls      map[string]*url.URL // endpoint suffix -> upstream URL, built once
 
 	// inflight is its attempts in flight from this gateway, exactly: every
 	// attempt the routes hand out counts until it is resolved.
@@ -139,6 +142,9 @@ type Options struct {
 	// Disabled: the provider (model "") or one of its upstream models
 	// was disabled (on) or enabled again.
 	Disabled func(provider, model string, on bool, reason string)
+	// Transports gives the provider the transport its http2 and tls
+	// settings ask for. Nil: none of its own (Provider.Transport nil).
+	Transports *Transports
 	// API is the call a cloud provider's models go through
 	// (config.Config.ProviderAPI); "" for openai and anthropic.
 	API string
@@ -174,6 +180,9 @@ func New(name string, p *config.Provider, o Options) *Provider {
 		onChange = func(from, to CircuitState) { onCircuit(name, from, to) }
 	}
 	u.Breaker = newBreaker(p.CircuitBreaker.Failures, p.CircuitBreaker.Cooldown, now, onChange)
+	if o.Transports != nil {
+		u.Transport = o.Transports.For(p)
+	}
 	u.urls = map[string]*url.URL{}
 	for _, suffix := range o.Suffixes {
 		if parsed, err := url.Parse(base + suffix); err == nil {
@@ -244,6 +253,7 @@ func NewTransport() *http.Transport {
 		Proxy:                  http.ProxyFromEnvironment,
 		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:      true,
+		HTTP2:                  &http.HTTP2Config{SendPingTimeout: h2PingAfter, PingTimeout: h2PingTimeout},
 		MaxIdleConns:           1024,
 		MaxIdleConnsPerHost:    256,
 		IdleConnTimeout:        90 * time.Second,

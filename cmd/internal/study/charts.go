@@ -65,6 +65,15 @@ func (st *Study) Charts() ([]Chart, error) {
 		return nil, err
 	}
 	out = append(out, Chart{Name: ratioChart, PNG: png})
+	for i, s := range st.Scenarios {
+		if s.Lengths != nil {
+			png, err := st.lastTokenPNG(i)
+			if err != nil {
+				return nil, fmt.Errorf("chart %s: %w", lastTokenChart, err)
+			}
+			out = append(out, Chart{Name: lastTokenChart, PNG: png})
+		}
+	}
 	if !st.hasLatencyModes() {
 		return out, nil
 	}

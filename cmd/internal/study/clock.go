@@ -26,6 +26,7 @@ type event struct {
 	client int
 	gen    int    // the client's request it is for (0: a request's start)
 	racer  *racer // an attempt's end; nil with gen set: a hedge is due
+	wake   int    // the client's race wake-up a hedge event is for
 }
 
 type eventQueue []event
@@ -60,5 +61,5 @@ func (r *runner) scheduleEnd(c *client, rc *racer) {
 // scheduleHedge is a hedge of c's request due at at.
 func (r *runner) scheduleHedge(c *client, at time.Duration) {
 	r.seq++
-	heap.Push(&r.queue, event{at: at, seq: r.seq, client: c.id, gen: c.gen})
+	heap.Push(&r.queue, event{at: at, seq: r.seq, client: c.id, gen: c.gen, wake: c.wake})
 }

@@ -119,6 +119,7 @@ func (st *Study) Goals() []Goal {
 	out = append(out, st.failureGoals()...)
 	out = append(out, st.hedgeGoals()...)
 	out = append(out, st.reactGoals()...)
+	out = append(out, st.throughputGoals()...)
 	for _, m := range LatencyModes {
 		worst, where := math.Inf(1), ""
 		for _, s := range st.Scenarios {

@@ -26,6 +26,11 @@ type Result struct {
 	// TTFB of the served requests, start to the first byte of the
 	// successful attempt (failed attempts' time included), sorted.
 	TTFB []time.Duration
+	// LastToken is the served requests' time to the last token (the TTFB
+	// where answers are not simulated), sorted; LastTokenBy the same by
+	// answer length (scenarios with Lengths).
+	LastToken   []time.Duration
+	LastTokenBy map[int][]time.Duration
 	// Attempts made, failed attempts (faults), and skips (a candidate whose
 	// circuit refused it), summed over the requests.
 	Attempts, Faults, Skips int
@@ -156,8 +161,9 @@ func (r *Result) queued(t time.Duration, h hold) {
 	r.QueueWait += h.before - t
 }
 
-// record counts a request that ended after ttfb.
-func (r *Result) record(c *client, served bool, ttfb time.Duration) {
+// record counts a request that had its first byte after ttfb and ended
+// after last.
+func (r *Result) record(c *client, served bool, ttfb, last time.Duration) {
 	b, ok := r.measured(c.start)
 	if !ok {
 		return
@@ -185,6 +191,13 @@ func (r *Result) record(c *client, served bool, ttfb time.Duration) {
 	}
 	r.Served++
 	r.TTFB = append(r.TTFB, ttfb)
+	r.LastToken = append(r.LastToken, last)
+	if r.Scenario.Lengths != nil {
+		if r.LastTokenBy == nil {
+			r.LastTokenBy = map[int][]time.Duration{}
+		}
+		r.LastTokenBy[c.tokens] = append(r.LastTokenBy[c.tokens], last)
+	}
 	if w := r.Scenario.Window; w != nil && c.start >= w.From && c.start < w.To {
 		r.windowSum += ttfb
 		r.WindowServed++
@@ -194,6 +207,10 @@ func (r *Result) record(c *client, served bool, ttfb time.Duration) {
 // finish computes the figures derived from the counts.
 func (r *Result) finish() {
 	slices.Sort(r.TTFB)
+	slices.Sort(r.LastToken)
+	for _, v := range r.LastTokenBy {
+		slices.Sort(v)
+	}
 	if r.WindowServed > 0 {
 		r.WindowTTFB = r.windowSum / time.Duration(r.WindowServed)
 	}

@@ -76,11 +76,12 @@ type knowledge struct {
 // request is knowledge for one request, of conversation conv (-1: none).
 type request struct {
 	knowledge
-	conv int
+	conv   int
+	tokens int // its answer's length (0: not simulated)
 }
 
 // at is k for a request of conversation conv (-1: none).
-func (k knowledge) at(conv int) request { return request{k, conv} }
+func (k knowledge) at(conv int) request { return request{k, conv, 0} }
 
 // oracleOrder appends to dst the order of the targets in the config at t
 // with the least expected time to a first byte, and returns that time in
@@ -105,6 +106,7 @@ func oracleOrderAt(dst []int, s *Scenario, t time.Duration, k request) ([]int, f
 				b.Median = time.Duration(float64(b.Median) * CacheSpeedup)
 			}
 			q[i], cost[i] = attemptCost(b, s.FirstByte)
+			cost[i] += q[i] * generation(b, k.tokens).Seconds() // a success streams its answer
 			if b.Limit > 0 && k.room != nil && !k.room(i, t) {
 				q[i] = 0
 			}

@@ -16,9 +16,10 @@ import (
 // its own.
 
 // planner gives a request that starts at t, of conversation conv (-1:
-// none), its route, and the selection the run records for it.
+// none), asking for at most tokens output tokens (0: no limit), its route,
+// and the selection the run records for it.
 type planner interface {
-	plan(t time.Duration, conv int) (*router.Route, string, error)
+	plan(t time.Duration, conv, tokens int) (*router.Route, string, error)
 }
 
 // gateways are the gateways of a run, one per config it has: the
@@ -32,7 +33,7 @@ type gateways struct {
 func gatewaysOf(s *Scenario, mode string, o router.Options) (gateways, error) {
 	var gws gateways
 	configs := [][]int{activeTargets(s, 0)}
-	gws.from = []time.Duration{-WarmUp}
+	gws.from = []time.Duration{-s.warmUp()}
 	if at := s.reload(); at > 0 {
 		configs[0] = activeTargets(s, at-1)
 		configs = append(configs, activeTargets(s, at))
@@ -67,8 +68,8 @@ func (gws gateways) at(t time.Duration) *router.Gateway {
 // told the request's prompt prefix: its conversation's.
 type gatewayPlanner struct{ gateways gateways }
 
-func (p *gatewayPlanner) plan(t time.Duration, conv int) (*router.Route, string, error) {
-	route, _, ok := p.gateways.at(t).Route(ClientModel, router.RouteOptions{Prefix: prefixOf(conv)})
+func (p *gatewayPlanner) plan(t time.Duration, conv, tokens int) (*router.Route, string, error) {
+	route, _, ok := p.gateways.at(t).Route(ClientModel, router.RouteOptions{Prefix: prefixOf(conv), MaxTokens: tokens})
 	if !ok {
 		return nil, "", fmt.Errorf("no target serves %s", ClientModel)
 	}
@@ -94,8 +95,10 @@ type oraclePlanner struct {
 	names    []string
 }
 
-func (p *oraclePlanner) plan(t time.Duration, conv int) (*router.Route, string, error) {
-	p.buf, _ = oracleOrderAt(p.buf[:0], p.s, t, p.know.at(conv))
+func (p *oraclePlanner) plan(t time.Duration, conv, tokens int) (*router.Route, string, error) {
+	k := p.know.at(conv)
+	k.tokens = tokens
+	p.buf, _ = oracleOrderAt(p.buf[:0], p.s, t, k)
 	p.names = p.names[:0]
 	for _, i := range p.buf {
 		p.names = append(p.names, p.s.Targets[i].Name)

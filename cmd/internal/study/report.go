@@ -115,6 +115,9 @@ func (st *Study) writeMarkdown(b *bytes.Buffer, h, imageDir string) {
 	for i, s := range st.Scenarios {
 		fmt.Fprintf(b, "%s (%s) %s\n\n%s %s\n\n", h, s.Name, s.Title, s.About, st.oracleText(i))
 		st.writeLatencyTable(b, i)
+		if s.Lengths != nil {
+			st.writeLastTokenTable(b, i, img(lastTokenChart))
+		}
 		st.writePickTable(b, i)
 		if slices.Contains(timelineScenarios, s.Name) && st.hasLatencyModes() {
 			fmt.Fprintf(b, "![first picks over time, %s](%s)\n\n", s.Title, img(timelineChart(s.Name)))
@@ -220,6 +223,8 @@ func (st *Study) oracleText(i int) string {
 	case s.Oracle == OracleSplit:
 		o := st.Results[i][len(st.Modes)-1]
 		return fmt.Sprintf("Oracle: the best static split of the load (of %d tried): %s.", o.SplitsTried, splitText(s, o.Split))
+	case s.Lengths != nil:
+		return throughputOracleText(s)
 	case s.Conversations > 0:
 		return "Oracle: each request's order by expected time, knowing which providers hold its conversation's " +
 			"prefix (a cached prefix's expected time halved), ties in declaration order."

@@ -38,19 +38,27 @@ type client struct {
 	// the request
 	route     *router.Route
 	start     time.Duration
-	conv      int // its conversation; -1: none
+	conv      int           // its conversation; -1: none
+	tokens    int           // its answer's length, its max_tokens (0: not simulated)
+	ttfb      time.Duration // to the winning attempt's first byte; 0 until it
 	selection string
 	attempts  int
 	faults    int
 	skips     int
 	firstPick int // target of attempt 1; -1 before it
 
-	// the attempts in flight: one, or with hedging some racing
+	// the attempts in flight: one, or with hedging some racing, in the
+	// router's own race (router.Race), which c drives (Attempts)
+	race   *router.Race
 	racers []*racer
 	gen    int // the request's number: events of an earlier one are stale
+	wake   int // the race's latest hedge wake-up: earlier ones are stale
 	hedges int // hedges started
 	busy   bool
+	r      *runner
 }
+
+var _ router.Attempts = (*client)(nil)
 
 // racer is one simulated attempt in flight.
 type racer struct {
@@ -60,6 +68,10 @@ type racer struct {
 	endAt  time.Duration
 	hold   hold // the provider's slot it holds
 	over   bool // ended (or cancelled): its end event is stale
+	// gen is how long a success streams its answer after its first byte;
+	// streaming: its first byte is in, its end event is the last token.
+	gen       time.Duration
+	streaming bool
 }
 
 // replica is one gateway replica of a run (a run without replicas has
@@ -110,7 +122,7 @@ func runOne(ctx context.Context, s *Scenario, mode string, seed uint64, duration
 // newRunner is a run of s under mode with its providers, before any
 // replica is set up.
 func newRunner(s *Scenario, mode string, seed uint64, duration time.Duration) *runner {
-	r := &runner{s: s, mode: mode, duration: duration, clock: &clock{t: -WarmUp}}
+	r := &runner{s: s, mode: mode, duration: duration, clock: &clock{t: -s.warmUp()}}
 	r.res = newResult(s, mode, duration)
 	r.index = map[string]int{}
 	for i, t := range s.Targets {
@@ -153,7 +165,7 @@ func (r *runner) usePlanner(p planner) {
 // has ended.
 func (r *runner) run(ctx context.Context) (*Result, error) {
 	for i := range r.s.clients() {
-		r.clients = append(r.clients, &client{id: i, replica: i % len(r.replicas), firstPick: -1})
+		r.clients = append(r.clients, &client{id: i, replica: i % len(r.replicas), firstPick: -1, r: r})
 		r.schedule(i, r.clock.t)
 	}
 	for n := 0; r.queue.Len() > 0 && r.err == nil; n++ {
@@ -171,8 +183,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			if !e.racer.over {
 				r.attemptEnded(c, e.racer)
 			}
-		default:
-			r.hedge(c)
+		case e.wake == c.wake: // the race's hedge delay passed
+			c.race.HedgeDue()
+			c.skips = len(c.route.Skipped())
 		}
 	}
 	if r.err != nil {
@@ -185,22 +198,25 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 // startRequest orders a new request of c and starts its first attempt.
 func (r *runner) startRequest(c *client) {
 	now := r.clock.t
-	conv := -1
+	conv, tokens := -1, 0
 	if n := r.s.Conversations; n > 0 {
 		conv = r.requests % n
 	}
+	if n := len(r.s.Lengths); n > 0 {
+		tokens = r.s.Lengths[r.requests%n]
+	}
 	r.requests++
-	route, selection, err := r.replicas[c.replica].planner.plan(now, conv)
+	route, selection, err := r.replicas[c.replica].planner.plan(now, conv, tokens)
 	if err != nil {
 		r.err = err
 		return
 	}
-	*c = client{id: c.id, replica: c.replica, route: route, start: now, conv: conv, selection: selection, firstPick: -1,
-		busy: true, gen: c.gen + 1}
+	*c = client{id: c.id, replica: c.replica, route: route, start: now, conv: conv, tokens: tokens, selection: selection, firstPick: -1,
+		busy: true, gen: c.gen + 1, wake: c.wake, r: r}
 	r.next(c)
 }
 
-// next starts the next attempt of c's route (its skips counted), with a
+// next races the next attempt of c's route (its skips counted), with a
 // hedge due after its delay when the route hedges; or ends the request
 // when the route has no candidate left.
 func (r *runner) next(c *client) {
@@ -210,87 +226,96 @@ func (r *runner) next(c *client) {
 		r.requestEnded(c, false)
 		return
 	}
-	r.begin(c, t)
-	if d, ok := c.route.HedgeAfter(&t); ok {
-		r.scheduleHedge(c, r.clock.t+d)
-	}
+	c.wake++ // a wake-up of an earlier race is stale
+	c.race = c.route.Race(t, c)
 }
 
-// begin starts t's attempt: the provider draws how it ends, and when.
-func (r *runner) begin(c *client, t router.Turn) {
+// Start starts t's simulated attempt: its provider draws how it ends, and
+// when.
+func (c *client) Start(t router.Turn) *router.Turn {
+	r := c.r
 	now := r.clock.t
 	r.res.Admitted++
 	c.attempts++
+	if t.Hedged() {
+		c.hedges++
+	}
 	target := r.index[t.Cand.Target]
 	if c.attempts == 1 {
 		c.firstPick = target
 	}
-	end, took, h := r.providers[target].answer(attempt{b: r.s.Behave(target, now), firstByte: r.s.FirstByte, t: now,
+	b := r.s.Behave(target, now)
+	end, took, h := r.providers[target].answer(attempt{b: b, firstByte: r.s.FirstByte, t: now,
 		now: r.clock.Now(), conv: c.conv})
-	rc := &racer{turn: t, target: target, end: end, endAt: now + took, hold: h}
+	gen := stream(b, r.s.Lengths != nil, c.tokens, &end)
+	rc := &racer{turn: t, target: target, end: end, endAt: now + took, hold: h, gen: gen}
 	rc.turn.StartSpan(context.Background(), r.replicas[c.replica].tracer, telemetry.OperationChat, ClientModel,
 		trace.WithTimestamp(r.clock.Now()))
 	c.racers = append(c.racers, rc)
 	r.res.drew(target, now, end, took)
 	r.res.queued(now, h)
 	r.scheduleEnd(c, rc)
+	return &rc.turn
 }
 
-// hedge starts a hedge beside c's newest attempt if none has its first
-// byte yet, fewer than the most race, and the budget allows; another is
-// due after the delay while more may race.
-func (r *runner) hedge(c *client) {
-	if len(c.racers) > c.route.HedgeMax() {
-		return
-	}
-	last := c.racers[len(c.racers)-1]
-	t, ok := c.route.TryHedge(&last.turn)
-	c.skips = len(c.route.Skipped())
-	if !ok {
-		return
-	}
-	c.hedges++
-	r.begin(c, t)
-	if d, ok := c.route.HedgeAfter(&t); ok && len(c.racers) <= c.route.HedgeMax() {
-		r.scheduleHedge(c, r.clock.t+d)
-	}
+// Wake has the race's HedgeDue run after d, in place of an earlier wake.
+func (c *client) Wake(d time.Duration) {
+	c.wake++
+	c.r.scheduleHedge(c, c.r.clock.t+d)
 }
 
 // attemptEnded ends rc, one of c's attempts in flight, at the current
 // instant (its span ends: the statistics learn from it now; its
-// admission is resolved). A success wins the request: every other racer
-// is cancelled now (hedge_lost). A failure lets the others race on; when
-// none is left the request ends, or moves on, as the route says.
+// admission is resolved), and does what c's race says: a success wins
+// the request, every other racer cancelled now (hedge_lost); a failure
+// lets the others race on; when none is left the request moves on to the
+// route's next candidate.
 func (r *runner) attemptEnded(c *client, rc *racer) {
+	if r.firstByte(c, rc) {
+		return // it streams on: its end is its last token
+	}
 	rc.over = true
 	c.racers = slices.DeleteFunc(c.racers, func(x *racer) bool { return x == rc })
 	r.res.Resolved++
-	done := c.route.End(&rc.turn, rc.end, trace.WithTimestamp(r.clock.Now()))
-	won := rc.end.Outcome == telemetry.OutcomeSuccess
-	if won {
+	c.route.End(&rc.turn, rc.end, trace.WithTimestamp(r.clock.Now()))
+	how := router.RacerAnswered
+	switch rc.end.Outcome {
+	case telemetry.OutcomeSuccess:
 		r.providers[rc.target].saw(c.conv, r.clock.t)
-	} else {
+	case telemetry.OutcomeFailover:
+		how = router.RacerFailedOver
+		c.faults++
+	default:
+		how = router.RacerFinal
 		c.faults++
 	}
-	if done || won {
-		r.cancelRacers(c)
+	step := router.RaceFinish // a streamed answer's race was decided at its first byte
+	if !rc.streaming {
+		step = c.race.Ended(&rc.turn, how)
+	}
+	switch step {
+	case router.RaceFinish:
+		if !rc.streaming {
+			r.cancelRacers(c)
+		}
+		c.race.Served()
 		if c.hedges > 0 {
 			r.res.Hedged++
 			if rc.turn.Hedged() {
 				r.res.HedgesWon++
 			}
 		}
-		r.requestEnded(c, won)
-		return
-	}
-	if len(c.racers) == 0 {
+		r.requestEnded(c, how == router.RacerAnswered)
+	case router.RaceFailed:
 		r.next(c)
 	}
 }
 
-// cancelRacers ends every racer still in flight as hedge_lost, now.
+// cancelRacers ends every racer the race's winner beat as hedge_lost, now.
 func (r *runner) cancelRacers(c *client) {
-	for _, o := range c.racers {
+	for _, t := range c.race.Others() {
+		i := slices.IndexFunc(c.racers, func(x *racer) bool { return &x.turn == t })
+		o := c.racers[i]
 		o.over = true
 		r.providers[o.target].slots.release(o.hold, r.clock.t)
 		r.res.Resolved++
@@ -309,7 +334,11 @@ func (r *runner) requestEnded(c *client, served bool) {
 	if !served && r.someRoom(now) {
 		r.res.FailedWithRoom++
 	}
-	r.res.record(c, served, now-c.start)
+	ttfb := now - c.start
+	if c.ttfb > 0 {
+		ttfb = c.ttfb
+	}
+	r.res.record(c, served, ttfb, now-c.start)
 	if now < r.duration {
 		r.schedule(c.id, now)
 	}

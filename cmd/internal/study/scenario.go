@@ -84,6 +84,9 @@ type Behaviour struct {
 	// with a Retry-After of RetryAfter, after QuickFault.
 	Limit      int
 	RetryAfter time.Duration
+	// Rate is the output tokens per second of a success after its first
+	// byte (zero: ShortAnswerRate); stream.go.
+	Rate float64
 }
 
 // ChangeKind says what a change asks of the modes.
@@ -145,6 +148,21 @@ type Scenario struct {
 	Conversations int
 	// Oracle is the scenario's yardstick (zero: OracleOrder).
 	Oracle OracleKind
+	// Lengths, when set, are the answers' lengths in output tokens, each
+	// request the next in turn, its max_tokens saying which; nil: every
+	// answer is one token whose generation is not simulated (stream.go).
+	Lengths []int
+	// WarmUp is how long the scenario runs before its measured time (zero:
+	// WarmUp): long enough that its slowest answers have taught the modes.
+	WarmUp time.Duration
+}
+
+// warmUp is how long s runs before its measured time.
+func (s *Scenario) warmUp() time.Duration {
+	if s.WarmUp > 0 {
+		return s.WarmUp
+	}
+	return WarmUp
 }
 
 // OracleKind says what a scenario's oracle is.
@@ -335,7 +353,7 @@ func Scenarios() []*Scenario {
 		},
 	}
 	out = append(out, failingScenarios()...)
-	return append(out, capacityScenario(), fleetScenario(), cacheScenario())
+	return append(out, capacityScenario(), fleetScenario(), cacheScenario(), throughputScenario())
 }
 
 // failingScenarios are the scenarios of providers that fail as real ones

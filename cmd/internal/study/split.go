@@ -44,7 +44,7 @@ type splitPlanner struct {
 	names    [1]string
 }
 
-func (p *splitPlanner) plan(t time.Duration, _ int) (*router.Route, string, error) {
+func (p *splitPlanner) plan(t time.Duration, _, _ int) (*router.Route, string, error) {
 	u, i := p.rng.Float64(), 0
 	for i < len(p.w)-1 && u >= p.w[i] {
 		u -= p.w[i]

@@ -1,0 +1,259 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+)
+
+// Bedrock Converse (/model/{id}/converse, /converse-stream): the request
+// has messages of content blocks, system blocks, inferenceConfig and
+// toolConfig, and no model or stream (the URL says both); the stream is
+// event-stream frames whose :event-type names each event (messageStart,
+// contentBlockStart, contentBlockDelta, contentBlockStop, messageStop,
+// metadata), each payload carrying a "p" padding member as Bedrock's do.
+
+// converseKnown are the Converse request's members.
+var converseKnown = []string{"messages", "system", "inferenceConfig", "toolConfig", "additionalModelRequestFields",
+	"additionalModelResponseFieldPaths", "guardrailConfig", "promptVariables", "requestMetadata", "performanceConfig"}
+
+type converseRequest struct {
+	Messages []struct {
+		Role    string                       `json:"role"`
+		Content []map[string]json.RawMessage `json:"content"`
+	} `json:"messages"`
+	System          []map[string]json.RawMessage `json:"system"`
+	InferenceConfig struct {
+		MaxTokens int `json:"maxTokens"`
+	} `json:"inferenceConfig"`
+	ToolConfig *struct {
+		Tools []struct {
+			ToolSpec struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				InputSchema struct {
+					JSON json.RawMessage `json:"json"`
+				} `json:"inputSchema"`
+			} `json:"toolSpec"`
+		} `json:"tools"`
+	} `json:"toolConfig"`
+}
+
+// converseFront reads a Converse request into a Messages one; "" and a
+// body, or the ValidationException's message.
+func converseFront(body []byte, model string, stream bool) ([]byte, string) {
+	if k := unknownMember(body, converseKnown...); k != "" {
+		return nil, "Malformed input request: extraneous key [" + k + "] is not permitted"
+	}
+	var in converseRequest
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, "Malformed input request: " + err.Error()
+	}
+	if len(in.Messages) == 0 || in.Messages[0].Role != "user" {
+		return nil, "A conversation must start with a user message."
+	}
+	var system strings.Builder
+	for _, b := range in.System {
+		var t string
+		if json.Unmarshal(b["text"], &t) == nil {
+			system.WriteString(t)
+		}
+	}
+	var msgs []map[string]any
+	for _, m := range in.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, "Malformed input request: role " + m.Role + " is not user or assistant"
+		}
+		var blocks []modelPart
+		for _, c := range m.Content {
+			b, err := converseBlock(c)
+			if err != "" {
+				return nil, err
+			}
+			if b != nil {
+				blocks = append(blocks, b)
+			}
+		}
+		msgs = append(msgs, map[string]any{"role": m.Role, "content": blocks})
+	}
+	var tools []map[string]any
+	if in.ToolConfig != nil {
+		for _, t := range in.ToolConfig.Tools {
+			tools = append(tools, map[string]any{"name": t.ToolSpec.Name, "description": t.ToolSpec.Description, "input_schema": t.ToolSpec.InputSchema.JSON})
+		}
+	}
+	return messagesBody(model, stream, in.InferenceConfig.MaxTokens, system.String(), msgs, tools), ""
+}
+
+// converseBlock is a Converse content block as a Messages one (nil for a
+// cachePoint), or the refusal's message.
+func converseBlock(c map[string]json.RawMessage) (modelPart, string) {
+	switch {
+	case c["text"] != nil:
+		var t string
+		if json.Unmarshal(c["text"], &t) != nil {
+			return nil, "Malformed input request: text must be a string"
+		}
+		return modelPart{"type": "text", "text": t}, ""
+	case c["toolUse"] != nil:
+		var u struct {
+			ToolUseID string          `json:"toolUseId"`
+			Name      string          `json:"name"`
+			Input     json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal(c["toolUse"], &u) != nil || u.ToolUseID == "" || u.Name == "" || len(u.Input) == 0 || u.Input[0] != '{' {
+			return nil, "Malformed input request: toolUse needs toolUseId, name and an input object"
+		}
+		return modelPart{"type": "tool_use", "id": u.ToolUseID, "name": u.Name, "input": u.Input}, ""
+	case c["toolResult"] != nil:
+		var r struct {
+			ToolUseID string                       `json:"toolUseId"`
+			Content   []map[string]json.RawMessage `json:"content"`
+			Status    string                       `json:"status"`
+		}
+		if json.Unmarshal(c["toolResult"], &r) != nil || r.ToolUseID == "" {
+			return nil, "Malformed input request: toolResult needs toolUseId"
+		}
+		var text strings.Builder
+		for _, p := range r.Content {
+			var t string
+			if json.Unmarshal(p["text"], &t) == nil {
+				text.WriteString(t)
+			} else if p["json"] != nil {
+				text.Write(p["json"])
+			}
+		}
+		return modelPart{"type": "tool_result", "tool_use_id": r.ToolUseID, "content": text.String(), "is_error": r.Status == "error"}, ""
+	case c["cachePoint"] != nil, c["reasoningContent"] != nil:
+		return nil, ""
+	case c["image"] != nil:
+		return modelPart{"type": "text", "text": "[image]"}, ""
+	}
+	return nil, "Malformed input request: unknown content block"
+}
+
+// converseWriter turns a Messages answer into Converse's.
+type converseWriter struct {
+	hostWriter
+	usage anthropicUsage
+	stop  string
+}
+
+func (c *converseWriter) WriteHeader(status int) {
+	c.status = status
+	h := c.Header()
+	h.Del("Content-Length")
+	if status >= 400 {
+		typ := bedrockTypes[status]
+		if typ == "" {
+			typ = "InternalServerException"
+		}
+		h.Set("X-Amzn-ErrorType", typ+":http://internal.amazon.com/coral/com.amazon.bedrock/")
+	} else if c.stream {
+		h.Set("Content-Type", "application/vnd.amazon.eventstream")
+		h.Del("Cache-Control")
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *converseWriter) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.WriteHeader(http.StatusOK)
+	}
+	var out []byte
+	switch {
+	case c.status >= 400:
+		out, _ = json.Marshal(map[string]string{"message": anthropicErrorMessage(p)})
+	case !c.stream:
+		out = converseAnswer(p)
+	default:
+		var buf bytes.Buffer
+		for _, ev := range sseEvents(&c.pending, p) {
+			c.frame(&buf, ev)
+		}
+		out = buf.Bytes()
+	}
+	if _, err := c.ResponseWriter.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// converseStops are Messages stop reasons in Converse's words.
+var converseStops = map[string]string{"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens", "stop_sequence": "stop_sequence"}
+
+// converseAnswer is a unary Messages answer as Converse's.
+func converseAnswer(p []byte) []byte {
+	var m anthropicMessage
+	_ = json.Unmarshal(p, &m)
+	var content []map[string]any
+	for _, c := range m.Content {
+		if c.Type == "tool_use" {
+			content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": c.ID, "name": c.Name, "input": json.RawMessage(c.Input)}})
+			continue
+		}
+		content = append(content, map[string]any{"text": c.Text})
+	}
+	stop := "end_turn"
+	if m.StopReason != nil {
+		stop = converseStops[*m.StopReason]
+	}
+	out, _ := json.Marshal(map[string]any{
+		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
+		"stopReason": stop,
+		"usage":      converseUsage(m.Usage),
+		"metrics":    map[string]int{"latencyMs": 1},
+	})
+	return out
+}
+
+func converseUsage(u anthropicUsage) map[string]int {
+	in := u.InputTokens + u.CacheReadInputTokens
+	return map[string]int{"inputTokens": u.InputTokens, "outputTokens": u.OutputTokens, "totalTokens": in + u.OutputTokens,
+		"cacheReadInputTokens": u.CacheReadInputTokens, "cacheWriteInputTokens": 0}
+}
+
+// frame writes the Converse events one Messages event stands for.
+func (c *converseWriter) frame(w *bytes.Buffer, ev anthropicSSE) {
+	var e streamedEvent
+	_ = json.Unmarshal(ev.data, &e)
+	switch e.Type {
+	case "message_start":
+		c.usage = e.Message.Usage
+		writeEventFrame(w, "messageStart", map[string]any{"role": "assistant"})
+	case "content_block_start":
+		if e.ContentBlock.Type == "tool_use" {
+			writeEventFrame(w, "contentBlockStart", map[string]any{"contentBlockIndex": e.Index,
+				"start": map[string]any{"toolUse": map[string]string{"toolUseId": e.ContentBlock.ID, "name": e.ContentBlock.Name}}})
+		}
+	case "content_block_delta":
+		delta := map[string]any{"text": e.Delta.Text}
+		if e.Delta.Type == "input_json_delta" {
+			delta = map[string]any{"toolUse": map[string]string{"input": e.Delta.PartialJSON}}
+		}
+		writeEventFrame(w, "contentBlockDelta", map[string]any{"contentBlockIndex": e.Index, "delta": delta})
+	case "content_block_stop":
+		writeEventFrame(w, "contentBlockStop", map[string]any{"contentBlockIndex": e.Index})
+	case "message_delta":
+		c.usage.OutputTokens = e.Usage.OutputTokens
+		c.stop = converseStops[e.Delta.StopReason]
+		writeEventFrame(w, "messageStop", map[string]any{"stopReason": c.stop})
+	case "message_stop":
+		writeEventFrame(w, "metadata", map[string]any{"usage": converseUsage(c.usage), "metrics": map[string]int{"latencyMs": 1}})
+	}
+}
+
+// writeEventFrame writes one Converse stream event, padded as Bedrock's.
+func writeEventFrame(w *bytes.Buffer, typ string, payload map[string]any) {
+	payload["p"] = chunkPadding[:1+w.Len()%len(chunkPadding)]
+	b, _ := json.Marshal(payload)
+	var m eventstream.Message
+	m.Headers.Set(":event-type", eventstream.StringValue(typ))
+	m.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+	m.Headers.Set(":message-type", eventstream.StringValue("event"))
+	m.Payload = b
+	_ = eventstream.NewEncoder().Encode(w, m)
+}

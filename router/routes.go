@@ -1,0 +1,147 @@
+package router
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
+)
+
+// Routes and aliases: a model a route matches is ordered by the route's
+// own mode (its own state) and hedged by the route's own policy, among the
+// route's targets only; an alias resolves to its model before anything
+// else.
+
+// policy is how the models of one route, or of the strategy, are ordered
+// and hedged. Immutable once built.
+type policy struct {
+	route    string // "routes[0]"; "" for the strategy
+	mode     string
+	strategy mode.Strategy
+	hedge    *hedging // nil: no hedging
+}
+
+// buildPolicies gives each route its own mode and hedge over the models it
+// is the first to match, and keeps only the route's targets, in its order,
+// among those models' candidates. The strategy's policy serves the rest.
+func (g *Gateway) buildPolicies(cfg *config.Config, deps mode.Deps) error {
+	g.fallbackPolicy = &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
+	g.pref.targets = map[string]bool{}
+	for _, t := range cfg.Targets {
+		g.pref.targets[t.VirtualKey] = true
+	}
+	g.pref.percentiles, _ = deps.Stats.(PercentileSource)
+	g.pref.completion, _ = mode.NewCompletionSorter(deps)
+	g.aliases = maps.Clone(cfg.Aliases)
+	g.listed = slices.Sorted(slices.Values(append(slices.Clone(g.models), slices.Collect(maps.Keys(cfg.Aliases))...)))
+	if len(cfg.Routes) == 0 {
+		return nil
+	}
+	byRoute := make([][]string, len(cfg.Routes))
+	for _, m := range g.models {
+		if i := cfg.RouteFor(m); i >= 0 {
+			byRoute[i] = append(byRoute[i], m)
+		}
+	}
+	g.policies = map[string]*policy{}
+	for i, r := range cfg.Routes {
+		s, err := mode.New(r.Mode, deps)
+		if err != nil {
+			return fmt.Errorf("routes[%d].%w", i, err)
+		}
+		p := &policy{route: fmt.Sprintf("routes[%d]", i), mode: r.Mode, strategy: s, hedge: newHedging(*r.Hedge, deps.Stats, byRoute[i])}
+		for _, m := range byRoute[i] {
+			g.policies[m] = p
+			if len(r.Targets) > 0 {
+				for fam, byModel := range g.routes {
+					g.routes[fam][m] = onlyTargets(byModel[m], r.Targets)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// onlyTargets keeps the candidates of the named targets, in names' order
+// (a target declared twice keeps its declaration order within its name).
+func onlyTargets(cands []*mode.Candidate, names []string) []*mode.Candidate {
+	out := make([]*mode.Candidate, 0, len(cands))
+	for _, n := range names {
+		for _, c := range cands {
+			if c.Target == n {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// policyFor is the policy of the (resolved) client model.
+func (g *Gateway) policyFor(model string) *policy {
+	if p := g.policies[model]; p != nil {
+		return p
+	}
+	if g.fallbackPolicy == nil { // a Gateway built without New (internal tests)
+		return &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
+	}
+	return g.fallbackPolicy
+}
+
+// resolveAlias turns an alias into its model, in the fields and in the
+// body (so every path sends the model, never the alias, upstream),
+// remembering the name the client sent for answers under response_model:
+// requested.
+func (g *Gateway) resolveAlias(c *call) {
+	m, ok := g.aliases[c.fields.Model]
+	if !ok {
+		return
+	}
+	alias := c.fields.Model
+	body := c.fields.withModel(nil, c.body, m)
+	if fields, err := scanRequest(body); err == nil { // it scanned before; only the model changed
+		fields.provider = c.fields.provider // stripped from the body already
+		c.body, c.fields, c.alias = body, fields, alias
+	}
+}
+
+// answerModel is the model name cand's answer reports for this call: the
+// alias the client sent, when it sent one and answers report the client's
+// name; else the candidate's own rule.
+func (c *request) answerModel(cand *mode.Candidate) string {
+	if c.alias != "" && cand.AnswerModel != "" {
+		return c.alias
+	}
+	return cand.AnswerModel
+}
+
+// ranksOnLatency reports whether the strategy or a route ranks on measured
+// latency (then prompt-cache affinity is kept).
+func (g *Gateway) ranksOnLatency() bool {
+	if mode.RanksOnLatency(g.mode) {
+		return true
+	}
+	for _, p := range g.policies {
+		if mode.RanksOnLatency(p.mode) {
+			return true
+		}
+	}
+	return false
+}
+
+// routeAttrs adds to a request's log line the alias the client sent, the
+// route in force and the client's preferences, when there are.
+func (g *Gateway) routeAttrs(attrs []slog.Attr, c *call) []slog.Attr {
+	if c.alias != "" {
+		attrs = append(attrs, slog.String("alias", c.alias))
+	}
+	if p := g.policyFor(c.fields.Model); p.route != "" {
+		attrs = append(attrs, slog.String("route", p.route))
+	}
+	if c.pref != nil {
+		attrs = append(attrs, slog.String("preference", c.pref.summary()))
+	}
+	return attrs
+}
