@@ -603,8 +603,11 @@ func secretFieldPaths(t reflect.Type, prefix string) []string {
 			}
 			p := strings.TrimPrefix(prefix+"."+name, ".")
 			if f.Tag.Get("secret") == "true" {
-				if f.Type.Kind() == reflect.Slice {
+				switch f.Type.Kind() {
+				case reflect.Slice:
 					p += "[0]"
+				case reflect.Map: // every value is secret (headers, query)
+					p += ".p"
 				}
 				out = append(out, p)
 				continue
@@ -652,6 +655,10 @@ func secretValues(v reflect.Value, path string) []fieldValue {
 			case reflect.Slice:
 				for j := 0; j < fv.Len(); j++ {
 					out = append(out, fieldValue{fmt.Sprintf("%s[%d]", p, j), fv.Index(j).String()})
+				}
+			case reflect.Map:
+				for _, k := range fv.MapKeys() {
+					out = append(out, fieldValue{p + "." + k.String(), fv.MapIndex(k).String()})
 				}
 			}
 		}

@@ -33,10 +33,12 @@ import (
 // appear and the lead moves; it recovers, and exploration (one request in
 // ten) re-measures it until it wins the lead back. Each step begins when
 // the one before has happened, not at a set time, so a slow machine tells
-// the whole story too, only later.
+// the whole story too, only later. A second model, one Claude bought from
+// three hosts (demohosts.go), is served beside it throughout.
 const demoModel = "llama-3.3-70b"
 
-// demoSimConfig are the two providers that keep their pace throughout.
+// demoSimConfig are the providers that keep their pace throughout: two
+// for the story's model, and the hosts pool (demohosts.go).
 const demoSimConfig = `
 seed: 7
 providers:
@@ -46,7 +48,7 @@ providers:
   - name: claude-sim
     ttfb: {median: 600ms, spread: 0.2}
     stream: {chunks: 8, interval: 10ms}
-`
+` + demoHostsSimConfig
 
 // demoStarFast and demoStarSlow are groq-sim (demoStar) as the story
 // switches it: fast, and degraded.
@@ -57,9 +59,11 @@ var (
 		Stream: sim.Pace{Chunks: 8, Interval: 10 * time.Millisecond}, Errors: sim.ErrorRate{Rate: 0.25, Status: http.StatusServiceUnavailable}}
 )
 
-// demoGatewayConfig maps the one client model onto each simulated provider
-// under the provider's own model name, as a real multi-provider set-up does.
-func demoGatewayConfig(listen, admin string, urls map[string]string) string {
+// demoGatewayConfig maps the story's client model onto each simulated
+// provider under the provider's own model name, as a real multi-provider
+// set-up does, and the hosts pool's model onto its three hosts;
+// vertexCredentials is the Vertex sim's service-account file.
+func demoGatewayConfig(listen, admin string, urls map[string]string, vertexCredentials string) string {
 	return fmt.Sprintf(`
 listen: %s
 admin: {listen: %s}
@@ -68,11 +72,12 @@ providers:
   groq-sim:     {kind: openai, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}, circuit_breaker: {failures: 20, cooldown: 5s}}
   together-sim: {kind: openai, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}}
   claude-sim:   {kind: anthropic, base_url: %q, api_key: demo-not-a-secret, timeout: {first_byte: 2s}}
-targets:
+%[7]stargets:
   - {virtual_key: groq-sim,     model_map: {%[6]s: llama-3.3-70b-versatile}}
   - {virtual_key: together-sim, model_map: {%[6]s: meta-llama/Llama-3.3-70B-Instruct-Turbo}}
   - {virtual_key: claude-sim,   model_map: {%[6]s: claude-haiku-4-5}}
-`, listen, admin, urls["groq-sim"], urls["together-sim"], urls["claude-sim"], demoModel)
+%[8]s`, listen, admin, urls["groq-sim"], urls["together-sim"], urls["claude-sim"], demoModel,
+		demoHostsProviders(urls, vertexCredentials), demoHostsTargets)
 }
 
 // demoWorkers is how many simulated clients the demo runs by default:
@@ -106,7 +111,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer providers.Close()
-	cfg, err := config.Parse([]byte(demoGatewayConfig(freeOr(*listen), freeOr(*admin), providers.urls)), os.LookupEnv)
+	cfg, err := config.Parse([]byte(demoGatewayConfig(freeOr(*listen), freeOr(*admin), providers.urls, providers.vertexCredentials)), os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "firstbyte demo: %v\n", err)
 		return 1
@@ -139,10 +144,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	notes := demoNotes{story: newDemoStory(providers.degrade, epilogue), leads: &demoLeads{}, moved: moved}
 	var wg sync.WaitGroup
-	for i := 0; i < *workers; i++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); d.loop(ctx) }()
-	}
+	d.start(ctx, &wg, *workers)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -227,6 +229,9 @@ func drawDemo(ctx context.Context, w io.Writer, start time.Time, total time.Dura
 type demoProviders struct {
 	cluster *sim.Cluster
 	urls    map[string]string // name -> base URL
+	// dir holds vertexCredentials, the Vertex sim's service-account file;
+	// removed by Close.
+	dir, vertexCredentials string
 	// immutable after startDemoProviders
 	fast, slow *sim.Server
 	srv        *http.Server
@@ -247,12 +252,21 @@ func startDemoProviders(ctx context.Context) (*demoProviders, error) {
 	for _, sp := range simCfg.Providers {
 		p.urls[sp.Name] = cluster.URL(sp.Name)
 	}
+	if p.dir, err = os.MkdirTemp("", "firstbyte-demo-"); err == nil {
+		p.vertexCredentials, err = writeDemoServiceAccount(p.dir, strings.TrimSuffix(p.urls["vertex-sim"], "/v1")+"/token")
+	}
+	if err != nil {
+		p.removeDir()
+		cluster.Close()
+		return nil, err
+	}
 	// Seeded like the cluster's providers, on streams of their own.
 	p.fast = sim.NewProvider(demoStarFast, sim.Options{Rand: rand.New(rand.NewPCG(simCfg.Seed, 100))})
 	p.slow = sim.NewProvider(demoStarSlow, sim.Options{Rand: rand.New(rand.NewPCG(simCfg.Seed, 101))})
 	p.current.Store(p.fast)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		p.removeDir()
 		cluster.Close()
 		return nil, err
 	}
@@ -286,6 +300,13 @@ func (p *demoProviders) Close() {
 	_ = p.fast.WaitIdle(ctx)
 	_ = p.slow.WaitIdle(ctx)
 	_ = p.cluster.Close()
+	p.removeDir()
+}
+
+func (p *demoProviders) removeDir() {
+	if p.dir != "" {
+		_ = os.RemoveAll(p.dir)
+	}
 }
 
 // freeOr returns addr if it can be bound now, else a free loopback port, so
@@ -318,7 +339,8 @@ func movedAddrs(addrs ...demoAddr) []string {
 }
 
 // demoDriver is the simulated client traffic: streaming chat requests, read
-// to the end, one after another per worker, until ctx ends.
+// to the end, one after another per worker, until ctx ends; the counts are
+// over every model.
 type demoDriver struct {
 	url    string
 	client *http.Client
@@ -326,8 +348,22 @@ type demoDriver struct {
 	failed atomic.Int64
 }
 
-func (d *demoDriver) loop(ctx context.Context) {
-	body := `{"model":"` + demoModel + `","stream":true,"messages":[{"role":"user","content":"Say something quick."}]}`
+// start runs workers clients on the story's model and a quarter as many
+// on the hosts pool's (enough for its table rows, without slowing the
+// story), each counted in wg, until ctx ends.
+func (d *demoDriver) start(ctx context.Context, wg *sync.WaitGroup, workers int) {
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.loop(ctx, demoModel) }()
+	}
+	for i := 0; i < max(workers/4, 1); i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.loop(ctx, demoHostsModel) }()
+	}
+}
+
+func (d *demoDriver) loop(ctx context.Context, model string) {
+	body := `{"model":"` + model + `","stream":true,"messages":[{"role":"user","content":"Say something quick."}]}`
 	for ctx.Err() == nil {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, d.url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

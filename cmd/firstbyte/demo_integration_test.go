@@ -50,10 +50,17 @@ func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
 	pollUntil(t, 5*time.Second, "firstbyte_requests_total > 0 on the demo's /metrics", func() bool {
 		return scrapeMetric(t, admin, "firstbyte_requests_total", `model="llama-3.3-70b"`, `code="200"`) > 0
 	})
+	// The hosts pool is served too, by hosts that check their credentials
+	// (a Bedrock API key, Vertex OAuth tokens): a wrong one would be 401s.
+	pollUntil(t, 10*time.Second, "the hosts pool's requests answered 200 on the demo's /metrics", func() bool {
+		return scrapeMetric(t, admin, "firstbyte_requests_total", `model="claude-sonnet-4-5"`, `code="200"`) > 0
+	})
 	text := httpGetText(t, "http://"+admin+"/metrics", "text/plain")
 	for _, want := range []string{
 		`firstbyte_circuit_open{target="groq-sim"}`,
 		`firstbyte_circuit_open{target="claude-sim"}`,
+		`firstbyte_circuit_open{target="bedrock-sim"}`,
+		`firstbyte_circuit_open{target="vertex-sim"}`,
 		"firstbyte_attempts_total{",
 		"firstbyte_selections_total{",
 	} {

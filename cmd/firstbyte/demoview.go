@@ -67,6 +67,7 @@ type demoFrame struct {
 }
 
 type demoRow struct {
+	Model   string
 	Target  string
 	P50     string
 	Samples int
@@ -101,10 +102,15 @@ func (v *demoView) frame(elapsed time.Duration, routing []router.ModelRouting, c
 	}
 	f := demoFrame{Window: min(v.window, elapsed-base.at), Requests: d.ok.Load() + d.failed.Load(), Failed: d.failed.Load(), Picks: all,
 		Leader: share(c.reasons[telemetry.SelectionLeader], all), Explore: share(c.reasons[telemetry.SelectionExplore], all), Cold: share(c.reasons[telemetry.SelectionCold], all)}
-	for _, m := range routing {
+	for _, m := range demoModelsInOrder(routing) {
+		var modelAll, modelRecent float64 // this model's first picks: what its targets' shares are of
 		for _, t := range m.Targets {
-			r := demoRow{Target: t.Target, P50: demoP50(t), Samples: t.Samples, Picks: c.picks[t.Target], Failed: c.failed[t.Target],
-				Share: share(c.picks[t.Target], all), Recent: share(c.picks[t.Target]-base.picks[t.Target], recentAll)}
+			modelAll += c.picks[t.Target]
+			modelRecent += c.picks[t.Target] - base.picks[t.Target]
+		}
+		for _, t := range m.Targets {
+			r := demoRow{Model: m.Model, Target: t.Target, P50: demoP50(t), Samples: t.Samples, Picks: c.picks[t.Target], Failed: c.failed[t.Target],
+				Share: share(c.picks[t.Target], modelAll), Recent: share(c.picks[t.Target]-base.picks[t.Target], modelRecent)}
 			switch {
 			case t.CircuitOpen:
 				r.Status = "circuit " + strings.ReplaceAll(t.Circuit, "_", "-")
@@ -119,6 +125,31 @@ func (v *demoView) frame(elapsed time.Duration, routing []router.ModelRouting, c
 	return f
 }
 
+// demoModelsInOrder is routing with the story's model first, the others
+// after it in the order given.
+func demoModelsInOrder(routing []router.ModelRouting) []router.ModelRouting {
+	out := make([]router.ModelRouting, 0, len(routing))
+	for _, m := range routing {
+		if m.Model == demoModel {
+			out = append(out, m)
+		}
+	}
+	for _, m := range routing {
+		if m.Model != demoModel {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// demoModelTitle heads a model's rows in the table.
+func demoModelTitle(model string) string {
+	if model == demoHostsModel {
+		return demoHostsTitle
+	}
+	return model
+}
+
 // clock prints a run time as m:ss.
 func clock(d time.Duration) string {
 	d = d.Round(time.Second)
@@ -131,17 +162,20 @@ func renderDemoFrame(f demoFrame, tty bool) string {
 	if tty {
 		b.WriteString("\033[H\033[2J")
 	}
-	fmt.Fprintf(&b, "firstbyte demo — model %s, strategy least-latency — %s of %s (Ctrl-C stops)\n", demoModel, clock(f.Elapsed), clock(f.Total))
+	fmt.Fprintf(&b, "firstbyte demo — models %s and %s, strategy least-latency — %s of %s (Ctrl-C stops)\n", demoModel, demoHostsModel, clock(f.Elapsed), clock(f.Total))
 	fmt.Fprintf(&b, "API http://%s/v1   metrics http://%s/metrics   routing http://%s/debug/routing\n", f.API, f.Admin, f.Admin)
 	for _, m := range f.Moved {
 		b.WriteString("  " + m + "\n")
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "%-14s %8s %7s %11s %7s %7s %8s  %s\n", "TARGET", "P50", "SAMPLES", "FIRST PICKS", "SHARE", "NOW", "FAILED", "STATUS")
-	for _, r := range f.Rows {
+	for i, r := range f.Rows {
+		if i == 0 || r.Model != f.Rows[i-1].Model {
+			fmt.Fprintf(&b, "%s\n", demoModelTitle(r.Model))
+		}
 		fmt.Fprintf(&b, "%-14s %8s %7d %11.0f %7s %7s %8.0f  %s\n", r.Target, r.P50, r.Samples, r.Picks, r.Share, r.Recent, r.Failed, r.Status)
 	}
-	fmt.Fprintf(&b, "\nSHARE: this target's part of all first picks so far · NOW: the same over the last %s · FAILED: attempts that failed over (503s, timeouts) or broke\n", f.Window.Round(time.Second))
+	fmt.Fprintf(&b, "\nSHARE: this target's part of its model's first picks so far · NOW: the same over the last %s · FAILED: attempts that failed over (503s, timeouts) or broke\n", f.Window.Round(time.Second))
 	fmt.Fprintf(&b, "requests %d (failed %d)\nwhy the %.0f first picks so far went where they did: to the leader of the moment %s · exploring %s · cold (unmeasured) %s\n",
 		f.Requests, f.Failed, f.Picks, f.Leader, f.Explore, f.Cold)
 	if len(f.Events) > 0 {
@@ -155,5 +189,6 @@ func renderDemoFrame(f demoFrame, tty bool) string {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString("claude-sim speaks the Anthropic API: the clients' chat completions reach it translated.\n")
+	b.WriteString("anthropic-sim, bedrock-sim and vertex-sim are one Claude model on three hosts: each speaks its host's API with its credential (a Bedrock API key, Vertex OAuth tokens).\n")
 	return b.String()
 }

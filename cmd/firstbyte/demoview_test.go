@@ -55,7 +55,7 @@ func TestDemoFramesOnARecordedRun(t *testing.T) {
 		"TARGET              P50 SAMPLES FIRST PICKS   SHARE     NOW   FAILED  STATUS",
 		"groq-sim          900ms     100         910     69%      3%       12",
 		"together-sim      350ms     100         340     26%     94%        0  ★ leader",
-		"SHARE: this target's part of all first picks so far · NOW: the same over the last 10s",
+		"SHARE: this target's part of its model's first picks so far · NOW: the same over the last 10s",
 		"\nwhy the 1310 first picks so far went where they did: to the leader of the moment 90% · exploring 10% · cold (unmeasured) 0%\n",
 		"0:38  lead groq-sim -> together-sim",
 		"\nstory: each step begins when the one before has happened\n  0:30-      the lead has moved  <- now, ends at 0:45\n",

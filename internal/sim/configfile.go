@@ -67,6 +67,7 @@ type (
 		MaxConcurrency    int         `yaml:"max_concurrency"`
 		PromptCache       *fileCache  `yaml:"prompt_cache"`
 		Spikes            Spikes      `yaml:"spikes"`
+		Host              *Host       `yaml:"host"`
 	}
 	fileCache struct {
 		TTL     fileDuration `yaml:"ttl"`
@@ -140,6 +141,7 @@ func (f *fileConfig) resolve() *Config {
 			ParallelToolCalls: fp.ParallelToolCalls,
 			MaxConcurrency:    fp.MaxConcurrency,
 			Spikes:            fp.Spikes,
+			Host:              fp.Host,
 		}
 		if c := fp.PromptCache; c != nil {
 			p.PromptCache = &PromptCache{TTL: time.Duration(c.TTL), Speedup: c.Speedup}

@@ -25,7 +25,10 @@ import (
 //	         p padding); errors typed by X-Amzn-ErrorType
 //	vertex   /v1/projects/{p}/locations/{r}/publishers/anthropic/models/{m}:rawPredict,
 //	         :streamRawPredict; a Bearer token this server issued on POST /token
-//	         (the token_uri of a service-account file pointed here);
+//	         (the token_uri of a service-account file pointed here); 401, 403
+//	         and 429 answers come in Google's error shape (UNAUTHENTICATED,
+//	         PERMISSION_DENIED, RESOURCE_EXHAUSTED with RetryInfo), as the
+//	         host's own front refuses, other errors in the model's;
 //	         .../publishers/google/models/{m}:generateContent,
 //	         :streamGenerateContent?alt=sse (Gemini, hosts_gemini.go)
 //	bedrock  /model/{id}/converse, /converse-stream: Converse (hosts_converse.go)

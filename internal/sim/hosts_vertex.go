@@ -38,8 +38,49 @@ func (s *Server) vertexFront(w http.ResponseWriter, r *http.Request, body []byte
 		return w, nil, false
 	}
 	r.URL.Path = "/v1/messages"
-	return w, withFields(body, map[string]any{"model": model}), true
+	return &vertexWriter{ResponseWriter: w}, withFields(body, map[string]any{"model": model}), true
 }
+
+// vertexFrontRefusals are the statuses Vertex's own front refuses with,
+// before any model sees the request.
+var vertexFrontRefusals = map[int]bool{
+	http.StatusUnauthorized: true, http.StatusForbidden: true, http.StatusTooManyRequests: true,
+}
+
+// vertexWriter answers the refusals of vertexFrontRefusals in Google's error
+// shape, the delay of a 429 in RetryInfo (no Retry-After header, as
+// Google's quota errors carry none); other answers are the model's, as
+// rawPredict relays them.
+type vertexWriter struct {
+	http.ResponseWriter
+	google bool // the answer was replaced: later writes are dropped
+}
+
+func (v *vertexWriter) WriteHeader(status int) {
+	if !vertexFrontRefusals[status] {
+		v.ResponseWriter.WriteHeader(status)
+		return
+	}
+	v.google = true
+	name := googleStatus(status)
+	v.Header().Del("Retry-After")
+	e := map[string]any{"code": status, "status": name, "message": "Simulated " + name + " from Vertex AI."}
+	if status == http.StatusTooManyRequests {
+		e["details"] = []map[string]any{{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"}}
+	}
+	writeJSON(v.ResponseWriter, status, map[string]any{"error": e})
+}
+
+func (v *vertexWriter) Write(p []byte) (int, error) {
+	if v.google {
+		return len(p), nil
+	}
+	return v.ResponseWriter.Write(p)
+}
+
+func (v *vertexWriter) Flush() { http.NewResponseController(v.ResponseWriter).Flush() }
+
+func (v *vertexWriter) Unwrap() http.ResponseWriter { return v.ResponseWriter }
 
 // issueToken answers an OAuth2 token request (any grant: the simulator
 // trusts its own service-account file).

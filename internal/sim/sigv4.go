@@ -20,7 +20,8 @@ import (
 
 // AWSKey is a test credential pair the simulator accepts.
 type AWSKey struct {
-	AccessKeyID, SecretAccessKey string
+	AccessKeyID     string `yaml:"access_key_id"`
+	SecretAccessKey string `yaml:"secret_access_key"`
 }
 
 // maxClockSkew is how far a signature's X-Amz-Date may be from now.

@@ -34,6 +34,11 @@ var clockBase = time.Unix(1_700_000_000, 0)
 // NewClock returns a clock standing still.
 func NewClock() *Clock { return &Clock{base: clockBase} }
 
+// NewClockAt returns a clock standing still at base. A provider that
+// checks request signatures against its clock (a Bedrock sim verifying
+// SigV4 dates) needs a base near the real time.
+func NewClockAt(base time.Time) *Clock { return &Clock{base: base} }
+
 // Start sets the timeline's zero to now; later calls change nothing.
 func (c *Clock) Start() {
 	now := time.Now()

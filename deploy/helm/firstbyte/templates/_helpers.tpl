@@ -15,6 +15,24 @@ fullname-N.fullname-pods, which the collector's fan-out uses.
 {{- define "firstbyte.adminService" -}}{{ include "firstbyte.fullname" . }}-admin{{- end -}}
 {{- define "firstbyte.otelcol" -}}{{ include "firstbyte.fullname" . }}-otelcol{{- end -}}
 
+{{/*
+The gateway pods' service account: the release's own (fullname, or
+serviceAccount.name) when serviceAccount.create, else serviceAccount.name
+(empty: the namespace's default). Annotations need an account the chart
+creates: on another one they would be dropped unseen.
+*/}}
+{{- define "firstbyte.serviceAccountName" -}}
+{{- $sa := .Values.serviceAccount -}}
+{{- if $sa.create -}}
+{{- default (include "firstbyte.fullname" .) $sa.name -}}
+{{- else -}}
+{{- if $sa.annotations -}}
+{{- fail "serviceAccount.annotations: the chart puts them on the account it creates (serviceAccount.create: true); annotate an existing account yourself" -}}
+{{- end -}}
+{{- default "default" $sa.name -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "firstbyte.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 app.kubernetes.io/name: {{ .Chart.Name }}
@@ -134,6 +152,16 @@ with the chart's listeners, span export and ingest set.
 {{- range $name, $p := ($cfg.providers | default dict) -}}
 {{- if kindIs "map" $p -}}
 {{- include "firstbyte.checkSecretField" (list $p.api_key (printf "providers.%s.api_key" $name)) -}}
+{{- range $field := list "headers" "query" -}}
+{{- $m := index $p $field -}}
+{{- if kindIs "map" $m -}}
+{{- range $k, $v := $m -}}
+{{- include "firstbyte.checkSecretField" (list $v (printf "providers.%s.%s.%s" $name $field $k)) -}}
+{{- end -}}
+{{- else -}}
+{{- include "firstbyte.checkSecretField" (list $m (printf "providers.%s.%s" $name $field)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- $tel := deepCopy ($cfg.telemetry | default dict) -}}
