@@ -87,9 +87,9 @@ type RoutingRow struct {
 	RateSamples int
 }
 
-// rateQuantiles label firstbyte_target_output_tokens_per_second, in the
+// rateQuantiles are the percentile label values of firstbyte_target_output_tokens_per_second, in the
 // order RoutingRow.OutputRate holds them.
-var rateQuantiles = [...]string{"0.5", "0.75", "0.9", "0.99"}
+var rateQuantiles = [...]string{"p50", "p75", "p90", "p99"}
 
 // routingCollector turns the router's state into gauges at scrape time, so
 // they are exactly what the next request would be ordered by.
@@ -120,7 +120,7 @@ func NewRoutingCollector(rows func() []RoutingRow) prometheus.Collector {
 		faults:  prometheus.NewDesc("firstbyte_target_fault_rate", "Weighted share of the target's live attempt outcomes that were provider faults (a 400/422 counts half).", []string{"target", "model"}, nil),
 		off:     prometheus.NewDesc("firstbyte_target_disabled", "1 while the target is disabled (its provider refused the credential: reason auth; its account cannot pay: reason quota; it refused the key one of the target's upstream models: reason model_access, that model only); one request probes it at a growing interval.", []string{"target", "reason"}, nil),
 		predict: prometheus.NewDesc("firstbyte_predicted_completion_seconds", "Predicted time to the last token of an answer of the model's usual length (p50 time to first byte + expected output tokens / p50 output rate: what least-completion ranks on); absent until the target has both samples.", []string{"target", "model"}, nil),
-		rate:    prometheus.NewDesc("firstbyte_target_output_tokens_per_second", "Percentiles of the target's output rate over its live streamed answers (tokens per second after the first chunk); of fewer than 10 samples every percentile is the largest.", []string{"target", "model", "quantile"}, nil),
+		rate:    prometheus.NewDesc("firstbyte_target_output_tokens_per_second", "Percentiles of the target's output rate over its live streamed answers (tokens per second after the first chunk); of fewer than 10 samples every percentile is the largest.", []string{"target", "model", "percentile"}, nil),
 		cooled:  prometheus.NewDesc("firstbyte_rate_limited_until_seconds", "Unix time until which the provider's rate limits keep the target away (Retry-After or a reset header), the latest among its upstream models (each model is cooled apart; /debug/routing shows each); 0 when none is cooled.", []string{"target"}, nil),
 	}
 }

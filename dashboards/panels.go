@@ -96,7 +96,7 @@ func rows() []row {
 				"Output tokens per second after the first chunk over each target's live streamed answers (the last 100 within 5 "+
 					"minutes): p50, p75, p90, p99. least-completion reads the p50. Of fewer than 10 samples every percentile is "+
 					"the largest one, so the lines meet until a target has 10.",
-				q(fmt.Sprintf("avg by (model, target, quantile) (firstbyte_target_output_tokens_per_second{%s})", modelSel), "p{{quantile}} {{target}} ({{model}})"),
+				q(fmt.Sprintf("avg by (model, target, percentile) (firstbyte_target_output_tokens_per_second{%s})", modelSel), "{{percentile}} {{target}} ({{model}})"),
 			).Span(12).Height(8).Min(0),
 		}},
 		{title: "Failover and errors", panels: []cog.Builder[dashboard.Panel]{
