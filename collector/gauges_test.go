@@ -84,10 +84,10 @@ func TestRoutingCollectorCompletion(t *testing.T) {
 		}
 	}
 	want := map[string]float64{
-		"firstbyte_predicted_completion_seconds,model=m,target=t2":                  4.4,
-		"firstbyte_target_output_tokens_per_second,model=m,percentile=p50,target=t2":  150,
+		"firstbyte_predicted_completion_seconds,model=m,target=t2":                   4.4,
+		"firstbyte_target_output_tokens_per_second,model=m,percentile=p50,target=t2": 150,
 		"firstbyte_target_output_tokens_per_second,model=m,percentile=p75,target=t2": 160,
-		"firstbyte_target_output_tokens_per_second,model=m,percentile=p90,target=t2":  170,
+		"firstbyte_target_output_tokens_per_second,model=m,percentile=p90,target=t2": 170,
 		"firstbyte_target_output_tokens_per_second,model=m,percentile=p99,target=t2": 180,
 	}
 	for key, w := range want {
