@@ -270,10 +270,7 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 		if origin == OriginSelf {
 			load = int(at.inflight)
 		}
-		a.tracker.recordSample(at.target, at.model, ttfb, endTime(span), origin, load)
-		if at.haveRate {
-			a.tracker.RecordOutputRate(at.target, at.model, at.outputRate, endTime(span))
-		}
+		a.tracker.recordSample(at.target, at.model, ttfb, endTime(span), origin, load) // its output rate: learnOutput
 		return "", source
 	case implausible:
 		return RejectImplausible, ""

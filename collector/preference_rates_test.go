@@ -7,19 +7,18 @@ import (
 
 // TestPercentiles: fewer than 10 samples give the largest; from 10 on,
 // quantile q is element ⌊q·n⌋ of the sorted samples; rates expire with the
-// latency samples' max age and are kept only for a key with samples.
+// latency samples' max age; the rates are least-completion's (RecordRate).
 func TestPercentiles(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_700_000_000, 0)
 	clock := now
 	tr := NewTracker(TrackerOptions{Now: func() time.Time { return clock }, MaxAge: time.Minute})
-	tr.RecordOutputRate("a", "m", 50, now) // no latency sample yet: dropped
 	if _, n := tr.OutputRatePercentile("a", "m", 0.5, now); n != 0 {
-		t.Fatalf("a rate for a key with no sample was kept (%d)", n)
+		t.Fatalf("a rate before any was recorded (%d)", n)
 	}
 	for i := 1; i <= 9; i++ {
 		tr.RecordSample("a", "m", time.Duration(i)*10*time.Millisecond, now, OriginSelf)
-		tr.RecordOutputRate("a", "m", float64(i*10), now)
+		tr.RecordRate("a", "m", float64(i*10), now)
 	}
 	for _, q := range []float64{0.5, 0.75, 0.9, 0.99} {
 		if d, n := tr.TTFBPercentile("a", "m", q, now); d != 90*time.Millisecond || n != 9 {
@@ -33,7 +32,7 @@ func TestPercentiles(t *testing.T) {
 	clock = later
 	for i := 10; i <= 20; i++ {
 		tr.RecordSample("a", "m", time.Duration(i)*10*time.Millisecond, later, OriginSelf)
-		tr.RecordOutputRate("a", "m", float64(i*10), later)
+		tr.RecordRate("a", "m", float64(i*10), later)
 	}
 	for _, tt := range []struct {
 		q    float64

@@ -56,7 +56,6 @@ type Tracker struct {
 	now     func() time.Time
 	maxKeys int
 	homes   *homes.Map // which target stored which response (responsehomes.go); locks itself
-	rates   rateStore  // each key's output rates (percentile.go); locks itself
 	// completion is the output rates and answer lengths (completion.go);
 	// locks itself.
 	completion *completionMemory

@@ -193,22 +193,12 @@ func (g *Gateway) preferenceOrder(c *call, p *preference, kept []*mode.Candidate
 	return order, selection, probe
 }
 
-// maxTokensOf is the request's own bound on its answer's length (0: none).
-func maxTokensOf(f *requestFields) int {
-	for _, v := range f.tokenLimits {
-		if n, err := strconv.Atoi(string(v)); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 0
-}
-
 // sortBy orders cands by what the sort ranks on, deterministically:
 // measured targets first, best first, ties and unmeasured targets in
 // cands' order.
 func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, f *requestFields, cands []*mode.Candidate, now time.Time) []*mode.Candidate {
 	if sort == SortCompletion && g.pref.completion != nil {
-		return g.pref.completion.Sort(dst, model, maxTokensOf(f), cands)
+		return g.pref.completion.Sort(dst, model, outputLimit(f), cands)
 	}
 	type scored struct {
 		c        *mode.Candidate
