@@ -47,8 +47,18 @@ func TestMaxConcurrencyQueuesFirstComeFirstServed(t *testing.T) {
 	if took[4] < 3*ttfb {
 		t.Errorf("the fifth request took %v, want at least three rounds of %v", took[4], ttfb)
 	}
-	if took[2] < 2*ttfb || took[1] >= 2*ttfb {
-		t.Errorf("times %v: want requests 0 and 1 in the first round, 2 in the second", took)
+	if took[2] < 2*ttfb {
+		t.Errorf("times %v: want request 2 in the second round", took)
+	}
+	// First come, first served: 4 waits for a slot that 2 or 3 frees, so
+	// both end before it. (Order, not wall time: on a loaded machine the
+	// arrivals themselves are late, so no upper bound on a time is safe.)
+	pos := map[int]int{}
+	for at, i := range done {
+		pos[i] = at
+	}
+	if pos[4] != 4 || pos[2] > 3 || pos[3] > 3 {
+		t.Errorf("requests ended in order %v: want 2 and 3 before 4, 4 last", done)
 	}
 }
 
