@@ -31,3 +31,78 @@ func (a *Answer) appendModel(out, upstream []byte) []byte {
 	}
 	return jsonscan.AppendString(out, a.Model)
 }
+
+// TranslateAnswer turns an upstream's unary answer (a 2xx body) of format
+// upstream into the client's format, presented as a says, with the usage
+// it reported: decoded into the neutral model, encoded from it. An answer
+// that breaks its API is ErrInvalidUpstream. When the formats agree the
+// body is not translated: it comes back as it came, with its usage.
+func TranslateAnswer(upstream Format, body []byte, client Format, a Answer) ([]byte, Usage, error) {
+	if upstream == client {
+		return passAnswer(client, body)
+	}
+	var rep *Reply
+	var err error
+	switch upstream {
+	case Chat:
+		rep, err = decodeChatAnswer(body)
+	case Messages:
+		rep, err = decodeMessagesAnswer(body)
+	case Converse:
+		rep, err = decodeConverseAnswer(body)
+	case Gemini:
+		rep, err = decodeGeminiAnswer(body)
+	default:
+		return nil, Usage{}, invalidUpstream("no model decoder for " + upstream.String())
+	}
+	if err != nil {
+		return nil, Usage{}, err
+	}
+	if upstream == Chat && client == Messages {
+		// An OpenAI-compatible server's reasoning has no signature, and an
+		// Anthropic client's next turn could not send it back to any
+		// Anthropic target: it is dropped (a Responses client gets it as
+		// a reasoning summary).
+		rep.Parts = withoutKind(rep.Parts, PartThinking)
+	}
+	// A translated answer is about as long as the upstream's.
+	size := len(body) + 256
+	switch client {
+	case Messages:
+		return encodeMessagesAnswer(rep, &a, size), rep.Usage, nil
+	case Responses:
+		return encodeResponsesAnswer(rep, &a, size), rep.Usage, nil
+	}
+	return encodeChatAnswer(rep, &a, size), rep.Usage, nil
+}
+
+// passAnswer is an answer whose client speaks its upstream's format: the
+// body as it came, checked to be one JSON value, and its usage.
+func passAnswer(f Format, body []byte) ([]byte, Usage, error) {
+	var u Usage
+	var valid bool
+	switch f {
+	case Messages:
+		u, valid = UsageFromMessagesResponse(body)
+	case Responses:
+		u, valid = UsageFromResponsesResponse(body)
+	default:
+		u, valid = UsageFromChatResponse(body)
+	}
+	if !valid {
+		return nil, Usage{}, invalidUpstream("the body is not one JSON value")
+	}
+	return body, u, nil
+}
+
+// withoutKind is parts without those of kind k, in place.
+func withoutKind(parts []Part, k PartKind) []Part {
+	n := 0
+	for i := range parts {
+		if parts[i].Kind != k {
+			parts[n] = parts[i]
+			n++
+		}
+	}
+	return parts[:n]
+}

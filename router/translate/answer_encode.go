@@ -9,8 +9,8 @@ package translate
 // encodeChatAnswer writes rep as a chat completion. Text parts join into
 // the content; a refusal (a refusal part, or an answer that stopped as
 // one with no words) is the refusal field; thinking is left out.
-func encodeChatAnswer(rep *Reply, a *Answer) []byte {
-	out := make([]byte, 0, 512)
+func encodeChatAnswer(rep *Reply, a *Answer, size int) []byte {
+	out := make([]byte, 0, size)
 	out = appendID(append(out, `{"id":`...), rep.ID, "chatcmpl-translated", -1)
 	out = appendInt(append(out, `,"object":"chat.completion","created":`...), createdOf(rep, a))
 	out = a.appendModel(append(out, `,"model":`...), rep.Model)
@@ -43,7 +43,13 @@ func encodeChatAnswer(rep *Reply, a *Answer) []byte {
 		out = append(out, ']')
 	}
 	out = append(out, `},"logprobs":null,"finish_reason":"`...)
-	out = append(append(out, finishWord(Chat, finishOr(rep.Finish))...), `"}]`...)
+	out = append(append(out, finishWord(Chat, finishOr(rep.Finish))...), '"')
+	if rep.Finish == FinishStopSequence && isString(rep.StopSequence) {
+		// The matched stop sequence, where vLLM and SGLang report it:
+		// OpenAI's finish_reason "stop" alone does not say.
+		out = append(append(out, `,"stop_reason":`...), rep.StopSequence...)
+	}
+	out = append(out, "}]"...)
 	if rep.Usage.Known {
 		out = appendChatUsage(append(out, `,"usage":`...), rep.Usage)
 	}
@@ -96,8 +102,8 @@ func appendJoined(out []byte, parts []Part, k PartKind) []byte {
 }
 
 // encodeMessagesAnswer writes rep as an Anthropic message.
-func encodeMessagesAnswer(rep *Reply, a *Answer) []byte {
-	out := make([]byte, 0, 512)
+func encodeMessagesAnswer(rep *Reply, a *Answer, size int) []byte {
+	out := make([]byte, 0, size)
 	out = appendID(append(out, `{"id":`...), rep.ID, "msg_translated", -1)
 	out = append(out, `,"type":"message","role":"assistant","model":`...)
 	out = append(a.appendModel(out, rep.Model), `,"content":[`...)
@@ -144,7 +150,7 @@ func respStatusOf(fin Finish) respStatus {
 // reasoning item per thinking part (the signature in encrypted_content,
 // which carries it back on the next turn), a message item of the text,
 // a refusal item, a function_call item per call.
-func encodeResponsesAnswer(rep *Reply, a *Answer) []byte {
+func encodeResponsesAnswer(rep *Reply, a *Answer, size int) []byte {
 	h := newRespHead(a, rep.ID, rep.Model, createdOf(rep, a))
 	items := make([]respItem, 0, len(rep.Parts))
 	msg, calls := -1, 0
@@ -173,5 +179,5 @@ func encodeResponsesAnswer(rep *Reply, a *Answer) []byte {
 		}
 	}
 	st := respStatusOf(finishOr(rep.Finish))
-	return appendResponse(make([]byte, 0, 512), &h, items, true, st, rep.Usage)
+	return appendResponse(make([]byte, 0, size), &h, items, true, st, rep.Usage)
 }

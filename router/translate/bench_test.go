@@ -85,7 +85,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, _, err := ChatToMessages(chatReq, "claude", nil); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := MessagesResponseToChat(msgAns, Answer{Model: "gpt-4o", Created: 1}); err != nil {
+			if _, _, err := TranslateAnswer(Messages, msgAns, Chat, Answer{Model: "gpt-4o", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -96,7 +96,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, err := MessagesToChat(msgReq, "gpt-4o"); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := ChatResponseToMessages(chatAns, Answer{Model: "claude"}); err != nil {
+			if _, _, err := TranslateAnswer(Chat, chatAns, Messages, Answer{Model: "claude"}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -108,7 +108,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, err := ResponsesToMessages(respReq, "claude", NewToolIDs(respReq, Responses)); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := MessagesResponseToResponses(msgAns, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
+			if _, _, err := TranslateAnswer(Messages, msgAns, Responses, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -119,7 +119,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, err := ResponsesToChat(respReq, "llama"); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := ChatResponseToResponses(chatAns, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
+			if _, _, err := TranslateAnswer(Chat, chatAns, Responses, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})

@@ -29,7 +29,7 @@ func TestErrorToMessagesTypes(t *testing.T) {
 		{529, `{"error":{"message":"m"}}`, "overloaded_error"},
 	}
 	for _, tt := range tests {
-		out := ErrorToMessages(tt.status, []byte(tt.body))
+		out := TranslateError(Chat, tt.status, []byte(tt.body), Messages)
 		want := `{"type":"error","error":{"type":"` + tt.wantType + `","message":"m"}}`
 		if string(out) != want {
 			t.Errorf("ErrorToMessages(%d, %s) = %s, want %s", tt.status, tt.body, out, want)
@@ -74,9 +74,9 @@ func TestErrorToChatShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := ErrorToChat(tt.status, []byte(tt.body))
+			out := TranslateError(Messages, tt.status, []byte(tt.body), Chat)
 			if string(out) != tt.want {
-				t.Errorf("ErrorToChat = %s\nwant %s", out, tt.want)
+				t.Errorf("TranslateError = %s\nwant %s", out, tt.want)
 			}
 			if err := checkErrorBody(Chat, out); err != nil {
 				t.Error(err)
@@ -116,11 +116,11 @@ func TestErrorToChatKeepsEscapedTypeAndCode(t *testing.T) {
 			Code *string `json:"code"`
 		} `json:"error"`
 	}
-	out := ErrorToChat(400, body)
+	out := TranslateError(Messages, 400, body, Chat)
 	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("ErrorToChat gave invalid JSON %s: %v", out, err)
+		t.Fatalf("TranslateError gave invalid JSON %s: %v", out, err)
 	}
 	if got.Error.Type != `odd"type\x` || got.Error.Code == nil || *got.Error.Code != `cé"d` {
-		t.Errorf("ErrorToChat = %s: type %q code %v, want the upstream's own strings", out, got.Error.Type, got.Error.Code)
+		t.Errorf("TranslateError = %s: type %q code %v, want the upstream's own strings", out, got.Error.Type, got.Error.Code)
 	}
 }

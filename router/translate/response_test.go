@@ -19,7 +19,7 @@ func TestStopReasons(t *testing.T) {
 	}
 	for _, tt := range toChat {
 		body := `{"id":"m","type":"message","content":[{"type":"text","text":"x"}],"stop_reason":` + orNull(tt.anthropic) + `}`
-		out, _, err := MessagesResponseToChat([]byte(body), Answer{Model: "c", Created: 1})
+		out, _, err := TranslateAnswer(Messages, []byte(body), Chat, Answer{Model: "c", Created: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestStopReasons(t *testing.T) {
 	}
 	for _, tt := range toMessages {
 		body := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":` + orNull(tt.openai) + `}]}`
-		out, _, err := ChatResponseToMessages([]byte(body), Answer{Model: "c"})
+		out, _, err := TranslateAnswer(Chat, []byte(body), Messages, Answer{Model: "c"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,9 +67,9 @@ func TestResponsesInvalidUpstream(t *testing.T) {
 		`{"id":"m","content":[{"type":"tool_use","id":"t","input":{"SECRET":1}}]}`,
 	}
 	for _, body := range toChat {
-		out, _, err := MessagesResponseToChat([]byte(body), Answer{Model: "c", Created: 1})
+		out, _, err := TranslateAnswer(Messages, []byte(body), Chat, Answer{Model: "c", Created: 1})
 		if !errors.Is(err, ErrInvalidUpstream) || strings.Contains(err.Error(), "SECRET") {
-			t.Errorf("MessagesResponseToChat(%s) = %s, %v; want ErrInvalidUpstream without content", body, out, err)
+			t.Errorf("TranslateAnswer(Messages, %s, Chat) = %s, %v; want ErrInvalidUpstream without content", body, out, err)
 		}
 	}
 	toMessages := []string{
@@ -81,9 +81,9 @@ func TestResponsesInvalidUpstream(t *testing.T) {
 		`{"id":"c","choices":[{"index":0,"message":{"tool_calls":[{"id":"t","function":{"name":"f","arguments":"SECRET"}}]},"finish_reason":"tool_calls"}]}`,
 	}
 	for _, body := range toMessages {
-		out, _, err := ChatResponseToMessages([]byte(body), Answer{Model: "c"})
+		out, _, err := TranslateAnswer(Chat, []byte(body), Messages, Answer{Model: "c"})
 		if !errors.Is(err, ErrInvalidUpstream) || strings.Contains(err.Error(), "SECRET") {
-			t.Errorf("ChatResponseToMessages(%s) = %s, %v; want ErrInvalidUpstream without content", body, out, err)
+			t.Errorf("TranslateAnswer(Chat, %s, Messages) = %s, %v; want ErrInvalidUpstream without content", body, out, err)
 		}
 	}
 }
@@ -109,9 +109,9 @@ func TestResponsesEdgeCases(t *testing.T) {
 			var out []byte
 			var err error
 			if tt.toChat {
-				out, _, err = MessagesResponseToChat([]byte(tt.body), Answer{Model: "c", Created: 1})
+				out, _, err = TranslateAnswer(Messages, []byte(tt.body), Chat, Answer{Model: "c", Created: 1})
 			} else {
-				out, _, err = ChatResponseToMessages([]byte(tt.body), Answer{Model: "c"})
+				out, _, err = TranslateAnswer(Chat, []byte(tt.body), Messages, Answer{Model: "c"})
 			}
 			if err != nil || string(out) != tt.want {
 				t.Errorf("got %s, %v\nwant %s", out, err, tt.want)
