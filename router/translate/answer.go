@@ -41,13 +41,26 @@ func TranslateAnswer(upstream Format, body []byte, client Format, a Answer) ([]b
 	if upstream == client {
 		return passAnswer(client, body)
 	}
+	// Room for the parts most answers have (text, reasoning, a call or
+	// two) on the stack: a Part is large, and most answers need no more.
+	var few [4]Part
 	var rep *Reply
+	var decoded Reply
 	var err error
 	switch upstream {
 	case Chat:
-		rep, err = decodeChatAnswer(body)
+		decoded, err = decodeChatAnswer(body, few[:0])
+		if client == Messages {
+			// An OpenAI-compatible server's reasoning has no signature,
+			// and an Anthropic client's next turn could not send it back
+			// to any Anthropic target: it is dropped (a Responses client
+			// gets it as a reasoning summary).
+			decoded.Parts = withoutKind(decoded.Parts, PartThinking)
+		}
+		rep = &decoded
 	case Messages:
-		rep, err = decodeMessagesAnswer(body)
+		decoded, err = decodeMessagesAnswer(body, few[:0])
+		rep = &decoded
 	case Converse:
 		rep, err = decodeConverseAnswer(body)
 	case Gemini:
@@ -58,22 +71,21 @@ func TranslateAnswer(upstream Format, body []byte, client Format, a Answer) ([]b
 	if err != nil {
 		return nil, Usage{}, err
 	}
-	if upstream == Chat && client == Messages {
-		// An OpenAI-compatible server's reasoning has no signature, and an
-		// Anthropic client's next turn could not send it back to any
-		// Anthropic target: it is dropped (a Responses client gets it as
-		// a reasoning summary).
-		rep.Parts = withoutKind(rep.Parts, PartThinking)
-	}
 	// A translated answer is about as long as the upstream's.
 	size := len(body) + 256
+	var out []byte
 	switch client {
 	case Messages:
-		return encodeMessagesAnswer(rep, &a, size), rep.Usage, nil
+		out, err = encodeMessagesAnswer(rep, &a, size)
 	case Responses:
-		return encodeResponsesAnswer(rep, &a, size), rep.Usage, nil
+		out, err = encodeResponsesAnswer(rep, &a, size+512)
+	default:
+		out = encodeChatAnswer(rep, &a, size)
 	}
-	return encodeChatAnswer(rep, &a, size), rep.Usage, nil
+	if err != nil {
+		return nil, Usage{}, err
+	}
+	return out, rep.Usage, nil
 }
 
 // passAnswer is an answer whose client speaks its upstream's format: the

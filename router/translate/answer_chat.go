@@ -6,19 +6,19 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // model: the first choice's message (reasoning, text, refusal, tool
 // calls, in that order), its finish, and the usage.
 
-// decodeChatAnswer reads a chat completion. What is not a chat completion,
+// decodeChatAnswer reads a chat completion into a Reply whose parts are appended to parts. What is not a chat completion,
 // a member of the wrong JSON type, a tool call without a name or with
 // arguments that are not one JSON object (unless the answer was cut by its
 // length limit) wraps ErrInvalidUpstream.
-func decodeChatAnswer(body []byte) (*Reply, error) {
+func decodeChatAnswer(body []byte, parts []Part) (Reply, error) {
 	resp, c, m, err := readChatCompletion(body)
 	if err != nil {
-		return nil, err
+		return Reply{}, err
 	}
-	rep := &Reply{ID: resp.id, Model: resp.model, Usage: chatUsage(resp.usage)}
+	rep := Reply{Parts: parts}
+	rep.ID, rep.Model, rep.Usage = resp.id, resp.model, chatUsage(resp.usage)
 	rep.Created, _ = intValue(resp.created)
 	rep.Finish = finishOf(Chat, c.finish)
-	rep.Parts = make([]Part, 0, 2+len(m.toolCalls)/64)
 	// The reasoning some servers put beside the message (reasoning_content:
 	// DeepSeek, vLLM; reasoning: Groq, OpenRouter) has no signature: a
 	// Responses client sees it as a summary, a Messages client not at all.
@@ -45,7 +45,7 @@ func decodeChatAnswer(body []byte) (*Reply, error) {
 	for _, call := range jsonscan.Each(m.toolCalls) {
 		p, err := chatToolCallPart(call, truncated)
 		if err != nil {
-			return nil, err
+			return Reply{}, err
 		}
 		rep.Parts = append(rep.Parts, p)
 	}
@@ -81,14 +81,14 @@ func chatToolCallPart(call []byte, truncated bool) (Part, error) {
 		p.Args = nil
 	case isObject(tc.args):
 		p.ArgsQuoted = false
-	case checkArguments(tc.args) != nil:
+	case !isString(tc.args):
 		if !truncated {
 			return Part{}, errNotObjectArgs
 		}
-		if !isString(tc.args) {
-			p.Args = nil // not even a string: nothing of it can be shown
-		}
+		p.Args = nil // not even a string: nothing of it can be shown
 	}
+	// A string's JSON is checked by the encoder that reads it (unquoting
+	// it is most of the cost, and an object's encoder unquotes anyway).
 	return p, nil
 }
 

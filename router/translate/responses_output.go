@@ -23,6 +23,9 @@ type respItem struct {
 	callID, name []byte // a function_call's call_id and name, string tokens
 	text         []byte
 	done         bool
+	// incomplete marks the item an answer was cut short in (written with
+	// status "incomplete" once whole).
+	incomplete bool
 	// encrypted is a reasoning item's encrypted_content, a string token (the
 	// thinking's signature; nil: none).
 	encrypted []byte
@@ -129,7 +132,10 @@ func appendResponse(out []byte, h *respHead, items []respItem, ended bool, st re
 // appendItem writes an output item, whole (done) or as it starts.
 func appendItem(out []byte, it *respItem, whole bool) []byte {
 	status := `in_progress"`
-	if whole {
+	switch {
+	case whole && it.incomplete:
+		status = `incomplete"`
+	case whole:
 		status = `completed"`
 	}
 	out = append(out, `{"id":"`...)
