@@ -17,6 +17,11 @@ func decodeChatAnswer(body []byte, parts []Part) (Reply, error) {
 	}
 	rep := Reply{Parts: parts}
 	rep.ID, rep.Model, rep.Usage = resp.id, resp.model, chatUsage(resp.usage)
+	// A reasoning model's count of its thinking, which a Responses client
+	// reads in output_tokens_details.
+	if d := jsonscan.Field(resp.usage, "completion_tokens_details"); isObject(d) {
+		rep.Usage.ReasoningTokens, rep.Usage.ReasoningKnown = count(jsonscan.Field(d, "reasoning_tokens"), false)
+	}
 	rep.Created, _ = intValue(resp.created)
 	rep.Finish = finishOf(Chat, c.finish)
 	// The reasoning some servers put beside the message (reasoning_content:

@@ -65,10 +65,10 @@ var goldenDirs = []goldenDir{
 		must(t, err)
 		_, err = checkMessage(out)
 		must(t, err)
-		if fromIn, valid := UsageFromChatResponse(in); u != fromIn || !valid {
+		if fromIn, valid := UsageFromChatResponse(in); tokenCounts(u) != fromIn || !valid {
 			t.Errorf("usage %+v, read from the input %+v (valid %v)", u, fromIn, valid)
 		}
-		if back, _ := UsageFromMessagesResponse(out); u.Known && back != u {
+		if back, _ := UsageFromMessagesResponse(out); u.Known && back != tokenCounts(u) {
 			t.Errorf("usage %+v, read back from the output %+v", u, back)
 		}
 		return out
@@ -101,7 +101,7 @@ var goldenDirs = []goldenDir{
 		must(t, err)
 		_, err = checkResponse(out)
 		must(t, err)
-		if fromIn, _ := UsageFromChatResponse(in); u != fromIn {
+		if fromIn, _ := UsageFromChatResponse(in); tokenCounts(u) != fromIn {
 			t.Errorf("usage %+v, read from the input %+v", u, fromIn)
 		}
 		return out
@@ -224,4 +224,11 @@ func translateStream(s Stream, in []byte) ([]byte, error) {
 		return out, err
 	}
 	return s.Finish(out)
+}
+
+// tokenCounts is u without its reasoning count, which a chat completion's
+// usage gives and neither the relay's usage reader nor a message carries.
+func tokenCounts(u Usage) Usage {
+	u.ReasoningTokens, u.ReasoningKnown = 0, false
+	return u
 }

@@ -163,7 +163,7 @@ func appendItem(out []byte, it *respItem, whole bool) []byte {
 		return append(out, '}')
 	}
 	out = append(out, `","type":"reasoning","summary":[`...)
-	if whole {
+	if whole && len(it.text) > 0 { // a thinking block with only its signature has no summary
 		out = appendPart(out, it)
 	}
 	out = append(out, ']')
@@ -210,9 +210,13 @@ func appendResponsesUsage(out []byte, u Usage) []byte {
 	}
 	out = append(out, `},"output_tokens":`...)
 	out = appendInt(out, u.OutputTokens)
-	out = append(out, `,"output_tokens_details":{"reasoning_tokens":`...)
-	out = appendInt(out, u.ReasoningTokens) // 0 when the upstream does not say
-	out = append(out, `},"total_tokens":`...)
+	if u.ReasoningKnown {
+		// Left out when the upstream does not say (Anthropic, Converse):
+		// 0 would say the model did not reason.
+		out = append(out, `,"output_tokens_details":{"reasoning_tokens":`...)
+		out = append(appendInt(out, u.ReasoningTokens), '}')
+	}
+	out = append(out, `,"total_tokens":`...)
 	out = appendInt(out, u.InputTokens+u.OutputTokens)
 	if u.CacheCreationInputTokens > 0 {
 		out = append(out, `,"cache_creation_input_tokens":`...)
