@@ -227,11 +227,19 @@ func FuzzResponsesAndErrors(f *testing.F) {
 		if v, ok := jsonscan.Valid(in); ok && !json.Valid(WithAnswerModel(v, "m\"x")) {
 			t.Fatalf("WithAnswerModel(%q) = %q", v, WithAnswerModel(v, "m\"x"))
 		}
-		if out := TranslateError(Messages, status, in, Chat); checkErrorBody(Chat, out) != nil {
-			t.Fatalf("ErrorToChat(%q) = %q: %v", in, out, checkErrorBody(Chat, out))
-		}
-		if out := TranslateError(Chat, status, in, Messages); checkErrorBody(Messages, out) != nil {
-			t.Fatalf("ErrorToMessages(%q) = %q: %v", in, out, checkErrorBody(Messages, out))
+		for _, up := range []Format{Chat, Messages, Converse, Gemini} {
+			for _, client := range []Format{Chat, Messages, Responses} {
+				shape := client
+				if client == Responses {
+					shape = Chat
+				}
+				if up == shape || up == Chat && client == Responses {
+					continue // not translated: the body as it came
+				}
+				if out := TranslateError(up, status, in, client); checkErrorBody(shape, out) != nil {
+					t.Fatalf("TranslateError(%v, %q, %v) = %q: %v", up, in, client, out, checkErrorBody(shape, out))
+				}
+			}
 		}
 		if out, _, err := WithStreamUsage(in); err == nil && !json.Valid(out) {
 			t.Fatalf("WithStreamUsage(%q) = %q", in, out)
