@@ -16,19 +16,14 @@ func decodeChatAnswer(body []byte, parts []Part) (Reply, error) {
 		return Reply{}, err
 	}
 	rep := Reply{Parts: parts}
-	rep.ID, rep.Model, rep.Usage = resp.id, resp.model, chatUsage(resp.usage)
-	// A reasoning model's count of its thinking, which a Responses client
-	// reads in output_tokens_details.
-	if d := jsonscan.Field(resp.usage, "completion_tokens_details"); isObject(d) {
-		rep.Usage.ReasoningTokens, rep.Usage.ReasoningKnown = count(jsonscan.Field(d, "reasoning_tokens"), false)
-	}
+	rep.ID, rep.Model, rep.Usage = resp.id, resp.model, chatAnswerUsage(resp.usage)
 	rep.Created, _ = intValue(resp.created)
 	rep.Finish = finishOf(Chat, c.finish)
 	// The reasoning some servers put beside the message (reasoning_content:
 	// DeepSeek, vLLM; reasoning: Groq, OpenRouter) has no signature: a
 	// Responses client sees it as a summary, a Messages client not at all.
-	if r := reasoningToken(c.message); r != nil {
-		rep.Parts = append(rep.Parts, Part{Kind: PartThinking, Text: r, At: -1})
+	if m.reasoning != nil {
+		rep.Parts = append(rep.Parts, Part{Kind: PartThinking, Text: m.reasoning, At: -1})
 	}
 	switch {
 	case isString(m.content):
@@ -47,7 +42,8 @@ func decodeChatAnswer(body []byte, parts []Part) (Reply, error) {
 		rep.Parts = append(rep.Parts, Part{Kind: PartRefusal, Text: m.refusal, At: -1})
 	}
 	truncated := rep.Finish == FinishLength
-	for _, call := range jsonscan.Each(m.toolCalls) {
+	calls := jsonscan.ElementsOf(m.toolCalls)
+	for call, ok := calls.Next(); ok; call, ok = calls.Next() {
 		p, err := chatToolCallPart(call, truncated)
 		if err != nil {
 			return Reply{}, err
@@ -97,22 +93,12 @@ func chatToolCallPart(call []byte, truncated bool) (Part, error) {
 	return p, nil
 }
 
-// reasoningToken is the reasoning text (a string token) some
-// OpenAI-compatible servers put beside the message or in a chunk's delta,
-// or nil when there is none or it is empty.
-func reasoningToken(message []byte) []byte {
-	var r []byte
-	m := jsonscan.MembersOf(message)
-	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
-		if (string(k) == "reasoning_content" || string(k) == "reasoning") && isString(v) && !isEmptyString(v) {
-			r = v
-		}
-	}
-	return r
+// chatReasoning is the raw contents of the reasoning text beside a
+// chunk's delta, or nil (the pairwise Responses stream reads it).
+func chatReasoning(message []byte) []byte {
+	m, _ := readChatMessage(message)
+	return stringToken(m.reasoning)
 }
-
-// chatReasoning is reasoningToken's contents, without the quotes.
-func chatReasoning(message []byte) []byte { return stringToken(reasoningToken(message)) }
 
 // checkArguments checks that a tool call's arguments (a string token, or
 // absent) hold one JSON object, or nothing.

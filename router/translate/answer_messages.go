@@ -30,37 +30,70 @@ func decodeMessagesAnswer(body []byte, parts []Part) (Reply, error) {
 	if rep.Finish == FinishRefusal {
 		textKind = PartRefusal
 	}
-	for _, b := range jsonscan.Each(msg.content) {
-		p, _ := readPart(b)
+	blocks := jsonscan.ElementsOf(msg.content)
+	for v, ok := blocks.Next(); ok; v, ok = blocks.Next() {
+		b := readAnswerBlock(v)
 		switch {
-		case stringIs(p.typ, "text"):
-			if !isString(p.text) {
+		case stringIs(b.typ, "text"):
+			if !isString(b.text) {
 				return Reply{}, invalidUpstream("text block without text")
 			}
-			rep.Parts = append(rep.Parts, Part{Kind: textKind, Text: p.text, At: -1})
-		case stringIs(p.typ, "tool_use"):
-			if !isString(p.name) {
+			rep.Parts = append(rep.Parts, Part{Kind: textKind, Text: b.text, At: -1})
+		case stringIs(b.typ, "tool_use"):
+			if !isString(b.name) {
 				return Reply{}, invalidUpstream("tool_use block without a name")
 			}
-			if present(p.input) && !isObject(p.input) {
+			if present(b.input) && !isObject(b.input) {
 				return Reply{}, invalidUpstream("tool_use input is not a JSON object")
 			}
-			rep.Parts = append(rep.Parts, Part{Kind: PartToolCall, ID: p.id, Name: p.name, Args: p.input, At: -1})
-		case stringIs(p.typ, "thinking"):
-			t := jsonscan.Field(b, "thinking")
-			if !isString(t) {
-				t = nil
-			}
-			sig := jsonscan.Field(b, "signature")
-			if !isString(sig) {
-				sig = nil
-			}
-			rep.Parts = append(rep.Parts, Part{Kind: PartThinking, Text: t, Signature: sig, At: -1})
-		case stringIs(p.typ, "redacted_thinking"):
-			if d := jsonscan.Field(b, "data"); isString(d) {
+			rep.Parts = append(rep.Parts, Part{Kind: PartToolCall, ID: b.id, Name: b.name, Args: b.input, At: -1})
+		case stringIs(b.typ, "thinking"):
+			rep.Parts = append(rep.Parts, Part{Kind: PartThinking, Text: stringOrNil(b.thinking), Signature: stringOrNil(b.signature), At: -1})
+		case stringIs(b.typ, "redacted_thinking"):
+			if d := b.data; isString(d) {
 				rep.Parts = append(rep.Parts, Part{Kind: PartRedactedThinking, Data: d[1 : len(d)-1], DataEscaped: bytes.IndexByte(d, '\\') >= 0, At: -1})
 			}
 		}
 	}
 	return rep, nil
+}
+
+// answerBlock is the members of an answer's content block that are read,
+// found in one pass (raw JSON values, nil when absent).
+type answerBlock struct {
+	typ, text, id, name, input, thinking, signature, data []byte
+}
+
+func readAnswerBlock(v []byte) answerBlock {
+	var b answerBlock
+	m := jsonscan.MembersOf(v)
+	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
+		switch string(k) {
+		case "type":
+			b.typ = val
+		case "text":
+			b.text = val
+		case "id":
+			b.id = val
+		case "name":
+			b.name = val
+		case "input":
+			b.input = val
+		case "thinking":
+			b.thinking = val
+		case "signature":
+			b.signature = val
+		case "data":
+			b.data = val
+		}
+	}
+	return b
+}
+
+// stringOrNil is v when it is a string token, else nil.
+func stringOrNil(v []byte) []byte {
+	if isString(v) {
+		return v
+	}
+	return nil
 }

@@ -249,6 +249,10 @@ func firstChoice(choices []byte) (c chatChoice, ok bool) {
 // delta that are translated.
 type chatMessage struct {
 	content, refusal, toolCalls []byte
+	// reasoning is the reasoning text some OpenAI-compatible servers put
+	// beside the content (reasoning_content: DeepSeek, vLLM; reasoning:
+	// Groq, OpenRouter), a non-empty string token or nil.
+	reasoning []byte
 }
 
 // readChatMessage reads a message or delta, refusing members of the wrong
@@ -271,6 +275,10 @@ func readChatMessage(v []byte) (chatMessage, error) {
 			m.refusal = val
 		case "tool_calls":
 			m.toolCalls = val
+		case "reasoning_content", "reasoning":
+			if isString(val) && !isEmptyString(val) {
+				m.reasoning = val
+			}
 		}
 	}
 	switch {
