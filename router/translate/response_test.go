@@ -119,3 +119,24 @@ func TestResponsesEdgeCases(t *testing.T) {
 		})
 	}
 }
+
+// Same format in and out is not translated: the body comes back as it came,
+// with the usage it reports; one that is not JSON is a provider fault.
+func TestTranslateAnswerSameFormatPassesThrough(t *testing.T) {
+	for _, tt := range []struct {
+		f    Format
+		body string
+	}{
+		{Chat, `{"id":"c","choices":[{"index":0,"message":{"content":"hi","reasoning_content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1},"vendor_extra":[1,2]}`},
+		{Messages, `{"id":"m","type":"message","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1},"vendor_extra":{}}`},
+		{Responses, `{"id":"r","object":"response","output":[],"usage":{"input_tokens":3,"output_tokens":1}}`},
+	} {
+		out, u, err := TranslateAnswer(tt.f, []byte(tt.body), tt.f, Answer{Model: "other"})
+		if err != nil || string(out) != tt.body || u.InputTokens != 3 || u.OutputTokens != 1 {
+			t.Errorf("TranslateAnswer(%v, ..., %v) = %s, %+v, %v; want the body as it came", tt.f, tt.f, out, u, err)
+		}
+		if _, _, err := TranslateAnswer(tt.f, []byte(tt.body[:10]), tt.f, Answer{}); !errors.Is(err, ErrInvalidUpstream) {
+			t.Errorf("TranslateAnswer(%v) of a cut body: %v, want ErrInvalidUpstream", tt.f, err)
+		}
+	}
+}
