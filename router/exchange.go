@@ -146,14 +146,10 @@ func (x exchange) unary(c *call, cand *mode.Candidate, body []byte, created int6
 	switch x.conv {
 	case convModel:
 		return translate.TranslateAnswer(x.upstream, body, c.ep.shape.format(), x.answer(cand, created))
-	case convMessagesToChat:
-		return translate.MessagesResponseToChat(body, x.answer(cand, created))
-	case convChatToMessages:
-		return translate.ChatResponseToMessages(body, x.answer(cand, created))
-	case convChatToResponses:
-		return translate.ChatResponseToResponses(body, x.answer(cand, created))
-	case convMessagesToResponses:
-		return translate.MessagesResponseToResponses(body, x.answer(cand, created))
+	case convMessagesToChat, convMessagesToResponses:
+		return translate.TranslateAnswer(translate.Messages, body, c.ep.shape.format(), x.answer(cand, created))
+	case convChatToMessages, convChatToResponses:
+		return translate.TranslateAnswer(translate.Chat, body, c.ep.shape.format(), x.answer(cand, created))
 	}
 	var (
 		u     translate.Usage
@@ -185,16 +181,14 @@ var errNotJSONAnswer = fmt.Errorf("%w: the body is not one JSON value", translat
 // translated when the formats differ (status, type and message kept).
 func (x exchange) errorBody(status int, body []byte) []byte {
 	switch x.conv {
-	case convMessagesToChat, convMessagesToResponses:
-		return translate.ErrorToChat(status, body)
-	case convModel:
-		// A Bedrock or Google error body, in the client's shape.
-		if x.client == translate.Messages {
-			return translate.ErrorToMessages(status, body)
-		}
-		return translate.ErrorToChat(status, body)
+	case convMessagesToChat:
+		return translate.TranslateError(translate.Messages, status, body, translate.Chat)
+	case convMessagesToResponses:
+		return translate.TranslateError(translate.Messages, status, body, translate.Responses)
 	case convChatToMessages:
-		return translate.ErrorToMessages(status, body)
+		return translate.TranslateError(translate.Chat, status, body, translate.Messages)
+	case convModel:
+		return translate.TranslateError(x.upstream, status, body, x.client)
 	}
 	return body // convChatToResponses: OpenAI's error shape already
 }

@@ -1,5 +1,7 @@
 package translate
 
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 // Writing a neutral answer (Reply) in the three client formats: a chat
 // completion, an Anthropic message, a Responses response object. Ids the
 // upstream did not give are made up the way the pairwise answers make
@@ -9,8 +11,8 @@ package translate
 // encodeChatAnswer writes rep as a chat completion. Text parts join into
 // the content; a refusal (a refusal part, or an answer that stopped as
 // one with no words) is the refusal field; thinking is left out.
-func encodeChatAnswer(rep *Reply, a *Answer) []byte {
-	out := make([]byte, 0, 512)
+func encodeChatAnswer(rep *Reply, a *Answer, size int) []byte {
+	out := make([]byte, 0, size)
 	out = appendID(append(out, `{"id":`...), rep.ID, "chatcmpl-translated", -1)
 	out = appendInt(append(out, `,"object":"chat.completion","created":`...), createdOf(rep, a))
 	out = a.appendModel(append(out, `,"model":`...), rep.Model)
@@ -43,7 +45,13 @@ func encodeChatAnswer(rep *Reply, a *Answer) []byte {
 		out = append(out, ']')
 	}
 	out = append(out, `},"logprobs":null,"finish_reason":"`...)
-	out = append(append(out, finishWord(Chat, finishOr(rep.Finish))...), `"}]`...)
+	out = append(append(out, finishWord(Chat, finishOr(rep.Finish))...), '"')
+	if rep.Finish == FinishStopSequence && isString(rep.StopSequence) {
+		// The matched stop sequence, where vLLM and SGLang report it:
+		// OpenAI's finish_reason "stop" alone does not say.
+		out = append(append(out, `,"stop_reason":`...), rep.StopSequence...)
+	}
+	out = append(out, "}]"...)
 	if rep.Usage.Known {
 		out = appendChatUsage(append(out, `,"usage":`...), rep.Usage)
 	}
@@ -95,9 +103,11 @@ func appendJoined(out []byte, parts []Part, k PartKind) []byte {
 	return append(out, '"')
 }
 
-// encodeMessagesAnswer writes rep as an Anthropic message.
-func encodeMessagesAnswer(rep *Reply, a *Answer) []byte {
-	out := make([]byte, 0, 512)
+// encodeMessagesAnswer writes rep as an Anthropic message. Tool arguments
+// that are not one JSON object make the answer invalid, unless it was cut
+// by its length limit (then they are {}, and the stop reason says so).
+func encodeMessagesAnswer(rep *Reply, a *Answer, size int) ([]byte, error) {
+	out := make([]byte, 0, size)
 	out = appendID(append(out, `{"id":`...), rep.ID, "msg_translated", -1)
 	out = append(out, `,"type":"message","role":"assistant","model":`...)
 	out = append(a.appendModel(out, rep.Model), `,"content":[`...)
@@ -112,7 +122,10 @@ func encodeMessagesAnswer(rep *Reply, a *Answer) []byte {
 			out = append(append(out, `,"name":`...), p.Name...)
 			var err error
 			if out, err = appendArgsObject(append(out, `,"input":`...), p); err != nil {
-				out = append(out, "{}"...)
+				if rep.Finish != FinishLength {
+					return nil, err
+				}
+				out = append(out, "{}"...) // cut off mid-arguments by the length limit
 			}
 			out = append(out, '}')
 			calls++
@@ -132,7 +145,7 @@ func encodeMessagesAnswer(rep *Reply, a *Answer) []byte {
 		out = append(out, "null"...)
 	}
 	out = appendMessagesUsage(append(out, `,"usage":`...), rep.Usage)
-	return append(out, '}')
+	return append(out, '}'), nil
 }
 
 // respStatusOf is how a Responses client reads fin.
@@ -142,36 +155,63 @@ func respStatusOf(fin Finish) respStatus {
 
 // encodeResponsesAnswer writes rep as a Responses response object: a
 // reasoning item per thinking part (the signature in encrypted_content,
-// which carries it back on the next turn), a message item of the text,
-// a refusal item, a function_call item per call.
-func encodeResponsesAnswer(rep *Reply, a *Answer) []byte {
+// which carries it back on the next turn), a message item of the text
+// (consecutive text parts joined), one refusal item, a function_call item
+// per call. Tool arguments that are not one JSON object make the answer
+// invalid, unless it was cut by its length limit (they are what arrived).
+// An answer cut short is incomplete, and so is the item it was cut in.
+func encodeResponsesAnswer(rep *Reply, a *Answer, size int) ([]byte, error) {
 	h := newRespHead(a, rep.ID, rep.Model, createdOf(rep, a))
-	items := make([]respItem, 0, len(rep.Parts))
-	msg, calls := -1, 0
+	var few [8]respItem
+	items := few[:0]
+	refusal, calls := -1, 0
+	cut := rep.Finish == FinishLength || rep.Finish == FinishContextWindow
 	for i := range rep.Parts {
 		p := &rep.Parts[i]
 		n := len(items)
 		switch p.Kind {
-		case PartText, PartRefusal:
-			kind := itemMessage
-			if p.Kind == PartRefusal {
-				kind = itemRefusal
-			}
-			if msg >= 0 && items[msg].kind == kind && msg == n-1 {
-				items[msg].text = append(items[msg].text, p.Text[1:len(p.Text)-1]...)
+		case PartText:
+			if n > 0 && items[n-1].kind == itemMessage { // one message for consecutive text
+				items[n-1].text = append(append([]byte(nil), items[n-1].text...), stringToken(p.Text)...)
 				continue
 			}
-			msg = n
-			items = append(items, respItem{kind: kind, id: h.itemID(kind, n), text: append([]byte(nil), p.Text[1:len(p.Text)-1]...)})
+			items = append(items, respItem{kind: itemMessage, id: h.itemID(itemMessage, n), text: stringToken(p.Text)})
+		case PartRefusal:
+			// A refusal is one refusal, however many blocks said it.
+			if refusal >= 0 {
+				items[refusal].text = append(append([]byte(nil), items[refusal].text...), stringToken(p.Text)...)
+				continue
+			}
+			refusal = n
+			items = append(items, respItem{kind: itemRefusal, id: h.itemID(itemRefusal, n), text: stringToken(p.Text)})
 		case PartThinking:
+			if isEmptyString(textOr(p.Text)) && !isString(p.Signature) {
+				continue // nothing to show and nothing to carry back
+			}
 			items = append(items, respItem{kind: itemReasoning, id: h.itemID(itemReasoning, n), text: stringToken(textOr(p.Text)), encrypted: p.Signature})
 		case PartToolCall:
-			id := a.IDs.appendClientID(nil, p.ID, Responses, "call_", calls)
-			args := appendArgsString(nil, p)
-			items = append(items, respItem{kind: itemCall, id: h.itemID(itemCall, n), callID: id, name: p.Name, text: args[1 : len(args)-1]})
+			it := respItem{kind: itemCall, id: h.itemID(itemCall, n), name: p.Name}
+			it.callID = a.IDs.appendClientID(nil, p.ID, Responses, "call_", calls)
+			switch {
+			case p.ArgsQuoted:
+				if err := checkArguments(p.Args); err != nil && !cut {
+					return nil, err
+				}
+				it.text = stringToken(p.Args) // "": {}
+			case present(p.Args):
+				q := jsonscan.AppendString(nil, p.Args)
+				it.text = q[1 : len(q)-1]
+			}
+			items = append(items, it)
 			calls++
 		}
 	}
+	if rep.Finish == FinishRefusal && refusal < 0 {
+		items = append(items, respItem{kind: itemRefusal, id: h.itemID(itemRefusal, len(items)), text: stringToken([]byte(refusalWithoutText))})
+	}
 	st := respStatusOf(finishOr(rep.Finish))
-	return appendResponse(make([]byte, 0, 512), &h, items, true, st, rep.Usage)
+	if n := len(items); cut && n > 0 {
+		items[n-1].incomplete = true
+	}
+	return appendResponse(make([]byte, 0, size), &h, items, true, st, rep.Usage), nil
 }

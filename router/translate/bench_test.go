@@ -85,7 +85,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, _, err := ChatToMessages(chatReq, "claude", nil); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := MessagesResponseToChat(msgAns, Answer{Model: "gpt-4o", Created: 1}); err != nil {
+			if _, _, err := TranslateAnswer(Messages, msgAns, Chat, Answer{Model: "gpt-4o", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -96,7 +96,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, err := MessagesToChat(msgReq, "gpt-4o"); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := ChatResponseToMessages(chatAns, Answer{Model: "claude"}); err != nil {
+			if _, _, err := TranslateAnswer(Chat, chatAns, Messages, Answer{Model: "claude"}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -108,7 +108,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, err := ResponsesToMessages(respReq, "claude", NewToolIDs(respReq, Responses)); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := MessagesResponseToResponses(msgAns, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
+			if _, _, err := TranslateAnswer(Messages, msgAns, Responses, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -119,7 +119,7 @@ func BenchmarkUnary(b *testing.B) {
 			if _, err := ResponsesToChat(respReq, "llama"); err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := ChatResponseToResponses(chatAns, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
+			if _, _, err := TranslateAnswer(Chat, chatAns, Responses, Answer{Model: "gpt-4.1", Created: 1}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -211,4 +211,42 @@ func BenchmarkStreamChunk(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkAnswer is a unary answer's translation alone, for each pair of
+// formats a client and its upstream can differ by: a 4 KiB text answer,
+// and a short one with thinking and two tool calls.
+func BenchmarkAnswer(b *testing.B) {
+	msgAns, chatAns := messagesAnswer4K(), chatAnswer4K()
+	msgTools, chatTools := messagesToolAnswer(), chatToolAnswer()
+	cases := []struct {
+		name             string
+		body             []byte
+		upstream, client Format
+	}{
+		{"chat_client_messages_upstream", msgAns, Messages, Chat},
+		{"messages_client_chat_upstream", chatAns, Chat, Messages},
+		{"responses_client_chat_upstream", chatAns, Chat, Responses},
+		{"responses_client_messages_upstream", msgAns, Messages, Responses},
+		{"chat_client_messages_upstream_tools", msgTools, Messages, Chat},
+		{"messages_client_chat_upstream_tools", chatTools, Chat, Messages},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			measure(b, func() {
+				if _, _, err := TranslateAnswer(c.upstream, c.body, c.client, Answer{Model: "m", Created: 1}); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+func messagesToolAnswer() []byte {
+	return []byte(`{"id":"msg_01","type":"message","role":"assistant","model":"claude","content":[{"type":"thinking","thinking":"let me look","signature":"sig"},{"type":"text","text":"Looking it up."},{"type":"tool_use","id":"toolu_1","name":"lookup","input":{"query":"fox","limit":3}},{"type":"tool_use","id":"toolu_2","name":"lookup","input":{"query":"dog"}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1000,"output_tokens":90}}`)
+}
+
+func chatToolAnswer() []byte {
+	return []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Looking it up.","refusal":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{\"query\":\"fox\",\"limit\":3}"}},{"id":"call_2","type":"function","function":{"name":"lookup","arguments":"{\"query\":\"dog\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":1000,"completion_tokens":90,"total_tokens":1090}}`)
 }

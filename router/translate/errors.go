@@ -192,10 +192,14 @@ func IsContextOverflow(status int, body []byte) bool {
 	return false
 }
 
-// errorFields are the parts of an error body, as raw JSON values (message is
-// a string token), whichever API shaped it.
+// errorFields is the neutral error: what an error answer or a stream's
+// error event says, whichever API shaped it, as raw JSON values (message
+// is a string token; typ and code the contents of string tokens, nil:
+// none; param a JSON value, nil: none), and the status it came with (0:
+// none, as inside a stream).
 type errorFields struct {
 	typ, message, code, param []byte
+	status                    int
 }
 
 // parseError reads an error body in either API's shape: Anthropic's
@@ -205,7 +209,7 @@ type errorFields struct {
 // some servers send. A body that is none of these gives its own text as the
 // message, at most maxErrorText bytes of it; an empty one, its status.
 func parseError(status int, body []byte) errorFields {
-	var f errorFields
+	f := errorFields{status: status}
 	v, ok := jsonscan.Valid(body)
 	if ok && isArray(v) {
 		// Google's errors may come as a one-element array.
@@ -272,20 +276,49 @@ func parseError(status int, body []byte) errorFields {
 // page from a proxy, say) carried into a translated error.
 const maxErrorText = 1024
 
-// ErrorToChat turns an Anthropic error body (any non-2xx answer) into an OpenAI
-// one, for the same status: {"error":{"message","type","param","code"}}. The
-// message is the upstream's, byte for byte; the type is the upstream's
-// Anthropic type (OpenAI clients read the status, not the type); code is
-// "context_length_exceeded" when the message says the prompt is too long,
-// else null.
-func ErrorToChat(status int, anthropicBody []byte) []byte {
-	f := parseError(status, anthropicBody)
-	typ := f.typ
-	if typ == nil {
-		typ = []byte(openAITypeForStatus(status))
+// TranslateError turns an upstream's error answer (any non-2xx body) of
+// format upstream into the error shape of the client's format, for the
+// same status: the body is read into the neutral error (parseError reads
+// every provider's shape) and written from it. When both speak the same
+// error shape (OpenAI's for Chat Completions and Responses) the body is
+// the upstream's, untouched.
+//
+// Into OpenAI's {"error":{"message","type","param","code"}}: the message
+// is the upstream's, byte for byte; the type the upstream's (Anthropic's
+// as it was: OpenAI clients read the status), else one for the status;
+// param and code as the body gave them, else code is
+// "context_length_exceeded" when the message says the prompt is too long.
+//
+// Into Anthropic's {"type":"error","error":{"type","message"}}: the type is
+// one of Anthropic's eight, the one Anthropic uses for the status (401
+// authentication_error, 429 rate_limit_error, 503 and 529
+// overloaded_error, ...), or the upstream's own where the status says only
+// invalid_request_error or api_error and the upstream named one of the
+// eight; when only the code said the context overflowed, the code is added
+// to the message in parentheses so the overflow stays recognisable.
+func TranslateError(upstream Format, status int, body []byte, client Format) []byte {
+	if errorShape(upstream) == errorShape(client) {
+		return body
 	}
-	out := make([]byte, 0, len(f.message)+128)
-	return append(appendChatError(out, f.message, typ, f.param, f.code), '}')
+	e := parseError(status, body)
+	if client == Messages {
+		return appendAnthropicError(make([]byte, 0, len(e.message)+64), anthropicTypeFor(e.status, e.typ), e)
+	}
+	typ := e.typ
+	if typ == nil {
+		typ = []byte(openAITypeForStatus(e.status))
+	}
+	out := make([]byte, 0, len(e.message)+128)
+	return append(appendChatError(out, e.message, typ, e.param, e.code), '}')
+}
+
+// errorShape names the error shape a format's answers come in: OpenAI's
+// two APIs share one; every other format has its own.
+func errorShape(f Format) Format {
+	if f == Responses {
+		return Chat
+	}
+	return f
 }
 
 // appendChatError writes OpenAI's error object up to its last brace,
@@ -319,26 +352,17 @@ func appendChatError(out, message, typ, param, code []byte) []byte {
 	return append(out, '}')
 }
 
-// ErrorToMessages turns an OpenAI error body (any non-2xx answer) into an
-// Anthropic one, for the same status: {"type":"error","error":{"type",
-// "message"}}. The type is one of Anthropic's eight: the one Anthropic uses for
-// the status (401 authentication_error, 429 rate_limit_error, 503 and 529
-// overloaded_error, ...), or the upstream's own where the status says only
-// invalid_request_error or api_error and the upstream named one of the
-// eight. The message is
-// the upstream's; when only the code said the context overflowed
-// (context_length_exceeded), the code is added to the message in parentheses
-// so the overflow stays recognisable.
-func ErrorToMessages(status int, openAIBody []byte) []byte {
-	f := parseError(status, openAIBody)
-	typ := AnthropicErrorType(status)
-	// The status decides (OpenAI says invalid_request_error for a bad key);
-	// where it only gives the generic type, an upstream that already speaks
-	// Anthropic's vocabulary keeps its own word.
-	if (typ == "invalid_request_error" || typ == "api_error") && isAnthropicErrorType(f.typ) {
-		typ = string(f.typ)
+// anthropicTypeFor is the Anthropic type of an error of status whose body
+// named typ (raw string contents, nil: none). The status decides (OpenAI
+// says invalid_request_error for a bad key); where it only gives the
+// generic type, an upstream that already speaks Anthropic's vocabulary
+// keeps its own word.
+func anthropicTypeFor(status int, typ []byte) string {
+	t := AnthropicErrorType(status)
+	if (t == "invalid_request_error" || t == "api_error") && isAnthropicErrorType(typ) {
+		return string(typ)
 	}
-	return appendAnthropicError(nil, typ, f)
+	return t
 }
 
 func appendAnthropicError(out []byte, typ string, f errorFields) []byte {

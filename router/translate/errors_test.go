@@ -8,7 +8,7 @@ import (
 
 // Error types are mapped by status where the status says more; messages cross
 // over byte for byte.
-func TestErrorToMessagesTypes(t *testing.T) {
+func TestTranslateErrorToMessagesTypes(t *testing.T) {
 	tests := []struct {
 		status         int
 		body, wantType string
@@ -29,10 +29,10 @@ func TestErrorToMessagesTypes(t *testing.T) {
 		{529, `{"error":{"message":"m"}}`, "overloaded_error"},
 	}
 	for _, tt := range tests {
-		out := ErrorToMessages(tt.status, []byte(tt.body))
+		out := TranslateError(Chat, tt.status, []byte(tt.body), Messages)
 		want := `{"type":"error","error":{"type":"` + tt.wantType + `","message":"m"}}`
 		if string(out) != want {
-			t.Errorf("ErrorToMessages(%d, %s) = %s, want %s", tt.status, tt.body, out, want)
+			t.Errorf("TranslateError(Chat, %d, %s, Messages) = %s, want %s", tt.status, tt.body, out, want)
 		}
 	}
 }
@@ -54,7 +54,7 @@ func TestAnthropicErrorType(t *testing.T) {
 	}
 }
 
-func TestErrorToChatShapes(t *testing.T) {
+func TestTranslateErrorToChatShapes(t *testing.T) {
 	tests := []struct {
 		name   string
 		status int
@@ -74,9 +74,9 @@ func TestErrorToChatShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := ErrorToChat(tt.status, []byte(tt.body))
+			out := TranslateError(Messages, tt.status, []byte(tt.body), Chat)
 			if string(out) != tt.want {
-				t.Errorf("ErrorToChat = %s\nwant %s", out, tt.want)
+				t.Errorf("TranslateError = %s\nwant %s", out, tt.want)
 			}
 			if err := checkErrorBody(Chat, out); err != nil {
 				t.Error(err)
@@ -108,7 +108,7 @@ func TestIsContextOverflow(t *testing.T) {
 
 // An upstream error type or code holding an escape crosses as the same
 // string: the token's contents are copied, never escaped a second time.
-func TestErrorToChatKeepsEscapedTypeAndCode(t *testing.T) {
+func TestTranslateErrorToChatKeepsEscapedTypeAndCode(t *testing.T) {
 	body := []byte(`{"type":"error","error":{"type":"odd\"type\\x","code":"c\u00e9\"d","message":"m"}}`)
 	var got struct {
 		Error struct {
@@ -116,11 +116,51 @@ func TestErrorToChatKeepsEscapedTypeAndCode(t *testing.T) {
 			Code *string `json:"code"`
 		} `json:"error"`
 	}
-	out := ErrorToChat(400, body)
+	out := TranslateError(Messages, 400, body, Chat)
 	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("ErrorToChat gave invalid JSON %s: %v", out, err)
+		t.Fatalf("TranslateError gave invalid JSON %s: %v", out, err)
 	}
 	if got.Error.Type != `odd"type\x` || got.Error.Code == nil || *got.Error.Code != `cé"d` {
-		t.Errorf("ErrorToChat = %s: type %q code %v, want the upstream's own strings", out, got.Error.Type, got.Error.Code)
+		t.Errorf("TranslateError = %s: type %q code %v, want the upstream's own strings", out, got.Error.Type, got.Error.Code)
+	}
+}
+
+// One neutral error for every upstream: each provider's error body reaches
+// each client in the client's shape, status, type, message and code kept;
+// OpenAI's two APIs share a shape, so between them the body is untouched.
+func TestTranslateErrorEveryUpstream(t *testing.T) {
+	gemini := `[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}]`
+	bedrock := `{"message":"Input is too long for requested model. prompt is too long"}`
+	anthropic := `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
+	openai := `{"error":{"message":"Your request has 130000 tokens; the model takes 128000.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+	tests := []struct {
+		name             string
+		upstream, client Format
+		status           int
+		body, want       string
+	}{
+		{"gemini to messages", Gemini, Messages, 429, gemini,
+			`{"type":"error","error":{"type":"rate_limit_error","message":"Resource has been exhausted (e.g. check quota)."}}`},
+		{"gemini to chat", Gemini, Chat, 429, gemini,
+			`{"error":{"message":"Resource has been exhausted (e.g. check quota).","type":"rate_limit_error","param":null,"code":null}}`},
+		{"bedrock overflow to responses", Converse, Responses, 400, bedrock,
+			`{"error":{"message":"Input is too long for requested model. prompt is too long","type":"invalid_request_error","param":null,"code":"context_length_exceeded"}}`},
+		{"anthropic to responses", Messages, Responses, 529, anthropic,
+			`{"error":{"message":"Overloaded","type":"overloaded_error","param":null,"code":null}}`},
+		{"openai overflow to messages", Chat, Messages, 400, openai,
+			`{"type":"error","error":{"type":"invalid_request_error","message":"Your request has 130000 tokens; the model takes 128000. (context_length_exceeded)"}}`},
+		{"chat to responses untouched", Chat, Responses, 400, openai, openai},
+		{"messages to messages untouched", Messages, Messages, 529, anthropic, anthropic},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := TranslateError(tt.upstream, tt.status, []byte(tt.body), tt.client)
+			if string(out) != tt.want {
+				t.Errorf("TranslateError(%v, %d, %s, %v) = %s\nwant %s", tt.upstream, tt.status, tt.body, tt.client, out, tt.want)
+			}
+			if IsContextOverflow(tt.status, []byte(tt.body)) != IsContextOverflow(tt.status, out) {
+				t.Errorf("context overflow recognised in the input %v, in the output %v", IsContextOverflow(tt.status, []byte(tt.body)), IsContextOverflow(tt.status, out))
+			}
+		})
 	}
 }

@@ -44,7 +44,7 @@ func TestToolIDsForAnthropicClients(t *testing.T) {
 	unary := `{"id":"c","model":"kimi-k2","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
 		`{"id":"functions.get_weather:0","type":"function","function":{"name":"get_weather","arguments":"{}"}},` +
 		`{"id":"functions.get_weather_0","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
-	out, _, err := ChatResponseToMessages([]byte(unary), Answer{Model: "m", IDs: NewToolIDs([]byte(`{"messages":[]}`), Messages)})
+	out, _, err := TranslateAnswer(Chat, []byte(unary), Messages, Answer{Model: "m", IDs: NewToolIDs([]byte(`{"messages":[]}`), Messages)})
 	must(t, err)
 	m, err := checkMessage(out)
 	must(t, err)
@@ -101,7 +101,7 @@ func TestToolIDsOnTheWayIn(t *testing.T) {
 	}
 	// The answer's ids the gateway made up come back as the client wrote them.
 	ans := `{"id":"m","type":"message","role":"assistant","model":"c","content":[{"type":"tool_use","id":"call_1","name":"f","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}`
-	chat, _, err := MessagesResponseToChat([]byte(ans), Answer{Model: "m", IDs: ids})
+	chat, _, err := TranslateAnswer(Messages, []byte(ans), Chat, Answer{Model: "m", IDs: ids})
 	must(t, err)
 	if !strings.Contains(string(chat), `"id":"call.1"`) {
 		t.Errorf("answer %s: want the id given back as call.1", chat)
@@ -195,7 +195,7 @@ func TestReasoningEffortThinking(t *testing.T) {
 // an Anthropic one reaches an OpenAI client as its refusal.
 func TestRefusals(t *testing.T) {
 	chat := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`
-	out, _, err := ChatResponseToMessages([]byte(chat), Answer{Model: "m"})
+	out, _, err := TranslateAnswer(Chat, []byte(chat), Messages, Answer{Model: "m"})
 	must(t, err)
 	if m, err := checkMessage(out); err != nil || m.StopReason != "refusal" {
 		t.Errorf("%s (%v): want stop_reason refusal", out, err)
@@ -209,7 +209,7 @@ func TestRefusals(t *testing.T) {
 	}
 
 	msg := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"I won't."}],"stop_reason":"refusal","usage":{"input_tokens":1,"output_tokens":1}}`
-	cout, _, err := MessagesResponseToChat([]byte(msg), Answer{Model: "m"})
+	cout, _, err := TranslateAnswer(Messages, []byte(msg), Chat, Answer{Model: "m"})
 	must(t, err)
 	var c struct {
 		Choices []struct {
@@ -225,7 +225,7 @@ func TestRefusals(t *testing.T) {
 // Cache writes are shown to OpenAI clients, unary and streaming.
 func TestCacheWritesForOpenAIClients(t *testing.T) {
 	msg := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"cache_creation_input_tokens":1000,"cache_read_input_tokens":0,"output_tokens":2}}`
-	out, _, err := MessagesResponseToChat([]byte(msg), Answer{Model: "m"})
+	out, _, err := TranslateAnswer(Messages, []byte(msg), Chat, Answer{Model: "m"})
 	must(t, err)
 	usage := asJSON(member(t, out, "usage"))
 	if !strings.Contains(usage, `"cache_creation_input_tokens":1000`) || !strings.Contains(usage, `"cache_write_tokens":1000`) || !strings.Contains(usage, `"prompt_tokens":1005`) {
@@ -253,13 +253,13 @@ func TestCacheControlCarried(t *testing.T) {
 // servers that say it put it in choices[].stop_reason).
 func TestMatchedStopSequence(t *testing.T) {
 	chat := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"1 2 3"},"finish_reason":"stop","stop_reason":"4"}]}`
-	out, _, err := ChatResponseToMessages([]byte(chat), Answer{Model: "m"})
+	out, _, err := TranslateAnswer(Chat, []byte(chat), Messages, Answer{Model: "m"})
 	must(t, err)
 	if m, err := checkMessage(out); err != nil || m.StopReason != "stop_sequence" || m.StopSequence == nil || *m.StopSequence != "4" {
 		t.Errorf("%s (%v)", out, err)
 	}
 	msg := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"1 2 3"}],"stop_reason":"stop_sequence","stop_sequence":"4","usage":{"input_tokens":1,"output_tokens":1}}`
-	cout, _, err := MessagesResponseToChat([]byte(msg), Answer{Model: "m"})
+	cout, _, err := TranslateAnswer(Messages, []byte(msg), Chat, Answer{Model: "m"})
 	must(t, err)
 	if !strings.Contains(string(cout), `"finish_reason":"stop","stop_reason":"4"`) {
 		t.Errorf("%s", cout)
@@ -284,7 +284,7 @@ func TestMalformedUpstream(t *testing.T) {
 		}
 	}
 	unary := `{"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":"notobj"}],"stop_reason":"tool_use"}`
-	if out, _, err := MessagesResponseToChat([]byte(unary), Answer{Model: "m"}); !errors.Is(err, ErrInvalidUpstream) {
+	if out, _, err := TranslateAnswer(Messages, []byte(unary), Chat, Answer{Model: "m"}); !errors.Is(err, ErrInvalidUpstream) {
 		t.Errorf("tool_use input a string: %s, %v", out, err)
 	}
 	stream := sse(aEvent("message_start", aStart),
@@ -305,7 +305,7 @@ func TestAnswerModel(t *testing.T) {
 		{Answer{Model: "claude-sonnet-4-5", UpstreamModel: true}, "claude-sonnet-4-5-20250929"},
 		{Answer{Model: "my-alias"}, "my-alias"},
 	} {
-		out, _, err := MessagesResponseToChat([]byte(msg), tt.a)
+		out, _, err := TranslateAnswer(Messages, []byte(msg), Chat, tt.a)
 		must(t, err)
 		if got := member(t, out, "model"); got != tt.want {
 			t.Errorf("%+v: model %v, want %s", tt.a, got, tt.want)

@@ -212,26 +212,34 @@ func FuzzResponsesAndErrors(f *testing.F) {
 		addFixtures(f, p, func(b []byte) { f.Add(b, 400) })
 	}
 	f.Fuzz(func(t *testing.T, in []byte, status int) {
-		if out, _, err := MessagesResponseToChat(in, Answer{Model: "m", Created: 1}); err == nil && !json.Valid(out) {
-			t.Fatalf("MessagesResponseToChat(%q) = %q", in, out)
+		if out, _, err := TranslateAnswer(Messages, in, Chat, Answer{Model: "m", Created: 1}); err == nil && !json.Valid(out) {
+			t.Fatalf("TranslateAnswer(Messages, %q, Chat) = %q", in, out)
 		}
-		if out, _, err := ChatResponseToMessages(in, Answer{Model: "m"}); err == nil && !json.Valid(out) {
-			t.Fatalf("ChatResponseToMessages(%q) = %q", in, out)
+		if out, _, err := TranslateAnswer(Chat, in, Messages, Answer{Model: "m"}); err == nil && !json.Valid(out) {
+			t.Fatalf("TranslateAnswer(Chat, %q, Messages) = %q", in, out)
 		}
-		if out, _, err := ChatResponseToResponses(in, Answer{Model: "m"}); err == nil && !json.Valid(out) {
-			t.Fatalf("ChatResponseToResponses(%q) = %q", in, out)
+		if out, _, err := TranslateAnswer(Chat, in, Responses, Answer{Model: "m"}); err == nil && !json.Valid(out) {
+			t.Fatalf("TranslateAnswer(Chat, %q, Responses) = %q", in, out)
 		}
-		if out, _, err := MessagesResponseToResponses(in, Answer{Model: "m"}); err == nil && !json.Valid(out) {
-			t.Fatalf("MessagesResponseToResponses(%q) = %q", in, out)
+		if out, _, err := TranslateAnswer(Messages, in, Responses, Answer{Model: "m"}); err == nil && !json.Valid(out) {
+			t.Fatalf("TranslateAnswer(Messages, %q, Responses) = %q", in, out)
 		}
 		if v, ok := jsonscan.Valid(in); ok && !json.Valid(WithAnswerModel(v, "m\"x")) {
 			t.Fatalf("WithAnswerModel(%q) = %q", v, WithAnswerModel(v, "m\"x"))
 		}
-		if out := ErrorToChat(status, in); checkErrorBody(Chat, out) != nil {
-			t.Fatalf("ErrorToChat(%q) = %q: %v", in, out, checkErrorBody(Chat, out))
-		}
-		if out := ErrorToMessages(status, in); checkErrorBody(Messages, out) != nil {
-			t.Fatalf("ErrorToMessages(%q) = %q: %v", in, out, checkErrorBody(Messages, out))
+		for _, up := range []Format{Chat, Messages, Converse, Gemini} {
+			for _, client := range []Format{Chat, Messages, Responses} {
+				shape := client
+				if client == Responses {
+					shape = Chat
+				}
+				if up == shape || up == Chat && client == Responses {
+					continue // not translated: the body as it came
+				}
+				if out := TranslateError(up, status, in, client); checkErrorBody(shape, out) != nil {
+					t.Fatalf("TranslateError(%v, %q, %v) = %q: %v", up, in, client, out, checkErrorBody(shape, out))
+				}
+			}
 		}
 		if out, _, err := WithStreamUsage(in); err == nil && !json.Valid(out) {
 			t.Fatalf("WithStreamUsage(%q) = %q", in, out)

@@ -53,33 +53,6 @@ func EncodeRequest(from Format, body []byte, to Format, upstreamModel string, id
 	return out, r, nil
 }
 
-// TranslateAnswer turns an upstream's unary answer (a 2xx body) of format
-// upstream (Converse or Gemini) into the client's format, presented as a
-// says, with the usage it reported. An answer that breaks its API is
-// ErrInvalidUpstream.
-func TranslateAnswer(upstream Format, body []byte, client Format, a Answer) ([]byte, Usage, error) {
-	var rep *Reply
-	var err error
-	switch upstream {
-	case Converse:
-		rep, err = decodeConverseAnswer(body)
-	case Gemini:
-		rep, err = decodeGeminiAnswer(body)
-	default:
-		return nil, Usage{}, invalidUpstream("no model decoder for " + upstream.String())
-	}
-	if err != nil {
-		return nil, Usage{}, err
-	}
-	switch client {
-	case Messages:
-		return encodeMessagesAnswer(rep, &a), rep.Usage, nil
-	case Responses:
-		return encodeResponsesAnswer(rep, &a), rep.Usage, nil
-	}
-	return encodeChatAnswer(rep, &a), rep.Usage, nil
-}
-
 // one returns p as a one-part slice: most turns hold one part, and a few
 // dozen of them then cost one allocation rather than one each.
 func (r *Request) one(p Part) []Part {

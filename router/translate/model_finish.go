@@ -16,7 +16,7 @@ var finishWords = [...]struct {
 	{FinishLength, "length", "max_tokens", "max_output_tokens", "max_tokens", "MAX_TOKENS"},
 	{FinishContextWindow, "length", "model_context_window_exceeded", "max_output_tokens", "model_context_window_exceeded", "MAX_TOKENS"},
 	{FinishToolCalls, "tool_calls", "tool_use", "", "tool_use", "STOP"},
-	{FinishRefusal, "content_filter", "refusal", "content_filter", "content_filtered", "SAFETY"},
+	{FinishRefusal, "content_filter", "refusal", "", "content_filtered", "SAFETY"},
 	{FinishContentFilter, "content_filter", "refusal", "content_filter", "content_filtered", "SAFETY"},
 	{FinishPause, "stop", "pause_turn", "", "end_turn", "STOP"},
 	{FinishMalformedCall, "stop", "end_turn", "", "malformed_tool_use", "MALFORMED_FUNCTION_CALL"},

@@ -19,7 +19,7 @@ func TestStopReasons(t *testing.T) {
 	}
 	for _, tt := range toChat {
 		body := `{"id":"m","type":"message","content":[{"type":"text","text":"x"}],"stop_reason":` + orNull(tt.anthropic) + `}`
-		out, _, err := MessagesResponseToChat([]byte(body), Answer{Model: "c", Created: 1})
+		out, _, err := TranslateAnswer(Messages, []byte(body), Chat, Answer{Model: "c", Created: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestStopReasons(t *testing.T) {
 	}
 	for _, tt := range toMessages {
 		body := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":` + orNull(tt.openai) + `}]}`
-		out, _, err := ChatResponseToMessages([]byte(body), Answer{Model: "c"})
+		out, _, err := TranslateAnswer(Chat, []byte(body), Messages, Answer{Model: "c"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,9 +67,9 @@ func TestResponsesInvalidUpstream(t *testing.T) {
 		`{"id":"m","content":[{"type":"tool_use","id":"t","input":{"SECRET":1}}]}`,
 	}
 	for _, body := range toChat {
-		out, _, err := MessagesResponseToChat([]byte(body), Answer{Model: "c", Created: 1})
+		out, _, err := TranslateAnswer(Messages, []byte(body), Chat, Answer{Model: "c", Created: 1})
 		if !errors.Is(err, ErrInvalidUpstream) || strings.Contains(err.Error(), "SECRET") {
-			t.Errorf("MessagesResponseToChat(%s) = %s, %v; want ErrInvalidUpstream without content", body, out, err)
+			t.Errorf("TranslateAnswer(Messages, %s, Chat) = %s, %v; want ErrInvalidUpstream without content", body, out, err)
 		}
 	}
 	toMessages := []string{
@@ -81,9 +81,9 @@ func TestResponsesInvalidUpstream(t *testing.T) {
 		`{"id":"c","choices":[{"index":0,"message":{"tool_calls":[{"id":"t","function":{"name":"f","arguments":"SECRET"}}]},"finish_reason":"tool_calls"}]}`,
 	}
 	for _, body := range toMessages {
-		out, _, err := ChatResponseToMessages([]byte(body), Answer{Model: "c"})
+		out, _, err := TranslateAnswer(Chat, []byte(body), Messages, Answer{Model: "c"})
 		if !errors.Is(err, ErrInvalidUpstream) || strings.Contains(err.Error(), "SECRET") {
-			t.Errorf("ChatResponseToMessages(%s) = %s, %v; want ErrInvalidUpstream without content", body, out, err)
+			t.Errorf("TranslateAnswer(Chat, %s, Messages) = %s, %v; want ErrInvalidUpstream without content", body, out, err)
 		}
 	}
 }
@@ -109,13 +109,34 @@ func TestResponsesEdgeCases(t *testing.T) {
 			var out []byte
 			var err error
 			if tt.toChat {
-				out, _, err = MessagesResponseToChat([]byte(tt.body), Answer{Model: "c", Created: 1})
+				out, _, err = TranslateAnswer(Messages, []byte(tt.body), Chat, Answer{Model: "c", Created: 1})
 			} else {
-				out, _, err = ChatResponseToMessages([]byte(tt.body), Answer{Model: "c"})
+				out, _, err = TranslateAnswer(Chat, []byte(tt.body), Messages, Answer{Model: "c"})
 			}
 			if err != nil || string(out) != tt.want {
 				t.Errorf("got %s, %v\nwant %s", out, err, tt.want)
 			}
 		})
+	}
+}
+
+// Same format in and out is not translated: the body comes back as it came,
+// with the usage it reports; one that is not JSON is a provider fault.
+func TestTranslateAnswerSameFormatPassesThrough(t *testing.T) {
+	for _, tt := range []struct {
+		f    Format
+		body string
+	}{
+		{Chat, `{"id":"c","choices":[{"index":0,"message":{"content":"hi","reasoning_content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1},"vendor_extra":[1,2]}`},
+		{Messages, `{"id":"m","type":"message","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1},"vendor_extra":{}}`},
+		{Responses, `{"id":"r","object":"response","output":[],"usage":{"input_tokens":3,"output_tokens":1}}`},
+	} {
+		out, u, err := TranslateAnswer(tt.f, []byte(tt.body), tt.f, Answer{Model: "other"})
+		if err != nil || string(out) != tt.body || u.InputTokens != 3 || u.OutputTokens != 1 {
+			t.Errorf("TranslateAnswer(%v, ..., %v) = %s, %+v, %v; want the body as it came", tt.f, tt.f, out, u, err)
+		}
+		if _, _, err := TranslateAnswer(tt.f, []byte(tt.body[:10]), tt.f, Answer{}); !errors.Is(err, ErrInvalidUpstream) {
+			t.Errorf("TranslateAnswer(%v) of a cut body: %v, want ErrInvalidUpstream", tt.f, err)
+		}
 	}
 }

@@ -23,6 +23,9 @@ type respItem struct {
 	callID, name []byte // a function_call's call_id and name, string tokens
 	text         []byte
 	done         bool
+	// incomplete marks the item an answer was cut short in (written with
+	// status "incomplete" once whole).
+	incomplete bool
 	// encrypted is a reasoning item's encrypted_content, a string token (the
 	// thinking's signature; nil: none).
 	encrypted []byte
@@ -129,7 +132,10 @@ func appendResponse(out []byte, h *respHead, items []respItem, ended bool, st re
 // appendItem writes an output item, whole (done) or as it starts.
 func appendItem(out []byte, it *respItem, whole bool) []byte {
 	status := `in_progress"`
-	if whole {
+	switch {
+	case whole && it.incomplete:
+		status = `incomplete"`
+	case whole:
 		status = `completed"`
 	}
 	out = append(out, `{"id":"`...)
@@ -157,7 +163,7 @@ func appendItem(out []byte, it *respItem, whole bool) []byte {
 		return append(out, '}')
 	}
 	out = append(out, `","type":"reasoning","summary":[`...)
-	if whole {
+	if whole && len(it.text) > 0 { // a thinking block with only its signature has no summary
 		out = appendPart(out, it)
 	}
 	out = append(out, ']')
@@ -204,9 +210,13 @@ func appendResponsesUsage(out []byte, u Usage) []byte {
 	}
 	out = append(out, `},"output_tokens":`...)
 	out = appendInt(out, u.OutputTokens)
-	out = append(out, `,"output_tokens_details":{"reasoning_tokens":`...)
-	out = appendInt(out, u.ReasoningTokens) // 0 when the upstream does not say
-	out = append(out, `},"total_tokens":`...)
+	if u.ReasoningKnown {
+		// Left out when the upstream does not say (Anthropic, Converse):
+		// 0 would say the model did not reason.
+		out = append(out, `,"output_tokens_details":{"reasoning_tokens":`...)
+		out = append(appendInt(out, u.ReasoningTokens), '}')
+	}
+	out = append(out, `,"total_tokens":`...)
 	out = appendInt(out, u.InputTokens+u.OutputTokens)
 	if u.CacheCreationInputTokens > 0 {
 		out = append(out, `,"cache_creation_input_tokens":`...)

@@ -90,13 +90,13 @@ func TestResponsesAgentTurn(t *testing.T) {
 func TestResponsesAnswers(t *testing.T) {
 	a := Answer{Model: "m", Created: 1}
 	refused := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"No."},"finish_reason":"stop"}]}`
-	out, _, err := ChatResponseToResponses([]byte(refused), a)
+	out, _, err := TranslateAnswer(Chat, []byte(refused), Responses, a)
 	must(t, err)
 	if r, err := checkResponse(out); err != nil || r.Refusal != "No." || r.Text != "" {
 		t.Errorf("%+v %v", r, err)
 	}
 	cut := `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"Once upon"}],"stop_reason":"max_tokens","usage":{"input_tokens":3,"output_tokens":2}}`
-	out, _, err = MessagesResponseToResponses([]byte(cut), a)
+	out, _, err = TranslateAnswer(Messages, []byte(cut), Responses, a)
 	must(t, err)
 	if r, err := checkResponse(out); err != nil || r.Status != "incomplete" || r.Incomplete != "max_output_tokens" || r.Text != "Once upon" {
 		t.Errorf("%+v %v", r, err)

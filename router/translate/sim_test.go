@@ -78,7 +78,7 @@ func TestOpenAIClientAnthropicSim(t *testing.T) {
 		must(t, err)
 		resp := send(t, url, req)
 		body, _ := io.ReadAll(resp.Body)
-		out, u, err := MessagesResponseToChat(body, Answer{Model: "gpt", Created: 1})
+		out, u, err := TranslateAnswer(Messages, body, Chat, Answer{Model: "gpt", Created: 1})
 		must(t, err)
 		c, err := checkChatCompletion(out)
 		must(t, err)
@@ -107,7 +107,7 @@ func TestOpenAIClientAnthropicSim(t *testing.T) {
 		must(t, err)
 		resp := send(t, over, req)
 		body, _ := io.ReadAll(resp.Body)
-		out := ErrorToChat(resp.StatusCode, body)
+		out := TranslateError(Messages, resp.StatusCode, body, Chat)
 		must(t, checkErrorBody(Chat, out))
 		if resp.StatusCode != 400 || !IsContextOverflow(400, out) || !strings.Contains(string(out), `"code":"context_length_exceeded"`) {
 			t.Errorf("%d %s", resp.StatusCode, out)
@@ -124,7 +124,7 @@ func TestAnthropicClientOpenAISim(t *testing.T) {
 		must(t, err)
 		resp := send(t, url, req)
 		body, _ := io.ReadAll(resp.Body)
-		out, u, err := ChatResponseToMessages(body, Answer{Model: "claude"})
+		out, u, err := TranslateAnswer(Chat, body, Messages, Answer{Model: "claude"})
 		must(t, err)
 		m, err := checkMessage(out)
 		must(t, err)
@@ -169,7 +169,7 @@ func TestAnthropicClientOpenAISim(t *testing.T) {
 		must(t, err)
 		resp := send(t, down, req)
 		body, _ := io.ReadAll(resp.Body)
-		out := ErrorToMessages(resp.StatusCode, body)
+		out := TranslateError(Chat, resp.StatusCode, body, Messages)
 		var e struct {
 			Error struct{ Type, Message string }
 		}

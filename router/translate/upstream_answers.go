@@ -207,3 +207,148 @@ func messagesStreamError(errObj []byte) errorFields {
 	}
 	return f
 }
+
+// chatChoice is what a choice says, whether a unary answer's (message)
+// or a chunk's (delta).
+type chatChoice struct {
+	index, message, finish, stopReason []byte
+}
+
+// firstChoice finds the choice with index 0, or the first one listed.
+func firstChoice(choices []byte) (c chatChoice, ok bool) {
+	e := jsonscan.ElementsOf(choices)
+	for v, more := e.Next(); more; v, more = e.Next() {
+		if !isObject(v) {
+			continue
+		}
+		var this chatChoice
+		cm := jsonscan.MembersOf(v)
+		for k, val, more := cm.Next(); more; k, val, more = cm.Next() {
+			switch string(k) {
+			case "index":
+				this.index = val
+			case "message", "delta":
+				this.message = val
+			case "finish_reason":
+				this.finish = val
+			case "stop_reason":
+				this.stopReason = val
+			}
+		}
+		if !ok || string(this.index) == "0" {
+			c, ok = this, true
+		}
+		if string(this.index) == "0" {
+			break
+		}
+	}
+	return c, ok
+}
+
+// chatMessage is the members of an OpenAI answer's message or a chunk's
+// delta that are translated.
+type chatMessage struct {
+	content, refusal, toolCalls []byte
+	// reasoning is the reasoning text some OpenAI-compatible servers put
+	// beside the content (reasoning_content: DeepSeek, vLLM; reasoning:
+	// Groq, OpenRouter), a non-empty string token or nil.
+	reasoning []byte
+}
+
+// readChatMessage reads a message or delta, refusing members of the wrong
+// kind: an answer whose content is a number is broken, and passing it off
+// as an empty one would change what the client gets.
+func readChatMessage(v []byte) (chatMessage, error) {
+	var m chatMessage
+	if !present(v) {
+		return m, nil
+	}
+	if !isObject(v) {
+		return m, invalidUpstream("choice message is not an object")
+	}
+	mm := jsonscan.MembersOf(v)
+	for k, val, ok := mm.Next(); ok; k, val, ok = mm.Next() {
+		switch string(k) {
+		case "content":
+			m.content = val
+		case "refusal":
+			m.refusal = val
+		case "tool_calls":
+			m.toolCalls = val
+		case "reasoning_content", "reasoning":
+			if isString(val) && !isEmptyString(val) {
+				m.reasoning = val
+			}
+		}
+	}
+	switch {
+	case present(m.content) && !isString(m.content) && !isArray(m.content):
+		return m, invalidUpstream("content is neither a string nor an array")
+	case present(m.refusal) && !isString(m.refusal):
+		return m, invalidUpstream("refusal is not a string")
+	case present(m.toolCalls) && !isArray(m.toolCalls):
+		return m, invalidUpstream("tool_calls is not an array")
+	}
+	return m, nil
+}
+
+// refusalWithoutText is the refusal a client reads when the upstream
+// refused without a word: the field must hold a string for the client to
+// see that it refused.
+const refusalWithoutText = `"the model declined to answer (stop_reason: refusal)"`
+
+// appendID copies a non-empty string id, or writes fallback (followed by n
+// when n >= 0) when the upstream gave none: clients need one to match results
+// to calls.
+func appendID(out, id []byte, fallback string, n int) []byte {
+	if isString(id) && len(id) > 2 {
+		return append(out, id...)
+	}
+	out = append(out, '"')
+	out = append(out, fallback...)
+	if n >= 0 {
+		out = appendInt(out, int64(n))
+	}
+	return append(out, '"')
+}
+
+// stringToken returns the contents of a string token without its quotes
+// (escapes left as they are), or nil.
+func stringToken(v []byte) []byte {
+	if !isString(v) {
+		return nil
+	}
+	return v[1 : len(v)-1]
+}
+
+// The pairwise streams' stop words (stream_messages_to_chat.go,
+// stream_chat_to_messages.go), which the unary answers no longer use: they
+// go with those streams once the streams go through the neutral model.
+
+// appendMatchedStop adds, to an OpenAI choice, the stop sequence an
+// Anthropic answer says matched, as vLLM and SGLang report it
+// (choices[].stop_reason): OpenAI's finish_reason "stop" alone does not say.
+func appendMatchedStop(out, stop, stopSeq []byte) []byte {
+	if stringIs(stop, "stop_sequence") && isString(stopSeq) {
+		out = append(out, `,"stop_reason":`...)
+		out = append(out, stopSeq...)
+	}
+	return out
+}
+
+// messagesStop is the Anthropic stop_reason and stop_sequence (a JSON value)
+// for an OpenAI finish_reason; matched is the matched stop sequence vLLM and
+// SGLang report in choices[].stop_reason, refused whether the answer was a
+// refusal.
+func messagesStop(finish, matched []byte, refused bool) (stop string, seq []byte) {
+	stop = stopReason(stringToken(finish))
+	switch {
+	case refused && stop == "end_turn":
+		return "refusal", nullValue
+	case stop == "end_turn" && isString(matched):
+		return "stop_sequence", matched
+	}
+	return stop, nullValue
+}
+
+var nullValue = []byte("null")

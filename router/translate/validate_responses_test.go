@@ -89,7 +89,10 @@ func readResponse(r *rResponse) (responsesResult, error) {
 		return res, fmt.Errorf("status %q with incomplete_details %+v", r.Status, r.IncompleteDetails)
 	}
 	for i, it := range r.Output {
-		if it.ID == "" || it.Status != "completed" && it.Type != "reasoning" {
+		// An item is whole, or (the last) the one an incomplete answer was
+		// cut short in; a reasoning item has no status.
+		cutIn := it.Status == "incomplete" && r.Status == "incomplete" && i == len(r.Output)-1
+		if it.ID == "" || it.Status != "completed" && !cutIn && it.Type != "reasoning" {
 			return res, fmt.Errorf("output[%d] %+v", i, it)
 		}
 		switch it.Type {
