@@ -249,7 +249,7 @@ func (r *Route) HedgeAfter(t *Turn) (time.Duration, bool) {
 	if next == nil {
 		return 0, false
 	}
-	return r.hedging.Delay(t.Cand, next, t.Cand.Upstream.Now())
+	return r.hedging.Delay(r.model, t.Cand, next, t.Cand.Upstream.Now())
 }
 
 // HedgeMax is how many hedges may run beside one attempt.
