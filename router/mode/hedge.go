@@ -158,7 +158,7 @@ func (b *hedgeBudget) slot(now time.Time) *struct{ sec, requests, hedges int64 }
 // aim is the share r of requests whose attempts the adaptive delay aims
 // to find late, at now, for a budget: hedgeAim of the budget, scaled by
 // the square of how far the window's hedges fell short of that (or went
-// beyond it), within [budget/10, 2 × budget] and at most 1; hedgeAim of
+// beyond it), within [budget/10, budget] and at most 1; hedgeAim of
 // the budget while the window is empty. The square is a strong pull: the
 // quantiles the delay reads are biased low whenever hedges win (a won
 // hedge's cancelled loser gives no sample, and it was a slow one), so
@@ -179,7 +179,7 @@ func (b *hedgeBudget) aim(now time.Time, budget float64) float64 {
 	}
 	spent := max(float64(hedges)/float64(requests), aim/8)
 	r := aim * (aim / spent) * (aim / spent)
-	return min(max(r, budget/10), 2*budget, 1)
+	return min(max(r, budget/10), budget, 1)
 }
 
 // request counts a request at now.
