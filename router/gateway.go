@@ -128,7 +128,7 @@ type Gateway struct {
 	keys           [][]byte
 	providers      map[string]*config.Provider         // as configured, to hand state on to the next gateway
 	pairs          map[pair]bool                       // every configured (target, upstream model)
-	hedge          *hedging                            // strategy.hedge; nil: off
+	hedge          *mode.Hedging                       // strategy.hedge; nil: off
 	affinity       *affinity                           // who served which prompt prefix last
 	homes          *homes.Map                          // who stored which response, as this gateway saw it (shared across reloads)
 	sharedHomes    ResponseHomes                       // who stored which response, as the spans say; nil: none
@@ -199,7 +199,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	}
 	g.buildUpstreams(cfg, o.Previous)
 	g.buildRoutes(cfg)
-	g.hedge = newHedging(cfg.Strategy.Hedge, o.Stats, g.models)
+	g.hedge = mode.NewHedging(cfg.Strategy.Hedge, o.Stats, g.models)
 	if err := g.buildPolicies(cfg, mode.Deps{Stats: o.Stats, Rand: o.Rand, Now: o.Now}); err != nil {
 		return nil, err
 	}

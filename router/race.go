@@ -3,7 +3,7 @@ package router
 import "time"
 
 // The hedged race: a request's attempt runs; if it has produced no first
-// byte when the hedge's delay (hedge.go) passes and the budget allows, the
+// byte when the hedge's delay (mode.Hedging) passes and the budget allows, the
 // route's next candidate starts beside it (up to strategy.hedge.max of
 // them). The first racer to reach a first byte the client could be given
 // (a stream's first event, a unary answer whole and checked) wins: every

@@ -69,7 +69,7 @@ type Route struct {
 	hedge string
 	// hedging is the gateway's hedge policy, and model the request's
 	// client model (its budget); nil: no hedging.
-	hedging *hedging
+	hedging *mode.Hedging
 	model   string
 	// prefix is the request's prompt prefix (Key 0: none), and affinity the
 	// gateway's memory of who served it, which End teaches; affinityResult
@@ -127,7 +127,7 @@ func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 	}
 	if h := g.policyFor(s.model).hedge; s.hedge && h != nil { // the route's hedge policy
 		r.hedging = h
-		h.budgets[s.model].request(now) // counted in its model's budget
+		h.Request(s.model, now) // counted in its model's budget
 	}
 	return ""
 }
@@ -249,7 +249,7 @@ func (r *Route) HedgeAfter(t *Turn) (time.Duration, bool) {
 	if next == nil {
 		return 0, false
 	}
-	return r.hedging.delay(t.Cand, next, t.Cand.Upstream.Now())
+	return r.hedging.Delay(r.model, t.Cand, next, t.Cand.Upstream.Now())
 }
 
 // HedgeMax is how many hedges may run beside one attempt.
@@ -257,7 +257,7 @@ func (r *Route) HedgeMax() int {
 	if r.hedging == nil {
 		return 0
 	}
-	return r.hedging.max
+	return r.hedging.Max()
 }
 
 // TryHedge starts a hedge beside last (the newest attempt still running),
@@ -267,7 +267,7 @@ func (r *Route) TryHedge(last *Turn) (Turn, bool) {
 	if r.hedging == nil {
 		return Turn{}, false
 	}
-	if !r.hedging.budgets[r.model].take(last.Cand.Upstream.Now(), r.hedging.budget) {
+	if !r.hedging.Take(r.model, last.Cand.Upstream.Now()) {
 		if r.hedges == 0 {
 			r.hedge = HedgeDenied
 		}

@@ -21,7 +21,7 @@ type policy struct {
 	route    string // "routes[0]"; "" for the strategy
 	mode     string
 	strategy mode.Strategy
-	hedge    *hedging // nil: no hedging
+	hedge    *mode.Hedging // nil: no hedging
 }
 
 // buildPolicies gives each route its own mode and hedge over the models it
@@ -52,7 +52,7 @@ func (g *Gateway) buildPolicies(cfg *config.Config, deps mode.Deps) error {
 		if err != nil {
 			return fmt.Errorf("routes[%d].%w", i, err)
 		}
-		p := &policy{route: fmt.Sprintf("routes[%d]", i), mode: r.Mode, strategy: s, hedge: newHedging(*r.Hedge, deps.Stats, byRoute[i])}
+		p := &policy{route: fmt.Sprintf("routes[%d]", i), mode: r.Mode, strategy: s, hedge: mode.NewHedging(*r.Hedge, deps.Stats, byRoute[i])}
 		for _, m := range byRoute[i] {
 			g.policies[m] = p
 			if len(r.Targets) > 0 {

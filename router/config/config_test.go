@@ -248,9 +248,12 @@ var configErrorTests = []struct {
 		`providers.claude.responses: only an openai provider serves the Responses API; /v1/responses requests to an anthropic provider are translated to Messages (leave it out)`,
 	}},
 	{name: "hedging out of range", file: "hedge.yaml", want: []string{
-		`strategy.hedge.after: "p42" is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)`,
+		`strategy.hedge.after: "p42" is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms), nor adaptive`,
 		`strategy.hedge.budget: must be above 0 and at most 1 (a share of requests), got 1.5`,
 		`strategy.hedge.max: must be 1 to 8 hedges in flight per request, got 9`,
+	}},
+	{name: "hedging after a misspelt adaptive", file: "hedge_adaptive.yaml", want: []string{
+		`routes[0].hedge.after: "Adaptive" is neither a quantile (e.g. p95), a duration (e.g. 300ms) nor adaptive (did you mean "adaptive"?)`,
 	}},
 	{name: "hedging after a duration too short", file: "hedge_short.yaml", want: []string{
 		`strategy.hedge.after: 1ms is less than the floor of 5ms`,

@@ -253,18 +253,29 @@ const HedgeFloor = 5 * time.Millisecond
 // HedgeQuantiles are the quantiles strategy.hedge.after may name.
 var HedgeQuantiles = map[string]float64{"p50": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95, "p99": 0.99}
 
+// HedgeAdaptive is the strategy.hedge.after that chooses each request's
+// delay from the budget left and the targets' own distributions.
+const HedgeAdaptive = "adaptive"
+
 // ParseHedgeAfter reads strategy.hedge.after: a quantile ("p95": q is
-// 0.95) or a duration (d, at least HedgeFloor).
+// 0.95), a duration (d, at least HedgeFloor), or HedgeAdaptive (q and d
+// both 0).
 func ParseHedgeAfter(s string) (q float64, d time.Duration, err error) {
 	if q, ok := HedgeQuantiles[s]; ok {
 		return q, 0, nil
 	}
+	if s == HedgeAdaptive {
+		return 0, 0, nil
+	}
 	if strings.HasPrefix(s, "p") {
-		return 0, 0, fmt.Errorf("%s is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms)", quoteName(s))
+		return 0, 0, fmt.Errorf("%s is not one of the quantiles p50, p75, p90, p95, p99, nor a duration (e.g. 300ms), nor adaptive", quoteName(s))
 	}
 	d, perr := time.ParseDuration(s)
 	if perr != nil {
-		return 0, 0, fmt.Errorf("%s is neither a quantile (e.g. p95) nor a duration (e.g. 300ms)", quoteName(s))
+		if m := suggest(s, []string{HedgeAdaptive}); m != "" {
+			return 0, 0, fmt.Errorf("%s is neither a quantile (e.g. p95), a duration (e.g. 300ms) nor adaptive (did you mean %q?)", quoteName(s), m)
+		}
+		return 0, 0, fmt.Errorf("%s is neither a quantile (e.g. p95), a duration (e.g. 300ms) nor adaptive", quoteName(s))
 	}
 	if d < HedgeFloor {
 		return 0, 0, fmt.Errorf("%s is less than the floor of %s", s, HedgeFloor)

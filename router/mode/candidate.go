@@ -37,6 +37,9 @@ type Candidate struct {
 	// lastProbe is when a mode last sent this candidate a re-measuring
 	// probe (unix ns): shared by every request, so probes stay bounded.
 	lastProbe atomic.Int64
+	// lastLoaded is when a latency mode last found it loaded as the leader
+	// (unix ns; see spreadNearTie).
+	lastLoaded atomic.Int64
 }
 
 // Circuit is the candidate's circuit state now.

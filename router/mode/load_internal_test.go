@@ -53,7 +53,7 @@ func TestLoadReordersEveryLatencyMode(t *testing.T) {
 }
 
 // TestNearTiesSpreadUnderLoad: while the leader is building a queue, a
-// runner-up within nearTieMargin of it leads half the time (a coin from
+// runner-up within nearTieMargin of it (its peers share the queue) leads half the time (a coin from
 // the injected source), so replicas reading the same samples do not all
 // move at once; idle, or further apart, the order stands.
 func TestNearTiesSpreadUnderLoad(t *testing.T) {
@@ -67,7 +67,7 @@ func TestNearTiesSpreadUnderLoad(t *testing.T) {
 	}{
 		{"queued, near-tied, heads", queued(100*ms, 1), 210 * ms, 0, []string{"steady", "fast"}}, // 100 x 2 = 200 against 210
 		{"queued, near-tied, tails", queued(100*ms, 1), 210 * ms, 1, []string{"fast", "steady"}},
-		{"queued, past the margin", queued(100*ms, 1), 250 * ms, 0, []string{"fast", "steady"}},
+		{"queued, past the margin", queued(100*ms, 1), 350 * ms, 0, []string{"fast", "steady"}},
 		{"idle, near-tied", queued(100*ms, 0), 110 * ms, 0, []string{"fast", "steady"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,5 +84,52 @@ func TestNearTiesSpreadUnderLoad(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNearTiesSpreadForAHoldAfterTheQueue: once the leader held a queue
+// its peers share, the coin stays in play for nearTieHold over
+// nearTieMargin (the hysteresis that keeps a replica's leader from
+// swinging as the queue comes and goes), and only then does the faster
+// target lead alone again; a queue of this gateway's alone starts no hold.
+func TestNearTiesSpreadForAHoldAfterTheQueue(t *testing.T) {
+	ms := time.Millisecond
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	loaded, idle := queued(100*ms, 1), queued(100*ms, 0)
+	loaded.Load[1], idle.Load[1] = 2, 2
+	st := statsTable{"fast": loaded}
+	cs := newCandidates("fast", "steady")
+	order := func(now time.Time, coin int) []string {
+		out := slices.Clone(cs)
+		spreadNearTie(out, []float64{100, 160}, st, now, &scriptedRand{ints: []int{coin}})
+		return names(out)
+	}
+	// Alone (no peer in flight) and 1.6x apart: no coin, no hold.
+	alone := loaded
+	alone.PeerInflight, alone.Load[0], alone.Load[1] = 0, 1, 2 // own 0 + 1: k = 1, idle curve
+	st["fast"] = alone
+	if got := order(t0, 0); !slices.Equal(got, []string{"fast", "steady"}) {
+		t.Fatalf("alone, 1.6x apart: %v, want the faster first", got)
+	}
+	st["fast"] = loaded
+	if got := order(t0, 0); !slices.Equal(got, []string{"steady", "fast"}) {
+		t.Fatalf("loaded, heads: %v, want the runner-up first", got)
+	}
+	st["fast"] = idle
+	if got := order(t0.Add(nearTieHold-ms), 0); !slices.Equal(got, []string{"steady", "fast"}) {
+		t.Fatalf("idle within the hold, heads: %v, want the runner-up first", got)
+	}
+	if got := order(t0.Add(nearTieHold-ms), 1); !slices.Equal(got, []string{"fast", "steady"}) {
+		t.Fatalf("idle within the hold, tails: %v, want the leader first", got)
+	}
+	if got := order(t0.Add(nearTieHold), 0); !slices.Equal(got, []string{"fast", "steady"}) {
+		t.Fatalf("idle for the hold: %v, want the faster first, no coin", got)
+	}
+	// Loaded again: the hold starts over.
+	st["fast"] = loaded
+	order(t0.Add(10*time.Second), 1)
+	st["fast"] = idle
+	if got := order(t0.Add(10*time.Second+nearTieHold-ms), 0); !slices.Equal(got, []string{"steady", "fast"}) {
+		t.Fatalf("within a new hold: %v, want the runner-up first", got)
 	}
 }

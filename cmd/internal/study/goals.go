@@ -216,15 +216,16 @@ func (st *Study) failureGoals() []Goal {
 
 // Thresholds of the hedging goals.
 const (
-	HedgeTailRatio   = 0.5  // a hedged mode's p99 against the best unhedged mode's
+	HedgeTailRatio   = 0.7  // (tail): a hedged mode's p99 against the best unhedged mode's
+	HedgeSpikesRatio = 0.5  // (tail-spikes): the same
 	HedgeStableExtra = 0.05 // hedges per request in (a)
 	HedgeStableMean  = 0.02 // (a)'s mean with hedging, against without
 	HedgeHangRatio   = 1.05 // (d) reliable-latency with hedging, while t20 hangs
 )
 
 // hedgeGoals are the goals of hedging: in the tail scenarios a hedged
-// mode's p99 is at most half the best unhedged mode's and below the
-// oracle's, its mean no worse than without, at a cost within the budget; in
+// mode's p99 is at most HedgeTailRatio ((tail)) or HedgeSpikesRatio
+// ((tail-spikes)) of the best unhedged mode's and below the oracle's, its mean no worse than without, at a cost within the budget; in
 // (a) it costs next to nothing; in (d) reliable-latency with it stays near
 // the oracle while t20 hangs.
 func (st *Study) hedgeGoals() []Goal {
@@ -247,9 +248,12 @@ func (st *Study) hedgeGoals() []Goal {
 				continue
 			}
 			p99 := float64(r.Quantile(0.99))
-			x := p99 / best
-			out = append(out, Goal{Scenario: sc, Mode: m, Value: x, Met: x <= HedgeTailRatio && p99 < float64(o.Quantile(0.99)),
-				Text:   fmt.Sprintf("(%s) %s: p99 at most %.1fx the best unhedged mode's, and below the oracle's", sc, m, HedgeTailRatio),
+			x, ratio := p99/best, HedgeTailRatio
+			if sc == "tail-spikes" {
+				ratio = HedgeSpikesRatio
+			}
+			out = append(out, Goal{Scenario: sc, Mode: m, Value: x, Met: x <= ratio && p99 < float64(o.Quantile(0.99)),
+				Text:   fmt.Sprintf("(%s) %s: p99 at most %.1fx the best unhedged mode's, and below the oracle's", sc, m, ratio),
 				Figure: fmt.Sprintf("%s: %.2fx %s, oracle %s", msText(r.Quantile(0.99)), x, msText(time.Duration(best)), msText(o.Quantile(0.99)))})
 			extra := r.PerRequest(r.Hedged)
 			out = append(out, Goal{Scenario: sc, Mode: m, Value: extra, Met: r.Mean() <= p.Mean() && extra <= HedgeBudget+0.01,
