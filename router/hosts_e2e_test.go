@@ -294,3 +294,63 @@ func TestProviderHeadersAndQuery(t *testing.T) {
 		})
 	}
 }
+
+// TestBedrockCredentialRefusalsAreAuth: Bedrock's credential refusals
+// fail over as auth. AccessDeniedException disables only the (provider,
+// upstream model) target it came from (the type cannot tell a key
+// refused everything from a key refused that model), so the provider's
+// other model keeps serving; UnrecognizedClientException and
+// ExpiredTokenException refuse the key itself and disable the provider.
+func TestBedrockCredentialRefusalsAreAuth(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		awsType  string
+		wholeKey bool
+	}{
+		{"AccessDeniedException", false},
+		{"UnrecognizedClientException", true},
+		{"ExpiredTokenException", true},
+	} {
+		t.Run(tc.awsType, func(t *testing.T) {
+			t.Parallel()
+			br := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				if strings.Contains(r.URL.Path, "denied") || tc.wholeKey {
+					w.Header().Set("X-Amzn-ErrorType", tc.awsType+":http://internal.amazon.com/coral/com.amazon.bedrock/")
+					jsonAnswer(403, `{"message":"refused"}`)(w, r)
+					return
+				}
+				jsonAnswer(200, `{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}`)(w, r)
+			})
+			claude := newUpstream(t, apiAnswer)
+			gw := gatewayFromYAML(t, fmt.Sprintf(`strategy: {mode: fallback}
+providers:
+  br: {kind: bedrock, region: us-west-2, base_url: %q, api_key: bedrock-test-key-1}
+  claude: {kind: anthropic, base_url: %q, api_key: key-claude-1}
+targets:
+  - {virtual_key: br, model_map: {m: anthropic.denied-v1:0, m2: anthropic.allowed-v1:0}}
+  - {virtual_key: claude, model_map: {m: claude-3-haiku, m2: claude-3-haiku}}
+`, br.URL, claude.URL+"/v1"), router.Options{})
+			srv := httptest.NewServer(gw.Handler())
+			t.Cleanup(srv.Close)
+			msg := func(model string) *http.Response {
+				return post(t, srv.URL, "/v1/messages", `{"model":"`+model+`","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`)
+			}
+			if resp := msg("m"); resp.StatusCode != 200 || resp.Header.Get(router.HeaderTarget) != "claude" {
+				t.Fatalf("m: %d from %q, want 200 from claude: %s", resp.StatusCode, resp.Header.Get(router.HeaderTarget), readAll(t, resp.Body))
+			}
+			if d := routingRow(t, gw, "m", "br"); d.Disabled != "auth" {
+				t.Errorf("(br, m) disabled %q, want auth", d.Disabled)
+			}
+			want, wantDisabled := "br", ""
+			if tc.wholeKey {
+				want, wantDisabled = "claude", "auth"
+			}
+			if d := routingRow(t, gw, "m2", "br"); d.Disabled != wantDisabled {
+				t.Errorf("(br, m2) disabled %q, want %q", d.Disabled, wantDisabled)
+			}
+			if resp := msg("m2"); resp.StatusCode != 200 || resp.Header.Get(router.HeaderTarget) != want {
+				t.Errorf("m2: %d from %q, want 200 from %s", resp.StatusCode, resp.Header.Get(router.HeaderTarget), want)
+			}
+		})
+	}
+}

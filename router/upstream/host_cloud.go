@@ -216,14 +216,13 @@ func (c *Cloud) Response(resp *http.Response) {
 	resp.ContentLength = -1
 }
 
-// Judge reads an error answer of c's host: the status and error.type the
-// failure model reads, when its body asks to be left alone until (zero:
-// it does not say), and whether it is a context overflow.
-func (c *Cloud) Judge(status int, header http.Header, body []byte, now time.Time) (int, string, time.Time, bool) {
+// Judge reads an error answer of c's host (JudgeError), and when its body
+// asks to be left alone until (zero: it does not say).
+func (c *Cloud) Judge(status int, header http.Header, body []byte, now time.Time) (HostError, time.Time) {
 	e := c.JudgeError(status, header, body)
 	var at time.Time
 	if e.RetryAfter > 0 {
 		at = now.Add(e.RetryAfter)
 	}
-	return e.Status, e.ErrorType, at, e.ContextOverflow
+	return e, at
 }
