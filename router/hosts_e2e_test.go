@@ -46,7 +46,7 @@ func startHostSim(t *testing.T, name string, h sim.Host) string {
 
 // serviceAccountFile writes a Google service-account file whose token_uri
 // is the simulator's token endpoint.
-func serviceAccountFile(t *testing.T, tokenURI string) string {
+func serviceAccountFile(t testing.TB, tokenURI string) string {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {

@@ -44,7 +44,7 @@ func (c *fakeClock) clock() Clock {
 func startedBedrock(t testing.TB, now time.Time) *Host {
 	t.Helper()
 	p := &config.Provider{Kind: config.KindBedrock, Region: "us-west-2", BaseURL: "http://127.0.0.1:9/"}
-	h := NewHost("br", p, HostOptions{Clock: Clock{Now: func() time.Time { return now }}, AWSCredentials: &testAWS, Getenv: func(string) string { return "" }})
+	h := NewHost("br", p, HostOptions{Clock: Clock{Now: func() time.Time { return now }}, AWSCredentials: staticCreds(testAWS), Getenv: func(string) string { return "" }})
 	h.auth.(*sigV4).creds.refresh(context.Background())
 	return h
 }
@@ -256,3 +256,8 @@ func BenchmarkSigV4(b *testing.B) {
 }
 
 func byteSize(n int) string { return strconv.Itoa(n>>10) + "KiB" }
+
+// staticCreds is a provider of the fixed key pair c.
+func staticCreds(c aws.Credentials) aws.CredentialsProvider {
+	return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return c, nil })
+}

@@ -47,7 +47,7 @@ func (u *Provider) useCloud(name string, p *config.Provider, query string, o Opt
 	if parent == nil {
 		parent = context.Background()
 	}
-	h := NewHost(name, p, HostOptions{Clock: Clock{Now: u.Now}, Logger: o.Logger})
+	h := NewHost(name, p, HostOptions{Clock: Clock{Now: u.Now}, Logger: o.Logger, AWSCredentials: o.AWSCredentials})
 	ctx, stop := context.WithCancel(parent)
 	u.Cloud = &Cloud{Host: h, api: o.API, query: query, stop: stop}
 	u.ProviderName = h.GenAIProvider()
