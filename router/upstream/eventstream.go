@@ -80,7 +80,7 @@ func NewEventStreamReader(r io.Reader, max int) *EventStreamReader {
 	if max <= 0 {
 		max = MaxEventStreamMessage
 	}
-	return &EventStreamReader{src: bufio.NewReaderSize(r, 16<<10), max: max}
+	return &EventStreamReader{src: bufio.NewReaderSize(r, 4<<10), max: max}
 }
 
 // NewConverseStreamReader reads r, a ConverseStream event stream.

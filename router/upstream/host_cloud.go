@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
 // A cloud provider (azure, bedrock, vertex) is reached through its host
@@ -152,30 +152,55 @@ const (
 // names no model and no stream (the URL says both) and carries
 // anthropic_version (and the client's betas as anthropic_beta); Vertex's
 // rawPredict names no model and keeps stream. Others go as they are.
+//
+// The body is rewritten member by member, each value's bytes copied as
+// they came (no decoding into a map and encoding again): anthropic_version
+// first, then the client's members in their order. A body that is not a
+// JSON object goes as it is, for the host to refuse.
 func (c *Cloud) Body(body []byte, betas []string) []byte {
 	if c.api != config.APIInvoke {
 		return body
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return body
+	bedrock := c.Kind() == config.KindBedrock
+	version := vertexAnthropicVersion
+	if bedrock {
+		version = bedrockAnthropicVersion
 	}
-	delete(m, "model")
-	switch c.Kind() {
-	case config.KindBedrock:
-		delete(m, "stream")
-		m["anthropic_version"], _ = json.Marshal(bedrockAnthropicVersion)
-		if len(betas) > 0 {
-			m["anthropic_beta"], _ = json.Marshal(betas)
+	out := make([]byte, 0, len(body)+64)
+	out = append(out, `{"anthropic_version":`...)
+	out = jsonscan.AppendString(out, version)
+	if bedrock && len(betas) > 0 {
+		out = append(out, `,"anthropic_beta":[`...)
+		for i, b := range betas {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = jsonscan.AppendString(out, b)
 		}
-	case config.KindVertex:
-		m["anthropic_version"], _ = json.Marshal(vertexAnthropicVersion)
+		out = append(out, ']')
 	}
-	out, err := json.Marshal(m)
-	if err != nil {
+	ok := jsonscan.Object(body, func(name, val []byte) {
+		switch string(name) {
+		case "model", "anthropic_version":
+			return
+		case "stream":
+			if bedrock {
+				return
+			}
+		case "anthropic_beta":
+			if bedrock && len(betas) > 0 {
+				return
+			}
+		}
+		out = append(out, ',')
+		out = jsonscan.AppendString(out, name)
+		out = append(out, ':')
+		out = append(out, val...)
+	})
+	if !ok {
 		return body
 	}
-	return out
+	return append(out, '}')
 }
 
 // Betas are a client's anthropic-beta values (Bedrock takes them in the
