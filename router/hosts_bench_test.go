@@ -29,10 +29,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -273,4 +275,60 @@ func TestSigV4CredentialsNotFetchedOnTheRequestPath(t *testing.T) {
 	if n := creds.calls.Load(); n != warm {
 		t.Errorf("credentials retrieved %d times by 20 requests, want none", n-warm)
 	}
+}
+
+// BenchmarkHostStreamAdded is what a host adds over the host its client
+// format needs no adapter for (anthropic for the Messages hosts, openai
+// for the Chat ones), read on a shared, loaded machine: every op serves
+// one request of each, in alternating order, each timed on its own, so
+// that load that comes and goes weighs on both alike. It reports the
+// medians of both and added-p50-ns, the difference of the medians.
+func BenchmarkHostStreamAdded(b *testing.B) {
+	b.Setenv("AWS_BEARER_TOKEN_BEDROCK", "")
+	byName := map[string]hostBench{}
+	for _, hb := range hostBenches {
+		byName[hb.name] = hb
+	}
+	for _, pair := range [][2]string{
+		{"anthropic", "bedrock-sigv4"}, {"anthropic", "bedrock-apikey"}, {"anthropic", "vertex"},
+		{"openai", "azure"}, {"openai", "gemini"},
+	} {
+		b.Run(pair[1], func(b *testing.B) {
+			var hs [2]http.Handler
+			var reqs [2]*http.Request
+			var bodies [2]*rewindBody
+			var hbs [2]hostBench
+			for i, name := range pair {
+				hbs[i] = byName[name]
+				hs[i], _ = hostBenchGateway(b, hbs[i], handlerOptions(b, true, false, nil))
+				reqs[i], bodies[i] = hostBenchRequest(hbs[i])
+				serveHostStream(b, hs[i], hbs[i], reqs[i], bodies[i]) // records the simulator's answer
+			}
+			var took [2][]time.Duration
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				for k := range 2 {
+					i := (n + k) % 2
+					start := time.Now()
+					serveHostStream(b, hs[i], hbs[i], reqs[i], bodies[i])
+					took[i] = append(took[i], time.Since(start))
+				}
+				n++
+			}
+			base, host := median(took[0]), median(took[1])
+			b.ReportMetric(float64(base), pair[0]+"-p50-ns")
+			b.ReportMetric(float64(host), "host-p50-ns")
+			b.ReportMetric(float64(host-base), "added-p50-ns")
+		})
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
