@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,10 +40,11 @@ type sigV4 struct {
 	key    atomic.Pointer[signingKey] // the last day's key
 }
 
-// signingKey is the key derived for one secret, day and scope.
+// signingKey is the key derived for one secret, day and scope, and
+// HMACs keyed with it for the requests to take and give back.
 type signingKey struct {
 	secret, day string
-	key         []byte
+	macs        sync.Pool // hash.Hash: hmac.New(sha256.New, key)
 }
 
 func newSigV4(creds *credentialCache[aws.Credentials], region string, now func() time.Time) *sigV4 {
@@ -71,6 +73,14 @@ func (s *sigV4) authorize(req *http.Request, body []byte) error {
 // signature (its IgnoredHeaders), by their canonical names.
 var sigV4Unsigned = map[string]bool{
 	"Authorization": true, "User-Agent": true, "X-Amzn-Trace-Id": true, "Expect": true, "Transfer-Encoding": true,
+}
+
+// sigV4Lower are the signed headers a Bedrock request usually carries,
+// lower-cased once.
+var sigV4Lower = map[string]string{
+	"Content-Type": "content-type", "Accept": "accept", "Accept-Encoding": "accept-encoding",
+	"X-Amz-Date": "x-amz-date", "X-Amz-Security-Token": "x-amz-security-token",
+	"Anthropic-Version": "anthropic-version", "Traceparent": "traceparent", "Tracestate": "tracestate",
 }
 
 // sigV4Buf is a canonical request's buffer and its headers' names.
@@ -113,7 +123,11 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 		if sigV4Unsigned[k] || strings.EqualFold(k, "Content-Length") {
 			continue
 		}
-		names = append(names, strings.ToLower(k))
+		lower, ok := sigV4Lower[k]
+		if !ok {
+			lower = strings.ToLower(k)
+		}
+		names = append(names, lower)
 	}
 	slices.Sort(names)
 	names = slices.Compact(names) // two spellings of one header: their values go together
@@ -162,10 +176,13 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 	scope := b[scopeStart:]
 	b = append(b, '\n')
 	b = hex.AppendEncode(b, canonical[:])
-	mac := hmac.New(sha256.New, s.dayKey(creds.SecretAccessKey, day))
+	k := s.dayKey(creds.SecretAccessKey, day)
+	mac := k.macs.Get().(hash.Hash)
+	mac.Reset()
 	mac.Write(b[toSign:])
 	var sig [sha256.Size]byte
 	mac.Sum(sig[:0])
+	k.macs.Put(mac)
 
 	var auth strings.Builder
 	auth.Grow(len("AWS4-HMAC-SHA256 Credential=") + len(creds.AccessKeyID) + 1 + len(scope) +
@@ -186,16 +203,18 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 
 // dayKey is the signing key of secret on day (yyyymmdd) for s's region
 // and Bedrock, derived once a day.
-func (s *sigV4) dayKey(secret, day string) []byte {
+func (s *sigV4) dayKey(secret, day string) *signingKey {
 	if k := s.key.Load(); k != nil && k.day == day && k.secret == secret {
-		return k.key
+		return k
 	}
 	key := hmacSHA256([]byte("AWS4"+secret), day)
 	key = hmacSHA256(key, s.region)
 	key = hmacSHA256(key, bedrockService)
 	key = hmacSHA256(key, "aws4_request")
-	s.key.Store(&signingKey{secret: secret, day: day, key: key})
-	return key
+	k := &signingKey{secret: secret, day: day}
+	k.macs.New = func() any { return hmac.New(sha256.New, key) }
+	s.key.Store(k)
+	return k
 }
 
 func hmacSHA256(key []byte, data string) []byte {

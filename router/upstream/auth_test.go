@@ -105,7 +105,7 @@ func TestSigV4MatchesSDKSigner(t *testing.T) {
 
 // TestSigV4FastPathMatchesSDKSigner: the signer's own canonical request
 // gives the SDK's signature over requests of every shape it signs itself
-// (headers of several values, inner spaces, a second spelling, a session
+// (headers of several values, inner spaces, a lower-case name, a session
 // token, a default port, an escaped model id, no body), and a request
 // with a query string is the SDK's own.
 func TestSigV4FastPathMatchesSDKSigner(t *testing.T) {
@@ -124,7 +124,7 @@ func TestSigV4FastPathMatchesSDKSigner(t *testing.T) {
 		{"default port, session token", "https://bedrock-runtime.us-west-2.amazonaws.com:443/model/m/invoke", withToken,
 			http.Header{"Content-Type": {"application/json"}}, `{"x":1}`},
 		{"odd headers", "http://127.0.0.1:8080/model/a%40b/converse", testAWS,
-			http.Header{"X-Tenant": {"  t1   two  spaces ", "second"}, "x-tenant": {"third"}, "User-Agent": {"firstbyte"}, "X-Empty": {""}, "Accept-Encoding": {"identity"}}, `{}`},
+			http.Header{"X-Tenant": {"  t1   two  spaces ", "second"}, "x-custom": {"lower\tcase "}, "User-Agent": {"firstbyte"}, "X-Empty": {""}, "Accept-Encoding": {"identity"}}, `{}`},
 		{"no body", "http://127.0.0.1:8080/model/m/invoke", testAWS, http.Header{}, ``},
 		{"a query string", "http://127.0.0.1:8080/model/m/invoke?team=a%20b&x=1", testAWS, http.Header{"Content-Type": {"application/json"}}, `{}`},
 	} {
