@@ -337,7 +337,7 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 
 // disabledWhy says what each disabling reason means, for the log.
 var disabledWhy = map[string]string{
-	fault.ErrorAuth:        "it refuses the gateway's credential (401, or a 403 coded so): check its api_key",
+	fault.ErrorAuth:        "it refuses the gateway's credential (401, or a 403 coded so; for one model only, an AccessDeniedException or permission_error: the key may not use it): check its api_key and what it may use",
 	fault.ErrorQuota:       "its account has no credit or quota left (402, insufficient_quota, a credit-balance error)",
 	fault.ErrorModelAccess: "it refuses the key this upstream model (model_not_found): check the model name and the key's access to it",
 }
