@@ -29,6 +29,10 @@ var everyHost = []struct{ name, kind, family string }{
 	{"azure", sim.HostAzure, "gpt"},
 	{"bedrock", sim.HostBedrock, "claude"},
 	{"vertex", sim.HostVertex, "claude"},
+	{"converse", sim.HostBedrock, "llama"},
+	{"vertex-gemini", sim.HostVertex, "gemini"},
+	{"vertex-openai", sim.HostVertex, "llama"},
+	{"gemini", sim.HostGemini, "gemini"},
 }
 
 // hostCall is one of the four ways a client asks, and what its answer must
