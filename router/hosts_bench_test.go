@@ -12,14 +12,16 @@ package router_test
 // The upstream is a replay of the simulator: the first request of each
 // kind goes to internal/sim, which checks it the way the host does (the
 // SigV4 signature included) and answers in the host's framing; that answer
-// is recorded and sent back for every later request. So every
-// sub-benchmark's upstream costs the same (one loopback write of a
-// recorded answer) and the differences are the gateway's:
+// is recorded and sent back for every later request, event by event (or
+// frame by frame), each flushed as a generating upstream's are. So every
+// sub-benchmark's upstream costs about the same and the differences are
+// the gateway's:
 //
 //	anthropic, bedrock-sigv4, bedrock-apikey, vertex   an Anthropic Messages client (read against anthropic)
 //	openai, azure, gemini                              an OpenAI Chat client (read against openai)
 //
-// Run with: go test -run '^$' -bench HostStream -benchmem -count=5 ./router/
+// Run with: go test -run '^$' -bench 'HostStream$' -benchmem -count=5 ./router/
+// On a loaded machine read BenchmarkHostStreamAdded (below) instead.
 
 import (
 	"bytes"
