@@ -80,7 +80,11 @@ func NewEventStreamReader(r io.Reader, max int) *EventStreamReader {
 	if max <= 0 {
 		max = MaxEventStreamMessage
 	}
-	return &EventStreamReader{src: bufio.NewReaderSize(r, 4<<10), max: max}
+	// A chunk frame and its event are a few hundred bytes: buffers that
+	// fit them from the start spare a growth or two per frame size seen.
+	bufs := make([]byte, 3<<10)
+	return &EventStreamReader{src: bufio.NewReaderSize(r, 4<<10), max: max,
+		msg: bufs[: 1<<10 : 1<<10], scratch: bufs[1<<10 : 2<<10 : 2<<10], out: bufs[2<<10 : 2<<10 : 3<<10]}
 }
 
 // NewConverseStreamReader reads r, a ConverseStream event stream.
@@ -227,7 +231,7 @@ func (r *EventStreamReader) chunk(payload []byte) error {
 	}
 	need := base64.StdEncoding.DecodedLen(len(b64))
 	if cap(r.scratch) < need {
-		r.scratch = make([]byte, need)
+		r.scratch = make([]byte, max(need, 2*cap(r.scratch)))
 	}
 	n, err := base64.StdEncoding.Decode(r.scratch[:need], b64)
 	if err != nil {
