@@ -172,3 +172,36 @@ func TestCooldownIsTheModels(t *testing.T) {
 		t.Errorf("after the cooldown: %d requests at a, want 7 (5 m, 2 m2)", a.hits.Load())
 	}
 }
+
+// TestPermissionErrorIsAuthForThatTarget: Anthropic's 403
+// permission_error (the key is refused what was asked for) is a
+// credential failure, not the caller's answer: the request fails over to
+// b, and (a, m2) is disabled as auth while a keeps serving m (the type
+// cannot tell a key refused everything from one refused this model).
+func TestPermissionErrorIsAuthForThatTarget(t *testing.T) {
+	t.Parallel()
+	clock := router.NewFakeClock()
+	a := newUpstream(t, byModel(jsonAnswer(403, `{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`)))
+	b := newUpstream(t, apiAnswer)
+	gw := twoModels(t, clock, a.URL, b.URL)
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+
+	for i := range 3 {
+		if resp := post(t, srv.URL, "/v1/chat/completions", chatM2); resp.StatusCode != 200 || resp.Header.Get(router.HeaderTarget) != "b" {
+			t.Fatalf("m2 request %d: %d from %q, want 200 from b", i, resp.StatusCode, resp.Header.Get(router.HeaderTarget))
+		}
+		if resp := post(t, srv.URL, "/v1/chat/completions", chatBody); resp.StatusCode != 200 || resp.Header.Get(router.HeaderTarget) != "a" {
+			t.Fatalf("m request %d: %d from %q, want 200 from a", i, resp.StatusCode, resp.Header.Get(router.HeaderTarget))
+		}
+	}
+	if n := a.hits.Load(); n != 4 {
+		t.Errorf("a got %d requests, want 4: three for m and one for m2", n)
+	}
+	if d := routingRow(t, gw, "m2", "a"); d.Disabled != "auth" {
+		t.Errorf("(a, m2) disabled %q, want auth", d.Disabled)
+	}
+	if d := routingRow(t, gw, "m", "a"); d.Disabled != "" {
+		t.Errorf("(a, m) disabled %q by m2's refusal", d.Disabled)
+	}
+}

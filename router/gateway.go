@@ -16,6 +16,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -49,6 +50,11 @@ type Options struct {
 	// carries the requests of providers with the default settings, and a
 	// transport of their own is made for the others.
 	Transport http.RoundTripper
+	// AWSCredentials, when set, is where bedrock providers that sign
+	// (SigV4) get their credentials instead of the AWS default chain
+	// (tests, benchmarks). It is read by the credential refresher only,
+	// never on the request path. Nil: the default chain.
+	AWSCredentials aws.CredentialsProvider
 	// Now is the gateway's clock: span timestamps, the TTFB it measures and
 	// circuit breakers all read it, so a test's fake clock makes latencies
 	// exact. Nil: time.Now.
@@ -100,6 +106,7 @@ const DefaultStreamWriteTimeout = 30 * time.Second
 // pipeline. Everything in it is immutable after New; a reload builds a new
 // one.
 type Gateway struct {
+	awsCreds  aws.CredentialsProvider                 // Options.AWSCredentials
 	routes    map[string]map[string][]*mode.Candidate // endpoint family -> client model -> candidates in declaration order
 	models    []string                                // client-facing models, sorted
 	upstreams map[string]*upstream.Provider
@@ -193,6 +200,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 		stop:         o.Stop,
 		onPanic:      o.OnPanic,
 		writeTimeout: o.StreamWriteTimeout,
+		awsCreds:     o.AWSCredentials,
 	}
 	for _, k := range cfg.Auth.Keys {
 		g.keys = append(g.keys, []byte(k))
@@ -246,9 +254,10 @@ func (o *Options) setDefaults() {
 // concurrency slots).
 func (g *Gateway) buildUpstreams(cfg *config.Config, prev *Gateway) {
 	o := upstream.Options{
-		Transports: g.transport.(*upstream.Transports),
-		Now:        g.now,
-		Suffixes:   upstreamSuffixes,
+		Transports:     g.transport.(*upstream.Transports),
+		Now:            g.now,
+		Suffixes:       upstreamSuffixes,
+		AWSCredentials: g.awsCreds,
 		Circuit: func(provider string, from, to upstream.CircuitState) {
 			g.log.Warn("circuit "+to.String(), "provider", provider, "from", from.String(), "to", to.String())
 		},
@@ -328,7 +337,7 @@ func (g *Gateway) buildRoutes(cfg *config.Config) {
 
 // disabledWhy says what each disabling reason means, for the log.
 var disabledWhy = map[string]string{
-	fault.ErrorAuth:        "it refuses the gateway's credential (401, or a 403 coded so): check its api_key",
+	fault.ErrorAuth:        "it refuses the gateway's credential (401, or a 403 coded so; for one model only, an AccessDeniedException or permission_error: the key may not use it): check its api_key and what it may use",
 	fault.ErrorQuota:       "its account has no credit or quota left (402, insufficient_quota, a credit-balance error)",
 	fault.ErrorModelAccess: "it refuses the key this upstream model (model_not_found): check the model name and the key's access to it",
 }

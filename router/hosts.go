@@ -6,12 +6,14 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
-// hostException is the status a cloud host's event-stream exception frame
-// stands for (upstream.StreamExceptionStatus), when err is one.
-func hostException(err error) (int, bool) {
+// hostException is what a cloud host's event-stream exception frame
+// stands for (upstream.StreamExceptionVerdict), when err is one: its
+// status, error.type and whether a disabling one is the target's only.
+func hostException(err error) (status int, errorType string, targetOnly, ok bool) {
 	var ex *upstream.StreamException
 	if !errors.As(err, &ex) {
-		return 0, false
+		return 0, "", false, false
 	}
-	return upstream.StreamExceptionStatus(ex.Type), true
+	status, errorType, targetOnly = upstream.StreamExceptionVerdict(ex.Type)
+	return status, errorType, targetOnly, true
 }

@@ -46,7 +46,7 @@ func startHostSim(t *testing.T, name string, h sim.Host) string {
 
 // serviceAccountFile writes a Google service-account file whose token_uri
 // is the simulator's token endpoint.
-func serviceAccountFile(t *testing.T, tokenURI string) string {
+func serviceAccountFile(t testing.TB, tokenURI string) string {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -122,6 +122,13 @@ func checkHostCalls(t *testing.T, srv *httptest.Server, exp *tracetest.InMemoryE
 		if last["gen_ai.provider.name"] != provider || last["server.address"] != "127.0.0.1" {
 			t.Errorf("%s: span provider %v at %v, want %s at 127.0.0.1", c.name, last["gen_ai.provider.name"], last["server.address"], provider)
 		}
+		// Usage on the span is what tokens and cost are counted from
+		// (firstbyte_tokens_total, firstbyte_cost_usd_total).
+		in, _ := last["gen_ai.usage.input_tokens"].(int64)
+		out, _ := last["gen_ai.usage.output_tokens"].(int64)
+		if in <= 0 || out <= 0 {
+			t.Errorf("%s: span usage %v in, %v out; want both > 0", c.name, last["gen_ai.usage.input_tokens"], last["gen_ai.usage.output_tokens"])
+		}
 	}
 }
 
@@ -169,6 +176,17 @@ func TestVertexClaudeEndToEnd(t *testing.T) {
 	base := startHostSim(t, "vx", sim.Host{Kind: sim.HostVertex})
 	creds := serviceAccountFile(t, base+"/token")
 	srv, exp := hostGateway(t, fmt.Sprintf("{kind: vertex, region: us-east5, project: p, base_url: %q, credentials: %q}", base, creds), "claude-sonnet-4-5@20250929")
+	checkHostCalls(t, srv, exp, "gcp.vertex_ai")
+}
+
+// TestVertexOpenAIEndToEnd: a partner or open model on Vertex goes
+// through its OpenAI-compatible endpoint with an OAuth token, for both
+// client formats, unary and streamed, with usage.
+func TestVertexOpenAIEndToEnd(t *testing.T) {
+	t.Parallel()
+	base := startHostSim(t, "vx", sim.Host{Kind: sim.HostVertex})
+	creds := serviceAccountFile(t, base+"/token")
+	srv, exp := hostGateway(t, fmt.Sprintf("{kind: vertex, region: us-central1, project: p, base_url: %q, credentials: %q}", base, creds), "meta/llama-3.3-70b-instruct-maas")
 	checkHostCalls(t, srv, exp, "gcp.vertex_ai")
 }
 
@@ -290,6 +308,182 @@ func TestProviderHeadersAndQuery(t *testing.T) {
 			}
 			if s := <-got; s.query != tc.want || s.header != "t1" {
 				t.Errorf("upstream saw query %q, X-Tenant %q; want %q, t1", s.query, s.header, tc.want)
+			}
+		})
+	}
+}
+
+// TestBedrockCredentialRefusalsAreAuth: Bedrock's credential refusals
+// fail over as auth. AccessDeniedException disables only the (provider,
+// upstream model) target it came from (the type cannot tell a key
+// refused everything from a key refused that model), so the provider's
+// other model keeps serving; UnrecognizedClientException and
+// ExpiredTokenException refuse the key itself and disable the provider.
+func TestBedrockCredentialRefusalsAreAuth(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		awsType  string
+		wholeKey bool
+	}{
+		{"AccessDeniedException", false},
+		{"UnrecognizedClientException", true},
+		{"ExpiredTokenException", true},
+	} {
+		t.Run(tc.awsType, func(t *testing.T) {
+			t.Parallel()
+			br := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				if strings.Contains(r.URL.Path, "denied") || tc.wholeKey {
+					w.Header().Set("X-Amzn-ErrorType", tc.awsType+":http://internal.amazon.com/coral/com.amazon.bedrock/")
+					jsonAnswer(403, `{"message":"refused"}`)(w, r)
+					return
+				}
+				jsonAnswer(200, `{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}`)(w, r)
+			})
+			claude := newUpstream(t, apiAnswer)
+			gw := gatewayFromYAML(t, fmt.Sprintf(`strategy: {mode: fallback}
+providers:
+  br: {kind: bedrock, region: us-west-2, base_url: %q, api_key: bedrock-test-key-1}
+  claude: {kind: anthropic, base_url: %q, api_key: key-claude-1}
+targets:
+  - {virtual_key: br, model_map: {m: anthropic.denied-v1:0, m2: anthropic.allowed-v1:0}}
+  - {virtual_key: claude, model_map: {m: claude-3-haiku, m2: claude-3-haiku}}
+`, br.URL, claude.URL+"/v1"), router.Options{})
+			srv := httptest.NewServer(gw.Handler())
+			t.Cleanup(srv.Close)
+			msg := func(model string) *http.Response {
+				return post(t, srv.URL, "/v1/messages", `{"model":"`+model+`","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`)
+			}
+			if resp := msg("m"); resp.StatusCode != 200 || resp.Header.Get(router.HeaderTarget) != "claude" {
+				t.Fatalf("m: %d from %q, want 200 from claude: %s", resp.StatusCode, resp.Header.Get(router.HeaderTarget), readAll(t, resp.Body))
+			}
+			if d := routingRow(t, gw, "m", "br"); d.Disabled != "auth" {
+				t.Errorf("(br, m) disabled %q, want auth", d.Disabled)
+			}
+			want, wantDisabled := "br", ""
+			if tc.wholeKey {
+				want, wantDisabled = "claude", "auth"
+			}
+			if d := routingRow(t, gw, "m2", "br"); d.Disabled != wantDisabled {
+				t.Errorf("(br, m2) disabled %q, want %q", d.Disabled, wantDisabled)
+			}
+			if resp := msg("m2"); resp.StatusCode != 200 || resp.Header.Get(router.HeaderTarget) != want {
+				t.Errorf("m2: %d from %q, want 200 from %s", resp.StatusCode, resp.Header.Get(router.HeaderTarget), want)
+			}
+		})
+	}
+}
+
+// matrixHosts are the simulated hosts of the refusal matrix: a provider
+// entry (%[1]s the sim's bare URL, %[2]s a service-account file) and the
+// upstream model that picks the call.
+var matrixHosts = []struct {
+	name     string
+	host     sim.Host
+	provider string
+	model    string
+}{
+	{"azure", sim.Host{Kind: sim.HostAzure, APIKey: "azure-sim-key-1"}, "{kind: azure, base_url: %[1]q, api_key: azure-sim-key-1}", "gpt-4o-east"},
+	{"bedrock invoke", sim.Host{Kind: sim.HostBedrock, APIKey: "bedrock-sim-api-key-1", Region: "us-west-2"},
+		"{kind: bedrock, region: us-west-2, base_url: %[1]q, api_key: bedrock-sim-api-key-1}", "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+	{"bedrock converse", sim.Host{Kind: sim.HostBedrock, APIKey: "bedrock-sim-api-key-1", Region: "us-west-2"},
+		"{kind: bedrock, region: us-west-2, base_url: %[1]q, api_key: bedrock-sim-api-key-1}", "meta.llama3-3-70b-instruct-v1:0"},
+	{"vertex claude", sim.Host{Kind: sim.HostVertex}, "{kind: vertex, region: us-east5, project: p, base_url: %[1]q, credentials: %[2]q}", "claude-sonnet-4-5@20250929"},
+	{"vertex gemini", sim.Host{Kind: sim.HostVertex}, "{kind: vertex, region: global, project: p, base_url: %[1]q, credentials: %[2]q}", "gemini-2.5-pro"},
+	{"vertex openai", sim.Host{Kind: sim.HostVertex}, "{kind: vertex, region: us-central1, project: p, base_url: %[1]q, credentials: %[2]q}", "meta/llama-3.3-70b-instruct-maas"},
+	{"gemini", sim.Host{Kind: sim.HostGemini, APIKey: "gemini-sim-key-1"}, "{kind: gemini, base_url: \"%[1]s/v1beta\", api_key: gemini-sim-key-1}", "gemini-2.5-flash"},
+}
+
+// matrixGateway starts a sim of h with fault p (its Host and name set
+// here) first, an Anthropic sim second.
+func matrixGateway(t *testing.T, h sim.Host, provider, model string, p sim.Provider) (*httptest.Server, *tracetest.InMemoryExporter) {
+	t.Helper()
+	p.Name, p.Host = "h", &h
+	if p.Stream.Chunks == 0 {
+		p.Stream.Chunks = 4
+	}
+	r, err := sim.StartProvider(p, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	base := strings.TrimSuffix(r.URL(), "/v1")
+	creds := ""
+	if h.Kind == sim.HostVertex {
+		creds = serviceAccountFile(t, base+"/token")
+	}
+	return twoTargetGateway(t, fmt.Sprintf(provider, base, creds), model, fallbackSim(t))
+}
+
+// TestEveryHostsRefusalsFailOver: a 429 and a 403 of every cloud host
+// (each in the host's own words: ThrottlingException and
+// AccessDeniedException, RESOURCE_EXHAUSTED and PERMISSION_DENIED, ...),
+// for both client formats, fail over to the next target: the 429 as a
+// rate limit (error.type 429), the 403 as a refused credential (auth).
+func TestEveryHostsRefusalsFailOver(t *testing.T) {
+	t.Parallel()
+	for _, h := range matrixHosts {
+		for _, status := range []int{http.StatusTooManyRequests, http.StatusForbidden} {
+			t.Run(fmt.Sprintf("%s %d", h.name, status), func(t *testing.T) {
+				t.Parallel()
+				want := "429"
+				if status == http.StatusForbidden {
+					want = "auth"
+				}
+				for _, c := range []struct{ path, body string }{
+					{"/v1/messages", `{"model":"m","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`},
+					{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`},
+				} {
+					// A gateway a call: the first refusal cools or disables
+					// the target, and the next request would not try it.
+					srv, exp := matrixGateway(t, h.host, h.provider, h.model, sim.Provider{Errors: sim.ErrorRate{Rate: 1, Status: status}})
+					resp := post(t, srv.URL, c.path, c.body)
+					if body := readAll(t, resp.Body); resp.StatusCode != 200 {
+						t.Fatalf("%s: %d %s", c.path, resp.StatusCode, body)
+					}
+					attrs := attemptAttrs(t, exp, 2)
+					if len(attrs) != 2 || attrs[0]["error.type"] != want || attrs[1]["gen_ai.provider.name"] != "anthropic" {
+						t.Errorf("%s: attempts %v, want the host's refusal as %s, then the next target", c.path, attrs, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBedrockSimExceptionFrames: the sim's exception frame (host.exception)
+// on invoke and Converse streams, for both client formats: before the
+// first byte the request fails over to the next target; after it the
+// client's stream ends with an error event and without its terminator.
+func TestBedrockSimExceptionFrames(t *testing.T) {
+	t.Parallel()
+	calls := []struct{ path, body, done string }{
+		{"/v1/messages", `{"model":"m","max_tokens":20,"stream":true,"messages":[{"role":"user","content":"hi"}]}`, "message_stop"},
+		{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, "[DONE]"},
+	}
+	for _, h := range matrixHosts[1:3] {
+		t.Run(h.name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range calls {
+				before := sim.Provider{}
+				hb := h.host
+				hb.Exception = &sim.StreamException{Type: "modelStreamErrorException"}
+				srv, exp := matrixGateway(t, hb, h.provider, h.model, before)
+				resp := post(t, srv.URL, c.path, c.body)
+				if body := readAll(t, resp.Body); resp.StatusCode != 200 || !strings.Contains(body, c.done) {
+					t.Fatalf("before the first byte, %s: %d %s", c.path, resp.StatusCode, body)
+				}
+				if attrs := attemptAttrs(t, exp, 2); len(attrs) != 2 || attrs[0]["error.type"] != "502" || attrs[1]["gen_ai.provider.name"] != "anthropic" {
+					t.Errorf("before the first byte, %s: attempts %v, want the exception as a 502, then the next target", c.path, attrs)
+				}
+
+				ha := h.host
+				ha.Exception = &sim.StreamException{Type: "modelStreamErrorException", AfterEvents: 3}
+				srv, _ = matrixGateway(t, ha, h.provider, h.model, sim.Provider{})
+				resp = post(t, srv.URL, c.path, c.body)
+				body := readAll(t, resp.Body)
+				if resp.StatusCode != 200 || resp.Header.Get(router.HeaderTarget) != "br" || !strings.Contains(body, "error") || strings.Contains(body, c.done) {
+					t.Errorf("after the first byte, %s: %d from %q, want br's stream ended by an error event: %s", c.path, resp.StatusCode, resp.Header.Get(router.HeaderTarget), body)
+				}
 			}
 		})
 	}

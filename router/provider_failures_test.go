@@ -328,7 +328,7 @@ func breakerOne(t *testing.T, clock *router.FakeClock, a, b string) *router.Gate
 }
 
 // gatewayFromYAML builds a gateway from a config's text.
-func gatewayFromYAML(t *testing.T, text string, o router.Options) *router.Gateway {
+func gatewayFromYAML(t testing.TB, text string, o router.Options) *router.Gateway {
 	t.Helper()
 	cfg, err := config.Parse([]byte(text), func(string) (string, bool) { return "", false })
 	if err != nil {

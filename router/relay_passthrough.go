@@ -33,11 +33,13 @@ func (a *attempt) reachErrorAnswer() bool {
 	resp, s := a.resp, a.resp.StatusCode
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorHeld+1))
 	whole := len(body) <= maxErrorHeld
-	errType := fault.OfAnswer(s, body)
+	errType, targetOnly := fault.OfAnswerScoped(s, "", body)
 	var hostRetry time.Time // a host's own retry delay, from its body
 	overflow := false
 	if cl := a.cand.Upstream.Cloud; cl != nil {
-		s, errType, hostRetry, overflow = cl.Judge(s, resp.Header, body, a.g.now())
+		var e upstream.HostError
+		e, hostRetry = cl.Judge(s, resp.Header, body, a.g.now())
+		s, errType, targetOnly, overflow = e.Status, e.ErrorType, e.TargetOnly, e.ContextOverflow
 	}
 	switch {
 	case fault.Classify(s, errType) == fault.Full:
@@ -54,6 +56,7 @@ func (a *attempt) reachErrorAnswer() bool {
 		}
 		a.keepAnswer(body, whole)
 		a.failover(s, errType)
+		a.res.TargetOnly = targetOnly
 		return false
 	case overflow || (s == http.StatusBadRequest || s == http.StatusRequestEntityTooLarge) && translate.IsContextOverflow(s, body):
 		// The provider's own context limit: another provider may have a

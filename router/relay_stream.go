@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -146,8 +145,9 @@ func (a *attempt) reachStream() bool {
 	}
 	wait := a.g.since(a.sent) // one reading: the upstream wait and the TTFB sample
 	a.res.Wait += wait
-	if st, ok := hostException(err); ok && s.dataEvents() == 0 {
-		a.failover(st, strconv.Itoa(st)) // a cloud host's exception frame before the first byte
+	if st, et, only, ok := hostException(err); ok && s.dataEvents() == 0 {
+		a.failover(st, et) // a cloud host's exception frame before the first byte
+		a.res.TargetOnly = only
 		return false
 	}
 	if s.chunks == 0 {

@@ -19,9 +19,13 @@ import (
 type Result struct {
 	Status    int    // upstream HTTP status; 0 for none
 	ErrorType string // error.type: "" on success, a status code, or a fault.Error* reason
-	Outcome   string // firstbyte.outcome
-	TTFB      time.Duration
-	HasTTFB   bool // the attempt reached its first byte
+	// TargetOnly: a disabling ErrorType (auth) concerns only this
+	// (provider, upstream model) target, not the provider's other models
+	// (fault.OfAnswerScoped).
+	TargetOnly bool
+	Outcome    string // firstbyte.outcome
+	TTFB       time.Duration
+	HasTTFB    bool // the attempt reached its first byte
 	// The tokens the upstream reported (gen_ai.usage.*), when HasUsage.
 	InputTokens, OutputTokens int64
 	HasUsage                  bool
@@ -86,7 +90,7 @@ func (r Result) verdict() upstream.Verdict {
 // (upstream.Model.Settle).
 func (r Result) report() upstream.Report {
 	return upstream.Report{
-		ErrorType: r.ErrorType, Success: r.Outcome == telemetry.OutcomeSuccess, RetryAt: r.RetryAt,
+		ErrorType: r.ErrorType, TargetOnly: r.TargetOnly, Success: r.Outcome == telemetry.OutcomeSuccess, RetryAt: r.RetryAt,
 		HasRemaining: r.HasRemaining, Remaining: r.Remaining, RemainingReset: r.RemainingReset,
 	}
 }

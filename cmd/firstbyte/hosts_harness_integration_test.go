@@ -48,6 +48,8 @@ func hostOf(kind, name string) *sim.Host {
 		return &sim.Host{Kind: sim.HostBedrock, AWSKeys: []sim.AWSKey{simAWSKey}, Region: "us-west-2"}
 	case sim.HostVertex:
 		return &sim.Host{Kind: sim.HostVertex}
+	case sim.HostGemini:
+		return &sim.Host{Kind: sim.HostGemini, APIKey: "gemini-sim-key-" + name}
 	}
 	return nil
 }
@@ -65,6 +67,8 @@ func providerEntry(t *testing.T, kind, name, url, extra string) string {
 		return fmt.Sprintf("{kind: bedrock, region: us-west-2, base_url: %q%s}", base, extra)
 	case sim.HostVertex:
 		return fmt.Sprintf("{kind: vertex, project: p, region: us-east5, base_url: %q, credentials: %q%s}", base, serviceAccountFile(t, base+"/token"), extra)
+	case sim.HostGemini:
+		return fmt.Sprintf("{kind: gemini, base_url: %q, api_key: gemini-sim-key-%s%s}", base+"/v1beta", name, extra)
 	}
 	return fmt.Sprintf("{kind: %s, base_url: %q, api_key: sim-key-%s%s}", kind, url, name, extra)
 }
@@ -72,6 +76,12 @@ func providerEntry(t *testing.T, kind, name, url, extra string) string {
 // upstreamModel is the model id each host names a model by.
 func upstreamModel(kind, family string) string {
 	switch {
+	case family == "llama" && kind == sim.HostBedrock: // Converse
+		return "meta.llama3-3-70b-instruct-v1:0"
+	case family == "llama" && kind == sim.HostVertex: // the OpenAI-compatible endpoint
+		return "meta/llama-3.3-70b-instruct-maas"
+	case family == "gemini":
+		return "gemini-2.5-flash"
 	case family == "claude" && kind == sim.HostBedrock:
 		return "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	case family == "claude" && kind == sim.HostVertex:

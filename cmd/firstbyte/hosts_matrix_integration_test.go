@@ -29,6 +29,10 @@ var everyHost = []struct{ name, kind, family string }{
 	{"azure", sim.HostAzure, "gpt"},
 	{"bedrock", sim.HostBedrock, "claude"},
 	{"vertex", sim.HostVertex, "claude"},
+	{"converse", sim.HostBedrock, "llama"},
+	{"vertex-gemini", sim.HostVertex, "gemini"},
+	{"vertex-openai", sim.HostVertex, "llama"},
+	{"gemini", sim.HostGemini, "gemini"},
 }
 
 // hostCall is one of the four ways a client asks, and what its answer must
@@ -94,20 +98,18 @@ func TestEveryHostServesBothFormatsWithUsageAndCost(t *testing.T) {
 }
 
 // refusalVerdict is what the gateway must make of a host's refusal:
-// reason "" passes it to the client (a 403 not coded as a refused key is
-// the caller's answer), "rate_limited" cools the target, anything else is
-// firstbyte_target_disabled's reason.
+// "rate_limited" cools the target, anything else is
+// firstbyte_target_disabled's reason (every host's 403 the sim sends is
+// coded as the key's).
 func refusalVerdict(kind string, status int) string {
 	switch {
 	case status == http.StatusTooManyRequests:
 		return "rate_limited"
-	case kind == "anthropic": // permission_error: the caller's
-		return ""
-	case kind == sim.HostBedrock: // AccessDeniedException: this model only
-		return "model_access"
 	}
 	// OpenAI and Azure: unsupported_country_region_territory, the account
-	// refused; Vertex: PERMISSION_DENIED.
+	// refused; Vertex: PERMISSION_DENIED; Anthropic: permission_error and
+	// Bedrock: AccessDeniedException, the key refused what was asked for
+	// (auth, that target only).
 	return "auth"
 }
 
@@ -142,10 +144,7 @@ func TestEveryHostsRefusals(t *testing.T) {
 			r := postAPI(t, gw.api, path, `{"model":"m-`+name+`","max_tokens":20,"messages":[{"role":"user","content":"hi"}]}`)
 			attempts := r.header.Get("X-Firstbyte-Attempts")
 			wantTarget, wantStatus, wantAttempts := "good", http.StatusOK, "2"
-			switch {
-			case verdict == "":
-				wantTarget, wantStatus, wantAttempts = name, http.StatusForbidden, "1"
-			case i == 1:
+			if i == 1 {
 				wantAttempts = "1" // the refusing target is no longer first
 			}
 			if r.status != wantStatus || r.target() != wantTarget || attempts != wantAttempts {
@@ -159,7 +158,6 @@ func TestEveryHostsRefusals(t *testing.T) {
 			if v := scrapeMetric(t, gw.admin, "firstbyte_rate_limited_until_seconds", target); v < float64(time.Now().Add(-5*time.Second).Unix()) {
 				t.Errorf("%s: firstbyte_rate_limited_until_seconds = %v, want the cooling's end", name, v)
 			}
-		case "":
 		default:
 			if v := scrapeMetric(t, gw.admin, "firstbyte_target_disabled", target, `reason="`+verdict+`"`); v != 1 {
 				t.Errorf("%s: firstbyte_target_disabled{reason=%q} = %v, want 1", name, verdict, v)

@@ -17,7 +17,11 @@ import (
 //
 //   - ErrorAuth: a 401, or a 400 or 403 coded as a refused key or account
 //     (invalid_api_key, authentication_error, API_KEY_INVALID, ...).
-//     Key-level: the provider is disabled.
+//     Key-level: the provider is disabled. A 403 coded as the key refused
+//     what the request asked for (Bedrock's AccessDeniedException,
+//     Anthropic's permission_error) is ErrorAuth too, but its type cannot
+//     tell a key refused everything from one refused this model: only the
+//     target is disabled (OfAnswerScoped).
 //   - ErrorQuota: a 402, an error coded as an account that cannot pay
 //     (insufficient_quota, billing_error), or Anthropic's credit-balance
 //     400 (isCreditBalance says what is trusted there). Key-level.
@@ -42,14 +46,24 @@ func OfAnswer(status int, body []byte) string {
 // awsErrorType is Bedrock's X-Amzn-ErrorType (AWSErrorType reads it),
 // which stands for the body's __type when that has none.
 func OfAnswerTyped(status int, awsErrorType string, body []byte) string {
+	t, _ := OfAnswerScoped(status, awsErrorType, body)
+	return t
+}
+
+// OfAnswerScoped is OfAnswerTyped, and whether a disabling verdict
+// concerns only the (provider, upstream model) target the answer came
+// from: always for ErrorModelAccess (ModelScoped), and for an ErrorAuth
+// whose code names a refusal of what the request asked for rather than of
+// the key itself (AccessDeniedException, permission_error).
+func OfAnswerScoped(status int, awsErrorType string, body []byte) (errorType string, targetOnly bool) {
 	switch status {
 	case 401:
-		return ErrorAuth
+		return ErrorAuth, false
 	case 402:
-		return ErrorQuota
+		return ErrorQuota, false
 	}
 	if !NeedsBody(status) {
-		return strconv.Itoa(status)
+		return strconv.Itoa(status), false
 	}
 	e := readErrorFields(body)
 	if e.awsType == "" {
@@ -57,17 +71,19 @@ func OfAnswerTyped(status int, awsErrorType string, body []byte) string {
 	}
 	switch scope := e.scope(); {
 	case (status == 400 || status == 404) && e.code == codePreviousResponseNotFound:
-		return ErrorPreviousResponseNotFound
+		return ErrorPreviousResponseNotFound, false
 	case scope == scopeQuota, status == 400 && e.isCreditBalance():
-		return ErrorQuota
+		return ErrorQuota, false
 	case scope == scopeKey && (status == 400 || status == 403): // Google refuses a bad key with a 400
-		return ErrorAuth
+		return ErrorAuth, false
+	case scope == scopeKeyForTarget && status == 403:
+		return ErrorAuth, true
 	case (status == 403 || status == 404) && scope == scopeModel:
-		return ErrorModelAccess
+		return ErrorModelAccess, true
 	case status == 404 || status == 405:
-		return ErrorConfig
+		return ErrorConfig, false
 	}
-	return strconv.Itoa(status)
+	return strconv.Itoa(status), false
 }
 
 // codePreviousResponseNotFound is OpenAI's error.code for a

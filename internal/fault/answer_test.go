@@ -24,6 +24,7 @@ func TestOfAnswer(t *testing.T) {
 		{"anthropic 403 authentication_error", 403, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, ErrorAuth},
 		{"compatible host 403 authentication_error", 403, `{"error":{"object":"error","type":"authentication_error","message":"Invalid API Key","code":"invalid_api_key"}}`, ErrorAuth},
 		{"google 400 API_KEY_INVALID", 400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`, ErrorAuth},
+		{"anthropic 403 permission_error", 403, `{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`, ErrorAuth},
 		{"bedrock 403 UnrecognizedClientException", 403, `{"__type":"com.amazon.coral.service#UnrecognizedClientException","message":"The security token included in the request is invalid."}`, ErrorAuth},
 
 		// Model-level: that (provider, upstream model) target only.
@@ -31,7 +32,7 @@ func TestOfAnswer(t *testing.T) {
 		{"openai 403 project has no access to the model", 403, `{"error":{"message":"Project 'proj_x' does not have access to model 'gpt-4o'","type":"invalid_request_error","param":null,"code":"model_not_found"}}`, ErrorModelAccess},
 		{"anthropic 404 model", 404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}}`, ErrorModelAccess},
 		{"403 naming the model in its message only", 403, `{"message":"You don't have access to the model with the specified model ID."}` + "", "403"},
-		{"bedrock 403 AccessDeniedException typed", 403, `{"__type":"AccessDeniedException","message":"You don't have access to the model with the specified model ID."}`, ErrorModelAccess},
+		{"bedrock 403 AccessDeniedException typed", 403, `{"__type":"AccessDeniedException","message":"You don't have access to the model with the specified model ID."}`, ErrorAuth},
 
 		// The endpoint does not exist: a wrong base_url.
 		{"compatible host unknown URL", 404, `{"error":{"message":"Unknown request URL: POST /chat/completions. Please check the URL for typos.","type":"invalid_request_error","code":"unknown_url"}}`, ErrorConfig},
@@ -49,7 +50,6 @@ func TestOfAnswer(t *testing.T) {
 		{"403 content policy", 403, `{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","param":null,"code":"content_policy_violation"}}`, "403"},
 		{"403 moderation", 403, `{"error":{"message":"Your request was flagged by our moderation system.","type":"invalid_request_error","code":"moderation_blocked"}}`, "403"},
 		{"403 with no structure", 403, `Forbidden`, "403"},
-		{"anthropic 403 permission_error", 403, `{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`, "403"},
 		{"429 rate limited", 429, `{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "429"},
 		{"500", 500, `{"error":{"code":"insufficient_quota"}}`, "500"},
 
@@ -65,6 +65,38 @@ func TestOfAnswer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := OfAnswer(tc.status, []byte(tc.body)); got != tc.want {
 				t.Errorf("OfAnswer(%d, %s) = %q, want %q", tc.status, tc.body, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestOfAnswerScoped: which verdicts disable only the (provider, upstream
+// model) target they came from. A refusal of what the request asked for
+// (Bedrock's AccessDeniedException, Anthropic's permission_error) is a
+// credential failure whose type cannot tell the key from the model: auth,
+// for the target only; a refused key is auth for the whole provider.
+func TestOfAnswerScoped(t *testing.T) {
+	for _, tc := range []struct {
+		name, awsType, body string
+		status              int
+		want                string
+		targetOnly          bool
+	}{
+		{"bedrock AccessDeniedException header", "AccessDeniedException", `{"message":"You don't have access to the model with the specified model ID."}`, 403, ErrorAuth, true},
+		{"bedrock AccessDeniedException body", "", `{"__type":"com.amazon.coral.service#AccessDeniedException","message":"x"}`, 403, ErrorAuth, true},
+		{"bedrock UnrecognizedClientException", "UnrecognizedClientException", `{"message":"The security token included in the request is invalid."}`, 403, ErrorAuth, false},
+		{"bedrock ExpiredTokenException", "ExpiredTokenException", `{"message":"The security token included in the request is expired"}`, 403, ErrorAuth, false},
+		{"anthropic permission_error", "", `{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`, 403, ErrorAuth, true},
+		{"anthropic authentication_error", "", `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, 403, ErrorAuth, false},
+		{"key refused beats target refused", "", `{"error":{"type":"permission_error","code":"invalid_api_key","message":"x"}}`, 403, ErrorAuth, false},
+		{"openai model_not_found", "", `{"error":{"type":"invalid_request_error","code":"model_not_found","message":"x"}}`, 404, ErrorModelAccess, true},
+		{"permission_error on a 400 is the caller's", "", `{"type":"error","error":{"type":"permission_error","message":"x"}}`, 400, "400", false},
+		{"401", "", ``, 401, ErrorAuth, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, only := OfAnswerScoped(tc.status, tc.awsType, []byte(tc.body))
+			if got != tc.want || only != tc.targetOnly {
+				t.Errorf("OfAnswerScoped(%d, %q, %s) = %q, %v; want %q, %v", tc.status, tc.awsType, tc.body, got, only, tc.want, tc.targetOnly)
 			}
 		})
 	}

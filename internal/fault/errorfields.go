@@ -90,7 +90,13 @@ const (
 	scopeNone  scope = iota // nothing about the key: the request's own error
 	scopeKey                // the key or account is refused
 	scopeQuota              // the account cannot pay
-	scopeModel              // this key may not use this model, or it does not exist
+	// scopeKeyForTarget: the key is refused what the request asked for
+	// (Bedrock's AccessDeniedException, Anthropic's permission_error):
+	// a credential failure, but its type alone cannot tell a key refused
+	// everything from a key refused this model, so only the (provider,
+	// upstream model) target is judged.
+	scopeKeyForTarget
+	scopeModel // this key may not use this model, or it does not exist
 )
 
 // codeScopes are the codes, types, statuses and reasons that name a
@@ -106,6 +112,7 @@ var codeScopes = map[string]scope{
 	// Anthropic (and hosts that copy its types)
 	"authentication_error": scopeKey,
 	"billing_error":        scopeQuota,
+	"permission_error":     scopeKeyForTarget,
 	// Google: error.status and ErrorInfo reasons
 	"UNAUTHENTICATED":         scopeKey,
 	"PERMISSION_DENIED":       scopeKey,
@@ -118,7 +125,7 @@ var codeScopes = map[string]scope{
 	"InvalidSignatureException":           scopeKey,
 	"ExpiredTokenException":               scopeKey,
 	"MissingAuthenticationTokenException": scopeKey,
-	"AccessDeniedException":               scopeModel,
+	"AccessDeniedException":               scopeKeyForTarget,
 }
 
 // scope is the widest scope any of e's fields names (a key refused beats

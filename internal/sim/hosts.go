@@ -22,7 +22,8 @@ import (
 //	bedrock  /model/{id}/invoke, /invoke-with-response-stream; SigV4
 //	         (service bedrock) verified against AWSKeys, or a Bearer API key;
 //	         streams in AWS event-stream frames (chunk events, base64 bytes,
-//	         p padding); errors typed by X-Amzn-ErrorType
+//	         p padding); errors typed by X-Amzn-ErrorType; Host.Exception
+//	         ends streams with an exception frame
 //	vertex   /v1/projects/{p}/locations/{r}/publishers/anthropic/models/{m}:rawPredict,
 //	         :streamRawPredict; a Bearer token this server issued on POST /token
 //	         (the token_uri of a service-account file pointed here); 401, 403
@@ -30,7 +31,9 @@ import (
 //	         PERMISSION_DENIED, RESOURCE_EXHAUSTED with RetryInfo), as the
 //	         host's own front refuses, other errors in the model's;
 //	         .../publishers/google/models/{m}:generateContent,
-//	         :streamGenerateContent?alt=sse (Gemini, hosts_gemini.go)
+//	         :streamGenerateContent?alt=sse (Gemini, hosts_gemini.go);
+//	         .../endpoints/openapi/chat/completions (the OpenAI-compatible
+//	         endpoint of partner and open models: the chat API as is)
 //	bedrock  /model/{id}/converse, /converse-stream: Converse (hosts_converse.go)
 //	gemini   {any}/models/{m}:generateContent, :streamGenerateContent?alt=sse;
 //	         x-goog-api-key checked (a wrong one: 400 API_KEY_INVALID)
@@ -55,6 +58,25 @@ type Host struct {
 	AWSKeys []AWSKey `yaml:"aws_keys"`
 	// Region is the region a Bedrock signature must name. Empty: us-east-1.
 	Region string `yaml:"region"`
+	// Exception, when set, ends every Bedrock stream (invoke and
+	// converse) with an exception frame instead of its remaining events.
+	// Nil: none.
+	Exception *StreamException `yaml:"exception,omitempty"`
+}
+
+// StreamException is an exception frame (:message-type exception) a
+// Bedrock stream ends with, as the host sends one when a stream fails
+// after its answer started: before the first event frame (AfterEvents 0:
+// the stream carries nothing else, as a throttled stream), or after
+// AfterEvents event frames (a model failing mid-answer). A stream with no
+// more frames than AfterEvents ends without it.
+type StreamException struct {
+	// Type is the :exception-type, in Bedrock's lowerCamelCase
+	// (throttlingException, modelStreamErrorException,
+	// internalServerException, ...).
+	Type string `yaml:"type"`
+	// AfterEvents is how many event frames go before it.
+	AfterEvents int `yaml:"after_events,omitempty"`
 }
 
 // hostState is what a host front keeps between requests: the OAuth

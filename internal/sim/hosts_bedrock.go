@@ -34,7 +34,7 @@ func (s *Server) bedrockFront(w http.ResponseWriter, r *http.Request, body []byt
 			return w, nil, false
 		}
 		r.URL.Path = "/v1/messages"
-		return &converseWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}}, msgBody, true
+		return &converseWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}, gate: exceptionGate{ex: s.host.Exception}}, msgBody, true
 	}
 	if action != "invoke" && action != "invoke-with-response-stream" {
 		bedrockError(w, http.StatusNotFound, "UnknownOperationException", "")
@@ -51,7 +51,7 @@ func (s *Server) bedrockFront(w http.ResponseWriter, r *http.Request, body []byt
 	stream := action == "invoke-with-response-stream"
 	r.URL.Path = "/v1/messages"
 	body = withFields(body, map[string]any{"model": model, "stream": stream})
-	return &bedrockWriter{ResponseWriter: w, stream: stream}, body, true
+	return &bedrockWriter{ResponseWriter: w, stream: stream, gate: exceptionGate{ex: s.host.Exception}}, body, true
 }
 
 // bedrockAuth is "" when r carries a valid credential, else the refusal
@@ -97,6 +97,7 @@ type bedrockWriter struct {
 	stream  bool
 	status  int
 	pending []byte // SSE bytes not yet framed
+	gate    exceptionGate
 }
 
 func (b *bedrockWriter) WriteHeader(status int) {
@@ -132,7 +133,7 @@ func (b *bedrockWriter) Write(p []byte) (int, error) {
 		ev := b.pending[:i]
 		b.pending = b.pending[i+2:]
 		for line := range bytes.SplitSeq(ev, []byte("\n")) {
-			if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok && b.gate.admit(&out) {
 				writeChunkFrame(&out, data)
 			}
 		}
@@ -159,5 +160,42 @@ func writeChunkFrame(w *bytes.Buffer, event []byte) {
 	m.Headers.Set(":content-type", eventstream.StringValue("application/json"))
 	m.Headers.Set(":message-type", eventstream.StringValue("event"))
 	m.Payload = payload
+	_ = eventstream.NewEncoder().Encode(w, m)
+}
+
+// exceptionGate puts a Host.Exception in an event stream: it counts the
+// event frames written and, when the exception is due, writes it in the
+// next one's place and drops every frame after it.
+type exceptionGate struct {
+	ex     *StreamException // nil: the stream runs its course
+	frames int              // event frames admitted
+	done   bool             // the exception was written
+}
+
+// admit reports whether the next event frame may be written to w; when
+// the exception is due it writes the exception frame to w instead.
+func (g *exceptionGate) admit(w *bytes.Buffer) bool {
+	switch {
+	case g.ex == nil:
+		return true
+	case g.done:
+		return false
+	case g.frames >= g.ex.AfterEvents:
+		g.done = true
+		writeExceptionFrame(w, g.ex.Type)
+		return false
+	}
+	g.frames++
+	return true
+}
+
+// writeExceptionFrame writes an exception message of type typ, its
+// payload the JSON message Bedrock sends with one.
+func writeExceptionFrame(w *bytes.Buffer, typ string) {
+	var m eventstream.Message
+	m.Headers.Set(":exception-type", eventstream.StringValue(typ))
+	m.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+	m.Headers.Set(":message-type", eventstream.StringValue("exception"))
+	m.Payload, _ = json.Marshal(map[string]string{"message": "Simulated " + typ + " from Bedrock."})
 	_ = eventstream.NewEncoder().Encode(w, m)
 }

@@ -21,6 +21,7 @@ providers:
       region: us-west-2
       api_key: br-key-1
       aws_keys: [{access_key_id: AKIDEXAMPLE, secret_access_key: secret-1}]
+      exception: {type: modelStreamErrorException, after_events: 3}
   - name: vx
     host: {kind: vertex}
   - name: gm
@@ -32,7 +33,8 @@ providers:
 	}
 	want := []*Host{
 		{Kind: HostAzure, APIKey: "az-key-1"},
-		{Kind: HostBedrock, APIKey: "br-key-1", Region: "us-west-2", AWSKeys: []AWSKey{{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret-1"}}},
+		{Kind: HostBedrock, APIKey: "br-key-1", Region: "us-west-2", AWSKeys: []AWSKey{{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret-1"}},
+			Exception: &StreamException{Type: "modelStreamErrorException", AfterEvents: 3}},
 		{Kind: HostVertex},
 		{Kind: HostGemini, APIKey: "gm-key-1"},
 		nil,
@@ -44,5 +46,14 @@ providers:
 	}
 	if _, err := ParseConfig([]byte("providers:\n  - name: g\n    host: {kind: grok}\n")); err == nil || !strings.Contains(err.Error(), "providers[0].host.kind") {
 		t.Errorf("host kind grok: %v, want an error naming providers[0].host.kind", err)
+	}
+	for text, field := range map[string]string{
+		"{kind: azure, exception: {type: x}}":                     "providers[0].host.exception",
+		"{kind: bedrock, exception: {after_events: 1}}":           "providers[0].host.exception.type",
+		"{kind: bedrock, exception: {type: x, after_events: -1}}": "providers[0].host.exception.after_events",
+	} {
+		if _, err := ParseConfig([]byte("providers:\n  - name: g\n    host: " + text + "\n")); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("host %s: %v, want an error naming %s", text, err, field)
+		}
 	}
 }

@@ -140,6 +140,7 @@ type converseWriter struct {
 	hostWriter
 	usage anthropicUsage
 	stop  string
+	gate  exceptionGate
 }
 
 func (c *converseWriter) WriteHeader(status int) {
@@ -223,10 +224,10 @@ func (c *converseWriter) frame(w *bytes.Buffer, ev anthropicSSE) {
 	switch e.Type {
 	case "message_start":
 		c.usage = e.Message.Usage
-		writeEventFrame(w, "messageStart", map[string]any{"role": "assistant"})
+		c.emit(w, "messageStart", map[string]any{"role": "assistant"})
 	case "content_block_start":
 		if e.ContentBlock.Type == "tool_use" {
-			writeEventFrame(w, "contentBlockStart", map[string]any{"contentBlockIndex": e.Index,
+			c.emit(w, "contentBlockStart", map[string]any{"contentBlockIndex": e.Index,
 				"start": map[string]any{"toolUse": map[string]string{"toolUseId": e.ContentBlock.ID, "name": e.ContentBlock.Name}}})
 		}
 	case "content_block_delta":
@@ -234,15 +235,23 @@ func (c *converseWriter) frame(w *bytes.Buffer, ev anthropicSSE) {
 		if e.Delta.Type == "input_json_delta" {
 			delta = map[string]any{"toolUse": map[string]string{"input": e.Delta.PartialJSON}}
 		}
-		writeEventFrame(w, "contentBlockDelta", map[string]any{"contentBlockIndex": e.Index, "delta": delta})
+		c.emit(w, "contentBlockDelta", map[string]any{"contentBlockIndex": e.Index, "delta": delta})
 	case "content_block_stop":
-		writeEventFrame(w, "contentBlockStop", map[string]any{"contentBlockIndex": e.Index})
+		c.emit(w, "contentBlockStop", map[string]any{"contentBlockIndex": e.Index})
 	case "message_delta":
 		c.usage.OutputTokens = e.Usage.OutputTokens
 		c.stop = converseStops[e.Delta.StopReason]
-		writeEventFrame(w, "messageStop", map[string]any{"stopReason": c.stop})
+		c.emit(w, "messageStop", map[string]any{"stopReason": c.stop})
 	case "message_stop":
-		writeEventFrame(w, "metadata", map[string]any{"usage": converseUsage(c.usage), "metrics": map[string]int{"latencyMs": 1}})
+		c.emit(w, "metadata", map[string]any{"usage": converseUsage(c.usage), "metrics": map[string]int{"latencyMs": 1}})
+	}
+}
+
+// emit writes one Converse stream event unless the stream's exception
+// (Host.Exception) took its place or was sent before it.
+func (c *converseWriter) emit(w *bytes.Buffer, typ string, payload map[string]any) {
+	if c.gate.admit(w) {
+		writeEventFrame(w, typ, payload)
 	}
 }
 

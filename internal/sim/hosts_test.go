@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -154,5 +155,82 @@ func TestVertexSimToken(t *testing.T) {
 	tok, _, _ := strings.Cut(strings.TrimPrefix(string(b), `{"access_token":"`), `"`)
 	if s := do(tok); s != 200 {
 		t.Errorf("an issued token: %d, want 200", s)
+	}
+}
+
+// TestBedrockSimExceptionFrames: with Host.Exception the AWS SDK's own
+// client reads the sim's exception frame as the typed error Bedrock's
+// would be, before any event (after_events 0) and after some chunks, on
+// invoke and on Converse.
+func TestBedrockSimExceptionFrames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	model := "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	for _, after := range []int{0, 2} {
+		srv := startHost(t, Host{Kind: HostBedrock, AWSKeys: []AWSKey{simAWSKey}, Region: "us-west-2",
+			Exception: &StreamException{Type: "modelStreamErrorException", AfterEvents: after}})
+		c := bedrockClient(srv, simAWSKey)
+		st, err := c.InvokeModelWithResponseStream(ctx, &bedrockruntime.InvokeModelWithResponseStreamInput{
+			ModelId: aws.String(model), Body: []byte(bedrockBody), ContentType: aws.String("application/json")})
+		if err != nil {
+			t.Fatalf("InvokeModelWithResponseStream: %v", err)
+		}
+		n := 0
+		for range st.GetStream().Events() {
+			n++
+		}
+		var mse *types.ModelStreamErrorException
+		if err := st.GetStream().Err(); !errors.As(err, &mse) || n != after {
+			t.Errorf("invoke, after %d: %d events then %v, want %d then a ModelStreamErrorException", after, n, err, after)
+		}
+		cs, err := c.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: aws.String("meta.llama3-3-70b-instruct-v1:0"),
+			Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "hi"}}}}})
+		if err != nil {
+			t.Fatalf("ConverseStream: %v", err)
+		}
+		n = 0
+		for range cs.GetStream().Events() {
+			n++
+		}
+		if err := cs.GetStream().Err(); !errors.As(err, &mse) || n != after {
+			t.Errorf("converse, after %d: %d events then %v, want %d then a ModelStreamErrorException", after, n, err, after)
+		}
+	}
+	// A unary call is no stream: it answers as ever.
+	srv := startHost(t, Host{Kind: HostBedrock, AWSKeys: []AWSKey{simAWSKey}, Region: "us-west-2", Exception: &StreamException{Type: "throttlingException"}})
+	if _, err := bedrockClient(srv, simAWSKey).InvokeModel(ctx, &bedrockruntime.InvokeModelInput{
+		ModelId: aws.String(model), Body: []byte(bedrockBody), ContentType: aws.String("application/json")}); err != nil {
+		t.Errorf("InvokeModel with a stream exception set: %v", err)
+	}
+}
+
+// TestVertexSimOpenAIEndpoint: Vertex's OpenAI-compatible endpoint takes
+// an issued token only, and answers the chat API, unary and streamed,
+// for the model the body names.
+func TestVertexSimOpenAIEndpoint(t *testing.T) {
+	t.Parallel()
+	srv := startHost(t, Host{Kind: HostVertex})
+	url := srv.URL + "/v1/projects/p/locations/us-central1/endpoints/openapi/chat/completions"
+	do := func(tok, body string) (int, string) {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	const chat = `{"model":"meta/llama-3.3-70b-instruct-maas","messages":[{"role":"user","content":"hi"}]}`
+	if s, b := do("made-up", chat); s != 401 || !strings.Contains(b, "UNAUTHENTICATED") {
+		t.Errorf("a made-up token: %d %s, want Google's 401", s, b)
+	}
+	tok := vertexToken(t, srv)
+	if s, b := do(tok, chat); s != 200 || !strings.Contains(b, `"object":"chat.completion"`) || !strings.Contains(b, `"model":"meta/llama-3.3-70b-instruct-maas"`) {
+		t.Errorf("unary: %d %s", s, b)
+	}
+	if s, b := do(tok, strings.Replace(chat, `{"model"`, `{"stream":true,"model"`, 1)); s != 200 || !strings.Contains(b, "data: [DONE]") {
+		t.Errorf("stream: %d %s", s, b)
 	}
 }

@@ -12,7 +12,8 @@ import (
 const vertexTokenLife = time.Hour
 
 // vertexFront issues tokens on POST /token and checks them on rawPredict
-// and streamRawPredict, whose Messages body names no model.
+// and streamRawPredict (whose Messages body names no model), Gemini's
+// generateContent and the OpenAI-compatible chat completions.
 func (s *Server) vertexFront(w http.ResponseWriter, r *http.Request, body []byte) (http.ResponseWriter, []byte, bool) {
 	if r.URL.Path == "/token" {
 		s.issueToken(w)
@@ -26,6 +27,12 @@ func (s *Server) vertexFront(w http.ResponseWriter, r *http.Request, body []byte
 	}
 	if _, rest, ok := strings.Cut(r.URL.Path, "/publishers/google/models/"); ok && strings.HasPrefix(r.URL.Path, "/v1/projects/") {
 		return s.geminiCall(w, r, body, rest)
+	}
+	if loc, ok := strings.CutSuffix(r.URL.Path, "/endpoints/openapi/chat/completions"); ok && strings.HasPrefix(loc, "/v1/projects/") && strings.Contains(loc, "/locations/") {
+		// The OpenAI-compatible endpoint: the chat API as it is, the
+		// model (meta/llama-3.3-70b-instruct-maas) in the body.
+		r.URL.Path = "/v1/chat/completions"
+		return &vertexWriter{ResponseWriter: w}, body, true
 	}
 	_, rest, ok := strings.Cut(r.URL.Path, "/publishers/anthropic/models/")
 	model, verb, ok2 := strings.Cut(rest, ":")

@@ -71,6 +71,16 @@ func (p *Provider) validate(prefix string, fe *fieldErrors) {
 	if h := p.Host; h != nil && h.Kind != HostAzure && h.Kind != HostBedrock && h.Kind != HostVertex && h.Kind != HostGemini {
 		fe.add(prefix+"host.kind", "%q: want azure, bedrock, vertex or gemini", h.Kind)
 	}
+	if h := p.Host; h != nil && h.Exception != nil {
+		switch {
+		case h.Kind != HostBedrock:
+			fe.add(prefix+"host.exception", "only a bedrock host's streams carry exception frames")
+		case h.Exception.Type == "":
+			fe.add(prefix+"host.exception.type", "must not be empty (e.g. modelStreamErrorException)")
+		case h.Exception.AfterEvents < 0:
+			fe.add(prefix+"host.exception.after_events", "%d: must not be negative", h.Exception.AfterEvents)
+		}
+	}
 	p.TTFB.validate(prefix+"ttfb.", fe)
 	p.Stream.validate(prefix+"stream.", fe)
 	p.Errors.validate(prefix+"errors.", fe)

@@ -114,21 +114,26 @@ func awsFetch(region, profile string) credentialFetch[aws.Credentials] {
 		if provider == nil {
 			return aws.Credentials{}, time.Time{}, errors.New("no AWS credentials in the default chain")
 		}
-		c, err := provider.Retrieve(ctx)
-		if err != nil {
-			return aws.Credentials{}, time.Time{}, firstLine(err)
-		}
-		var exp time.Time
-		if c.CanExpire {
-			exp = c.Expires
-		}
-		return c, exp, nil
+		return retrieveAWS(ctx, provider)
 	}
 }
 
-// staticAWS is a fixed AWS key pair (tests and the simulator).
-func staticAWS(c aws.Credentials) credentialFetch[aws.Credentials] {
-	return func(context.Context) (aws.Credentials, time.Time, error) { return c, time.Time{}, nil }
+// awsProviderFetch gets credentials from p (tests, the simulator).
+func awsProviderFetch(p aws.CredentialsProvider) credentialFetch[aws.Credentials] {
+	return func(ctx context.Context) (aws.Credentials, time.Time, error) { return retrieveAWS(ctx, p) }
+}
+
+// retrieveAWS asks p for credentials, and when they expire.
+func retrieveAWS(ctx context.Context, p aws.CredentialsProvider) (aws.Credentials, time.Time, error) {
+	c, err := p.Retrieve(ctx)
+	if err != nil {
+		return aws.Credentials{}, time.Time{}, firstLine(err)
+	}
+	var exp time.Time
+	if c.CanExpire {
+		exp = c.Expires
+	}
+	return c, exp, nil
 }
 
 // firstLine is err's first line: the SDKs' errors run to many lines of

@@ -3,9 +3,12 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,7 +47,7 @@ func (c *fakeClock) clock() Clock {
 func startedBedrock(t testing.TB, now time.Time) *Host {
 	t.Helper()
 	p := &config.Provider{Kind: config.KindBedrock, Region: "us-west-2", BaseURL: "http://127.0.0.1:9/"}
-	h := NewHost("br", p, HostOptions{Clock: Clock{Now: func() time.Time { return now }}, AWSCredentials: &testAWS, Getenv: func(string) string { return "" }})
+	h := NewHost("br", p, HostOptions{Clock: Clock{Now: func() time.Time { return now }}, AWSCredentials: staticCreds(testAWS), Getenv: func(string) string { return "" }})
 	h.auth.(*sigV4).creds.refresh(context.Background())
 	return h
 }
@@ -97,6 +100,62 @@ func TestSigV4MatchesSDKSigner(t *testing.T) {
 	}
 	if !strings.Contains(a.Header.Get("Authorization"), "/us-west-2/bedrock/aws4_request") {
 		t.Errorf("scope: %s", a.Header.Get("Authorization"))
+	}
+}
+
+// TestSigV4FastPathMatchesSDKSigner: the signer's own canonical request
+// gives the SDK's signature over requests of every shape it signs itself
+// (headers of several values, inner spaces, a lower-case name, a session
+// token, a default port, an escaped model id, no body), and a request
+// with a query string is the SDK's own.
+func TestSigV4FastPathMatchesSDKSigner(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 23, 59, 59, 0, time.UTC)
+	withToken := testAWS
+	withToken.SessionToken = "FwoGZXIvYXdzEXAMPLETOKEN"
+	for _, tc := range []struct {
+		name, url string
+		creds     aws.Credentials
+		header    http.Header
+		body      string
+	}{
+		{"invoke stream", "https://bedrock-runtime.us-west-2.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke-with-response-stream", testAWS,
+			http.Header{"Content-Type": {"application/json"}, "Accept": {"application/vnd.amazon.eventstream"}}, `{"max_tokens":5}`},
+		{"default port, session token", "https://bedrock-runtime.us-west-2.amazonaws.com:443/model/m/invoke", withToken,
+			http.Header{"Content-Type": {"application/json"}}, `{"x":1}`},
+		{"odd headers", "http://127.0.0.1:8080/model/a%40b/converse", testAWS,
+			http.Header{"X-Tenant": {"  t1   two  spaces ", "second"}, "x-custom": {"lower\tcase "}, "User-Agent": {"firstbyte"}, "X-Empty": {""}, "Accept-Encoding": {"identity"}}, `{}`},
+		{"no body", "http://127.0.0.1:8080/model/m/invoke", testAWS, http.Header{}, ``},
+		{"a query string", "http://127.0.0.1:8080/model/m/invoke?team=a%20b&x=1", testAWS, http.Header{"Content-Type": {"application/json"}}, `{}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := newCredentialCache("br", awsProviderFetch(staticCreds(tc.creds)), Clock{}, nil)
+			cache.refresh(context.Background())
+			s := newSigV4(cache, "us-west-2", func() time.Time { return now })
+			mk := func() *http.Request {
+				r, _ := http.NewRequest("POST", tc.url, strings.NewReader(tc.body))
+				for k, v := range tc.header {
+					r.Header[k] = slices.Clone(v)
+				}
+				return r
+			}
+			a, b := mk(), mk()
+			if err := s.authorize(a, []byte(tc.body)); err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256([]byte(tc.body))
+			if err := v4.NewSigner().SignHTTP(context.Background(), tc.creds, b, hex.EncodeToString(sum[:]), "bedrock", "us-west-2", now); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"Authorization", "X-Amz-Date", "X-Amz-Security-Token"} {
+				if ga, gb := a.Header.Get(k), b.Header.Get(k); ga != gb {
+					t.Errorf("%s = %q, want the SDK's %q", k, ga, gb)
+				}
+			}
+			if a.Host != b.Host {
+				t.Errorf("Host %q, want the SDK's %q", a.Host, b.Host)
+			}
+		})
 	}
 }
 
@@ -256,3 +315,8 @@ func BenchmarkSigV4(b *testing.B) {
 }
 
 func byteSize(n int) string { return strconv.Itoa(n>>10) + "KiB" }
+
+// staticCreds is a provider of the fixed key pair c.
+func staticCreds(c aws.Credentials) aws.CredentialsProvider {
+	return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return c, nil })
+}

@@ -305,7 +305,10 @@ func (m *Model) AvailableAt(now time.Time) time.Time {
 // Report is what an attempt's end tells its provider's and model's state.
 type Report struct {
 	ErrorType string // the attempt's error.type ("" on success)
-	Success   bool   // the attempt served the request
+	// TargetOnly: a disabling ErrorType concerns only this (provider,
+	// upstream model), as a model-access refusal always does.
+	TargetOnly bool
+	Success    bool // the attempt served the request
 	// RetryAt is when its answer said to come back (zero: it said nothing).
 	RetryAt time.Time
 	// Remaining is what its answer said remains of the request limit,
@@ -326,7 +329,7 @@ type Report struct {
 func (m *Model) Settle(r Report, probe bool, seq int64) {
 	now := m.p.Now()
 	switch {
-	case fault.ModelScoped(r.ErrorType):
+	case fault.ModelScoped(r.ErrorType), r.TargetOnly && fault.Disabling(r.ErrorType):
 		m.off.disable(now, r.ErrorType, probe)
 	case fault.Disabling(r.ErrorType):
 		m.p.off.disable(now, r.ErrorType, probe)

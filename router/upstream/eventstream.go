@@ -7,10 +7,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"io"
-	"strconv"
-
-	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
@@ -22,9 +20,11 @@ import (
 //
 //	total length (4) | headers length (4) | prelude CRC (4) | headers | payload | message CRC (4)
 //
-// decoded by aws-sdk-go-v2/aws/protocol/eventstream, which checks both
-// CRCs; this reader bounds a message's length first (the decoder has no
-// maximum and would allocate what a corrupt length says). A message is:
+// decoded here in place, both CRCs checked, the message's length bounded
+// before anything is read (aws-sdk-go-v2's decoder allocates every header
+// name and value of every frame, tens of allocations and microseconds a
+// chunk; this one allocates nothing once its buffer has grown). A
+// message is:
 //
 //	:message-type event, :event-type chunk: payload {"bytes":"<base64 Anthropic event>","p":"<padding>"}
 //	:message-type exception, :exception-type throttlingException (payload {"message":...})
@@ -64,9 +64,8 @@ func (e *StreamException) Error() string { return "event stream exception: " + e
 // events its chunks carry. Not safe for concurrent use.
 type EventStreamReader struct {
 	src     *bufio.Reader
-	dec     *eventstream.Decoder
 	max     int
-	payload []byte // reused by the decoder
+	msg     []byte // the message being decoded, reused
 	scratch []byte // a chunk's decoded bytes
 	out     []byte // SSE bytes not yet read
 	off     int
@@ -81,7 +80,11 @@ func NewEventStreamReader(r io.Reader, max int) *EventStreamReader {
 	if max <= 0 {
 		max = MaxEventStreamMessage
 	}
-	return &EventStreamReader{src: bufio.NewReaderSize(r, 16<<10), dec: eventstream.NewDecoder(), max: max}
+	// A chunk frame and its event are a few hundred bytes: buffers that
+	// fit them from the start spare a growth or two per frame size seen.
+	bufs := make([]byte, 3<<10)
+	return &EventStreamReader{src: bufio.NewReaderSize(r, 4<<10), max: max,
+		msg: bufs[: 1<<10 : 1<<10], scratch: bufs[1<<10 : 2<<10 : 2<<10], out: bufs[2<<10 : 2<<10 : 3<<10]}
 }
 
 // NewConverseStreamReader reads r, a ConverseStream event stream.
@@ -100,11 +103,36 @@ func (r *EventStreamReader) Read(p []byte) (int, error) {
 		}
 		r.out, r.off = r.out[:0], 0
 		r.err = r.next()
+		// Every message that has already arrived whole is decoded now,
+		// so that frames that came together are read (and relayed) at
+		// once, as SSE events that came together are.
+		for r.err == nil && r.whole() {
+			r.err = r.next()
+		}
 	}
 	n := copy(p, r.out[r.off:])
 	r.off += n
 	return n, nil
 }
+
+// whole reports whether a whole message is buffered already.
+func (r *EventStreamReader) whole() bool {
+	n := r.src.Buffered()
+	if n < 4 {
+		return false
+	}
+	head, _ := r.src.Peek(4)
+	return uint64(binary.BigEndian.Uint32(head)) <= uint64(n)
+}
+
+// Header value types of the event-stream encoding, and the length of the
+// fixed-size ones.
+const (
+	esBytes  = 6
+	esString = 7
+)
+
+var esFixedLen = [...]int{0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
 
 // next decodes one message into r.out (possibly nothing).
 func (r *EventStreamReader) next() error {
@@ -122,29 +150,70 @@ func (r *EventStreamReader) next() error {
 	if total < 16 || headers > total-16 {
 		return ErrEventStreamCorrupt
 	}
-	if cap(r.payload) < int(total) {
-		r.payload = make([]byte, 0, total)
+	if cap(r.msg) < int(total) {
+		r.msg = make([]byte, total)
 	}
-	m, err := r.dec.Decode(r.src, r.payload[:0])
-	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return io.ErrUnexpectedEOF
-		}
+	m := r.msg[:total]
+	if _, err := io.ReadFull(r.src, m); err != nil {
+		return io.ErrUnexpectedEOF
+	}
+	if crc32.ChecksumIEEE(m[:8]) != binary.BigEndian.Uint32(m[8:]) ||
+		crc32.ChecksumIEEE(m[:total-4]) != binary.BigEndian.Uint32(m[total-4:]) {
 		return ErrEventStreamCorrupt
 	}
-	switch headerString(m, ":message-type") {
+	var msgType, eventType, exceptionType, errorCode []byte
+	for h := m[12 : 12+headers]; len(h) > 0; {
+		nameLen := int(h[0])
+		if len(h) < 2+nameLen {
+			return ErrEventStreamCorrupt
+		}
+		name, typ := h[1:1+nameLen], h[1+nameLen]
+		h = h[2+nameLen:]
+		var val []byte
+		switch {
+		case typ == esBytes || typ == esString:
+			if len(h) < 2 || len(h) < 2+int(binary.BigEndian.Uint16(h)) {
+				return ErrEventStreamCorrupt
+			}
+			n := int(binary.BigEndian.Uint16(h))
+			val, h = h[2:2+n], h[2+n:]
+		case int(typ) < len(esFixedLen) && (typ < esBytes || typ > esString):
+			if len(h) < esFixedLen[typ] {
+				return ErrEventStreamCorrupt
+			}
+			h = h[esFixedLen[typ]:]
+			continue // no header this reader reads is of these types
+		default:
+			return ErrEventStreamCorrupt
+		}
+		if typ != esString {
+			continue
+		}
+		switch string(name) {
+		case ":message-type":
+			msgType = val
+		case ":event-type":
+			eventType = val
+		case ":exception-type":
+			exceptionType = val
+		case ":error-code":
+			errorCode = val
+		}
+	}
+	payload := m[12+headers : total-4]
+	switch string(msgType) {
 	case "event":
 		if r.converse {
-			return r.converseEvent(headerString(m, ":event-type"), m.Payload)
+			return r.converseEvent(eventType, payload)
 		}
-		if headerString(m, ":event-type") == "chunk" {
-			return r.chunk(m.Payload)
+		if string(eventType) == "chunk" {
+			return r.chunk(payload)
 		}
 		return nil // initial-response and the like carry no content
 	case "exception":
-		return &StreamException{Type: headerString(m, ":exception-type")}
+		return &StreamException{Type: string(exceptionType)}
 	case "error":
-		return &StreamException{Type: headerString(m, ":error-code")}
+		return &StreamException{Type: string(errorCode)}
 	}
 	return ErrEventStreamCorrupt
 }
@@ -162,7 +231,7 @@ func (r *EventStreamReader) chunk(payload []byte) error {
 	}
 	need := base64.StdEncoding.DecodedLen(len(b64))
 	if cap(r.scratch) < need {
-		r.scratch = make([]byte, need)
+		r.scratch = make([]byte, max(need, 2*cap(r.scratch)))
 	}
 	n, err := base64.StdEncoding.Decode(r.scratch[:need], b64)
 	if err != nil {
@@ -191,8 +260,8 @@ func (r *EventStreamReader) chunk(payload []byte) error {
 }
 
 // converseEvent appends a ConverseStream event as {"TYPE":PAYLOAD}.
-func (r *EventStreamReader) converseEvent(typ string, payload []byte) error {
-	if typ == "" || !plainName([]byte(typ)) {
+func (r *EventStreamReader) converseEvent(typ, payload []byte) error {
+	if len(typ) == 0 || !plainName(typ) {
 		return ErrEventStreamCorrupt
 	}
 	r.out = append(r.out, `data: {"`...)
@@ -235,15 +304,4 @@ func plainName(typ []byte) bool {
 		}
 	}
 	return true
-}
-
-func headerString(m eventstream.Message, name string) string {
-	v := m.Headers.Get(name)
-	if v == nil {
-		return ""
-	}
-	if s, ok := v.(eventstream.StringValue); ok {
-		return string(s)
-	}
-	return strconv.Quote(v.String())
 }

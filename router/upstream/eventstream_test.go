@@ -133,23 +133,56 @@ func FuzzEventStreamReader(f *testing.F) {
 	})
 }
 
+// framesReader yields one frame a Read, as frames of a paced stream
+// arrive.
+type framesReader struct {
+	frame []byte
+	left  int
+}
+
+func (f *framesReader) Read(p []byte) (int, error) {
+	if f.left == 0 {
+		return 0, io.EOF
+	}
+	f.left--
+	return copy(p, f.frame), nil
+}
+
 // BenchmarkEventStreamFrame is the cost of decoding one chunk frame into
-// its SSE event.
+// its SSE event, frames arriving one at a time.
 func BenchmarkEventStreamFrame(b *testing.B) {
 	one := chunkFrame(b, evDelta)
-	data := bytes.Repeat(one, 1000)
 	buf := make([]byte, 32<<10)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(one)))
-	r := NewEventStreamReader(bytes.NewReader(data), 0)
-	src := bytes.NewReader(data)
-	for i := 0; b.Loop(); i++ {
-		if i%1000 == 0 {
-			src.Reset(data)
+	src := &framesReader{frame: one, left: 1000}
+	r := NewEventStreamReader(src, 0)
+	for b.Loop() {
+		if src.left == 0 {
+			src.left = 1000
 			r = NewEventStreamReader(src, 0)
 		}
 		if _, err := r.Read(buf); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEventStreamFramesThatCameTogether: frames already buffered are
+// decoded by one Read; an exception among them comes after the data
+// before it.
+func TestEventStreamFramesThatCameTogether(t *testing.T) {
+	t.Parallel()
+	data := append(append(chunkFrame(t, evStart), chunkFrame(t, evDelta)...),
+		frame(t, map[string]string{":message-type": "exception", ":exception-type": "modelStreamErrorException"}, []byte(`{}`))...)
+	r := NewEventStreamReader(bytes.NewReader(data), 0)
+	buf := make([]byte, 4096)
+	n, err := r.Read(buf)
+	if want := "event: message_start\ndata: " + evStart + "\n\nevent: content_block_delta\ndata: " + evDelta + "\n\n"; string(buf[:n]) != want || err != nil {
+		t.Fatalf("first read %q, %v; want both events", buf[:n], err)
+	}
+	var se *StreamException
+	if n, err := r.Read(buf); n != 0 || !errors.As(err, &se) || se.Type != "modelStreamErrorException" {
+		t.Errorf("second read %d, %v; want the exception", n, err)
 	}
 }

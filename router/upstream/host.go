@@ -42,9 +42,10 @@ type HostOptions struct {
 	// Getenv reads the environment (AWS_BEARER_TOKEN_BEDROCK). Nil:
 	// os.Getenv.
 	Getenv func(string) string
-	// AWSCredentials, when set, are the AWS key pair bedrock signs with
-	// instead of the default chain's (tests, the simulator).
-	AWSCredentials *aws.Credentials
+	// AWSCredentials, when set, is where bedrock's SigV4 credentials come
+	// from instead of the default chain (tests, the simulator). Only the
+	// refresher calls it.
+	AWSCredentials aws.CredentialsProvider
 }
 
 // GenAI provider names (gen_ai.provider.name) by kind.
@@ -91,7 +92,7 @@ func NewHost(name string, p *config.Provider, o HostOptions) *Host {
 		default:
 			fetch := awsFetch(p.Region, p.Profile)
 			if o.AWSCredentials != nil {
-				fetch = staticAWS(*o.AWSCredentials)
+				fetch = awsProviderFetch(o.AWSCredentials)
 			}
 			cache := newCredentialCache(name, fetch, o.Clock, o.Logger)
 			h.refreshers = append(h.refreshers, refresher{cache.refresh, cache.run})

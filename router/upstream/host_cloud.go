@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
 // A cloud provider (azure, bedrock, vertex) is reached through its host
@@ -47,7 +47,7 @@ func (u *Provider) useCloud(name string, p *config.Provider, query string, o Opt
 	if parent == nil {
 		parent = context.Background()
 	}
-	h := NewHost(name, p, HostOptions{Clock: Clock{Now: u.Now}, Logger: o.Logger})
+	h := NewHost(name, p, HostOptions{Clock: Clock{Now: u.Now}, Logger: o.Logger, AWSCredentials: o.AWSCredentials})
 	ctx, stop := context.WithCancel(parent)
 	u.Cloud = &Cloud{Host: h, api: o.API, query: query, stop: stop}
 	u.ProviderName = h.GenAIProvider()
@@ -152,30 +152,55 @@ const (
 // names no model and no stream (the URL says both) and carries
 // anthropic_version (and the client's betas as anthropic_beta); Vertex's
 // rawPredict names no model and keeps stream. Others go as they are.
+//
+// The body is rewritten member by member, each value's bytes copied as
+// they came (no decoding into a map and encoding again): anthropic_version
+// first, then the client's members in their order. A body that is not a
+// JSON object goes as it is, for the host to refuse.
 func (c *Cloud) Body(body []byte, betas []string) []byte {
 	if c.api != config.APIInvoke {
 		return body
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return body
+	bedrock := c.Kind() == config.KindBedrock
+	version := vertexAnthropicVersion
+	if bedrock {
+		version = bedrockAnthropicVersion
 	}
-	delete(m, "model")
-	switch c.Kind() {
-	case config.KindBedrock:
-		delete(m, "stream")
-		m["anthropic_version"], _ = json.Marshal(bedrockAnthropicVersion)
-		if len(betas) > 0 {
-			m["anthropic_beta"], _ = json.Marshal(betas)
+	out := make([]byte, 0, len(body)+64)
+	out = append(out, `{"anthropic_version":`...)
+	out = jsonscan.AppendString(out, version)
+	if bedrock && len(betas) > 0 {
+		out = append(out, `,"anthropic_beta":[`...)
+		for i, b := range betas {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = jsonscan.AppendString(out, b)
 		}
-	case config.KindVertex:
-		m["anthropic_version"], _ = json.Marshal(vertexAnthropicVersion)
+		out = append(out, ']')
 	}
-	out, err := json.Marshal(m)
-	if err != nil {
+	ok := jsonscan.Object(body, func(name, val []byte) {
+		switch string(name) {
+		case "model", "anthropic_version":
+			return
+		case "stream":
+			if bedrock {
+				return
+			}
+		case "anthropic_beta":
+			if bedrock && len(betas) > 0 {
+				return
+			}
+		}
+		out = append(out, ',')
+		out = jsonscan.AppendString(out, name)
+		out = append(out, ':')
+		out = append(out, val...)
+	})
+	if !ok {
 		return body
 	}
-	return out
+	return append(out, '}')
 }
 
 // Betas are a client's anthropic-beta values (Bedrock takes them in the
@@ -216,14 +241,13 @@ func (c *Cloud) Response(resp *http.Response) {
 	resp.ContentLength = -1
 }
 
-// Judge reads an error answer of c's host: the status and error.type the
-// failure model reads, when its body asks to be left alone until (zero:
-// it does not say), and whether it is a context overflow.
-func (c *Cloud) Judge(status int, header http.Header, body []byte, now time.Time) (int, string, time.Time, bool) {
+// Judge reads an error answer of c's host (JudgeError), and when its body
+// asks to be left alone until (zero: it does not say).
+func (c *Cloud) Judge(status int, header http.Header, body []byte, now time.Time) (HostError, time.Time) {
 	e := c.JudgeError(status, header, body)
 	var at time.Time
 	if e.RetryAfter > 0 {
 		at = now.Add(e.RetryAfter)
 	}
-	return e.Status, e.ErrorType, at, e.ContextOverflow
+	return e, at
 }

@@ -19,8 +19,12 @@ type HostError struct {
 	// limit: 429; its ModelErrorException and ModelStreamErrorException
 	// are 424s that are the model's failure: 502).
 	Status int
-	// ErrorType is fault.OfAnswerTyped's verdict for Status.
+	// ErrorType is fault.OfAnswerScoped's verdict for Status.
 	ErrorType string
+	// TargetOnly: a disabling ErrorType concerns the (provider, upstream
+	// model) target only (an AccessDeniedException: the type cannot tell
+	// a key refused everything from a key refused this model).
+	TargetOnly bool
 	// RetryAfter is Google's RetryInfo.retryDelay (0: none); Retry-After
 	// and retry-after-ms headers are read by the caller as for any host.
 	RetryAfter time.Duration
@@ -60,7 +64,7 @@ func (h *Host) JudgeError(status int, header http.Header, body []byte) HostError
 	case config.KindVertex, config.KindGemini:
 		e.RetryAfter = fault.RetryDelay(body)
 	}
-	e.ErrorType = fault.OfAnswerTyped(e.Status, awsType, body)
+	e.ErrorType, e.TargetOnly = fault.OfAnswerScoped(e.Status, awsType, body)
 	return e
 }
 
@@ -73,18 +77,23 @@ func bedrockTooLong(body []byte) bool {
 	return strings.Contains(s, "too long") || strings.Contains(s, "Input is too long") || strings.Contains(s, "too many input tokens")
 }
 
-// StreamExceptionStatus is the status an event-stream exception stands
-// for (its :exception-type in lowerCamelCase, as Bedrock writes it): a
-// throttling one is a rate limit, a validation one the caller's,
-// anything else the provider's fault.
-func StreamExceptionStatus(typ string) int {
+// StreamExceptionVerdict is what an event-stream exception (its
+// :exception-type in lowerCamelCase, as Bedrock writes it) says, read as
+// the same error answered before the stream: its status and error.type (a
+// throttling one is a rate limit, a validation one the caller's, a refused
+// credential auth as its 403 answer would be, anything else the
+// provider's fault) and whether a disabling verdict concerns the target
+// only (accessDeniedException).
+func StreamExceptionVerdict(typ string) (status int, errorType string, targetOnly bool) {
 	switch strings.ToLower(strings.TrimSuffix(typ, "Exception")) {
 	case "throttling", "servicequotaexceeded":
-		return http.StatusTooManyRequests
+		return http.StatusTooManyRequests, "429", false
 	case "validation":
-		return http.StatusBadRequest
-	case "accessdenied", "unrecognizedclient", "expiredtoken":
-		return http.StatusForbidden
+		return http.StatusBadRequest, "400", false
+	case "accessdenied":
+		return http.StatusForbidden, fault.ErrorAuth, true
+	case "unrecognizedclient", "expiredtoken", "invalidsignature":
+		return http.StatusForbidden, fault.ErrorAuth, false
 	}
-	return http.StatusBadGateway
+	return http.StatusBadGateway, "502", false
 }

@@ -32,6 +32,10 @@ func TestJudgeError(t *testing.T) {
 		{"bedrock model not ready", br, 429, "ModelNotReadyException", `{}`, HostError{Status: 503, ErrorType: "503"}, true},
 		{"bedrock expired token is auth", br, 403, "ExpiredTokenException", `{"message":"The security token included in the request is expired"}`,
 			HostError{Status: 403, ErrorType: fault.ErrorAuth}, true},
+		{"bedrock access denied is auth, for the target only", br, 403, "AccessDeniedException:http://internal.amazon.com/coral/com.amazon.bedrock/", `{"message":"You don't have access to the model with the specified model ID."}`,
+			HostError{Status: 403, ErrorType: fault.ErrorAuth, TargetOnly: true}, true},
+		{"bedrock unrecognized client is auth, provider-wide", br, 403, "UnrecognizedClientException", `{"message":"The security token included in the request is invalid."}`,
+			HostError{Status: 403, ErrorType: fault.ErrorAuth}, true},
 		{"bedrock validation is the caller's", br, 400, "ValidationException", `{"message":"messages: field required"}`,
 			HostError{Status: 400, ErrorType: "400"}, false},
 		{"bedrock input too long overflows", br, 400, "ValidationException", `{"message":"Input is too long for requested model."}`,
@@ -58,14 +62,30 @@ func TestJudgeError(t *testing.T) {
 	}
 }
 
-func TestStreamExceptionStatus(t *testing.T) {
+// TestStreamExceptionVerdict: a credential exception frame is auth, as
+// its 403 answer would be (an access-denied one for the target only);
+// the others keep their status as error.type.
+func TestStreamExceptionVerdict(t *testing.T) {
 	t.Parallel()
-	for typ, want := range map[string]int{
-		"throttlingException": 429, "serviceQuotaExceededException": 429, "validationException": 400,
-		"modelStreamErrorException": 502, "internalServerException": 502, "": 502, "expiredTokenException": 403,
+	for _, tc := range []struct {
+		typ        string
+		status     int
+		errorType  string
+		targetOnly bool
+	}{
+		{"accessDeniedException", 403, fault.ErrorAuth, true},
+		{"unrecognizedClientException", 403, fault.ErrorAuth, false},
+		{"expiredTokenException", 403, fault.ErrorAuth, false},
+		{"throttlingException", 429, "429", false},
+		{"validationException", 400, "400", false},
+		{"serviceQuotaExceededException", 429, "429", false},
+		{"modelStreamErrorException", 502, "502", false},
+		{"internalServerException", 502, "502", false},
+		{"", 502, "502", false},
 	} {
-		if got := StreamExceptionStatus(typ); got != want {
-			t.Errorf("StreamExceptionStatus(%q) = %d, want %d", typ, got, want)
+		s, et, only := StreamExceptionVerdict(tc.typ)
+		if s != tc.status || et != tc.errorType || only != tc.targetOnly {
+			t.Errorf("StreamExceptionVerdict(%q) = %d %q %v, want %d %q %v", tc.typ, s, et, only, tc.status, tc.errorType, tc.targetOnly)
 		}
 	}
 }

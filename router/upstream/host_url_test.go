@@ -81,3 +81,31 @@ func TestBedrockPathDecodes(t *testing.T) {
 		t.Errorf("Path = %s, want %s", got, want)
 	}
 }
+
+// TestCloudBody: an invoke body loses model (and on Bedrock stream), gains
+// the host's anthropic_version first and Bedrock the client's betas, its
+// other members' bytes and order kept; a body that is not an object goes
+// as it is.
+func TestCloudBody(t *testing.T) {
+	t.Parallel()
+	br := &Cloud{Host: NewHost("br", &config.Provider{Kind: config.KindBedrock, Region: "us-west-2", APIKey: "k"}, HostOptions{}), api: config.APIInvoke}
+	vx := &Cloud{Host: NewHost("vx", &config.Provider{Kind: config.KindVertex, Region: "global", Project: "p"}, HostOptions{}), api: config.APIInvoke}
+	body := `{"model":"m","max_tokens":5, "stream":true,"anthropic_version":"x","messages":[{"role":"user","content":"h\u00e9"}],"anthropic_beta":["b0"]}`
+	for _, tc := range []struct {
+		name  string
+		c     *Cloud
+		betas []string
+		body  string
+		want  string
+	}{
+		{"bedrock", br, nil, body, `{"anthropic_version":"bedrock-2023-05-31","max_tokens":5,"messages":[{"role":"user","content":"h\u00e9"}],"anthropic_beta":["b0"]}`},
+		{"bedrock with betas", br, []string{"b1", "b2"}, body, `{"anthropic_version":"bedrock-2023-05-31","anthropic_beta":["b1","b2"],"max_tokens":5,"messages":[{"role":"user","content":"h\u00e9"}]}`},
+		{"vertex", vx, []string{"b1"}, body, `{"anthropic_version":"vertex-2023-10-16","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"h\u00e9"}],"anthropic_beta":["b0"]}`},
+		{"not an object", br, nil, `[1]`, `[1]`},
+		{"empty object", br, nil, `{}`, `{"anthropic_version":"bedrock-2023-05-31"}`},
+	} {
+		if got := string(tc.c.Body([]byte(tc.body), tc.betas)); got != tc.want {
+			t.Errorf("%s: %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
@@ -153,6 +155,10 @@ type Options struct {
 	Stop context.Context
 	// Logger gets a credential's failures, one line per run of them.
 	Logger *slog.Logger
+	// AWSCredentials, when set, is where a signing bedrock provider gets
+	// its credentials instead of the AWS default chain
+	// (HostOptions.AWSCredentials).
+	AWSCredentials aws.CredentialsProvider
 }
 
 // New builds a provider's run-time state.
