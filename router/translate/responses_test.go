@@ -107,22 +107,34 @@ func TestResponsesAnswers(t *testing.T) {
 		aEvent("content_block_stop", `{"type":"content_block_stop","index":0}`),
 		aEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"refusal"},"usage":{"output_tokens":2}}`),
 		aEvent("message_stop", `{"type":"message_stop"}`))
-	sout, err := feedPieces(NewMessagesToResponsesStream(a), stream)
+	sout, err := feedPieces(NewModelStream(Messages, Responses, a), stream)
 	must(t, err)
-	if r, err := checkResponsesStream(string(sout)); err != nil || r.Text != "I can" || r.Refusal == "" || r.Usage == nil || r.Usage.InputTokens != 10 {
+	// A streamed refusal is said once: the text that went out before the
+	// upstream said it refused, in one message item, and the status; no
+	// second item with a note.
+	if r, err := checkResponsesStream(string(sout)); err != nil || r.Text != "I can" || r.Refusal != "" || r.Incomplete != "content_filter" || r.Usage == nil || r.Usage.InputTokens != 10 {
+		t.Errorf("%+v %v\n%s", r, err, sout)
+	}
+	// Refused without a word: one refusal item says so.
+	silent := sse(aEvent("message_start", aStart),
+		aEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"refusal"},"usage":{"output_tokens":0}}`),
+		aEvent("message_stop", `{"type":"message_stop"}`))
+	sout, err = feedPieces(NewModelStream(Messages, Responses, a), silent)
+	must(t, err)
+	if r, err := checkResponsesStream(string(sout)); err != nil || r.Text != "" || r.Refusal == "" || strings.Count(string(sout), "event: response.output_item.added") != 1 {
 		t.Errorf("%+v %v\n%s", r, err, sout)
 	}
 	// A tool call without arguments ends with "{}".
 	noArgs := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"now","arguments":""}}]}}]}`),
 		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`), oEvent("[DONE]"))
-	sout, err = feedPieces(NewChatToResponsesStream(a), noArgs)
+	sout, err = feedPieces(NewModelStream(Chat, Responses, a), noArgs)
 	must(t, err)
 	if r, err := checkResponsesStream(string(sout)); err != nil || len(r.Tools) != 1 || r.Tools[0].Args != "{}" {
 		t.Errorf("%+v %v", r, err)
 	}
 	// A malformed chunk breaks the stream.
 	bad := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"content":12}}]}`))
-	if _, err := feedPieces(NewChatToResponsesStream(a), bad); !errors.Is(err, ErrInvalidUpstream) {
+	if _, err := feedPieces(NewModelStream(Chat, Responses, a), bad); !errors.Is(err, ErrInvalidUpstream) {
 		t.Errorf("content 12: %v", err)
 	}
 }
