@@ -159,7 +159,9 @@ func BenchmarkStreamFirstChunk(b *testing.B) {
 		new   func() Stream
 		first []byte
 	}{
-		{"anthropic_to_openai", func() Stream { return NewModelStream(Messages, Chat, Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true}) }, []byte(anthropicOpening)},
+		{"anthropic_to_openai", func() Stream {
+			return NewModelStream(Messages, Chat, Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true})
+		}, []byte(anthropicOpening)},
 		{"openai_to_anthropic", func() Stream { return NewModelStream(Chat, Messages, Answer{Model: "claude"}) }, []byte(openAIOpening)},
 		{"anthropic_to_responses", func() Stream { return NewModelStream(Messages, Responses, Answer{Model: "gpt-4.1", Created: 1}) }, []byte(anthropicOpening)},
 		{"openai_to_responses", func() Stream { return NewModelStream(Chat, Responses, Answer{Model: "gpt-4.1", Created: 1}) }, []byte(openAIOpening)},
@@ -188,7 +190,9 @@ func BenchmarkStreamChunk(b *testing.B) {
 		first []byte
 		chunk []byte
 	}{
-		{"anthropic_to_openai", func() Stream { return NewModelStream(Messages, Chat, Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true}) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
+		{"anthropic_to_openai", func() Stream {
+			return NewModelStream(Messages, Chat, Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true})
+		}, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
 		{"openai_to_anthropic", func() Stream { return NewModelStream(Chat, Messages, Answer{Model: "claude"}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
 		{"anthropic_to_responses", func() Stream { return NewModelStream(Messages, Responses, Answer{Model: "gpt-4.1", Created: 1}) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
 		{"openai_to_responses", func() Stream { return NewModelStream(Chat, Responses, Answer{Model: "gpt-4.1", Created: 1}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},

@@ -78,7 +78,9 @@ func FuzzMessagesToChatStream(f *testing.F) {
 	f.Add([]byte("event: error\ndata: {\"type\":\"error\"}\n\n"), uint(3))
 	f.Add([]byte("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\r\r"), uint(1))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: true}) }, in, cut, Chat)
+		fuzzStream(t, func() Stream {
+			return NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: true})
+		}, in, cut, Chat)
 	})
 }
 

@@ -2,8 +2,8 @@ package translate
 
 import (
 	"bytes"
-	"errors"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"

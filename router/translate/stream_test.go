@@ -184,7 +184,9 @@ func TestStreamFinish(t *testing.T) {
 		oUsage = "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n"
 		oDone  = "data: [DONE]\n\n"
 	)
-	anthropic := func() Stream { return NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: true}) }
+	anthropic := func() Stream {
+		return NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: true})
+	}
 	openai := func() Stream { return NewModelStream(Chat, Messages, Answer{Model: "m"}) }
 	tests := []struct {
 		name      string
