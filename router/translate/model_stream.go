@@ -108,47 +108,86 @@ func (s *ModelStream) end(dst []byte) []byte {
 	return s.w.end(dst)
 }
 
-// event reads one SSE event's data.
+// event reads one SSE event's data. OpenAI's and Anthropic's decoders
+// hand each neutral event straight to the writer (put); Converse's and
+// Gemini's collect them first (writeEvents).
 func (s *ModelStream) event(dst, data []byte) ([]byte, error) {
 	var err error
 	end := false
 	switch s.upstream {
 	case Chat:
 		if string(data) == "[DONE]" {
-			s.evs, end = s.evs[:0], true
+			end = true
 		} else {
-			s.evs, err = s.chat.chunk(s.evs[:0], data)
+			dst, err = s.chat.chunk(s, dst, data)
 		}
 	case Messages:
-		s.evs, end, err = s.msgs.event(s.evs[:0], data)
+		dst, end, err = s.msgs.event(s, dst, data)
 	case Gemini:
-		s.evs, err = s.gem.chunk(s.evs[:0], data)
+		if s.evs, err = s.gem.chunk(s.evs[:0], data); err == nil {
+			dst, err = s.writeEvents(dst)
+		}
 	default:
-		s.evs, err = s.converseSSE(data)
+		if s.evs, err = s.converseSSE(data); err == nil {
+			dst, err = s.writeEvents(dst)
+		}
 	}
-	if err != nil {
-		return dst, err
+	if err == nil {
+		err = s.err // a writer's
 	}
-	if dst, err = s.writeEvents(dst); err != nil || !end || s.done {
+	if err != nil || !end || s.done {
 		return dst, err
 	}
 	return s.upstreamEnd(dst)
+}
+
+// put hands one event to the client writer, unless the client's stream
+// has ended or failed. The writer is called by its type: an event built
+// on a decoder's stack stays there.
+func (s *ModelStream) put(dst []byte, ev *Event) []byte {
+	if s.err != nil || s.done {
+		return dst
+	}
+	s.started = true
+	switch ev.Kind {
+	case EventUsage:
+		s.usage = ev.Usage
+	case EventFinish:
+		s.finished = true
+	case EventError:
+		s.failed = true
+	}
+	var done bool
+	var err error
+	switch w := s.w.(type) {
+	case *chatWriter:
+		dst, done, err = w.write(dst, ev)
+	case *messagesWriter:
+		dst, done, err = w.write(dst, ev)
+	case *responsesWriter:
+		dst, done, err = w.write(dst, ev)
+	}
+	switch {
+	case err != nil:
+		s.err = err
+	case done:
+		s.done = true
+	}
+	return dst
 }
 
 // upstreamEnd ends the client's stream at the upstream's own end ([DONE],
 // message_stop): an answer that never said how it stopped stopped
 // naturally, and a usage still awaited is not coming.
 func (s *ModelStream) upstreamEnd(dst []byte) ([]byte, error) {
-	s.evs = s.evs[:0]
 	if !s.started {
-		s.evs = append(s.evs, Event{Kind: EventStart})
+		dst = s.put(dst, &Event{Kind: EventStart})
 	}
 	if !s.finished {
-		s.evs = append(s.evs, Event{Kind: EventFinish})
+		dst = s.put(dst, &Event{Kind: EventFinish})
 	}
-	dst, err := s.writeEvents(dst)
-	if err != nil || s.done {
-		return dst, err
+	if s.err != nil || s.done {
+		return dst, s.err
 	}
 	return s.end(dst), nil
 }

@@ -204,9 +204,11 @@ func appendResponsesUsage(out []byte, u Usage) []byte {
 	}
 	out = append(out, `},"output_tokens":`...)
 	out = appendInt(out, u.OutputTokens)
-	out = append(out, `,"output_tokens_details":{"reasoning_tokens":`...)
-	out = appendInt(out, u.ReasoningTokens) // 0 when the upstream does not say
-	out = append(out, `},"total_tokens":`...)
+	if u.ReasoningKnown { // Anthropic and Converse do not say: left out, not 0
+		out = append(out, `,"output_tokens_details":{"reasoning_tokens":`...)
+		out = append(appendInt(out, u.ReasoningTokens), '}')
+	}
+	out = append(out, `,"total_tokens":`...)
 	out = appendInt(out, u.InputTokens+u.OutputTokens)
 	if u.CacheCreationInputTokens > 0 {
 		out = append(out, `,"cache_creation_input_tokens":`...)

@@ -169,3 +169,30 @@ func TestPassThroughModel(t *testing.T) {
 		t.Errorf("WithAnswerModel = %s", got)
 	}
 }
+
+// A Responses stream's usage says how many output tokens went to reasoning
+// when the upstream says (an OpenAI-compatible server's
+// completion_tokens_details), and leaves the count out when it cannot
+// (Anthropic): unknown is not 0.
+func TestResponsesStreamReasoningTokens(t *testing.T) {
+	a := Answer{Model: "m", Created: 1}
+	chat := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"content":"4"}}]}`),
+		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`),
+		oEvent(`{"id":"c","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":7}}}`),
+		oEvent("[DONE]"))
+	out, err := feedPieces(NewModelStream(Chat, Responses, a), chat)
+	must(t, err)
+	if !strings.Contains(string(out), `"output_tokens":9,"output_tokens_details":{"reasoning_tokens":7}`) {
+		t.Errorf("reasoning tokens from a Chat upstream not carried:\n%s", out)
+	}
+	msgs := sse(aEvent("message_start", aStart),
+		aEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"4"}}`),
+		aEvent("content_block_stop", `{"type":"content_block_stop","index":0}`),
+		aEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}`),
+		aEvent("message_stop", `{"type":"message_stop"}`))
+	out, err = feedPieces(NewModelStream(Messages, Responses, a), msgs)
+	must(t, err)
+	if strings.Contains(string(out), "reasoning_tokens") {
+		t.Errorf("an Anthropic upstream's stream says a reasoning count it never gave:\n%s", out)
+	}
+}

@@ -23,6 +23,7 @@ type chatDecoder struct {
 	blocks    int      // blocks started: the next block's index
 	calls     []int    // by tool call index: its block, or -1
 	refused   bool     // a refusal came
+	order     []int    // scratch: the blocks the finish closes
 }
 
 // chatChunk holds the members of a chunk the decoder reads (raw values).
@@ -36,7 +37,7 @@ type chunkDelta struct {
 }
 
 // chunk appends the neutral events of one chunk's data.
-func (d *chatDecoder) chunk(evs []Event, data []byte) ([]Event, error) {
+func (d *chatDecoder) chunk(s *ModelStream, dst []byte, data []byte) ([]byte, error) {
 	var c chatChunk
 	if !jsonscan.Object(data, func(k, v []byte) {
 		switch string(k) {
@@ -54,55 +55,54 @@ func (d *chatDecoder) chunk(evs []Event, data []byte) ([]Event, error) {
 			c.err = v
 		}
 	}) {
-		return evs, invalidUpstream("event data is not a JSON object")
+		return dst, invalidUpstream("event data is not a JSON object")
 	}
 	if present(c.err) {
-		return append(evs, Event{Kind: EventError, Err: chatStreamError(c.err)}), nil
+		return s.put(dst, &Event{Kind: EventError, Err: chatStreamError(c.err)}), nil
 	}
 	if !d.started {
 		d.started = true
 		created, _ := intValue(c.created)
-		evs = append(evs, Event{Kind: EventStart, ID: c.id, Model: c.model, Created: created})
+		dst = s.put(dst, &Event{Kind: EventStart, ID: c.id, Model: c.model, Created: created})
 	}
 	if u := chatUsage(c.usage); u.Known {
-		evs = append(evs, Event{Kind: EventUsage, Usage: u})
+		dst = s.put(dst, &Event{Kind: EventUsage, Usage: u})
 	}
 	if !present(c.choices) {
-		return evs, nil
+		return dst, nil
 	}
 	if !isArray(c.choices) {
-		return evs, invalidUpstream("choices is not an array")
+		return dst, invalidUpstream("choices is not an array")
 	}
-	ch, ok := chunkChoice0(c.choices)
-	if !ok || d.finished {
-		return evs, nil // the usage-only chunk has none; nothing follows the finish
+	if d.finished {
+		return dst, nil // nothing follows the finish but the usage
 	}
 	var dl chunkDelta
-	if err := readChunkChoice(ch, &dl); err != nil {
-		return evs, err
+	ok, err := readChunkChoice(c.choices, &dl)
+	if !ok || err != nil {
+		return dst, err // the usage-only chunk has no choice
 	}
-	var err error
 	if isString(dl.reasoning) && !isEmptyString(dl.reasoning) && d.reasoning {
-		evs = d.textPiece(evs, PartThinking, dl.reasoning)
+		dst = d.textPiece(s, dst, PartThinking, dl.reasoning)
 	}
 	if isString(dl.content) && !isEmptyString(dl.content) {
-		evs = d.textPiece(evs, PartText, dl.content)
+		dst = d.textPiece(s, dst, PartText, dl.content)
 	}
 	if isString(dl.refusal) && !isEmptyString(dl.refusal) {
 		d.refused = true
-		evs = d.textPiece(evs, PartRefusal, dl.refusal)
+		dst = d.textPiece(s, dst, PartRefusal, dl.refusal)
 	}
 	if present(dl.toolCalls) {
 		for j, tc := range jsonscan.Each(dl.toolCalls) {
-			if evs, err = d.toolCall(evs, tc, j); err != nil {
-				return evs, err
+			if dst, err = d.toolCall(s, dst, tc, j); err != nil {
+				return dst, err
 			}
 		}
 	}
 	switch {
 	case isString(dl.finish) && !d.finished:
 		d.finished = true
-		evs = d.stopAll(evs)
+		dst = d.stopAll(s, dst)
 		fin := finishOf(Chat, dl.finish)
 		var seq []byte
 		switch {
@@ -111,52 +111,54 @@ func (d *chatDecoder) chunk(evs []Event, data []byte) ([]Event, error) {
 		case fin == FinishStop && isString(dl.stopReason):
 			fin, seq = FinishStopSequence, dl.stopReason // vLLM, SGLang: the matched stop sequence
 		}
-		evs = append(evs, Event{Kind: EventFinish, Finish: fin, StopSequence: seq})
+		dst = s.put(dst, &Event{Kind: EventFinish, Finish: fin, StopSequence: seq})
 	case present(dl.finish) && !isString(dl.finish):
-		return evs, invalidUpstream("finish_reason is not a string")
+		return dst, invalidUpstream("finish_reason is not a string")
 	}
-	return evs, nil
+	return dst, nil
 }
 
-// chunkChoice0 finds the choice with index 0, or the first one listed.
-func chunkChoice0(choices []byte) ([]byte, bool) {
-	var first []byte
+// readChunkChoice reads the choice with index 0, or the first one listed
+// (its delta, finish_reason and stop_reason), each choice's members read
+// once; false: there is none.
+func readChunkChoice(choices []byte, d *chunkDelta) (bool, error) {
+	var delta []byte
+	found := false
 	e := jsonscan.ElementsOf(choices)
 	for v, more := e.Next(); more; v, more = e.Next() {
 		if !isObject(v) {
 			continue
 		}
-		if first == nil {
-			first = v
+		var this chunkDelta
+		var thisDelta []byte
+		zero := false
+		m := jsonscan.MembersOf(v)
+		for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
+			switch string(k) {
+			case "index":
+				zero = string(val) == "0"
+			case "delta", "message":
+				thisDelta = val
+			case "finish_reason":
+				this.finish = val
+			case "stop_reason":
+				this.stopReason = val
+			}
 		}
-		if i := jsonscan.Field(v, "index"); present(i) && string(i) == "0" {
-			return v, true
+		if !found || zero {
+			*d, delta, found = this, thisDelta, true
+		}
+		if zero {
+			break
 		}
 	}
-	return first, first != nil
-}
-
-// readChunkChoice reads a choice's delta, finish_reason and stop_reason.
-func readChunkChoice(ch []byte, d *chunkDelta) error {
-	var delta []byte
-	m := jsonscan.MembersOf(ch)
-	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
-		switch string(k) {
-		case "delta", "message":
-			delta = v
-		case "finish_reason":
-			d.finish = v
-		case "stop_reason":
-			d.stopReason = v
-		}
-	}
-	if !present(delta) {
-		return nil
+	if !found || !present(delta) {
+		return found, nil
 	}
 	if !isObject(delta) {
-		return invalidUpstream("choice delta is not an object")
+		return false, invalidUpstream("choice delta is not an object")
 	}
-	m = jsonscan.MembersOf(delta)
+	m := jsonscan.MembersOf(delta)
 	for k, v, ok := m.Next(); ok; k, v, ok = m.Next() {
 		switch string(k) {
 		case "content":
@@ -173,63 +175,63 @@ func readChunkChoice(ch []byte, d *chunkDelta) error {
 	}
 	switch {
 	case present(d.content) && !isString(d.content) && !isArray(d.content):
-		return invalidUpstream("content is neither a string nor an array")
+		return false, invalidUpstream("content is neither a string nor an array")
 	case present(d.refusal) && !isString(d.refusal):
-		return invalidUpstream("refusal is not a string")
+		return false, invalidUpstream("refusal is not a string")
 	case present(d.toolCalls) && !isArray(d.toolCalls):
-		return invalidUpstream("tool_calls is not an array")
+		return false, invalidUpstream("tool_calls is not an array")
 	}
-	return nil
+	return true, nil
 }
 
 // textPiece adds a piece of text, refusal or reasoning to the open block of
 // its kind, ending the open one of another kind first.
-func (d *chatDecoder) textPiece(evs []Event, kind PartKind, tok []byte) []Event {
+func (d *chatDecoder) textPiece(s *ModelStream, dst []byte, kind PartKind, tok []byte) []byte {
 	if d.text != kind {
-		evs = d.stopText(evs)
+		dst = d.stopText(s, dst)
 		d.text, d.textAt = kind, d.blocks
 		d.blocks++
-		evs = append(evs, Event{Kind: EventBlockStart, Index: d.textAt, Part: Part{Kind: kind}})
+		dst = s.put(dst, &Event{Kind: EventBlockStart, Index: d.textAt, Part: Part{Kind: kind}})
 	}
-	return append(evs, Event{Kind: EventDelta, Index: d.textAt, Part: Part{Kind: kind, Text: tok}})
+	return s.put(dst, &Event{Kind: EventDelta, Index: d.textAt, Part: Part{Kind: kind, Text: tok}})
 }
 
-func (d *chatDecoder) stopText(evs []Event) []Event {
+func (d *chatDecoder) stopText(s *ModelStream, dst []byte) []byte {
 	if d.text == 0 {
-		return evs
+		return dst
 	}
 	d.text = 0
-	return append(evs, Event{Kind: EventBlockStop, Index: d.textAt})
+	return s.put(dst, &Event{Kind: EventBlockStop, Index: d.textAt})
 }
 
 // toolCall reads one entry of delta.tool_calls: the first for a call
 // starts its block, a piece of arguments is a delta. A call is the one its
 // index names, or, for servers that leave index out and list calls in
 // order, the one at its position.
-func (d *chatDecoder) toolCall(evs []Event, c []byte, position int) ([]Event, error) {
+func (d *chatDecoder) toolCall(s *ModelStream, dst []byte, c []byte, position int) ([]byte, error) {
 	if !isObject(c) {
-		return evs, invalidUpstream("tool call delta is not an object")
+		return dst, invalidUpstream("tool call delta is not an object")
 	}
 	tc := readToolCall(c)
 	k := int64(position)
 	if present(tc.index) {
 		var ok bool
 		if k, ok = intValue(tc.index); !ok || k < 0 || k > maxBlocks {
-			return evs, invalidUpstream("tool call delta with an invalid index")
+			return dst, invalidUpstream("tool call delta with an invalid index")
 		}
 	}
 	switch {
 	case present(tc.args) && !isString(tc.args):
-		return evs, invalidUpstream("tool call arguments are not a string")
+		return dst, invalidUpstream("tool call arguments are not a string")
 	case present(tc.name) && !isString(tc.name):
-		return evs, invalidUpstream("tool call name is not a string")
+		return dst, invalidUpstream("tool call name is not a string")
 	}
 	for int64(len(d.calls)) <= k {
 		d.calls = append(d.calls, -1)
 	}
 	at := d.calls[k]
 	if at < 0 {
-		evs = d.stopText(evs)
+		dst = d.stopText(s, dst)
 		at = d.blocks
 		d.blocks++
 		d.calls[k] = at
@@ -237,29 +239,35 @@ func (d *chatDecoder) toolCall(evs []Event, c []byte, position int) ([]Event, er
 		if !isString(name) {
 			name = []byte(`""`)
 		}
-		evs = append(evs, Event{Kind: EventBlockStart, Index: at, Part: Part{Kind: PartToolCall, ID: tc.id, Name: name}})
+		dst = s.put(dst, &Event{Kind: EventBlockStart, Index: at, Part: Part{Kind: PartToolCall, ID: tc.id, Name: name}})
 	}
 	if isString(tc.args) && !isEmptyString(tc.args) {
-		evs = append(evs, Event{Kind: EventDelta, Index: at, Part: Part{Kind: PartToolCall, Args: tc.args, ArgsQuoted: true}})
+		dst = s.put(dst, &Event{Kind: EventDelta, Index: at, Part: Part{Kind: PartToolCall, Args: tc.args, ArgsQuoted: true}})
 	}
-	return evs, nil
+	return dst, nil
 }
 
 // stopAll closes the open text block and every call, in the order they
 // started.
-func (d *chatDecoder) stopAll(evs []Event) []Event {
-	first := len(evs)
-	evs = d.stopText(evs)
+func (d *chatDecoder) stopAll(s *ModelStream, dst []byte) []byte {
+	order := d.order[:0]
+	if d.text != 0 {
+		d.text = 0
+		order = append(order, d.textAt)
+	}
 	for _, at := range d.calls {
 		if at >= 0 {
-			evs = append(evs, Event{Kind: EventBlockStop, Index: at})
+			order = append(order, at)
 		}
 	}
-	stops := evs[first:]
-	for i := 1; i < len(stops); i++ { // by block index: few calls, insertion sort
-		for j := i; j > 0 && stops[j].Index < stops[j-1].Index; j-- {
-			stops[j], stops[j-1] = stops[j-1], stops[j]
+	for i := 1; i < len(order); i++ { // by block index: few blocks, insertion sort
+		for j := i; j > 0 && order[j] < order[j-1]; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
 		}
 	}
-	return evs
+	for _, at := range order {
+		dst = s.put(dst, &Event{Kind: EventBlockStop, Index: at})
+	}
+	d.order = order
+	return dst
 }

@@ -24,7 +24,7 @@ type messagesEventFields struct {
 
 // event appends the neutral events of one event's data; end reports
 // message_stop.
-func (d *messagesDecoder) event(evs []Event, data []byte) (_ []Event, end bool, _ error) {
+func (d *messagesDecoder) event(s *ModelStream, dst []byte, data []byte) (_ []byte, end bool, _ error) {
 	var e messagesEventFields
 	if !jsonscan.Object(data, func(k, v []byte) {
 		switch string(k) {
@@ -44,10 +44,10 @@ func (d *messagesDecoder) event(evs []Event, data []byte) (_ []Event, end bool, 
 			e.err = v
 		}
 	}) {
-		return evs, false, invalidUpstream("event data is not a JSON object")
+		return dst, false, invalidUpstream("event data is not a JSON object")
 	}
 	if stringIs(e.typ, "error") {
-		return append(evs, Event{Kind: EventError, Err: messagesStreamError(e.err)}), false, nil
+		return s.put(dst, &Event{Kind: EventError, Err: messagesStreamError(e.err)}), false, nil
 	}
 	if !d.started {
 		d.started = true
@@ -55,49 +55,49 @@ func (d *messagesDecoder) event(evs []Event, data []byte) (_ []Event, end bool, 
 		if stringIs(e.typ, "message_start") {
 			ev.ID, ev.Model = jsonscan.Field(e.message, "id"), jsonscan.Field(e.message, "model")
 		}
-		evs = append(evs, ev)
+		dst = s.put(dst, &ev)
 	}
 	var err error
 	switch {
 	case stringIs(e.typ, "message_start"):
 		if u := messagesUsage(d.usage, jsonscan.Field(e.message, "usage")); u.Known {
 			d.usage = u
-			evs = append(evs, Event{Kind: EventUsage, Usage: u})
+			dst = s.put(dst, &Event{Kind: EventUsage, Usage: u})
 		}
 	case stringIs(e.typ, "content_block_start"):
-		evs, err = d.blockStart(evs, e.index, e.block)
+		dst, err = d.blockStart(s, dst, e.index, e.block)
 	case stringIs(e.typ, "content_block_delta"):
-		evs, err = d.blockDelta(evs, e.index, e.delta)
+		dst, err = d.blockDelta(s, dst, e.index, e.delta)
 	case stringIs(e.typ, "content_block_stop"):
 		if i, ok := intValue(e.index); ok && i >= 0 && int(i) < len(d.blocks) && d.blocks[i] != 0 {
 			d.blocks[i] = 0
-			evs = append(evs, Event{Kind: EventBlockStop, Index: int(i)})
+			dst = s.put(dst, &Event{Kind: EventBlockStop, Index: int(i)})
 		}
 	case stringIs(e.typ, "message_delta"):
 		if u := messagesUsage(d.usage, e.usage); u.Known {
 			d.usage = u
-			evs = append(evs, Event{Kind: EventUsage, Usage: u})
+			dst = s.put(dst, &Event{Kind: EventUsage, Usage: u})
 		}
 		if !d.finished {
 			d.finished = true
-			evs = d.stopAll(evs)
+			dst = d.stopAll(s, dst)
 			var seq []byte
 			if s := jsonscan.Field(e.delta, "stop_sequence"); isString(s) {
 				seq = s
 			}
-			evs = append(evs, Event{Kind: EventFinish, Finish: finishOf(Messages, jsonscan.Field(e.delta, "stop_reason")), StopSequence: seq})
+			dst = s.put(dst, &Event{Kind: EventFinish, Finish: finishOf(Messages, jsonscan.Field(e.delta, "stop_reason")), StopSequence: seq})
 		}
 	case stringIs(e.typ, "message_stop"):
-		return evs, true, nil
+		return dst, true, nil
 	}
-	return evs, false, err
+	return dst, false, err
 }
 
 // blockStart reads content_block_start.
-func (d *messagesDecoder) blockStart(evs []Event, index, block []byte) ([]Event, error) {
+func (d *messagesDecoder) blockStart(s *ModelStream, dst []byte, index, block []byte) ([]byte, error) {
 	i, ok := intValue(index)
 	if !ok || i < 0 || i > maxBlocks {
-		return evs, invalidUpstream("content_block_start without a valid index")
+		return dst, invalidUpstream("content_block_start without a valid index")
 	}
 	for int64(len(d.blocks)) <= i {
 		d.blocks = append(d.blocks, 0)
@@ -128,27 +128,27 @@ func (d *messagesDecoder) blockStart(evs []Event, index, block []byte) ([]Event,
 			kind = PartThinking
 		}
 		d.blocks[i] = kind
-		evs = append(evs, Event{Kind: EventBlockStart, Index: at, Part: Part{Kind: kind}})
+		dst = s.put(dst, &Event{Kind: EventBlockStart, Index: at, Part: Part{Kind: kind}})
 		if isString(text) && !isEmptyString(text) {
-			evs = append(evs, Event{Kind: EventDelta, Index: at, Part: Part{Kind: kind, Text: text}})
+			dst = s.put(dst, &Event{Kind: EventDelta, Index: at, Part: Part{Kind: kind, Text: text}})
 		}
 	case stringIs(typ, "tool_use"):
 		if !isString(name) {
-			return evs, invalidUpstream("tool_use block without a name")
+			return dst, invalidUpstream("tool_use block without a name")
 		}
 		if present(input) && !isObject(input) {
-			return evs, invalidUpstream("tool_use input is not a JSON object")
+			return dst, invalidUpstream("tool_use input is not a JSON object")
 		}
 		d.blocks[i] = PartToolCall
-		evs = append(evs, Event{Kind: EventBlockStart, Index: at, Part: Part{Kind: PartToolCall, ID: id, Name: name}})
+		dst = s.put(dst, &Event{Kind: EventBlockStart, Index: at, Part: Part{Kind: PartToolCall, ID: id, Name: name}})
 		// The input is {} at the start of a streamed block and arrives in
 		// pieces; a server that sends it whole here has it as one piece.
 		if isObject(input) && !emptyObject(input) {
 			args := jsonscan.AppendString(nil, input)
-			evs = append(evs, Event{Kind: EventDelta, Index: at, Part: Part{Kind: PartToolCall, Args: args, ArgsQuoted: true}})
+			dst = s.put(dst, &Event{Kind: EventDelta, Index: at, Part: Part{Kind: PartToolCall, Args: args, ArgsQuoted: true}})
 		}
 	}
-	return evs, nil
+	return dst, nil
 }
 
 func emptyObject(v []byte) bool {
@@ -159,10 +159,10 @@ func emptyObject(v []byte) bool {
 
 // blockDelta reads content_block_delta: text, a piece of a call's input,
 // thinking or its signature, each for a block of its kind.
-func (d *messagesDecoder) blockDelta(evs []Event, index, delta []byte) ([]Event, error) {
+func (d *messagesDecoder) blockDelta(s *ModelStream, dst []byte, index, delta []byte) ([]byte, error) {
 	i, ok := intValue(index)
 	if !ok || i < 0 || i > maxBlocks {
-		return evs, invalidUpstream("a delta without a valid index")
+		return dst, invalidUpstream("a delta without a valid index")
 	}
 	var typ, text, partial, thinking, signature []byte
 	m := jsonscan.MembersOf(delta)
@@ -188,56 +188,56 @@ func (d *messagesDecoder) blockDelta(evs []Event, index, delta []byte) ([]Event,
 		case stringIs(typ, "thinking_delta"), stringIs(typ, "signature_delta"):
 			kind = PartThinking
 		case stringIs(typ, "input_json_delta"):
-			return evs, invalidUpstream("input_json_delta for a block that did not start")
+			return dst, invalidUpstream("input_json_delta for a block that did not start")
 		case !stringIs(typ, "text_delta"):
-			return evs, nil
+			return dst, nil
 		}
 		var err error
-		if evs, err = d.blockStart(evs, index, nil); err != nil {
-			return evs, err
+		if dst, err = d.blockStart(s, dst, index, nil); err != nil {
+			return dst, err
 		}
 		d.blocks[i] = kind
-		evs = append(evs, Event{Kind: EventBlockStart, Index: int(i), Part: Part{Kind: kind}})
+		dst = s.put(dst, &Event{Kind: EventBlockStart, Index: int(i), Part: Part{Kind: kind}})
 	}
 	kind := d.blocks[i]
 	p := Part{Kind: kind}
 	switch {
 	case stringIs(typ, "text_delta"):
 		if kind != PartText || !isString(text) {
-			return evs, invalidUpstream("text_delta for a block that is not text, or without text")
+			return dst, invalidUpstream("text_delta for a block that is not text, or without text")
 		}
 		p.Text = text
 	case stringIs(typ, "input_json_delta"):
 		if kind != PartToolCall || !isString(partial) {
-			return evs, invalidUpstream("input_json_delta for a block that is not a tool_use, or without partial_json")
+			return dst, invalidUpstream("input_json_delta for a block that is not a tool_use, or without partial_json")
 		}
 		p.Args, p.ArgsQuoted = partial, true
 	case stringIs(typ, "thinking_delta"):
 		if kind != PartThinking || !isString(thinking) {
-			return evs, invalidUpstream("thinking_delta for a block that is not thinking, or without thinking")
+			return dst, invalidUpstream("thinking_delta for a block that is not thinking, or without thinking")
 		}
 		p.Text = thinking
 	case stringIs(typ, "signature_delta"):
 		if kind != PartThinking || !isString(signature) {
-			return evs, invalidUpstream("signature_delta for a block that is not thinking, or without signature")
+			return dst, invalidUpstream("signature_delta for a block that is not thinking, or without signature")
 		}
 		p.Signature = signature
 	default:
-		return evs, nil // citations_delta and the like
+		return dst, nil // citations_delta and the like
 	}
 	if isEmptyString(p.Text) || isEmptyString(p.Args) {
-		return evs, nil
+		return dst, nil
 	}
-	return append(evs, Event{Kind: EventDelta, Index: int(i), Part: p}), nil
+	return s.put(dst, &Event{Kind: EventDelta, Index: int(i), Part: p}), nil
 }
 
 // stopAll closes every block still open: a message_delta ends them.
-func (d *messagesDecoder) stopAll(evs []Event) []Event {
+func (d *messagesDecoder) stopAll(s *ModelStream, dst []byte) []byte {
 	for i, k := range d.blocks {
 		if k != 0 {
 			d.blocks[i] = 0
-			evs = append(evs, Event{Kind: EventBlockStop, Index: i})
+			dst = s.put(dst, &Event{Kind: EventBlockStop, Index: i})
 		}
 	}
-	return evs
+	return dst
 }

@@ -27,9 +27,11 @@ type messagesWriter struct {
 	held    []int      // event indexes of the blocks held, in the order they started
 	heldN   int        // bytes held
 	usage   Usage
-	finish  *Event // the finish, held until its usage comes
-	fin     Event
-	scratch []byte
+	// The finish, held until its usage comes.
+	finished bool
+	fin      Finish
+	seq      []byte
+	scratch  []byte
 }
 
 // msgBlock is what the writer knows of one upstream block.
@@ -70,12 +72,12 @@ func (w *messagesWriter) write(dst []byte, ev *Event) ([]byte, bool, error) {
 		dst = w.blockStop(dst, ev.Index)
 	case EventUsage:
 		w.usage = ev.Usage
-		if w.finish != nil {
+		if w.finished {
 			return w.end(dst), true, nil
 		}
 	case EventFinish:
-		w.fin = *ev
-		w.finish = &w.fin
+		w.finished, w.fin = true, ev.Finish
+		w.seq = append(w.seq[:0], ev.StopSequence...) // the upstream's bytes are not kept past this call
 		if dst, err = w.flushAll(dst); err != nil {
 			return dst, false, err
 		}
@@ -338,11 +340,8 @@ func (w *messagesWriter) checkCalls(fin Finish) error {
 
 // end writes message_delta and message_stop.
 func (w *messagesWriter) end(dst []byte) []byte {
-	fin := FinishStop
-	var seq []byte
-	if w.finish != nil {
-		fin, seq = finishOr(w.finish.Finish), w.finish.StopSequence
-	} else {
+	fin, seq := finishOr(w.fin), w.seq
+	if !w.finished {
 		dst, _ = w.flushAll(dst)
 	}
 	dst = appendNamedEvent(dst, "message_delta")

@@ -8,12 +8,13 @@ package translate
 // gets one refusal item, so the client sees that it was refused; one that
 // said something has said it.
 type responsesWriter struct {
-	e      respEvents
-	items  []int // by event index: its item, or -1
-	args   []bool
-	said   bool // a message or refusal item got text
-	finish *Event
-	fin    Event
+	e     respEvents
+	items []int // by event index: its item, or -1
+	args  []bool
+	said  bool // a message or refusal item got text
+	// The finish, held until its usage comes.
+	finished bool
+	fin      Finish
 }
 
 // item is the item of event index i, or -1.
@@ -65,12 +66,11 @@ func (w *responsesWriter) write(dst []byte, ev *Event) ([]byte, bool, error) {
 		}
 	case EventUsage:
 		w.e.usage = ev.Usage
-		if w.finish != nil {
+		if w.finished {
 			return w.end(dst), true, nil
 		}
 	case EventFinish:
-		w.fin = *ev
-		w.finish = &w.fin
+		w.finished, w.fin = true, ev.Finish
 		if w.e.usage.Known {
 			return w.end(dst), true, nil
 		}
@@ -117,10 +117,7 @@ func (w *responsesWriter) blockStart(dst []byte, i int, p *Part) []byte {
 // end writes response.completed (or .incomplete), after a refusal item
 // when the answer was refused without a word.
 func (w *responsesWriter) end(dst []byte) []byte {
-	fin := FinishStop
-	if w.finish != nil {
-		fin = finishOr(w.finish.Finish)
-	}
+	fin := finishOr(w.fin)
 	if fin == FinishRefusal && !w.said {
 		var n int
 		dst, n = w.e.open(dst, itemRefusal, nil, nil)

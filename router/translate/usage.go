@@ -48,7 +48,9 @@ func responsesUsage(v []byte) Usage {
 
 // openAIUsage reads an OpenAI usage object, which Chat Completions and the
 // Responses API shape alike under their own names: the input and output
-// counts, the cached count inside details, and cache_creation_input_tokens.
+// counts, the cached count inside details, the reasoning count inside the
+// output's details (completion_tokens_details, output_tokens_details),
+// and cache_creation_input_tokens.
 func openAIUsage(v []byte, input, output, details string) Usage {
 	var u Usage
 	m := jsonscan.MembersOf(v)
@@ -60,6 +62,8 @@ func openAIUsage(v []byte, input, output, details string) Usage {
 			u.OutputTokens, u.Known = count(val, u.Known)
 		case details:
 			u.CacheReadInputTokens, _ = count(jsonscan.Field(val, "cached_tokens"), false)
+		case "completion_tokens_details", "output_tokens_details":
+			u.ReasoningTokens, u.ReasoningKnown = count(jsonscan.Field(val, "reasoning_tokens"), false)
 		case "cache_creation_input_tokens":
 			u.CacheCreationInputTokens, _ = count(val, false)
 		}
