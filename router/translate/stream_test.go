@@ -443,3 +443,29 @@ func withoutReasoning(u Usage) Usage {
 	u.ReasoningTokens, u.ReasoningKnown = 0, false
 	return u
 }
+
+// Calls the upstream gave no id (Gemini, some OpenAI-compatible servers)
+// get ids no call of the conversation holds: the second turn's call is not
+// call_0 again.
+func TestStreamMadeUpToolIDsUnique(t *testing.T) {
+	req := []byte(`{"model":"m","input":[{"type":"message","role":"user","content":"time?"},` +
+		`{"type":"function_call","call_id":"call_0","name":"now","arguments":"{}"},` +
+		`{"type":"function_call_output","call_id":"call_0","output":"noon"}]}`)
+	in := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":{"name":"now","arguments":"{}"}}]}}]}`),
+		oEvent(`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"type":"function","function":{"name":"now","arguments":"{}"}}]}}]}`),
+		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
+		oEvent(`{"id":"c","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9}}`), oEvent("[DONE]"))
+	out, err := feedPieces(NewModelStream(Chat, Responses, Answer{Model: "m", Created: 1, IDs: NewToolIDs(req, Responses)}), in)
+	must(t, err)
+	r, err := checkResponsesStream(string(out))
+	must(t, err)
+	if len(r.Tools) != 2 || r.Tools[0].ID != "call_1" || r.Tools[1].ID != "call_2" {
+		t.Errorf("made-up ids %+v, want call_1 and call_2 (the history holds call_0)", r.Tools)
+	}
+	g := []byte(`data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"now","args":{}}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}}` + "\n\n")
+	out, err = feedPieces(NewModelStream(Gemini, Responses, Answer{Model: "m", Created: 1, IDs: NewToolIDs(req, Responses)}), g)
+	must(t, err)
+	if r, err = checkResponsesStream(string(out)); err != nil || len(r.Tools) != 1 || r.Tools[0].ID != "call_1" {
+		t.Errorf("Gemini's call: %+v %v", r.Tools, err)
+	}
+}
