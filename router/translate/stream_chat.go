@@ -26,11 +26,6 @@ type chatDecoder struct {
 	order     []int    // scratch: the blocks the finish closes
 }
 
-// chatChunk holds the members of a chunk the decoder reads (raw values).
-type chatChunk struct {
-	id, model, created, choices, usage, err []byte
-}
-
 // chunkDelta holds what a chunk's first choice says.
 type chunkDelta struct {
 	content, refusal, reasoning, toolCalls, finish, stopReason []byte
@@ -38,23 +33,8 @@ type chunkDelta struct {
 
 // chunk appends the neutral events of one chunk's data.
 func (d *chatDecoder) chunk(s *ModelStream, dst []byte, data []byte) ([]byte, error) {
-	var c chatChunk
-	if !jsonscan.Object(data, func(k, v []byte) {
-		switch string(k) {
-		case "id":
-			c.id = v
-		case "model":
-			c.model = v
-		case "created":
-			c.created = v
-		case "choices":
-			c.choices = v
-		case "usage":
-			c.usage = v
-		case "error":
-			c.err = v
-		}
-	}) {
+	var c chatAnswer
+	if !c.read(data) {
 		return dst, invalidUpstream("event data is not a JSON object")
 	}
 	if present(c.err) {

@@ -17,33 +17,11 @@ type messagesDecoder struct {
 	known    []bool     // by block index: the block started (left out or not)
 }
 
-// messagesEventFields holds the members of an event the decoder reads.
-type messagesEventFields struct {
-	typ, message, index, block, delta, usage, err []byte
-}
-
 // event appends the neutral events of one event's data; end reports
 // message_stop.
 func (d *messagesDecoder) event(s *ModelStream, dst []byte, data []byte) (_ []byte, end bool, _ error) {
-	var e messagesEventFields
-	if !jsonscan.Object(data, func(k, v []byte) {
-		switch string(k) {
-		case "type":
-			e.typ = v
-		case "message":
-			e.message = v
-		case "index":
-			e.index = v
-		case "content_block":
-			e.block = v
-		case "delta":
-			e.delta = v
-		case "usage":
-			e.usage = v
-		case "error":
-			e.err = v
-		}
-	}) {
+	var e messagesEvent
+	if !e.read(data) {
 		return dst, false, invalidUpstream("event data is not a JSON object")
 	}
 	if stringIs(e.typ, "error") {
@@ -51,11 +29,8 @@ func (d *messagesDecoder) event(s *ModelStream, dst []byte, data []byte) (_ []by
 	}
 	if !d.started {
 		d.started = true
-		ev := Event{Kind: EventStart}
-		if stringIs(e.typ, "message_start") {
-			ev.ID, ev.Model = jsonscan.Field(e.message, "id"), jsonscan.Field(e.message, "model")
-		}
-		dst = s.put(dst, &ev)
+		id, model := e.opening()
+		dst = s.put(dst, &Event{Kind: EventStart, ID: id, Model: model})
 	}
 	var err error
 	switch {
