@@ -469,3 +469,22 @@ func TestStreamMadeUpToolIDsUnique(t *testing.T) {
 		t.Errorf("Gemini's call: %+v %v", r.Tools, err)
 	}
 }
+
+// The matched stop sequence an OpenAI-compatible server names with its
+// finish (vLLM's choices[].stop_reason) reaches an Anthropic client's
+// message_delta even when the usage, and so message_delta, comes in a later
+// read: the writer keeps its own copy, not the upstream's bytes.
+func TestStreamStopSequenceAcrossReads(t *testing.T) {
+	s := NewModelStream(Chat, Messages, Answer{Model: "m"})
+	finish := []byte(`data: {"id":"c","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop","stop_reason":"END"}]}` + "\n\n")
+	out, err := s.Feed(nil, finish)
+	must(t, err)
+	copy(finish, bytes.Repeat([]byte("x"), len(finish))) // the caller reuses its buffer
+	out, err = s.Feed(out, []byte(`data: {"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n"))
+	must(t, err)
+	out, err = s.Finish(out)
+	must(t, err)
+	if !strings.Contains(string(out), `"stop_reason":"stop_sequence","stop_sequence":"END"`) {
+		t.Errorf("the matched stop sequence is lost:\n%s", out)
+	}
+}
