@@ -121,13 +121,13 @@ func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) transl
 	case x.conv == convModel:
 		return translate.NewModelStream(x.upstream, c.ep.shape.format(), x.answer(cand, created))
 	case x.conv == convMessagesToChat:
-		return translate.NewMessagesToChatStream(x.answer(cand, created))
+		return translate.NewModelStream(translate.Messages, translate.Chat, x.answer(cand, created))
 	case x.conv == convChatToMessages:
-		return translate.NewChatToMessagesStream(x.answer(cand, created))
+		return translate.NewModelStream(translate.Chat, translate.Messages, x.answer(cand, created))
 	case x.conv == convChatToResponses:
-		return translate.NewChatToResponsesStream(x.answer(cand, created))
+		return translate.NewModelStream(translate.Chat, translate.Responses, x.answer(cand, created))
 	case x.conv == convMessagesToResponses:
-		return translate.NewMessagesToResponsesStream(x.answer(cand, created))
+		return translate.NewModelStream(translate.Messages, translate.Responses, x.answer(cand, created))
 	case c.ep.family == familyResponses:
 		return translate.NewPassThrough(translate.Responses, false, x.answerModel)
 	case c.ep.family != familyChat:

@@ -31,7 +31,10 @@ func (c *request) responsesExchange(cand *mode.Candidate, x exchange) (exchange,
 		if err != nil {
 			return exchange{}, errors.Join(errUntranslatable, err)
 		}
+		// The answer's tool ids: a call the upstream gave no id gets one
+		// no call of the conversation holds.
 		x.body, x.url, x.conv = body, u.URL(suffixChat), convChatToResponses
+		x.ids = translate.NewToolIDs(c.body, translate.Responses)
 		return x, nil
 	}
 	x.ids = translate.NewToolIDs(c.body, translate.Responses)

@@ -16,7 +16,7 @@ func decodeChatAnswer(body []byte, parts []Part) (Reply, error) {
 		return Reply{}, err
 	}
 	rep := Reply{Parts: parts}
-	rep.ID, rep.Model, rep.Usage = resp.id, resp.model, chatAnswerUsage(resp.usage)
+	rep.ID, rep.Model, rep.Usage = resp.id, resp.model, chatUsage(resp.usage)
 	rep.Created, _ = intValue(resp.created)
 	rep.Finish = finishOf(Chat, c.finish)
 	// The reasoning some servers put beside the message (reasoning_content:
@@ -91,13 +91,6 @@ func chatToolCallPart(call []byte, truncated bool) (Part, error) {
 	// A string's JSON is checked by the encoder that reads it (unquoting
 	// it is most of the cost, and an object's encoder unquotes anyway).
 	return p, nil
-}
-
-// chatReasoning is the raw contents of the reasoning text beside a
-// chunk's delta, or nil (the pairwise Responses stream reads it).
-func chatReasoning(message []byte) []byte {
-	m, _ := readChatMessage(message)
-	return stringToken(m.reasoning)
 }
 
 // checkArguments checks that a tool call's arguments (a string token, or

@@ -19,8 +19,8 @@ func TestAzureFilterFramesAreNotData(t *testing.T) {
 		s    Stream
 	}{
 		{"chat passed through", NewPassThrough(Chat, false, "")},
-		{"chat to Anthropic", NewChatToMessagesStream(Answer{Model: "m"})},
-		{"chat to Responses", NewChatToResponsesStream(Answer{Model: "m"})},
+		{"chat to Anthropic", NewModelStream(Chat, Messages, Answer{Model: "m"})},
+		{"chat to Responses", NewModelStream(Chat, Responses, Answer{Model: "m"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := tc.s.Feed(nil, []byte(promptFilter+filterOnly)); err != nil || tc.s.DataEvents() != 0 {

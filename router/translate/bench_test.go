@@ -159,10 +159,12 @@ func BenchmarkStreamFirstChunk(b *testing.B) {
 		new   func() Stream
 		first []byte
 	}{
-		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream(Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true}) }, []byte(anthropicOpening)},
-		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream(Answer{Model: "claude"}) }, []byte(openAIOpening)},
-		{"anthropic_to_responses", func() Stream { return NewMessagesToResponsesStream(Answer{Model: "gpt-4.1", Created: 1}) }, []byte(anthropicOpening)},
-		{"openai_to_responses", func() Stream { return NewChatToResponsesStream(Answer{Model: "gpt-4.1", Created: 1}) }, []byte(openAIOpening)},
+		{"anthropic_to_openai", func() Stream {
+			return NewModelStream(Messages, Chat, Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true})
+		}, []byte(anthropicOpening)},
+		{"openai_to_anthropic", func() Stream { return NewModelStream(Chat, Messages, Answer{Model: "claude"}) }, []byte(openAIOpening)},
+		{"anthropic_to_responses", func() Stream { return NewModelStream(Messages, Responses, Answer{Model: "gpt-4.1", Created: 1}) }, []byte(anthropicOpening)},
+		{"openai_to_responses", func() Stream { return NewModelStream(Chat, Responses, Answer{Model: "gpt-4.1", Created: 1}) }, []byte(openAIOpening)},
 		{"pass_through_openai", func() Stream { return NewChatUsageFilter(true) }, []byte(openAIOpening)},
 		{"pass_through_anthropic", NewMessagesUsageScanner, []byte(anthropicOpening)},
 	}
@@ -188,10 +190,12 @@ func BenchmarkStreamChunk(b *testing.B) {
 		first []byte
 		chunk []byte
 	}{
-		{"anthropic_to_openai", func() Stream { return NewMessagesToChatStream(Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true}) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
-		{"openai_to_anthropic", func() Stream { return NewChatToMessagesStream(Answer{Model: "claude"}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
-		{"anthropic_to_responses", func() Stream { return NewMessagesToResponsesStream(Answer{Model: "gpt-4.1", Created: 1}) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
-		{"openai_to_responses", func() Stream { return NewChatToResponsesStream(Answer{Model: "gpt-4.1", Created: 1}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
+		{"anthropic_to_openai", func() Stream {
+			return NewModelStream(Messages, Chat, Answer{Model: "gpt-4o", Created: 1, IncludeUsage: true})
+		}, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
+		{"openai_to_anthropic", func() Stream { return NewModelStream(Chat, Messages, Answer{Model: "claude"}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
+		{"anthropic_to_responses", func() Stream { return NewModelStream(Messages, Responses, Answer{Model: "gpt-4.1", Created: 1}) }, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},
+		{"openai_to_responses", func() Stream { return NewModelStream(Chat, Responses, Answer{Model: "gpt-4.1", Created: 1}) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
 		{"pass_through_openai", func() Stream { return NewChatUsageFilter(true) }, []byte(openAIOpening), openAITextEvent(" jumps over")},
 		{"pass_through_openai_requested_model", func() Stream { return NewPassThrough(Chat, true, "my-model") }, []byte(openAIOpening), openAITextEvent(" jumps over")},
 		{"pass_through_anthropic", NewMessagesUsageScanner, []byte(anthropicOpening), anthropicTextEvent(" jumps over")},

@@ -15,7 +15,7 @@ import (
 // the first of it as soon as the upstream's first event is in. A clean end of
 // the body goes through Finish; a Feed or Finish error ends the client's
 // stream with its format's error event instead.
-func ExampleNewMessagesToChatStream() {
+func ExampleNewModelStream() {
 	clientBody := []byte(`{"model":"claude-sonnet","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
 	upstreamBody, includeUsage, err := translate.ChatToMessages(clientBody, "claude-sonnet-4-5", nil)
 	if err != nil {
@@ -32,7 +32,7 @@ func ExampleNewMessagesToChatStream() {
 		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
-	s := translate.NewMessagesToChatStream(translate.Answer{Model: "claude-sonnet", Created: 1700000000, IncludeUsage: includeUsage})
+	s := translate.NewModelStream(translate.Messages, translate.Chat, translate.Answer{Model: "claude-sonnet", Created: 1700000000, IncludeUsage: includeUsage})
 	var out []byte
 	buf := make([]byte, 100)
 	for {

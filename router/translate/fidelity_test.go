@@ -27,7 +27,7 @@ func TestStreamedToolCallWithoutArguments(t *testing.T) {
 		aEvent("content_block_stop", `{"type":"content_block_stop","index":0}`),
 		aEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}`),
 		aEvent("message_stop", `{"type":"message_stop"}`))
-	out, err := feedPieces(NewMessagesToChatStream(Answer{Model: "m"}), in)
+	out, err := feedPieces(NewModelStream(Messages, Chat, Answer{Model: "m"}), in)
 	must(t, err)
 	r, err := checkChatStream(string(out), true)
 	must(t, err)
@@ -58,7 +58,7 @@ func TestToolIDsForAnthropicClients(t *testing.T) {
 
 	stream := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"functions.get_weather:0","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}}]}`),
 		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`), oEvent("[DONE]"))
-	sout, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), stream)
+	sout, err := feedPieces(NewModelStream(Chat, Messages, Answer{Model: "m"}), stream)
 	must(t, err)
 	r, err := checkMessagesStream(string(sout), true)
 	must(t, err)
@@ -202,7 +202,7 @@ func TestRefusals(t *testing.T) {
 	}
 	stream := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","refusal":"No."}}]}`),
 		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`), oEvent("[DONE]"))
-	sout, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), stream)
+	sout, err := feedPieces(NewModelStream(Chat, Messages, Answer{Model: "m"}), stream)
 	must(t, err)
 	if r, err := checkMessagesStream(string(sout), true); err != nil || r.Stop != "refusal" || r.Text != "No." {
 		t.Errorf("stream %+v (%v)", r, err)
@@ -279,7 +279,7 @@ func TestMalformedUpstream(t *testing.T) {
 	} {
 		in := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant","content":"a"}}]}`), oEvent(chunk),
 			oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`), oEvent("[DONE]"))
-		if _, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), in); !errors.Is(err, ErrInvalidUpstream) {
+		if _, err := feedPieces(NewModelStream(Chat, Messages, Answer{Model: "m"}), in); !errors.Is(err, ErrInvalidUpstream) {
 			t.Errorf("%s: err %v, want ErrInvalidUpstream", name, err)
 		}
 	}
@@ -289,7 +289,7 @@ func TestMalformedUpstream(t *testing.T) {
 	}
 	stream := sse(aEvent("message_start", aStart),
 		aEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":"notobj"}}`))
-	if _, err := feedPieces(NewMessagesToChatStream(Answer{Model: "m"}), stream); !errors.Is(err, ErrInvalidUpstream) {
+	if _, err := feedPieces(NewModelStream(Messages, Chat, Answer{Model: "m"}), stream); !errors.Is(err, ErrInvalidUpstream) {
 		t.Errorf("streamed tool_use input a string: %v", err)
 	}
 }
@@ -310,7 +310,7 @@ func TestAnswerModel(t *testing.T) {
 		if got := member(t, out, "model"); got != tt.want {
 			t.Errorf("%+v: model %v, want %s", tt.a, got, tt.want)
 		}
-		sout, err := NewMessagesToChatStream(tt.a).Feed(nil, sse(aEvent("message_start", aStart)))
+		sout, err := NewModelStream(Messages, Chat, tt.a).Feed(nil, sse(aEvent("message_start", aStart)))
 		must(t, err)
 		want := tt.want
 		if tt.a.UpstreamModel {

@@ -78,7 +78,9 @@ func FuzzMessagesToChatStream(f *testing.F) {
 	f.Add([]byte("event: error\ndata: {\"type\":\"error\"}\n\n"), uint(3))
 	f.Add([]byte("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\r\r"), uint(1))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: true}) }, in, cut, Chat)
+		fuzzStream(t, func() Stream {
+			return NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: true})
+		}, in, cut, Chat)
 	})
 }
 
@@ -87,7 +89,7 @@ func FuzzChatToMessagesStream(f *testing.F) {
 	f.Add([]byte("data: [DONE]\n\n"), uint(5))
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":\"{\"}}]}}]}\n\n"), uint(9))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewChatToMessagesStream(Answer{Model: "m"}) }, in, cut, Messages)
+		fuzzStream(t, func() Stream { return NewModelStream(Chat, Messages, Answer{Model: "m"}) }, in, cut, Messages)
 	})
 }
 
@@ -95,7 +97,7 @@ func FuzzChatToResponsesStream(f *testing.F) {
 	addFixtures(f, "chat_stream/*.in.sse", func(b []byte) { f.Add(b, uint(len(b)/3)) })
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"x\",\"refusal\":\"y\"}}]}\n\ndata: [DONE]\n\n"), uint(9))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewChatToResponsesStream(Answer{Model: "m", Created: 1}) }, in, cut, Responses)
+		fuzzStream(t, func() Stream { return NewModelStream(Chat, Responses, Answer{Model: "m", Created: 1}) }, in, cut, Responses)
 	})
 }
 
@@ -103,7 +105,7 @@ func FuzzMessagesToResponsesStream(f *testing.F) {
 	addFixtures(f, "messages_stream/*.in.sse", func(b []byte) { f.Add(b, uint(len(b)/2)) })
 	f.Add([]byte("event: error\ndata: {\"type\":\"error\"}\n\n"), uint(3))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint) {
-		fuzzStream(t, func() Stream { return NewMessagesToResponsesStream(Answer{Model: "m", Created: 1}) }, in, cut, Responses)
+		fuzzStream(t, func() Stream { return NewModelStream(Messages, Responses, Answer{Model: "m", Created: 1}) }, in, cut, Responses)
 	})
 }
 

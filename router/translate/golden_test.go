@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -65,7 +66,7 @@ var goldenDirs = []goldenDir{
 		must(t, err)
 		_, err = checkMessage(out)
 		must(t, err)
-		if fromIn, valid := UsageFromChatResponse(in); tokenCounts(u) != fromIn || !valid {
+		if fromIn, valid := UsageFromChatResponse(in); u != fromIn || !valid {
 			t.Errorf("usage %+v, read from the input %+v (valid %v)", u, fromIn, valid)
 		}
 		if back, _ := UsageFromMessagesResponse(out); u.Known && back != tokenCounts(u) {
@@ -73,16 +74,16 @@ var goldenDirs = []goldenDir{
 		}
 		return out
 	}},
-	{"messages_stream", func(t *testing.T, _ string, in []byte) []byte {
-		out, err := translateStream(NewMessagesToChatStream(goldenAnswer), in)
-		must(t, err)
+	{"messages_stream", func(t *testing.T, name string, in []byte) []byte {
+		out, err := translateStream(NewModelStream(Messages, Chat, goldenAnswer), in)
+		must(t, streamErr(name, err))
 		_, err = checkChatStream(string(out), true)
 		must(t, err)
 		return out
 	}},
-	{"chat_stream", func(t *testing.T, _ string, in []byte) []byte {
-		out, err := translateStream(NewChatToMessagesStream(goldenAnswer), in)
-		must(t, err)
+	{"chat_stream", func(t *testing.T, name string, in []byte) []byte {
+		out, err := translateStream(NewModelStream(Chat, Messages, goldenAnswer), in)
+		must(t, streamErr(name, err))
 		_, err = checkMessagesStream(string(out), true)
 		must(t, err)
 		return out
@@ -101,7 +102,7 @@ var goldenDirs = []goldenDir{
 		must(t, err)
 		_, err = checkResponse(out)
 		must(t, err)
-		if fromIn, _ := UsageFromChatResponse(in); tokenCounts(u) != fromIn {
+		if fromIn, _ := UsageFromChatResponse(in); u != fromIn {
 			t.Errorf("usage %+v, read from the input %+v", u, fromIn)
 		}
 		return out
@@ -116,16 +117,16 @@ var goldenDirs = []goldenDir{
 		}
 		return out
 	}},
-	{"responses_from_chat_stream", func(t *testing.T, _ string, in []byte) []byte {
-		out, err := translateStream(NewChatToResponsesStream(goldenAnswer), in)
-		must(t, err)
+	{"responses_from_chat_stream", func(t *testing.T, name string, in []byte) []byte {
+		out, err := translateStream(NewModelStream(Chat, Responses, goldenAnswer), in)
+		must(t, streamErr(name, err))
 		_, err = checkResponsesStream(string(out))
 		must(t, err)
 		return out
 	}},
-	{"responses_from_messages_stream", func(t *testing.T, _ string, in []byte) []byte {
-		out, err := translateStream(NewMessagesToResponsesStream(goldenAnswer), in)
-		must(t, err)
+	{"responses_from_messages_stream", func(t *testing.T, name string, in []byte) []byte {
+		out, err := translateStream(NewModelStream(Messages, Responses, goldenAnswer), in)
+		must(t, streamErr(name, err))
 		_, err = checkResponsesStream(string(out))
 		must(t, err)
 		return out
@@ -218,6 +219,15 @@ func statusOf(t *testing.T, name string) int {
 }
 
 // translateStream feeds in whole, then finishes.
+// streamErr is a golden stream's error: ErrStreamError is what an upstream
+// stream that ends with its own error event (the error.* inputs) ends with.
+func streamErr(name string, err error) error {
+	if strings.HasPrefix(name, "error") && errors.Is(err, ErrStreamError) {
+		return nil
+	}
+	return err
+}
+
 func translateStream(s Stream, in []byte) ([]byte, error) {
 	out, err := s.Feed(nil, in)
 	if err != nil {

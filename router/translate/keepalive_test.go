@@ -28,10 +28,10 @@ func TestKeepAlivesAreNotData(t *testing.T) {
 		relayed  bool // a pass-through: the keep-alives reach the client with the first event
 		modelled bool // a pass-through that rewrites events (the model)
 	}{
-		{"Anthropic to chat", NewMessagesToChatStream(Answer{Model: "m"}), msgStart, false, false},
-		{"Anthropic to Responses", NewMessagesToResponsesStream(Answer{Model: "m"}), msgStart, false, false},
-		{"chat to Anthropic", NewChatToMessagesStream(Answer{Model: "m"}), chatFirst, false, false},
-		{"chat to Responses", NewChatToResponsesStream(Answer{Model: "m"}), chatFirst, false, false},
+		{"Anthropic to chat", NewModelStream(Messages, Chat, Answer{Model: "m"}), msgStart, false, false},
+		{"Anthropic to Responses", NewModelStream(Messages, Responses, Answer{Model: "m"}), msgStart, false, false},
+		{"chat to Anthropic", NewModelStream(Chat, Messages, Answer{Model: "m"}), chatFirst, false, false},
+		{"chat to Responses", NewModelStream(Chat, Responses, Answer{Model: "m"}), chatFirst, false, false},
 		{"chat passed through", NewPassThrough(Chat, false, ""), chatFirst, true, false},
 		{"chat passed through, usage stripped", NewPassThrough(Chat, true, ""), chatFirst, true, true},
 		{"Anthropic passed through", NewPassThrough(Messages, false, ""), msgStart, true, false},

@@ -51,7 +51,7 @@ type Reply struct {
 type EventKind uint8
 
 const (
-	// EventStart opens the answer: ID, Model.
+	// EventStart opens the answer: ID, Model, Created.
 	EventStart EventKind = iota + 1
 	// EventBlockStart opens content block Index: Part.Kind, and for a tool
 	// call Part.ID and Part.Name.
@@ -73,10 +73,12 @@ const (
 // Event is one neutral stream event. Decoders append them to a slice the
 // caller reuses, so an event costs no allocation.
 type Event struct {
-	Kind         EventKind
-	Index        int
-	Part         Part
-	ID, Model    []byte
+	Kind      EventKind
+	Index     int
+	Part      Part
+	ID, Model []byte
+	// Created is the upstream's Unix time on EventStart (0: none given).
+	Created      int64
 	Usage        Usage
 	Finish       Finish
 	StopSequence []byte

@@ -71,26 +71,6 @@ type respStatus struct {
 	incomplete string // "": completed; else incomplete_details.reason
 }
 
-// statusOfChat is the status of an answer that stopped with finish_reason.
-func statusOfChat(finish []byte) respStatus {
-	switch {
-	case stringIs(finish, "length"):
-		return respStatus{"max_output_tokens"}
-	case stringIs(finish, "content_filter"):
-		return respStatus{"content_filter"}
-	}
-	return respStatus{}
-}
-
-// statusOfMessages is the status of an answer that stopped with
-// stop_reason.
-func statusOfMessages(stop []byte) respStatus {
-	if stringIs(stop, "max_tokens") || stringIs(stop, "model_context_window_exceeded") {
-		return respStatus{"max_output_tokens"}
-	}
-	return respStatus{}
-}
-
 // appendResponse writes the response object: in progress (no status
 // given: the events that open a stream) or ended with st.
 func appendResponse(out []byte, h *respHead, items []respItem, ended bool, st respStatus, u Usage) []byte {

@@ -107,22 +107,34 @@ func TestResponsesAnswers(t *testing.T) {
 		aEvent("content_block_stop", `{"type":"content_block_stop","index":0}`),
 		aEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"refusal"},"usage":{"output_tokens":2}}`),
 		aEvent("message_stop", `{"type":"message_stop"}`))
-	sout, err := feedPieces(NewMessagesToResponsesStream(a), stream)
+	sout, err := feedPieces(NewModelStream(Messages, Responses, a), stream)
 	must(t, err)
-	if r, err := checkResponsesStream(string(sout)); err != nil || r.Text != "I can" || r.Refusal == "" || r.Usage == nil || r.Usage.InputTokens != 10 {
+	// A streamed refusal is said once: the text that went out before the
+	// upstream said it refused, in one message item, and the status; no
+	// second item with a note.
+	if r, err := checkResponsesStream(string(sout)); err != nil || r.Text != "I can" || r.Refusal != "" || r.Incomplete != "content_filter" || r.Usage == nil || r.Usage.InputTokens != 10 {
+		t.Errorf("%+v %v\n%s", r, err, sout)
+	}
+	// Refused without a word: one refusal item says so.
+	silent := sse(aEvent("message_start", aStart),
+		aEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"refusal"},"usage":{"output_tokens":0}}`),
+		aEvent("message_stop", `{"type":"message_stop"}`))
+	sout, err = feedPieces(NewModelStream(Messages, Responses, a), silent)
+	must(t, err)
+	if r, err := checkResponsesStream(string(sout)); err != nil || r.Text != "" || r.Refusal == "" || strings.Count(string(sout), "event: response.output_item.added") != 1 {
 		t.Errorf("%+v %v\n%s", r, err, sout)
 	}
 	// A tool call without arguments ends with "{}".
 	noArgs := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"now","arguments":""}}]}}]}`),
 		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`), oEvent("[DONE]"))
-	sout, err = feedPieces(NewChatToResponsesStream(a), noArgs)
+	sout, err = feedPieces(NewModelStream(Chat, Responses, a), noArgs)
 	must(t, err)
 	if r, err := checkResponsesStream(string(sout)); err != nil || len(r.Tools) != 1 || r.Tools[0].Args != "{}" {
 		t.Errorf("%+v %v", r, err)
 	}
 	// A malformed chunk breaks the stream.
 	bad := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"content":12}}]}`))
-	if _, err := feedPieces(NewChatToResponsesStream(a), bad); !errors.Is(err, ErrInvalidUpstream) {
+	if _, err := feedPieces(NewModelStream(Chat, Responses, a), bad); !errors.Is(err, ErrInvalidUpstream) {
 		t.Errorf("content 12: %v", err)
 	}
 }
@@ -155,5 +167,32 @@ func TestPassThroughModel(t *testing.T) {
 	unary := []byte(` {"id":"x","model":"gpt-4o-2024-08-06","choices":[]} `)
 	if got := WithAnswerModel(unary, "my-model"); string(got) != ` {"id":"x","model":"my-model","choices":[]} ` {
 		t.Errorf("WithAnswerModel = %s", got)
+	}
+}
+
+// A Responses stream's usage says how many output tokens went to reasoning
+// when the upstream says (an OpenAI-compatible server's
+// completion_tokens_details), and leaves the count out when it cannot
+// (Anthropic): unknown is not 0.
+func TestResponsesStreamReasoningTokens(t *testing.T) {
+	a := Answer{Model: "m", Created: 1}
+	chat := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"content":"4"}}]}`),
+		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`),
+		oEvent(`{"id":"c","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":7}}}`),
+		oEvent("[DONE]"))
+	out, err := feedPieces(NewModelStream(Chat, Responses, a), chat)
+	must(t, err)
+	if !strings.Contains(string(out), `"output_tokens":9,"output_tokens_details":{"reasoning_tokens":7}`) {
+		t.Errorf("reasoning tokens from a Chat upstream not carried:\n%s", out)
+	}
+	msgs := sse(aEvent("message_start", aStart),
+		aEvent("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"4"}}`),
+		aEvent("content_block_stop", `{"type":"content_block_stop","index":0}`),
+		aEvent("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}`),
+		aEvent("message_stop", `{"type":"message_stop"}`))
+	out, err = feedPieces(NewModelStream(Messages, Responses, a), msgs)
+	must(t, err)
+	if strings.Contains(string(out), "reasoning_tokens") {
+		t.Errorf("an Anthropic upstream's stream says a reasoning count it never gave:\n%s", out)
 	}
 }

@@ -91,7 +91,7 @@ func TestOpenAIClientAnthropicSim(t *testing.T) {
 		req, includeUsage, err := ChatToMessages([]byte(`{"model":"gpt","stream":true,"stream_options":{"include_usage":true},`+chatToolsJSON+
 			`,"messages":[{"role":"user","content":"`+sim.ParallelMarker+`"}]}`), "claude-up", nil)
 		must(t, err)
-		s := NewMessagesToChatStream(Answer{Model: "gpt", Created: 1, IncludeUsage: includeUsage})
+		s := NewModelStream(Messages, Chat, Answer{Model: "gpt", Created: 1, IncludeUsage: includeUsage})
 		out := relay(t, s, send(t, url, req).Body)
 		r, err := checkChatStream(string(out), true)
 		must(t, err)
@@ -139,7 +139,7 @@ func TestAnthropicClientOpenAISim(t *testing.T) {
 			`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Oslo"}}]},`+
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"rain"}]}]}`), "gpt-up")
 		must(t, err)
-		s := NewChatToMessagesStream(Answer{Model: "claude"})
+		s := NewModelStream(Chat, Messages, Answer{Model: "claude"})
 		out := relay(t, s, send(t, url, req).Body)
 		r, err := checkMessagesStream(string(out), true)
 		must(t, err)

@@ -23,9 +23,9 @@ func streamFixtures(t *testing.T) []streamFixture {
 	var fs []streamFixture
 	for dir, mk := range map[string]func() Stream{
 		"messages_stream": func() Stream {
-			return NewMessagesToChatStream(Answer{Model: clientModel, Created: goldenCreated, IncludeUsage: true})
+			return NewModelStream(Messages, Chat, Answer{Model: clientModel, Created: goldenCreated, IncludeUsage: true})
 		},
-		"chat_stream": func() Stream { return NewChatToMessagesStream(Answer{Model: clientModel}) },
+		"chat_stream": func() Stream { return NewModelStream(Chat, Messages, Answer{Model: clientModel}) },
 	} {
 		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.in.sse"))
 		for _, f := range files {
@@ -62,12 +62,12 @@ func TestStreamSplitAnywhere(t *testing.T) {
 	for _, f := range streamFixtures(t) {
 		t.Run(f.name, func(t *testing.T) {
 			whole, err := feedPieces(f.new(), f.in)
-			if err != nil {
+			if err = streamErr(filepath.Base(f.name), err); err != nil {
 				t.Fatal(err)
 			}
 			for cut := 1; cut < len(f.in); cut++ {
 				got, err := feedPieces(f.new(), f.in, cut)
-				if err != nil || !bytes.Equal(got, whole) {
+				if streamErr(filepath.Base(f.name), err) != nil || !bytes.Equal(got, whole) {
 					t.Fatalf("cut at %d: err %v, output differs:\n%s\nwant\n%s", cut, err, got, whole)
 				}
 			}
@@ -75,7 +75,7 @@ func TestStreamSplitAnywhere(t *testing.T) {
 			for i := 1; i < len(f.in); i++ {
 				every = append(every, i)
 			}
-			if got, err := feedPieces(f.new(), f.in, every...); err != nil || !bytes.Equal(got, whole) {
+			if got, err := feedPieces(f.new(), f.in, every...); streamErr(filepath.Base(f.name), err) != nil || !bytes.Equal(got, whole) {
 				t.Fatalf("byte by byte: err %v, output differs:\n%s", err, got)
 			}
 		})
@@ -91,7 +91,7 @@ func TestStreamSameAnswer(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			s := f.new()
 			out, err := feedPieces(s, f.in)
-			if err != nil {
+			if err = streamErr(filepath.Base(f.name), err); err != nil {
 				t.Fatal(err)
 			}
 			var up, down streamResult
@@ -130,7 +130,9 @@ func TestStreamSameAnswer(t *testing.T) {
 					t.Errorf("no usage upstream: client sees %+v, Usage() %+v; want zeros and unknown", down.Usage, u)
 				}
 			default:
-				if down.Usage == nil || *down.Usage != *up.Usage || u != *up.Usage {
+				// Anthropic has no reasoning count: what the client sees
+				// is the rest of it.
+				if down.Usage == nil || *down.Usage != *up.Usage || withoutReasoning(u) != *up.Usage {
 					t.Errorf("usage: client sees %+v, Usage() %+v; upstream said %+v", down.Usage, u, *up.Usage)
 				}
 			}
@@ -148,10 +150,10 @@ func TestStreamOpensOnFirstEvent(t *testing.T) {
 		first string
 		want  string
 	}{
-		{"anthropic message_start", NewMessagesToChatStream(Answer{Model: "m", Created: 7, IncludeUsage: false}),
+		{"anthropic message_start", NewModelStream(Messages, Chat, Answer{Model: "m", Created: 7, IncludeUsage: false}),
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
 			`data: {"id":"msg_1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n"},
-		{"openai role chunk", NewChatToMessagesStream(Answer{Model: "m"}),
+		{"openai role chunk", NewModelStream(Chat, Messages, Answer{Model: "m"}),
 			"data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"c1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n\n"},
 	}
@@ -184,8 +186,10 @@ func TestStreamFinish(t *testing.T) {
 		oUsage = "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n"
 		oDone  = "data: [DONE]\n\n"
 	)
-	anthropic := func() Stream { return NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: true}) }
-	openai := func() Stream { return NewChatToMessagesStream(Answer{Model: "m"}) }
+	anthropic := func() Stream {
+		return NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: true})
+	}
+	openai := func() Stream { return NewModelStream(Chat, Messages, Answer{Model: "m"}) }
 	tests := []struct {
 		name      string
 		new       func() Stream
@@ -194,17 +198,20 @@ func TestStreamFinish(t *testing.T) {
 		finishAdd string // what Finish itself appends ("" when nothing)
 	}{
 		{"anthropic complete", anthropic, aStart + aText + aDelta + aStop, nil, ""},
-		{"anthropic without message_stop", anthropic, aStart + aText + aDelta, nil,
-			`data: {"id":"m1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}` + "\n\ndata: [DONE]\n\n"},
+		// The client's stream ends once the finish and its usage are in
+		// (message_delta): Finish has nothing to add.
+		{"anthropic without message_stop", anthropic, aStart + aText + aDelta, nil, ""},
 		{"anthropic cut before message_delta", anthropic, aStart + aText, ErrTruncated, ""},
 		{"anthropic nothing at all", anthropic, "", ErrTruncated, ""},
-		{"anthropic ended by an error event", anthropic, aStart + aText + aErr, nil, ""},
-		{"anthropic last event without its blank line", anthropic, aStart + aText + aDelta + strings.TrimSuffix(aStop, "\n\n"), nil,
-			`data: {"id":"m1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}` + "\n\ndata: [DONE]\n\n"},
+		{"anthropic ended by an error event", anthropic, aStart + aText + aErr, ErrStreamError, ""},
+		{"anthropic last event without its blank line", anthropic, aStart + aText + strings.TrimSuffix(aDelta, "\n\n"), nil,
+			`data: {"id":"m1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}` + "\n\n" +
+				`data: {"id":"m1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}` + "\n\ndata: [DONE]\n\n"},
 		{"openai complete", openai, oFirst + oEnd + oUsage + oDone, nil, ""},
-		{"openai without [DONE]", openai, oFirst + oEnd + oUsage, nil,
+		{"openai without [DONE]", openai, oFirst + oEnd + oUsage, nil, ""}, // ended once the usage came
+		{"openai without the usage and [DONE]", openai, oFirst + oEnd, nil,
 			// The text block was closed at finish_reason already.
-			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"input_tokens\":3,\"output_tokens\":2}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"},
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"},
 		{"openai cut before finish_reason", openai, oFirst, ErrTruncated, ""},
 		{"openai nothing at all", openai, "", ErrTruncated, ""},
 		{"openai [DONE] without finish_reason", openai, oFirst + oDone, nil, ""},
@@ -220,7 +227,7 @@ func TestStreamFinish(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) || string(got) != tt.finishAdd {
 				t.Errorf("Finish = %q, %v\nwant %q, %v", got, err, tt.finishAdd, tt.wantErr)
 			}
-			if tt.wantErr == nil {
+			if tt.wantErr == nil || tt.wantErr == ErrStreamError {
 				all := string(fed) + string(got)
 				var checkErr error
 				if strings.HasPrefix(tt.name, "anthropic") {
@@ -245,13 +252,13 @@ func TestStreamInvalidUpstream(t *testing.T) {
 		good string
 		bad  string
 	}{
-		{"anthropic data not JSON", NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}),
+		{"anthropic data not JSON", NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: false}),
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\n",
 			"event: content_block_delta\ndata: {SECRET PROMPT\n\n"},
-		{"anthropic json delta for a text block", NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}),
+		{"anthropic json delta for a text block", NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: false}),
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
 			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"SECRET PROMPT\"}}\n\n"},
-		{"openai data not JSON", NewChatToMessagesStream(Answer{Model: "m"}),
+		{"openai data not JSON", NewModelStream(Chat, Messages, Answer{Model: "m"}),
 			"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
 			"data: SECRET PROMPT\n\n"},
 	}
@@ -286,7 +293,7 @@ func TestMessagesToChatUsageChunkOnlyWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, asked := range []bool{false, true} {
-		s := NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: asked})
+		s := NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: asked})
 		out, err := feedPieces(s, in)
 		if err != nil {
 			t.Fatal(err)
@@ -311,7 +318,7 @@ func TestChatToMessagesInterleavedToolCalls(t *testing.T) {
 		chunk(`{"index":1,"id":"call_b","type":"function","function":{"name":"b","arguments":"{\"y\":"}}`) +
 		chunk(`{"index":0,"function":{"arguments":":1}"}},{"index":1,"function":{"arguments":"2}"}}`) +
 		`data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
-	out, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), []byte(in))
+	out, err := feedPieces(NewModelStream(Chat, Messages, Answer{Model: "m"}), []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +340,7 @@ func TestMessagesToChatWholeToolInput(t *testing.T) {
 		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
-	out, err := feedPieces(NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}), []byte(in))
+	out, err := feedPieces(NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: false}), []byte(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,9 +356,9 @@ func TestMessagesToChatWholeToolInput(t *testing.T) {
 // Error events: the upstream's type and message cross over; an overflow stays
 // recognisable.
 func TestStreamErrorEvents(t *testing.T) {
-	out, err := feedPieces(NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}),
+	out, err := feedPieces(NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: false}),
 		[]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long: 300000 tokens > 200000 maximum\"}}\n\n"))
-	if err != nil {
+	if !errors.Is(err, ErrStreamError) {
 		t.Fatal(err)
 	}
 	want := `data: {"error":{"message":"prompt is too long: 300000 tokens > 200000 maximum","type":"invalid_request_error","param":null,"code":"context_length_exceeded"}}` + "\n\n"
@@ -368,8 +375,8 @@ func TestStreamErrorEvents(t *testing.T) {
 		{`{"error":{"type":"server_error","message":""}}`, `{"type":"error","error":{"type":"api_error","message":"upstream stream error"}}`},
 	}
 	for _, tt := range tests {
-		out, err := feedPieces(NewChatToMessagesStream(Answer{Model: "m"}), []byte("data: "+tt.in+"\n\n"))
-		if err != nil {
+		out, err := feedPieces(NewModelStream(Chat, Messages, Answer{Model: "m"}), []byte("data: "+tt.in+"\n\n"))
+		if !errors.Is(err, ErrStreamError) {
 			t.Fatal(err)
 		}
 		if want := "event: error\ndata: " + tt.want + "\n\n"; string(out) != want {
@@ -406,9 +413,9 @@ func TestStreamIgnoresBytesAfterTheEnd(t *testing.T) {
 		s    Stream
 		in   string
 	}{
-		{"anthropic", NewMessagesToChatStream(Answer{Model: "m", Created: 1, IncludeUsage: false}),
+		{"anthropic", NewModelStream(Messages, Chat, Answer{Model: "m", Created: 1, IncludeUsage: false}),
 			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"x\"}}\n\n"},
-		{"openai", NewChatToMessagesStream(Answer{Model: "m"}),
+		{"openai", NewModelStream(Chat, Messages, Answer{Model: "m"}),
 			"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"},
 	}
 	for _, tt := range tests {
@@ -422,9 +429,62 @@ func TestStreamIgnoresBytesAfterTheEnd(t *testing.T) {
 					t.Errorf("Feed after the end = %q, %v; want nothing", out, err)
 				}
 			}
-			if out, err := tt.s.Finish(nil); err != nil || len(out) != 0 {
+			// An upstream's own error event ends its stream failed.
+			if out, err := tt.s.Finish(nil); (err != nil) != (tt.name == "anthropic") || len(out) != 0 {
 				t.Errorf("Finish = %q, %v; want nothing", out, err)
 			}
 		})
+	}
+}
+
+// withoutReasoning is u without its reasoning count, which Anthropic's
+// usage cannot carry.
+func withoutReasoning(u Usage) Usage {
+	u.ReasoningTokens, u.ReasoningKnown = 0, false
+	return u
+}
+
+// Calls the upstream gave no id (Gemini, some OpenAI-compatible servers)
+// get ids no call of the conversation holds: the second turn's call is not
+// call_0 again.
+func TestStreamMadeUpToolIDsUnique(t *testing.T) {
+	req := []byte(`{"model":"m","input":[{"type":"message","role":"user","content":"time?"},` +
+		`{"type":"function_call","call_id":"call_0","name":"now","arguments":"{}"},` +
+		`{"type":"function_call_output","call_id":"call_0","output":"noon"}]}`)
+	in := sse(oEvent(`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":{"name":"now","arguments":"{}"}}]}}]}`),
+		oEvent(`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"type":"function","function":{"name":"now","arguments":"{}"}}]}}]}`),
+		oEvent(`{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`),
+		oEvent(`{"id":"c","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9}}`), oEvent("[DONE]"))
+	out, err := feedPieces(NewModelStream(Chat, Responses, Answer{Model: "m", Created: 1, IDs: NewToolIDs(req, Responses)}), in)
+	must(t, err)
+	r, err := checkResponsesStream(string(out))
+	must(t, err)
+	if len(r.Tools) != 2 || r.Tools[0].ID != "call_1" || r.Tools[1].ID != "call_2" {
+		t.Errorf("made-up ids %+v, want call_1 and call_2 (the history holds call_0)", r.Tools)
+	}
+	g := []byte(`data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"now","args":{}}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}}` + "\n\n")
+	out, err = feedPieces(NewModelStream(Gemini, Responses, Answer{Model: "m", Created: 1, IDs: NewToolIDs(req, Responses)}), g)
+	must(t, err)
+	if r, err = checkResponsesStream(string(out)); err != nil || len(r.Tools) != 1 || r.Tools[0].ID != "call_1" {
+		t.Errorf("Gemini's call: %+v %v", r.Tools, err)
+	}
+}
+
+// The matched stop sequence an OpenAI-compatible server names with its
+// finish (vLLM's choices[].stop_reason) reaches an Anthropic client's
+// message_delta even when the usage, and so message_delta, comes in a later
+// read: the writer keeps its own copy, not the upstream's bytes.
+func TestStreamStopSequenceAcrossReads(t *testing.T) {
+	s := NewModelStream(Chat, Messages, Answer{Model: "m"})
+	finish := []byte(`data: {"id":"c","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop","stop_reason":"END"}]}` + "\n\n")
+	out, err := s.Feed(nil, finish)
+	must(t, err)
+	copy(finish, bytes.Repeat([]byte("x"), len(finish))) // the caller reuses its buffer
+	out, err = s.Feed(out, []byte(`data: {"id":"c","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n"))
+	must(t, err)
+	out, err = s.Finish(out)
+	must(t, err)
+	if !strings.Contains(string(out), `"stop_reason":"stop_sequence","stop_sequence":"END"`) {
+		t.Errorf("the matched stop sequence is lost:\n%s", out)
 	}
 }

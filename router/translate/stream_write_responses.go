@@ -1,88 +1,133 @@
 package translate
 
-// responsesWriter writes neutral events as a Responses event stream with
-// the writer the pairwise streams share (respEvents): a block is an output
-// item, a thinking block's signature its encrypted_content.
+// responsesWriter writes neutral events as a Responses event stream
+// (respEvents): a block is an output item, a thinking block's signature its
+// encrypted_content. Items are found by their block, so an upstream's
+// interleaved calls (each piece naming its call) stay apart. An answer
+// refused without a word (Anthropic's stop_reason "refusal" after no text)
+// gets one refusal item, so the client sees that it was refused; one that
+// said something has said it.
 type responsesWriter struct {
-	e      respEvents
-	item   int // the open item (-1: none)
-	open   bool
-	calls  int
-	args   bool
-	finish *Event
-	fin    Event
+	e     respEvents
+	items []int // by event index: its item, or -1
+	args  []bool
+	said  bool // a message or refusal item got text
+	// The finish, held until its usage comes.
+	finished bool
+	fin      Finish
+}
+
+// item is the item of event index i, or -1.
+func (w *responsesWriter) item(i int) int {
+	if i >= len(w.items) {
+		return -1
+	}
+	return w.items[i]
 }
 
 func (w *responsesWriter) write(dst []byte, ev *Event) ([]byte, bool, error) {
 	if !w.e.started && ev.Kind != EventError {
-		dst = w.e.start(dst, ev.ID, ev.Model, w.e.a.Created)
+		created := w.e.a.Created
+		if ev.Created != 0 {
+			created = ev.Created
+		}
+		dst = w.e.start(dst, ev.ID, ev.Model, created)
 	}
 	var err error
 	switch ev.Kind {
 	case EventBlockStart:
-		dst = w.blockStart(dst, &ev.Part)
+		if w.item(ev.Index) < 0 {
+			dst = w.blockStart(dst, ev.Index, &ev.Part)
+		}
 	case EventDelta:
-		if !w.open {
+		n := w.item(ev.Index)
+		if n < 0 || w.e.items[n].done {
 			return dst, false, nil
 		}
 		p := &ev.Part
-		switch {
-		case p.Kind == PartThinking && isString(p.Signature):
-			w.e.items[w.item].encrypted = append([]byte(nil), p.Signature...)
-		case p.Kind == PartToolCall && isString(p.Args) && !isEmptyString(p.Args):
-			w.args = true
-			dst, err = w.e.delta(dst, w.item, p.Args)
-		case p.Kind != PartToolCall && isString(p.Text) && !isEmptyString(p.Text):
-			dst, err = w.e.delta(dst, w.item, p.Text)
+		switch it := &w.e.items[n]; {
+		case it.kind == itemReasoning && isString(p.Signature):
+			it.encrypted = append(it.encrypted[:0], p.Signature...)
+		case it.kind == itemCall && isString(p.Args) && !isEmptyString(p.Args):
+			w.args[n] = true
+			dst, err = w.e.delta(dst, n, p.Args)
+		case it.kind != itemCall && isString(p.Text) && !isEmptyString(p.Text):
+			if it.kind != itemReasoning {
+				w.said = true
+			}
+			dst, err = w.e.delta(dst, n, p.Text)
 		}
 	case EventBlockStop:
-		if w.open {
-			if w.e.items[w.item].kind == itemCall && !w.args {
-				dst, err = w.e.delta(dst, w.item, []byte(`"{}"`))
+		if n := w.item(ev.Index); n >= 0 && !w.e.items[n].done {
+			if w.e.items[n].kind == itemCall && !w.args[n] {
+				dst, err = w.e.delta(dst, n, []byte(`"{}"`))
 			}
-			dst, w.open = w.e.close(dst, w.item), false
+			dst = w.e.close(dst, n)
 		}
 	case EventUsage:
 		w.e.usage = ev.Usage
-		if w.finish != nil {
+		if w.finished {
 			return w.end(dst), true, nil
 		}
 	case EventFinish:
-		w.fin = *ev
-		w.finish = &w.fin
+		w.finished, w.fin = true, ev.Finish
 		if w.e.usage.Known {
 			return w.end(dst), true, nil
 		}
 	case EventError:
-		typ := ev.Err.typ
-		return w.e.errorEvent(dst, typ, nil, ev.Err.message), true, nil
+		return w.e.errorEvent(dst, ev.Err.typ, ev.Err.code, ev.Err.message), true, nil
 	}
 	return dst, false, err
 }
 
-// blockStart opens an output item for a block.
-func (w *responsesWriter) blockStart(dst []byte, p *Part) []byte {
-	w.open, w.args = true, false
+// blockStart opens an output item for block i.
+func (w *responsesWriter) blockStart(dst []byte, i int, p *Part) []byte {
+	for len(w.items) <= i {
+		w.items = append(w.items, -1)
+	}
+	var n int
 	switch p.Kind {
 	case PartToolCall:
-		id := w.e.a.IDs.appendClientID(nil, p.ID, Responses, "call_", w.calls)
-		w.calls++
-		dst, w.item = w.e.open(dst, itemCall, id, append([]byte(nil), p.Name...))
+		calls := 0
+		for _, it := range w.e.items {
+			if it.kind == itemCall {
+				calls++
+			}
+		}
+		id := w.e.a.IDs.appendClientID(nil, p.ID, Responses, "call_", calls)
+		name := p.Name
+		if !isString(name) {
+			name = []byte(`""`)
+		}
+		dst, n = w.e.open(dst, itemCall, id, append([]byte(nil), name...))
 	case PartThinking:
-		dst, w.item = w.e.open(dst, itemReasoning, nil, nil)
+		dst, n = w.e.open(dst, itemReasoning, nil, nil)
 	case PartRefusal:
-		dst, w.item = w.e.open(dst, itemRefusal, nil, nil)
+		dst, n = w.e.open(dst, itemRefusal, nil, nil)
 	default:
-		dst, w.item = w.e.open(dst, itemMessage, nil, nil)
+		dst, n = w.e.open(dst, itemMessage, nil, nil)
+	}
+	w.items[i] = n
+	for len(w.args) <= n {
+		w.args = append(w.args, false)
 	}
 	return dst
 }
 
-// end writes response.completed (or .incomplete).
+// end writes response.completed (or .incomplete). A refusal without a
+// word gets a refusal item and completes, as a unary refusal does; one
+// that came after text already sent (which a stream cannot take back)
+// ends incomplete with reason content_filter, the only place left to say
+// it was refused.
 func (w *responsesWriter) end(dst []byte) []byte {
-	fin := FinishStop
-	if w.finish != nil {
-		fin = finishOr(w.finish.Finish)
+	fin := finishOr(w.fin)
+	if fin == FinishRefusal {
+		if w.said {
+			return w.e.finish(dst, respStatusOf(FinishContentFilter))
+		}
+		var n int
+		dst, n = w.e.open(dst, itemRefusal, nil, nil)
+		dst, _ = w.e.delta(dst, n, []byte(refusalWithoutText))
 	}
 	return w.e.finish(dst, respStatusOf(fin))
 }

@@ -144,9 +144,24 @@ func (t *ToolIDs) scan() {
 // reads it: for an Anthropic client, valid for Anthropic and unique in the
 // conversation; for another client, as the upstream wrote it, or as the
 // client first wrote it when the gateway rewrote it on the way in.
+//
+// An id made up (Gemini and some OpenAI-compatible servers give none) is
+// fallback and the first number from n on that no call of the conversation
+// holds and the answer has not given out: call_0 on the first turn, call_1
+// on the next, whose history holds call_0, so a client that keys results
+// by id never sees one id for two calls.
 func (t *ToolIDs) appendClientID(out, id []byte, client Format, fallback string, n int) []byte {
 	if !isString(id) || len(id) == 2 {
-		return appendID(out, nil, fallback, n)
+		if t == nil {
+			return appendID(out, nil, fallback, n)
+		}
+		t.scan()
+		for ; ; n++ {
+			if r := fallback + strconv.Itoa(n); !t.taken[r] {
+				t.taken[r] = true
+				return jsonscan.AppendString(out, r)
+			}
+		}
 	}
 	raw := id[1 : len(id)-1]
 	if client == Messages {

@@ -325,30 +325,4 @@ func stringToken(v []byte) []byte {
 // stream_chat_to_messages.go), which the unary answers no longer use: they
 // go with those streams once the streams go through the neutral model.
 
-// appendMatchedStop adds, to an OpenAI choice, the stop sequence an
-// Anthropic answer says matched, as vLLM and SGLang report it
-// (choices[].stop_reason): OpenAI's finish_reason "stop" alone does not say.
-func appendMatchedStop(out, stop, stopSeq []byte) []byte {
-	if stringIs(stop, "stop_sequence") && isString(stopSeq) {
-		out = append(out, `,"stop_reason":`...)
-		out = append(out, stopSeq...)
-	}
-	return out
-}
-
-// messagesStop is the Anthropic stop_reason and stop_sequence (a JSON value)
-// for an OpenAI finish_reason; matched is the matched stop sequence vLLM and
-// SGLang report in choices[].stop_reason, refused whether the answer was a
-// refusal.
-func messagesStop(finish, matched []byte, refused bool) (stop string, seq []byte) {
-	stop = stopReason(stringToken(finish))
-	switch {
-	case refused && stop == "end_turn":
-		return "refusal", nullValue
-	case stop == "end_turn" && isString(matched):
-		return "stop_sequence", matched
-	}
-	return stop, nullValue
-}
-
 var nullValue = []byte("null")

@@ -31,36 +31,29 @@ type Usage struct {
 }
 
 // chatUsage reads an OpenAI usage object: prompt_tokens, completion_tokens,
-// prompt_tokens_details.cached_tokens, and the cache_creation_input_tokens
-// the gateway (and LiteLLM) add for Anthropic's cache writes.
+// prompt_tokens_details.cached_tokens, completion_tokens_details.
+// reasoning_tokens (a reasoning model's count, which a Responses client
+// reads), and the cache_creation_input_tokens the gateway (and LiteLLM) add
+// for Anthropic's cache writes.
 func chatUsage(v []byte) Usage {
 	if !isObject(v) { // most chunks have none
 		return Usage{}
 	}
-	return openAIUsage(v, "prompt_tokens", "completion_tokens", "prompt_tokens_details", "")
-}
-
-// chatAnswerUsage is chatUsage with the reasoning count
-// (completion_tokens_details.reasoning_tokens) a reasoning model's unary
-// answer gives, which a Responses client reads.
-func chatAnswerUsage(v []byte) Usage {
-	if !isObject(v) {
-		return Usage{}
-	}
-	return openAIUsage(v, "prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details")
+	return openAIUsage(v, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 }
 
 // responsesUsage reads a response's usage object (input_tokens,
 // output_tokens, input_tokens_details.cached_tokens).
 func responsesUsage(v []byte) Usage {
-	return openAIUsage(v, "input_tokens", "output_tokens", "input_tokens_details", "")
+	return openAIUsage(v, "input_tokens", "output_tokens", "input_tokens_details")
 }
 
 // openAIUsage reads an OpenAI usage object, which Chat Completions and the
 // Responses API shape alike under their own names: the input and output
-// counts, the cached count inside details, cache_creation_input_tokens, and
-// the reasoning count inside reasoning ("": not read).
-func openAIUsage(v []byte, input, output, details, reasoning string) Usage {
+// counts, the cached count inside details, the reasoning count inside the
+// output's details (completion_tokens_details, output_tokens_details),
+// and cache_creation_input_tokens.
+func openAIUsage(v []byte, input, output, details string) Usage {
 	var u Usage
 	m := jsonscan.MembersOf(v)
 	for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
@@ -71,12 +64,10 @@ func openAIUsage(v []byte, input, output, details, reasoning string) Usage {
 			u.OutputTokens, u.Known = count(val, u.Known)
 		case details:
 			u.CacheReadInputTokens, _ = count(jsonscan.Field(val, "cached_tokens"), false)
+		case "completion_tokens_details", "output_tokens_details":
+			u.ReasoningTokens, u.ReasoningKnown = count(jsonscan.Field(val, "reasoning_tokens"), false)
 		case "cache_creation_input_tokens":
 			u.CacheCreationInputTokens, _ = count(val, false)
-		case reasoning:
-			if reasoning != "" {
-				u.ReasoningTokens, u.ReasoningKnown = count(jsonscan.Field(val, "reasoning_tokens"), false)
-			}
 		}
 	}
 	return u

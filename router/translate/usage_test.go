@@ -77,7 +77,7 @@ func TestChatUsageFilter(t *testing.T) {
 	start := bytes.Index(in, usageEvent)
 	end := start + bytes.Index(in[start:], []byte("\n\n")) + 2
 	stripped := append(append([]byte(nil), in[:start]...), in[end:]...)
-	want := Usage{InputTokens: 19, OutputTokens: 10, Known: true}
+	want := Usage{InputTokens: 19, OutputTokens: 10, ReasoningKnown: true, Known: true}
 	for _, strip := range []bool{false, true} {
 		expect := in
 		if strip {
