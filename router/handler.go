@@ -16,6 +16,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -75,7 +76,7 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			g.recovered(rw, r, v)
 		}
 	}()
-	if fault := framingFault(r); fault != "" {
+	if fault := conn.FramingFault(r); fault != "" {
 		rw.Header().Set("Connection", "close")
 		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing", fault)
 	} else {
