@@ -15,6 +15,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -112,7 +113,7 @@ type Gateway struct {
 	fallbackPolicy *policy
 	aliases        map[string]string
 	listed         []string
-	pref           preferenceDeps   // what per-request preferences read (preference_order.go)
+	pref           *preference.Deps // what per-request preferences read
 	stats          mode.StatsSource // nil in modes that need none
 	mode           string
 	tracer         trace.Tracer

@@ -18,6 +18,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -52,8 +53,8 @@ type call struct {
 	request
 	w    http.ResponseWriter
 	r    *http.Request
-	pref *preference // the client's provider preferences (nil: none)
-	span trace.Span  // the request's SERVER span
+	pref *preference.Preference // the client's provider preferences (nil: none)
+	span trace.Span             // the request's SERVER span
 
 	route    Route                           // its way through the candidates
 	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
@@ -151,7 +152,7 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 			attrs = append(attrs, telemetry.KeyAffinity.String(a))
 		}
 		if c.pref != nil {
-			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.summary()))
+			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.Summary()))
 		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
 )
 
 // Routes and aliases: a model a route matches is ordered by the route's
@@ -29,12 +30,7 @@ type policy struct {
 // among those models' candidates. The strategy's policy serves the rest.
 func (g *Gateway) buildPolicies(cfg *config.Config, deps mode.Deps) error {
 	g.fallbackPolicy = &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
-	g.pref.targets = map[string]bool{}
-	for _, t := range cfg.Targets {
-		g.pref.targets[t.VirtualKey] = true
-	}
-	g.pref.percentiles, _ = deps.Stats.(PercentileSource)
-	g.pref.completion, _ = mode.NewCompletionSorter(deps)
+	g.pref = preference.NewDeps(cfg.Targets, deps, g.providers)
 	g.aliases = maps.Clone(cfg.Aliases)
 	g.listed = slices.Sorted(slices.Values(append(slices.Clone(g.models), slices.Collect(maps.Keys(cfg.Aliases))...)))
 	if len(cfg.Routes) == 0 {
@@ -141,7 +137,7 @@ func (g *Gateway) routeAttrs(attrs []slog.Attr, c *call) []slog.Attr {
 		attrs = append(attrs, slog.String("route", p.route))
 	}
 	if c.pref != nil {
-		attrs = append(attrs, slog.String("preference", c.pref.summary()))
+		attrs = append(attrs, slog.String("preference", c.pref.Summary()))
 	}
 	return attrs
 }

@@ -1,14 +1,12 @@
-package router
+package preference
 
 import (
 	"cmp"
-	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -29,82 +27,53 @@ type PercentileSource interface {
 	OutputRatePercentile(target, model string, q float64, now time.Time) (float64, int)
 }
 
-// preferenceDeps are what applying preferences reads, built with the
-// gateway and immutable after.
-type preferenceDeps struct {
-	targets     map[string]bool       // every configured target's name
-	percentiles PercentileSource      // nil: see PercentileSource
-	completion  mode.CompletionSorter // nil: sort completion ranks as latency
+// Deps are what applying preferences reads, built with the gateway and
+// immutable after.
+type Deps struct {
+	targets     map[string]bool             // every configured target's name
+	percentiles PercentileSource            // nil: see PercentileSource
+	completion  mode.CompletionSorter       // nil: sort completion ranks as latency
+	stats       mode.StatsSource            // nil: every target unmeasured
+	providers   map[string]*config.Provider // for their pricing
 }
 
-// preferred reads the request's preferences (the header over the body) and,
-// when there are any, routes c by them. false: the preferences were wrong,
-// or left no target, and the answer has been written.
-func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) bool {
-	p, bad := preferenceOf(c)
-	if bad == nil && p != nil {
-		bad = g.checkNames(p)
+// NewDeps builds what applying preferences reads: the configured targets,
+// the mode's dependencies (their Stats may also be a PercentileSource) and
+// the providers as configured, for their pricing.
+func NewDeps(targets []config.Target, deps mode.Deps, providers map[string]*config.Provider) *Deps {
+	d := &Deps{targets: make(map[string]bool, len(targets)), stats: deps.Stats, providers: providers}
+	for _, t := range targets {
+		d.targets[t.VirtualKey] = true
 	}
-	if bad != nil {
-		c.status = http.StatusBadRequest
-		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_preference", bad.field, bad.field+": "+bad.msg, nil)
-		return false
-	}
-	if p == nil {
-		return true
-	}
-	c.pref = p
-	kept, emptiedBy := g.eligibleUnder(p, eligible)
-	if len(kept) == 0 {
-		c.status = http.StatusNotFound
-		writeErrorParam(c.w, c.ep.shape, http.StatusNotFound, errTypeNotFound, "no_eligible_target", emptiedBy,
-			"no target serving model "+quoteForMessage(c.fields.Model)+" is left by "+emptiedBy, nil)
-		return false
-	}
-	order, selection, probe := g.preferenceOrder(c, p, kept)
-	s.preset = &presetOrder{order: order, selection: selection, probe: probe}
-	return true
+	d.percentiles, _ = deps.Stats.(PercentileSource)
+	d.completion, _ = mode.NewCompletionSorter(deps)
+	return d
 }
 
-// preferenceOf is the request's preferences: the header's when it has
-// one, else the body's provider object; nil when neither.
-func preferenceOf(c *call) (*preference, *preferenceError) {
-	if vs, ok := c.r.Header[HeaderProvider]; ok {
-		v := []byte(strings.Join(vs, ","))
-		if obj, valid := jsonscan.Valid(v); valid {
-			return parsePreference(obj, HeaderProvider)
-		}
-		return nil, &preferenceError{HeaderProvider, "must be a JSON object"}
-	}
-	if c.fields.provider == nil {
-		return nil, nil
-	}
-	return parsePreference(c.fields.provider, "provider")
-}
-
-// checkNames refuses a name that is no configured target.
-func (g *Gateway) checkNames(p *preference) *preferenceError {
+// UnknownName finds a name that is no configured target: the field that
+// names it (provider.order[1]) and the name; "" when every name is known.
+func (d *Deps) UnknownName(p *Preference) (field, name string) {
 	for _, l := range []struct {
 		field string
 		names []string
 	}{{"order", p.order}, {"only", p.only}, {"ignore", p.ignore}} {
 		for i, n := range l.names {
-			if !g.pref.targets[n] {
-				return &preferenceError{"provider." + l.field + "[" + strconv.Itoa(i) + "]", quoteForMessage(n) + " is no configured target"}
+			if !d.targets[n] {
+				return "provider." + l.field + "[" + strconv.Itoa(i) + "]", n
 			}
 		}
 	}
-	return nil
+	return "", ""
 }
 
-// eligibleUnder keeps the candidates the filters allow, in eligible's
+// Eligible keeps the candidates the filters allow, in eligible's
 // order; when none is left, emptiedBy names the preference that took the
 // last ones out (the filters apply in the order of filterFields).
-func (g *Gateway) eligibleUnder(p *preference, eligible []*mode.Candidate) (kept []*mode.Candidate, emptiedBy string) {
+func (d *Deps) Eligible(p *Preference, eligible []*mode.Candidate) (kept []*mode.Candidate, emptiedBy string) {
 	kept = make([]*mode.Candidate, 0, len(eligible))
 	last := -1
 	for _, c := range eligible {
-		if by := g.excludedBy(p, c); by < 0 {
+		if by := d.excludedBy(p, c); by < 0 {
 			kept = append(kept, c)
 		} else {
 			last = max(last, by)
@@ -122,13 +91,13 @@ var filterFields = [...]string{"provider.only", "provider.ignore", "provider.max
 
 // excludedBy is the index in filterFields of the first preference that
 // takes c out, or -1.
-func (g *Gateway) excludedBy(p *preference, c *mode.Candidate) int {
+func (d *Deps) excludedBy(p *Preference, c *mode.Candidate) int {
 	switch {
 	case len(p.only) > 0 && !slices.Contains(p.only, c.Target):
 		return 0
 	case slices.Contains(p.ignore, c.Target):
 		return 1
-	case p.maxPrice && !g.withinPrice(p, c):
+	case p.maxPrice && !d.withinPrice(p, c):
 		return 2
 	case len(p.order) > 0 && p.noFallbacks && !slices.Contains(p.order, c.Target):
 		return 3
@@ -138,8 +107,8 @@ func (g *Gateway) excludedBy(p *preference, c *mode.Candidate) int {
 
 // withinPrice says whether c's rate card is within p's max_price; one
 // without pricing for its upstream model is not.
-func (g *Gateway) withinPrice(p *preference, c *mode.Candidate) bool {
-	prov := g.providers[c.Target]
+func (d *Deps) withinPrice(p *Preference, c *mode.Candidate) bool {
+	prov := d.providers[c.Target]
 	if prov == nil {
 		return false
 	}
@@ -147,22 +116,16 @@ func (g *Gateway) withinPrice(p *preference, c *mode.Candidate) bool {
 	return ok && (!p.hasPrompt || price.Input <= p.maxPrompt) && (!p.hasOut || price.Output <= p.maxOut)
 }
 
-// preferenceOrder orders the kept candidates: a sort's order (selection
-// order) or the mode's, the targets missing a preferred bound after the
-// others, order's names first (selection manual), and only the first
-// without fallbacks.
-func (g *Gateway) preferenceOrder(c *call, p *preference, kept []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
-	now := g.now()
-	model := c.fields.Model
-	if p.sort != "" {
-		order, selection = g.sortBy(c.orderBuf[:0], p.sort, model, &c.fields, kept, now), telemetry.SelectionOrder
-	} else {
-		order, selection, probe = g.order(c.orderBuf[:0], model, outputLimit(&c.fields), kept)
-	}
+// Arrange finishes the order of the kept candidates, already in a sort's
+// order (selection order) or the mode's: the targets missing a preferred
+// bound after the others, order's names first (selection manual), and
+// only the first without fallbacks. A disabled target's probe the order
+// leaves out is given back.
+func (d *Deps) Arrange(p *Preference, order []*mode.Candidate, selection string, probe *mode.Candidate, now time.Time) ([]*mode.Candidate, string, *mode.Candidate) {
 	if p.maxLatency.set || p.minThroughput.set {
 		misses := make([]*mode.Candidate, 0, len(order))
 		order = slices.DeleteFunc(order, func(cand *mode.Candidate) bool {
-			miss := !g.meets(cand, p, now)
+			miss := !d.meets(cand, p, now)
 			if miss {
 				misses = append(misses, cand)
 			}
@@ -193,12 +156,13 @@ func (g *Gateway) preferenceOrder(c *call, p *preference, kept []*mode.Candidate
 	return order, selection, probe
 }
 
-// sortBy orders cands by what the sort ranks on, deterministically:
+// SortBy orders cands by what the sort ranks on, deterministically:
 // measured targets first, best first, ties and unmeasured targets in
 // cands' order.
-func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, f *requestFields, cands []*mode.Candidate, now time.Time) []*mode.Candidate {
-	if sort == SortCompletion && g.pref.completion != nil {
-		return g.pref.completion.Sort(dst, model, outputLimit(f), cands)
+// outputLimit is the request's token limit (0: none), for a completion sort.
+func (d *Deps) SortBy(dst []*mode.Candidate, sort, model string, outputLimit int, cands []*mode.Candidate, now time.Time) []*mode.Candidate {
+	if sort == SortCompletion && d.completion != nil {
+		return d.completion.Sort(dst, model, outputLimit, cands)
 	}
 	type scored struct {
 		c        *mode.Candidate
@@ -207,7 +171,7 @@ func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, f *requestFi
 	}
 	s := make([]scored, len(cands))
 	for i, c := range cands {
-		v, ok := g.sortScore(sort, c, now)
+		v, ok := d.sortScore(sort, c, now)
 		s[i] = scored{c, v, ok}
 	}
 	slices.SortStableFunc(s, func(a, b scored) int {
@@ -230,35 +194,35 @@ func (g *Gateway) sortBy(dst []*mode.Candidate, sort, model string, f *requestFi
 
 // sortScore is what sort ranks c on, smaller first; ok false: unmeasured.
 // A completion sort without its sorter ranks as latency.
-func (g *Gateway) sortScore(sort string, c *mode.Candidate, now time.Time) (float64, bool) {
+func (d *Deps) sortScore(sort string, c *mode.Candidate, now time.Time) (float64, bool) {
 	switch sort {
 	case SortPrice:
 		return c.Price, c.Priced
 	case SortThroughput:
-		if g.pref.percentiles == nil {
+		if d.percentiles == nil {
 			return 0, false
 		}
-		r, n := g.pref.percentiles.OutputRatePercentile(c.Target, c.Model, 0.5, now)
+		r, n := d.percentiles.OutputRatePercentile(c.Target, c.Model, 0.5, now)
 		return -r, n > 0
 	}
-	if g.stats == nil {
+	if d.stats == nil {
 		return 0, false
 	}
-	st := g.stats.StatsAt(c.Target, c.Model, now)
+	st := d.stats.StatsAt(c.Target, c.Model, now)
 	return st.P50.Seconds(), st.Samples > 0
 }
 
 // meets reports whether c meets p's preferred bounds; an unmeasured
 // percentile meets its bound.
-func (g *Gateway) meets(c *mode.Candidate, p *preference, now time.Time) bool {
+func (d *Deps) meets(c *mode.Candidate, p *Preference, now time.Time) bool {
 	for i, q := range boundQuantiles {
 		if p.maxLatency.has[i] {
-			if d, n := g.ttfbPercentile(c, q.q, now); n > 0 && d.Seconds() > p.maxLatency.v[i] {
+			if d, n := d.ttfbPercentile(c, q.q, now); n > 0 && d.Seconds() > p.maxLatency.v[i] {
 				return false
 			}
 		}
-		if p.minThroughput.has[i] && g.pref.percentiles != nil {
-			if r, n := g.pref.percentiles.OutputRatePercentile(c.Target, c.Model, q.q, now); n > 0 && r < p.minThroughput.v[i] {
+		if p.minThroughput.has[i] && d.percentiles != nil {
+			if r, n := d.percentiles.OutputRatePercentile(c.Target, c.Model, q.q, now); n > 0 && r < p.minThroughput.v[i] {
 				return false
 			}
 		}
@@ -266,13 +230,13 @@ func (g *Gateway) meets(c *mode.Candidate, p *preference, now time.Time) bool {
 	return true
 }
 
-func (g *Gateway) ttfbPercentile(c *mode.Candidate, q float64, now time.Time) (time.Duration, int) {
-	if g.pref.percentiles != nil {
-		return g.pref.percentiles.TTFBPercentile(c.Target, c.Model, q, now)
+func (d *Deps) ttfbPercentile(c *mode.Candidate, q float64, now time.Time) (time.Duration, int) {
+	if d.percentiles != nil {
+		return d.percentiles.TTFBPercentile(c.Target, c.Model, q, now)
 	}
-	if g.stats == nil {
+	if d.stats == nil {
 		return 0, 0
 	}
-	st := g.stats.StatsAt(c.Target, c.Model, now)
+	st := d.stats.StatsAt(c.Target, c.Model, now)
 	return st.Quantile(q), st.Samples
 }

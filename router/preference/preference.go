@@ -1,4 +1,4 @@
-package router
+package preference
 
 import (
 	"strconv"
@@ -9,10 +9,10 @@ import (
 // Per-request provider preferences, as OpenRouter's clients write them: a
 // "provider" object in the body of chat completions, messages and
 // responses, or the same JSON in the X-Firstbyte-Provider header (which
-// wins). This file reads and checks them; preference_order.go applies them.
+// wins). This file reads and checks them; order.go applies them.
 
-// HeaderProvider carries a request's provider preferences as JSON.
-const HeaderProvider = "X-Firstbyte-Provider"
+// Header carries a request's provider preferences as JSON.
+const Header = "X-Firstbyte-Provider"
 
 // Sorts a preference may ask for.
 const (
@@ -36,8 +36,8 @@ type bound struct {
 	set bool
 }
 
-// preference is one request's preferences; the zero value asks nothing.
-type preference struct {
+// Preference is one request's preferences; the zero value asks nothing.
+type Preference struct {
 	order, only, ignore []string
 	noFallbacks         bool // allow_fallbacks: false
 	sort                string
@@ -50,9 +50,9 @@ type preference struct {
 	raw                 []byte // the object as the client wrote it
 }
 
-// preferenceError is a preference the client got wrong: the field, as
-// the client wrote it (provider.order[1]), and what is wrong with it.
-type preferenceError struct{ field, msg string }
+// Error is a preference the client got wrong: the field, as the client
+// wrote it (provider.order[1]), and what is wrong with it.
+type Error struct{ Field, Msg string }
 
 // fieldName is a member's path, built only for an error (a parse that
 // goes well builds none).
@@ -70,15 +70,15 @@ func (f fieldName) String() string {
 
 func (f fieldName) child(name []byte) fieldName { return fieldName{f.parent, f.name, name} }
 
-func (f fieldName) err(msg string) *preferenceError { return &preferenceError{f.String(), msg} }
+func (f fieldName) err(msg string) *Error { return &Error{f.String(), msg} }
 
-// parsePreference reads a preference object. prefix names where it came
-// from in errors ("provider" or the header's name).
-func parsePreference(obj []byte, prefix string) (*preference, *preferenceError) {
+// Parse reads a preference object. prefix names where it came from in
+// errors ("provider" or the header's name).
+func Parse(obj []byte, prefix string) (*Preference, *Error) {
 	if len(obj) == 0 || obj[0] != '{' {
-		return nil, &preferenceError{prefix, "must be a JSON object"}
+		return nil, &Error{prefix, "must be a JSON object"}
 	}
-	p := &preference{raw: obj}
+	p := &Preference{raw: obj}
 	m := jsonscan.MembersOf(obj)
 	for {
 		name, val, ok := m.Next()
@@ -89,7 +89,7 @@ func parsePreference(obj []byte, prefix string) (*preference, *preferenceError) 
 			continue
 		}
 		field := fieldName{parent: prefix, name: name}
-		var err *preferenceError
+		var err *Error
 		switch string(name) {
 		case "order":
 			p.order, err = names(val, field)
@@ -120,21 +120,21 @@ func parsePreference(obj []byte, prefix string) (*preference, *preferenceError) 
 }
 
 // names reads an array of target names.
-func names(val []byte, field fieldName) ([]string, *preferenceError) {
+func names(val []byte, field fieldName) ([]string, *Error) {
 	if val[0] != '[' {
 		return nil, field.err("must be an array of target names")
 	}
 	var out []string
 	for i, el := range jsonscan.Each(val) {
 		if el[0] != '"' {
-			return nil, &preferenceError{field.String() + "[" + strconv.Itoa(i) + "]", "must be a string"}
+			return nil, &Error{field.String() + "[" + strconv.Itoa(i) + "]", "must be a string"}
 		}
 		out = append(out, jsonscan.Unquote(el))
 	}
 	return out, nil
 }
 
-func sortOf(val []byte, field fieldName) (string, *preferenceError) {
+func sortOf(val []byte, field fieldName) (string, *Error) {
 	if val[0] == '"' {
 		switch s := jsonscan.Unquote(val); s {
 		case SortLatency, SortThroughput, SortPrice, SortCompletion:
@@ -145,7 +145,7 @@ func sortOf(val []byte, field fieldName) (string, *preferenceError) {
 }
 
 // number reads a non-negative JSON number.
-func number(val []byte, field fieldName) (float64, *preferenceError) {
+func number(val []byte, field fieldName) (float64, *Error) {
 	if c := val[0]; c != '-' && (c < '0' || c > '9') {
 		return 0, field.err("must be a number")
 	}
@@ -158,7 +158,7 @@ func number(val []byte, field fieldName) (float64, *preferenceError) {
 
 // boundOf reads a preferred bound: a number (the p50) or an object of
 // p50/p75/p90/p99.
-func boundOf(val []byte, field fieldName) (bound, *preferenceError) {
+func boundOf(val []byte, field fieldName) (bound, *Error) {
 	var b bound
 	if val[0] != '{' {
 		v, err := number(val, field)
@@ -193,7 +193,7 @@ func quantileIndex(name string) int {
 	return -1
 }
 
-func (p *preference) priceOf(val []byte, field fieldName) *preferenceError {
+func (p *Preference) priceOf(val []byte, field fieldName) *Error {
 	if val[0] != '{' {
 		return field.err("must be an object of prompt and completion (USD per million tokens)")
 	}
@@ -205,7 +205,7 @@ func (p *preference) priceOf(val []byte, field fieldName) *preferenceError {
 			return nil
 		}
 		f := field.child(name)
-		var err *preferenceError
+		var err *Error
 		switch string(name) {
 		case "prompt":
 			p.maxPrompt, err = number(v, f)
@@ -222,12 +222,12 @@ func (p *preference) priceOf(val []byte, field fieldName) *preferenceError {
 	}
 }
 
-// summary is the preferences in a few words for the request's log line
+// Summary is the preferences in a few words for the request's log line
 // and span: target names (configured ones: checked before) and numbers,
 // never anything else the client wrote. A short object is its own summary
 // (checked, it holds nothing else: known keys, configured names, numbers,
 // booleans), else one is written out. Built once per request.
-func (p *preference) summary() string {
+func (p *Preference) Summary() string {
 	if p.sum != "" {
 		return p.sum
 	}
@@ -316,3 +316,7 @@ func (bd bound) appendTo(b []byte, k string) []byte {
 	}
 	return b
 }
+
+// Sort is the sort the preferences ask for (SortLatency, ...), "" for the
+// mode's order.
+func (p *Preference) Sort() string { return p.sort }

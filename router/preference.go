@@ -1,0 +1,74 @@
+package router
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/telemetry"
+)
+
+// A request's provider preferences (package preference reads and applies
+// them): the filters take targets out before anything is tried, a sort
+// replaces the mode's order, the rest rearranges it.
+
+// preferred reads the request's preferences (the header over the body) and,
+// when there are any, routes c by them. false: the preferences were wrong,
+// or left no target, and the answer has been written.
+func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) bool {
+	p, bad := preferenceOf(c)
+	if bad == nil && p != nil {
+		if field, name := g.pref.UnknownName(p); field != "" {
+			bad = &preference.Error{Field: field, Msg: quoteForMessage(name) + " is no configured target"}
+		}
+	}
+	if bad != nil {
+		c.status = http.StatusBadRequest
+		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_preference", bad.Field, bad.Field+": "+bad.Msg, nil)
+		return false
+	}
+	if p == nil {
+		return true
+	}
+	c.pref = p
+	kept, emptiedBy := g.pref.Eligible(p, eligible)
+	if len(kept) == 0 {
+		c.status = http.StatusNotFound
+		writeErrorParam(c.w, c.ep.shape, http.StatusNotFound, errTypeNotFound, "no_eligible_target", emptiedBy,
+			"no target serving model "+quoteForMessage(c.fields.Model)+" is left by "+emptiedBy, nil)
+		return false
+	}
+	order, selection, probe := g.preferenceOrder(c, p, kept)
+	s.preset = &presetOrder{order: order, selection: selection, probe: probe}
+	return true
+}
+
+// preferenceOf is the request's preferences: the header's when it has
+// one, else the body's provider object; nil when neither.
+func preferenceOf(c *call) (*preference.Preference, *preference.Error) {
+	if vs, ok := c.r.Header[preference.Header]; ok {
+		v := []byte(strings.Join(vs, ","))
+		if obj, valid := jsonscan.Valid(v); valid {
+			return preference.Parse(obj, preference.Header)
+		}
+		return nil, &preference.Error{Field: preference.Header, Msg: "must be a JSON object"}
+	}
+	if c.fields.provider == nil {
+		return nil, nil
+	}
+	return preference.Parse(c.fields.provider, "provider")
+}
+
+// preferenceOrder orders the kept candidates: a sort's order (selection
+// order) or the mode's, then as the preferences rearrange it.
+func (g *Gateway) preferenceOrder(c *call, p *preference.Preference, kept []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
+	now := g.now()
+	if sort := p.Sort(); sort != "" {
+		order, selection = g.pref.SortBy(c.orderBuf[:0], sort, c.fields.Model, outputLimit(&c.fields), kept, now), telemetry.SelectionOrder
+	} else {
+		order, selection, probe = g.order(c.orderBuf[:0], c.fields.Model, outputLimit(&c.fields), kept)
+	}
+	return g.pref.Arrange(p, order, selection, probe, now)
+}
