@@ -9,6 +9,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 )
 
 // affinityGateway is a gateway over upstreams named a, b and c, which
@@ -122,7 +123,7 @@ func post1(g *Gateway, body, order string) *httptest.ResponseRecorder {
 
 func prefixOfBody(t *testing.T, body string) Prefix {
 	t.Helper()
-	f, err := scanRequest([]byte(body))
+	f, err := reqbody.Scan([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package router
 
 import (
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -136,16 +138,16 @@ func (r *Route) summary() []byte {
 			extra = append(extra, ',')
 		}
 		extra = append(extra, `{"target":`...)
-		extra = appendJSONString(extra, f.Target)
+		extra = jsonscan.AppendString(extra, f.Target)
 		extra = append(extra, `,"attempt":`...)
 		extra = strconv.AppendInt(extra, int64(f.Attempt), 10)
 		extra = append(extra, `,"status":`...)
 		extra = strconv.AppendInt(extra, int64(f.Status), 10)
 		extra = append(extra, `,"error":`...)
-		extra = appendJSONString(extra, f.Reason)
+		extra = jsonscan.AppendString(extra, f.Reason)
 		if f.Detail != "" {
 			extra = append(extra, `,"detail":`...)
-			extra = appendJSONString(extra, f.Detail)
+			extra = jsonscan.AppendString(extra, f.Detail)
 		}
 		extra = append(extra, '}')
 	}
@@ -157,9 +159,9 @@ func (r *Route) summary() []byte {
 				extra = append(extra, ',')
 			}
 			extra = append(extra, `{"target":`...)
-			extra = appendJSONString(extra, s.Target)
+			extra = jsonscan.AppendString(extra, s.Target)
 			extra = append(extra, `,"reason":`...)
-			extra = appendJSONString(extra, s.Reason)
+			extra = jsonscan.AppendString(extra, s.Reason)
 			extra = append(extra, '}')
 		}
 		extra = append(extra, ']')

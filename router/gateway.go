@@ -15,7 +15,9 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -370,7 +372,7 @@ func (g *Gateway) newMux() *http.ServeMux {
 	mux.Handle("/v1/models", methodNotAllowed(shapeOpenAI, http.MethodGet))
 	// Anything else gets a 404 an SDK can parse, in the shape its path implies.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, shapeForPath(r.URL.Path), http.StatusNotFound, errTypeNotFound, "unknown_url", "no route for "+r.Method+" "+quoteForMessage(r.URL.Path))
+		writeError(w, shapeForPath(r.URL.Path), http.StatusNotFound, errTypeNotFound, "unknown_url", "no route for "+r.Method+" "+reqbody.Quote(r.URL.Path))
 	})
 	return mux
 }
@@ -419,7 +421,7 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = appendJSONString(b, m)
+		b = jsonscan.AppendString(b, m)
 		b = append(b, `,"object":"model","created":0,"owned_by":"firstbyte"}`...)
 	}
 	b = append(b, "]}\n"...)
@@ -436,10 +438,10 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	if _, ok := slices.BinarySearch(g.listed, id); !ok {
-		writeError(w, shapeOpenAI, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(id)+" is not served by this gateway")
+		writeError(w, shapeOpenAI, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+reqbody.Quote(id)+" is not served by this gateway")
 		return
 	}
-	b := append([]byte(`{"id":`), appendJSONString(nil, id)...)
+	b := append([]byte(`{"id":`), jsonscan.AppendString(nil, id)...)
 	b = append(b, `,"object":"model","created":0,"owned_by":"firstbyte"}`+"\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)

@@ -19,6 +19,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -42,7 +43,7 @@ const (
 type request struct {
 	ep     *endpoint
 	body   []byte
-	fields requestFields
+	fields reqbody.Fields
 	alias  string // the alias the client sent ("" none): fields.Model is its model
 }
 
@@ -197,28 +198,28 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		return
 	}
 	c.body = body
-	fields, err := scanRequest(body)
+	fields, err := reqbody.Scan(body)
 	if err != nil {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
 		return
 	}
-	c.body, c.fields = withoutProvider(body, &fields), fields
+	c.body, c.fields = reqbody.WithoutProvider(body, &fields), fields
 	g.resolveAlias(c)
 	fields = c.fields
 	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
-		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
+		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+reqbody.Quote(fields.Model)+" is not served by this gateway for "+c.ep.path)
 		return
 	}
-	if bad := checkInput(c.ep, &c.fields); bad.msg != "" {
+	if bad := reqbody.Check(c.ep.input, &c.fields); bad.Msg != "" {
 		c.status = http.StatusBadRequest
-		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
+		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.Param, bad.Msg, nil)
 		return
 	}
 	spec := routeSpec{model: fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
 		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
 		hedge:     c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
-		maxTokens: outputLimit(&c.fields),
+		maxTokens: reqbody.OutputLimit(&c.fields),
 	}
 	if !g.preferred(c, eligible, &spec) {
 		return // answered: preferences the client got wrong, or that leave no target
@@ -231,7 +232,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 	}
 	if unknown := g.newRoute(&c.route, spec); unknown != "" {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
-			HeaderProviderOrder+" names "+quoteForMessage(unknown)+", which is not a target serving model "+quoteForMessage(fields.Model))
+			HeaderProviderOrder+" names "+reqbody.Quote(unknown)+", which is not a target serving model "+reqbody.Quote(fields.Model))
 		return
 	}
 	g.run(ctx, c)
@@ -249,16 +250,6 @@ func isJSON(contentType string) bool {
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
-}
-
-// quoteForMessage quotes a client-supplied model name for an error
-// message, cut short so a hostile value cannot bloat responses or logs.
-func quoteForMessage(s string) string {
-	const max = 80
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return strconv.Quote(s)
 }
 
 // The gateway's driver of the pipeline (route.go): each Turn the route

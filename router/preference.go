@@ -7,6 +7,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -21,7 +22,7 @@ func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) b
 	p, bad := preferenceOf(c)
 	if bad == nil && p != nil {
 		if field, name := g.pref.UnknownName(p); field != "" {
-			bad = &preference.Error{Field: field, Msg: quoteForMessage(name) + " is no configured target"}
+			bad = &preference.Error{Field: field, Msg: reqbody.Quote(name) + " is no configured target"}
 		}
 	}
 	if bad != nil {
@@ -37,7 +38,7 @@ func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) b
 	if len(kept) == 0 {
 		c.status = http.StatusNotFound
 		writeErrorParam(c.w, c.ep.shape, http.StatusNotFound, errTypeNotFound, "no_eligible_target", emptiedBy,
-			"no target serving model "+quoteForMessage(c.fields.Model)+" is left by "+emptiedBy, nil)
+			"no target serving model "+reqbody.Quote(c.fields.Model)+" is left by "+emptiedBy, nil)
 		return false
 	}
 	order, selection, probe := g.preferenceOrder(c, p, kept)
@@ -55,10 +56,10 @@ func preferenceOf(c *call) (*preference.Preference, *preference.Error) {
 		}
 		return nil, &preference.Error{Field: preference.Header, Msg: "must be a JSON object"}
 	}
-	if c.fields.provider == nil {
+	if c.fields.Provider == nil {
 		return nil, nil
 	}
-	return preference.Parse(c.fields.provider, "provider")
+	return preference.Parse(c.fields.Provider, "provider")
 }
 
 // preferenceOrder orders the kept candidates: a sort's order (selection
@@ -66,9 +67,9 @@ func preferenceOf(c *call) (*preference.Preference, *preference.Error) {
 func (g *Gateway) preferenceOrder(c *call, p *preference.Preference, kept []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
 	now := g.now()
 	if sort := p.Sort(); sort != "" {
-		order, selection = g.pref.SortBy(c.orderBuf[:0], sort, c.fields.Model, outputLimit(&c.fields), kept, now), telemetry.SelectionOrder
+		order, selection = g.pref.SortBy(c.orderBuf[:0], sort, c.fields.Model, reqbody.OutputLimit(&c.fields), kept, now), telemetry.SelectionOrder
 	} else {
-		order, selection, probe = g.order(c.orderBuf[:0], c.fields.Model, outputLimit(&c.fields), kept)
+		order, selection, probe = g.order(c.orderBuf[:0], c.fields.Model, reqbody.OutputLimit(&c.fields), kept)
 	}
 	return g.pref.Arrange(p, order, selection, probe, now)
 }

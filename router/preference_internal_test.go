@@ -3,6 +3,7 @@ package router
 import (
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"slices"
 	"testing"
 	"time"
@@ -12,28 +13,6 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/internal/benchutil"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
-
-func TestWithoutProvider(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct{ in, want string }{
-		{`{"provider":{"sort":"price"},"model":"m","x":1}`, `{"model":"m","x":1}`},
-		{`{"model":"m", "provider" : {"only":["a"]} }`, `{"model":"m" }`},
-		{` {"stream":true,"provider":{},"model":"m"}`, ` {"stream":true,"model":"m"}`},
-		{`{"model":"m"}`, `{"model":"m"}`},
-	} {
-		f, err := scanRequest([]byte(tt.in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := withoutProvider([]byte(tt.in), &f)
-		if string(got) != tt.want {
-			t.Errorf("withoutProvider(%s) = %s, want %s", tt.in, got, tt.want)
-		}
-		if m := string(got[f.modelStart:f.modelEnd]); m != `"m"` {
-			t.Errorf("withoutProvider(%s): model offsets point at %s", tt.in, m)
-		}
-	}
-}
 
 // prefStats are statistics and percentiles by target: a answers in 300 ms
 // at 100 tokens/s, b in 100 ms at 20 tokens/s, c is unmeasured.
@@ -109,7 +88,7 @@ func ordered(t *testing.T, g *Gateway, js string) ([]string, string, string) {
 	if len(kept) == 0 {
 		return nil, "", emptiedBy
 	}
-	c := &call{request: request{fields: requestFields{Model: "m"}}}
+	c := &call{request: request{fields: reqbody.Fields{Model: "m"}}}
 	order, selection, _ := g.preferenceOrder(c, p, kept)
 	names := make([]string, len(order))
 	for i, cand := range order {
@@ -233,12 +212,12 @@ targets: [{virtual_key: a}, {virtual_key: b}, {virtual_key: c}]
 	cpu := benchutil.ProcessCPU(b)
 	defer benchutil.ReportCPU(b, cpu)
 	for b.Loop() {
-		f, err := scanRequest(body)
+		f, err := reqbody.Scan(body)
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = withoutProvider(body, &f)
-		p, bad := preference.Parse(f.provider, "provider")
+		_ = reqbody.WithoutProvider(body, &f)
+		p, bad := preference.Parse(f.Provider, "provider")
 		if bad != nil {
 			b.Fatal(bad.Msg)
 		}
@@ -262,7 +241,7 @@ func BenchmarkScanWithoutPreference(b *testing.B) {
 	cpu := benchutil.ProcessCPU(b)
 	defer benchutil.ReportCPU(b, cpu)
 	for b.Loop() {
-		if _, err := scanRequest(body); err != nil {
+		if _, err := reqbody.Scan(body); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 )
 
 // Prompt-cache affinity. Providers cache prompt prefixes (OpenAI on its own
@@ -59,15 +60,15 @@ type Prefix struct {
 var prefixSeed = maphash.MakeSeed()
 
 // prefixOf names f's prompt prefix (Key 0: none worth keeping together).
-func prefixOf(f *requestFields, body []byte) Prefix {
+func prefixOf(f *reqbody.Fields, body []byte) Prefix {
 	ttl := affinityTTL
 	if bytes.Contains(body, []byte(`"1h"`)) && bytes.Contains(body, []byte(`"cache_control"`)) {
 		ttl = affinityLongTTL
 	}
-	if len(f.cacheKey) > 2 {
-		return Prefix{Key: maphash.Bytes(prefixSeed, f.cacheKey) | 1, TTL: ttl}
+	if len(f.CacheKey) > 2 {
+		return Prefix{Key: maphash.Bytes(prefixSeed, f.CacheKey) | 1, TTL: ttl}
 	}
-	lead := f.messages
+	lead := f.Messages
 	if len(lead) > 0 && lead[0] == '[' {
 		last := -1 // where the last message starts: the new turn, not the prefix
 		for _, el := range jsonscan.Each(lead) {
@@ -81,14 +82,14 @@ func prefixOf(f *requestFields, body []byte) Prefix {
 	} else {
 		lead = nil // a bare string input: no turns to share
 	}
-	if len(f.system)+len(f.tools)+len(lead) < affinityMinBytes && !bytes.Contains(body, []byte(`"cache_control"`)) {
+	if len(f.System)+len(f.Tools)+len(lead) < affinityMinBytes && !bytes.Contains(body, []byte(`"cache_control"`)) {
 		return Prefix{}
 	}
 	var h maphash.Hash
 	h.SetSeed(prefixSeed)
-	h.Write(f.system)
+	h.Write(f.System)
 	h.WriteByte(0)
-	h.Write(f.tools)
+	h.Write(f.Tools)
 	h.WriteByte(0)
 	h.Write(lead)
 	return Prefix{Key: h.Sum64() | 1, TTL: ttl}

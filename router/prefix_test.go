@@ -1,6 +1,8 @@
 package router
 
 import (
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
+
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +12,7 @@ func TestPrefixOf(t *testing.T) {
 	long := strings.Repeat("You are a careful assistant. ", 200) // > 4 KiB
 	key := func(body string) Prefix {
 		t.Helper()
-		f, err := scanRequest([]byte(body))
+		f, err := reqbody.Scan([]byte(body))
 		if err != nil {
 			t.Fatalf("%v: %s", err, body)
 		}

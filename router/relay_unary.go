@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -77,7 +78,7 @@ func (a *attempt) reachUnary() bool {
 		a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 		return false
 	}
-	if !enc && a.x.conv != convNone && !validJSON(body) {
+	if !enc && a.x.conv != convNone && !reqbody.ValidJSON(body) {
 		// Cut short or garbage: a fast wrong answer must neither reach the
 		// client as a success nor teach the tracker a latency. (An answer
 		// relayed as it came is checked by a.x.unary, in the pass that

@@ -9,6 +9,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 )
 
 // Routes and aliases: a model a route matches is ordered by the route's
@@ -96,9 +97,9 @@ func (g *Gateway) resolveAlias(c *call) {
 		return
 	}
 	alias := c.fields.Model
-	body := c.fields.withModel(nil, c.body, m)
-	if fields, err := scanRequest(body); err == nil { // it scanned before; only the model changed
-		fields.provider = c.fields.provider // stripped from the body already
+	body := c.fields.WithModel(nil, c.body, m)
+	if fields, err := reqbody.Scan(body); err == nil { // it scanned before; only the model changed
+		fields.Provider = c.fields.Provider // stripped from the body already
 		c.body, c.fields, c.alias = body, fields, alias
 	}
 }

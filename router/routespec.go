@@ -32,7 +32,7 @@ type routeSpec struct {
 }
 
 // presetOrder is an order made before the route: the client's provider
-// preferences' (preference_order.go).
+// preferences' (preference.go).
 type presetOrder struct {
 	order     []*mode.Candidate
 	selection string
