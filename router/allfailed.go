@@ -2,6 +2,7 @@ package router
 
 import (
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 
 	"bytes"
 	"cmp"
@@ -41,7 +42,7 @@ func (a *attempt) keepAnswer(body []byte, whole bool) {
 	if _, ok := withMembers(ans.body, nil); !ok {
 		return // not an error in the client's API shape: nothing to show as it was
 	}
-	copyResponseHeaders(ans.header, a.resp.Header, true, a.cand.Upstream.APIKey)
+	relay.CopyResponseHeaders(ans.header, a.resp.Header, true, a.cand.Upstream.APIKey)
 	delete(ans.header, "Content-Type") // the answer's own, set when it is sent
 	a.answer = ans
 }

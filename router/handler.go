@@ -19,6 +19,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -34,7 +35,7 @@ const (
 	// HeaderUpstreamRequestID carries the provider's own id of the answer
 	// (x-request-id, request-id, apim-request-id, ...), whatever the
 	// provider calls it.
-	HeaderUpstreamRequestID = "X-Firstbyte-Upstream-Request-Id"
+	HeaderUpstreamRequestID = relay.HeaderUpstreamRequestID
 )
 
 // request is what the client sent, as decoded: its endpoint, body and the
@@ -127,7 +128,7 @@ func (c *call) flush() {
 // traceparent.
 func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := g.propagator.Extract(r.Context(), headerCarrier(r.Header))
+		ctx := g.propagator.Extract(r.Context(), relay.HeaderCarrier(r.Header))
 		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
 		c := &call{request: request{ep: ep}, w: w, r: r, span: span} // ctx travels as an argument: no request copy
@@ -171,7 +172,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
 		return
 	}
-	if !isJSON(headerValue(c.r.Header, "Content-Type")) {
+	if !isJSON(relay.HeaderValue(c.r.Header, "Content-Type")) {
 		g.fail(c, http.StatusUnsupportedMediaType, errTypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
 		return
 	}

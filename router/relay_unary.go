@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -124,7 +125,7 @@ func (a *attempt) reachUnary() bool {
 func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
 	resp, answer := a.resp, a.unary.answer
 	h := w.Header()
-	copyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.Upstream.APIKey)
+	relay.CopyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		h.Del("Content-Encoding")
 		h["Content-Type"] = jsonContentType
@@ -137,9 +138,9 @@ func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
 	if len(answer) > largeAnswer {
 		// More than the socket buffers hold: a client that stops reading
 		// would block the write for good without a deadline.
-		wd := newWriteDeadline(w, a.g.writeTimeout)
-		defer wd.clear()
-		wd.extend()
+		wd := relay.NewWriteDeadline(w, a.g.writeTimeout)
+		defer wd.Clear()
+		wd.Extend()
 	}
 	_, _ = w.Write(answer)
 	return resp.StatusCode
@@ -155,6 +156,6 @@ const largeAnswer = 256 << 10
 // relayed as it is, unchecked: the gateway never asks for an encoding, so
 // only a provider that sends one unasked does this).
 func encoded(h http.Header) bool {
-	ce := headerValue(h, "Content-Encoding")
+	ce := relay.HeaderValue(h, "Content-Encoding")
 	return ce != "" && ce != "identity"
 }
