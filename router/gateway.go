@@ -17,6 +17,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -82,7 +83,7 @@ type Options struct {
 	// handler and an upstream stream forever. Zero: DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
 	// OnLargeAnswerDone is told when an answer that held at least
-	// LargeAnswerHeld bytes of the answer budget gives them back: what it
+	// relay.LargeAnswerHeld bytes of the answer budget gives them back: what it
 	// held is garbage now, which the process may want to return to the
 	// operating system before the next one. It must not block. Nil: none.
 	OnLargeAnswerDone func()
@@ -126,8 +127,8 @@ type Gateway struct {
 	log            *slog.Logger
 	debugExtra     func() map[string]any
 	maxBody        int64
-	maxResponse    int64           // a unary answer larger than this is a provider fault
-	budget         *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
+	maxResponse    int64         // a unary answer larger than this is a provider fault
+	budget         *relay.Budget // bytes held for unary answers (limits.max_buffered), shared across reloads
 	keys           [][]byte
 	providers      map[string]*config.Provider         // as configured, to hand state on to the next gateway
 	pairs          map[pair]bool                       // every configured (target, upstream model)
@@ -164,12 +165,12 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	// One budget for the process: a reload's gateway takes the running
 	// one's and sets its limit, so the answers still held by the old
 	// gateway's requests count against the new limit.
-	budget := newResponseBudget(int64(cfg.Limits.MaxBuffered))
+	budget := relay.NewBudget(int64(cfg.Limits.MaxBuffered))
 	if o.Previous != nil {
 		budget = o.Previous.budget
-		budget.limit.Store(int64(cfg.Limits.MaxBuffered))
+		budget.SetLimit(int64(cfg.Limits.MaxBuffered))
 	}
-	budget.onLarge.Store(&o.OnLargeAnswerDone)
+	budget.OnLarge(&o.OnLargeAnswerDone)
 	g := &Gateway{
 		routes:     map[string]map[string][]*mode.Candidate{},
 		upstreams:  map[string]*upstream.Provider{},
@@ -453,3 +454,8 @@ func (g *Gateway) Models() []string { return append([]string(nil), g.models...) 
 // Candidates lists every (target, client model) candidate, in declaration
 // order: what the aggregator may learn about, and nothing else.
 func (g *Gateway) Candidates() []*mode.Candidate { return append([]*mode.Candidate(nil), g.targets...) }
+
+// BufferedBytes is how many bytes unary answers hold of the budget
+// (limits.max_buffered) now: this gateway's and those of every gateway a
+// reload replaced, whose requests may still be in flight.
+func (g *Gateway) BufferedBytes() int64 { return g.budget.Held() }

@@ -12,15 +12,15 @@ import (
 
 // A unary answer is checked before a byte of it is sent: it must be valid
 // JSON within limits.max_response, or it is a provider fault and fails
-// over. It is held whole (held.go) within the process-wide budget of
-// limits.max_buffered (budget.go) from the moment it is read until it has
+// over. It is held whole (relay.ReadAnswer) within the process-wide budget of
+// limits.max_buffered (relay.Budget) from the moment it is read until it has
 // been written.
 
 // unaryAnswer is a unary answer held for the client.
 type unaryAnswer struct {
-	bufp   *[]byte // pooled buffer the answer was read into
-	cl     claim   // what the answer holds of the budget
-	answer []byte  // what the client gets (the upstream's, or its translation)
+	bufp   *[]byte     // pooled buffer the answer was read into
+	cl     relay.Claim // what the answer holds of the budget
+	answer []byte      // what the client gets (the upstream's, or its translation)
 }
 
 // release gives the buffer back to its pool and the bytes back to the
@@ -30,10 +30,8 @@ func (u *unaryAnswer) release() {
 	if u.bufp == nil {
 		return
 	}
-	u.cl.release()
-	if cap(*u.bufp) <= maxReadBlock { // do not keep the odd huge answer alive
-		answerPool.Put(u.bufp)
-	}
+	u.cl.Release()
+	relay.PutAnswer(u.bufp)
 	u.bufp, u.answer = nil, nil
 }
 
@@ -46,22 +44,22 @@ func (a *attempt) reachUnary() bool {
 	a.firstByte.Stop()
 	a.total = a.g.afterFunc(a.cand.Upstream.Total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
 	u := &a.unary
-	u.bufp = answerPool.Get().(*[]byte)
-	u.cl = claim{b: a.g.budget}
+	u.bufp = relay.GetAnswer()
+	u.cl = a.g.budget.Claim()
 	limit := a.g.maxResponse
 	if resp.ContentLength > limit {
 		a.res.Wait += a.g.since(a.sent)
 		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
 		return false
 	}
-	body, over, err := readAnswer(u.bufp, resp.Body, resp.ContentLength, limit, &u.cl)
+	body, over, err := relay.ReadAnswer(u.bufp, resp.Body, resp.ContentLength, limit, &u.cl)
 	// The one reading of the moment the whole answer was in: the wait on
 	// the upstream, the TTFB sample (not the checks below) and created.
 	arrived := a.g.now()
 	wait := arrived.Sub(a.sent)
 	a.res.Wait += wait
 	switch {
-	case err == errBufferFull:
+	case err == relay.ErrBufferFull:
 		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 		return false
 	case err != nil:
@@ -91,8 +89,8 @@ func (a *attempt) reachUnary() bool {
 	// A translation is a second copy, about the size of the first: the
 	// budget holds that much for it (the answer's own allowance covers a
 	// small one).
-	translated := !enc && (a.x.conv != convNone || a.x.answerModel != "") && len(body) > answerBase
-	if translated && !u.cl.take(int64(len(body))) {
+	translated := !enc && (a.x.conv != convNone || a.x.answerModel != "") && len(body) > relay.AnswerBase
+	if translated && !u.cl.Take(int64(len(body))) {
 		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 		return false
 	}
@@ -105,7 +103,7 @@ func (a *attempt) reachUnary() bool {
 			a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 			return false
 		}
-		if more := int64(cap(out) - len(body)); translated && more > 0 && !u.cl.take(more) {
+		if more := int64(cap(out) - len(body)); translated && more > 0 && !u.cl.Take(more) {
 			// It came out larger than the budget held for it, and the rest
 			// does not fit: it is held already, but no longer than this.
 			a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)

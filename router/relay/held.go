@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"io"
@@ -10,28 +10,28 @@ import (
 // allowance reserved from the answer budget (budget.go) before it is
 // taken.
 
-// readAnswer reads a unary answer of contentLength bytes (-1: unknown) from
+// ReadAnswer reads a unary answer of contentLength bytes (-1: unknown) from
 // r, up to limit bytes (over: more came), into *bufp, a pooled buffer it
-// may replace with a larger one. Every byte it holds beyond answerBase is
-// reserved from cl first; err is errBufferFull when that did not fit.
-func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *claim) (body []byte, over bool, err error) {
+// may replace with a larger one. Every byte it holds beyond AnswerBase is
+// reserved from cl first; err is ErrBufferFull when that did not fit.
+func ReadAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *Claim) (body []byte, over bool, err error) {
 	switch {
 	case contentLength > 0 && int64(cap(*bufp)) <= contentLength:
 		// One byte past the answer: the read that finds the end has room,
 		// else readAtMost would take a block only to be told EOF.
-		if !cl.take(contentLength + 1) {
-			return nil, false, errBufferFull
+		if !cl.Take(contentLength + 1) {
+			return nil, false, ErrBufferFull
 		}
 		*bufp = make([]byte, 0, contentLength+1)
-	case cap(*bufp) > answerBase:
+	case cap(*bufp) > AnswerBase:
 		// A larger answer left this buffer in the pool: this answer holds
 		// it now, or, when the budget has no room for it, a small one.
-		if !cl.take(int64(cap(*bufp) - answerBase)) {
-			*bufp = make([]byte, 0, answerBase)
+		if !cl.Take(int64(cap(*bufp) - AnswerBase)) {
+			*bufp = make([]byte, 0, AnswerBase)
 		}
 	}
 	body, over, err = readAtMost((*bufp)[:0], r, limit+1, cl)
-	if cap(body) <= maxReadBlock {
+	if cap(body) <= MaxReadBlock {
 		*bufp = body[:0]
 	}
 	return body, over, err
@@ -44,23 +44,23 @@ func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *claim
 // (growing one slice by doubling would hold one and a half times it while it
 // copies, and leave the rest as garbage). Each block, and the joined copy,
 // is reserved from cl before it is taken; every block is back in its pool,
-// its bytes given back to cl, when readAtMost returns, so the caller's claim
+// its bytes given back to cl, when readAtMost returns, so the caller's Claim
 // holds the joined copy only (a panic skips that, and the caller's release
-// of the whole claim gives the bytes back). A reservation that does not fit
-// ends the read with errBufferFull; any error returns no body.
-func readAtMost(dst []byte, r io.Reader, n int64, cl *claim) (body []byte, over bool, err error) {
+// of the whole Claim gives the bytes back). A reservation that does not fit
+// ends the read with ErrBufferFull; any error returns no body.
+func readAtMost(dst []byte, r io.Reader, n int64, cl *Claim) (body []byte, over bool, err error) {
 	var spare [24]*[]byte // a 64 MiB answer takes 22
 	blocks := spare[:0]   // after dst, in order
 	total := int64(len(dst))
 	cur := &dst
 	for total < n {
 		if len(*cur) == cap(*cur) {
-			// Twice the last block (or dst, or answerBase), at most
-			// maxReadBlock, and no larger than what may still come.
-			c := blockClass(min(2*max(int64(cap(*cur)), answerBase), maxReadBlock, n-total))
-			if !cl.take(minReadBlock << c) {
+			// Twice the last block (or dst, or AnswerBase), at most
+			// MaxReadBlock, and no larger than what may still come.
+			c := blockClass(min(2*max(int64(cap(*cur)), AnswerBase), MaxReadBlock, n-total))
+			if !cl.Take(minReadBlock << c) {
 				dropBlocks(blocks, cl)
-				return dst[:0], false, errBufferFull
+				return dst[:0], false, ErrBufferFull
 			}
 			blocks = append(blocks, getBlock(c))
 			cur = blocks[len(blocks)-1]
@@ -90,9 +90,9 @@ func readAtMost(dst []byte, r io.Reader, n int64, cl *claim) (body []byte, over 
 	// One slice of the whole, with a byte to spare, so an answer of the
 	// same size read into it again (it goes back to answerPool) sees its
 	// end without a block.
-	if !cl.take(total + 1) {
+	if !cl.Take(total + 1) {
 		dropBlocks(blocks, cl)
-		return dst[:0], false, errBufferFull
+		return dst[:0], false, ErrBufferFull
 	}
 	out := make([]byte, 0, total+1)
 	out = append(out, dst...)
@@ -104,16 +104,28 @@ func readAtMost(dst []byte, r io.Reader, n int64, cl *claim) (body []byte, over 
 }
 
 // dropBlocks puts blocks back in their pools and gives their bytes back.
-func dropBlocks(blocks []*[]byte, cl *claim) {
+func dropBlocks(blocks []*[]byte, cl *Claim) {
 	for _, p := range blocks {
 		cl.give(int64(cap(*p)))
 		putBlock(blockClass(int64(cap(*p))), p)
 	}
 }
 
-// answerBase is the buffer each unary answer starts with (answerPool's
+// AnswerBase is the buffer each unary answer starts with (answerPool's
 // New): the answer's own, not taken from the budget.
-const answerBase = 32 << 10
+const AnswerBase = 32 << 10
 
 // answerPool holds unary answer buffers.
-var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, answerBase); return &b }}
+var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, AnswerBase); return &b }}
+
+// GetAnswer is a buffer of AnswerBase bytes (or one an answer left) for
+// ReadAnswer.
+func GetAnswer() *[]byte { return answerPool.Get().(*[]byte) }
+
+// PutAnswer gives an answer's buffer back to the pool, unless it grew
+// past MaxReadBlock (the odd huge answer is not kept alive).
+func PutAnswer(p *[]byte) {
+	if cap(*p) <= MaxReadBlock {
+		answerPool.Put(p)
+	}
+}
