@@ -14,6 +14,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
@@ -133,7 +134,7 @@ type Gateway struct {
 	providers      map[string]*config.Provider         // as configured, to hand state on to the next gateway
 	pairs          map[pair]bool                       // every configured (target, upstream model)
 	hedge          *hedging                            // strategy.hedge; nil: off
-	affinity       *affinity                           // who served which prompt prefix last
+	affinity       *affinity.Table                     // who served which prompt prefix last
 	homes          *homes.Map                          // who stored which response, as this gateway saw it (shared across reloads)
 	sharedHomes    ResponseHomes                       // who stored which response, as the spans say; nil: none
 	newTimer       func(time.Duration) hedgeTimer      // the race's timers: real ones, or a test's
@@ -208,7 +209,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	if g.ranksOnLatency() {
-		g.affinity = newAffinity() // the other modes keep their own order
+		g.affinity = affinity.New(o.Stats) // the other modes keep their own order
 	}
 	g.homes, g.sharedHomes = homes.New(0, 0), o.ResponseHomes
 	if o.Previous != nil {

@@ -16,6 +16,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
@@ -226,7 +227,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		return // answered: preferences the client got wrong, or that leave no target
 	}
 	if g.keepsPrefixes(c) {
-		spec.prefix = prefixOf(&c.fields, c.body)
+		spec.prefix = affinity.Of(&c.fields, c.body)
 	}
 	if names, ok := c.r.Header[HeaderProviderOrder]; ok && spec.preset == nil { // preferences win over the short form
 		spec.names, spec.manual = strings.Join(names, ","), true
@@ -323,4 +324,12 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	c.attemptEnded(a)
 	ended = true
 	return c.route.End(t, a.res, g.timestamp())
+}
+
+// keepsPrefixes reports whether c's prompt prefix is worth naming: the
+// mode keeps an affinity (the route's end teaches it who served the
+// prefix, in the client's order too), and c is a generation with a prompt (the
+// prefix's scans of the body are not done for nothing).
+func (g *Gateway) keepsPrefixes(c *call) bool {
+	return g.affinity != nil && (c.ep.family == familyChat || c.ep.family == familyResponses)
 }
