@@ -161,7 +161,7 @@ func (d *Deps) Arrange(p *Preference, order []*mode.Candidate, selection string,
 // cands' order.
 // outputLimit is the request's token limit (0: none), for a completion sort.
 func (d *Deps) SortBy(dst []*mode.Candidate, sort, model string, outputLimit int, cands []*mode.Candidate, now time.Time) []*mode.Candidate {
-	if sort == SortCompletion && d.completion != nil {
+	if sort == sortCompletion && d.completion != nil {
 		return d.completion.Sort(dst, model, outputLimit, cands)
 	}
 	type scored struct {
@@ -196,9 +196,9 @@ func (d *Deps) SortBy(dst []*mode.Candidate, sort, model string, outputLimit int
 // A completion sort without its sorter ranks as latency.
 func (d *Deps) sortScore(sort string, c *mode.Candidate, now time.Time) (float64, bool) {
 	switch sort {
-	case SortPrice:
+	case sortPrice:
 		return c.Price, c.Priced
-	case SortThroughput:
+	case sortThroughput:
 		if d.percentiles == nil {
 			return 0, false
 		}

@@ -16,10 +16,10 @@ const Header = "X-Firstbyte-Provider"
 
 // Sorts a preference may ask for.
 const (
-	SortLatency    = "latency"    // p50 time to first byte, shortest first
-	SortThroughput = "throughput" // p50 output tokens per second, highest first
-	SortPrice      = "price"      // input + output USD per million tokens, cheapest first
-	SortCompletion = "completion" // predicted time to the last token, shortest first
+	sortLatency    = "latency"    // p50 time to first byte, shortest first
+	sortThroughput = "throughput" // p50 output tokens per second, highest first
+	sortPrice      = "price"      // input + output USD per million tokens, cheapest first
+	sortCompletion = "completion" // predicted time to the last token, shortest first
 )
 
 // boundQuantiles are the percentiles a preferred bound may name, in order.
@@ -137,7 +137,7 @@ func names(val []byte, field fieldName) ([]string, *Error) {
 func sortOf(val []byte, field fieldName) (string, *Error) {
 	if val[0] == '"' {
 		switch s := jsonscan.Unquote(val); s {
-		case SortLatency, SortThroughput, SortPrice, SortCompletion:
+		case sortLatency, sortThroughput, sortPrice, sortCompletion:
 			return s, nil
 		}
 	}
@@ -317,6 +317,6 @@ func (bd bound) appendTo(b []byte, k string) []byte {
 	return b
 }
 
-// Sort is the sort the preferences ask for (SortLatency, ...), "" for the
+// Sort is the sort the preferences ask for (sortLatency, ...), "" for the
 // mode's order.
 func (p *Preference) Sort() string { return p.sort }

@@ -116,19 +116,19 @@ func (c *Claim) Release() {
 }
 
 // The blocks a large answer is read into, by size class: minReadBlock,
-// doubling up to MaxReadBlock. Pooled, so the blocks of an answer that
+// doubling up to maxReadBlock. Pooled, so the blocks of an answer that
 // ends (over the limit, failed, or copied out) are the next answer's
 // instead of garbage the collector lets grow to twice the live heap.
 const (
 	minReadBlock = 64 << 10
-	MaxReadBlock = 4 << 20
+	maxReadBlock = 4 << 20
 	blockClasses = 7 // 64 KiB ... 4 MiB
 )
 
 var blockPools [blockClasses]sync.Pool
 
 // blockClass is the class of the smallest block of at least n bytes (n at
-// most MaxReadBlock).
+// most maxReadBlock).
 func blockClass(n int64) int {
 	c := 0
 	for int64(minReadBlock)<<c < n {

@@ -31,7 +31,7 @@ func ReadAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *Claim
 		}
 	}
 	body, over, err = readAtMost((*bufp)[:0], r, limit+1, cl)
-	if cap(body) <= MaxReadBlock {
+	if cap(body) <= maxReadBlock {
 		*bufp = body[:0]
 	}
 	return body, over, err
@@ -56,8 +56,8 @@ func readAtMost(dst []byte, r io.Reader, n int64, cl *Claim) (body []byte, over 
 	for total < n {
 		if len(*cur) == cap(*cur) {
 			// Twice the last block (or dst, or AnswerBase), at most
-			// MaxReadBlock, and no larger than what may still come.
-			c := blockClass(min(2*max(int64(cap(*cur)), AnswerBase), MaxReadBlock, n-total))
+			// maxReadBlock, and no larger than what may still come.
+			c := blockClass(min(2*max(int64(cap(*cur)), AnswerBase), maxReadBlock, n-total))
 			if !cl.Take(minReadBlock << c) {
 				dropBlocks(blocks, cl)
 				return dst[:0], false, ErrBufferFull
@@ -123,9 +123,9 @@ var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, AnswerBase); r
 func GetAnswer() *[]byte { return answerPool.Get().(*[]byte) }
 
 // PutAnswer gives an answer's buffer back to the pool, unless it grew
-// past MaxReadBlock (the odd huge answer is not kept alive).
+// past maxReadBlock (the odd huge answer is not kept alive).
 func PutAnswer(p *[]byte) {
-	if cap(*p) <= MaxReadBlock {
+	if cap(*p) <= maxReadBlock {
 		answerPool.Put(p)
 	}
 }
