@@ -27,7 +27,7 @@ func TestReloadTakesTheBudgetAndSetsItsLimit(t *testing.T) {
 	if !limitIs(first.budget, 200<<20) {
 		t.Error("the budget's limit is not 200MiB")
 	}
-	inFlight := first.budget.Claim() // answers in flight
+	inFlight := first.budget.Hold() // answers in flight
 	inFlight.Take(5 << 20)
 	defer inFlight.Release()
 	next := build("", first)
@@ -50,12 +50,12 @@ func TestReloadTakesTheBudgetAndSetsItsLimit(t *testing.T) {
 // more, beside those held, fills it to the byte and not one byte past it
 // (another answer holds a byte, so that the budget may refuse at all).
 func limitIs(b *relay.Budget, limit int64) bool {
-	other := b.Claim()
+	other := b.Hold()
 	defer other.Release()
 	if !other.Take(1) {
 		return false
 	}
-	c := b.Claim()
+	c := b.Hold()
 	defer c.Release()
 	return c.Take(limit-b.Held()) && !c.Take(1)
 }

@@ -12,27 +12,20 @@ import (
 
 // A unary answer is checked before a byte of it is sent: it must be valid
 // JSON within limits.max_response, or it is a provider fault and fails
-// over. It is held whole (relay.ReadAnswer) within the process-wide budget of
+// over. It is held whole (relay.Held) within the process-wide budget of
 // limits.max_buffered (relay.Budget) from the moment it is read until it has
 // been written.
 
 // unaryAnswer is a unary answer held for the client.
 type unaryAnswer struct {
-	bufp   *[]byte     // pooled buffer the answer was read into
-	cl     relay.Claim // what the answer holds of the budget
-	answer []byte      // what the client gets (the upstream's, or its translation)
+	held   relay.Held // the pooled buffer the answer was read into, and what it holds of the budget
+	answer []byte     // what the client gets (the upstream's, or its translation)
 }
 
-// release gives the buffer back to its pool and the bytes back to the
-// budget, in that order of care: the budget first, since a buffer in the
-// pool is nobody's.
+// release gives the buffer and the bytes back.
 func (u *unaryAnswer) release() {
-	if u.bufp == nil {
-		return
-	}
-	u.cl.Release()
-	relay.PutAnswer(u.bufp)
-	u.bufp, u.answer = nil, nil
+	u.held.Release()
+	u.answer = nil
 }
 
 // reachUnary waits for the whole answer (that moment is the unary TTFB
@@ -44,15 +37,14 @@ func (a *attempt) reachUnary() bool {
 	a.firstByte.Stop()
 	a.total = a.g.afterFunc(a.cand.Upstream.Total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
 	u := &a.unary
-	u.bufp = relay.GetAnswer()
-	u.cl = a.g.budget.Claim()
+	u.held = a.g.budget.Hold()
 	limit := a.g.maxResponse
 	if resp.ContentLength > limit {
 		a.res.Wait += a.g.since(a.sent)
 		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
 		return false
 	}
-	body, over, err := relay.ReadAnswer(u.bufp, resp.Body, resp.ContentLength, limit, &u.cl)
+	body, over, err := u.held.Read(resp.Body, resp.ContentLength, limit)
 	// The one reading of the moment the whole answer was in: the wait on
 	// the upstream, the TTFB sample (not the checks below) and created.
 	arrived := a.g.now()
@@ -90,7 +82,7 @@ func (a *attempt) reachUnary() bool {
 	// budget holds that much for it (the answer's own allowance covers a
 	// small one).
 	translated := !enc && (a.x.conv != convNone || a.x.answerModel != "") && len(body) > relay.AnswerBase
-	if translated && !u.cl.Take(int64(len(body))) {
+	if translated && !u.held.Take(int64(len(body))) {
 		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 		return false
 	}
@@ -103,7 +95,7 @@ func (a *attempt) reachUnary() bool {
 			a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 			return false
 		}
-		if more := int64(cap(out) - len(body)); translated && more > 0 && !u.cl.Take(more) {
+		if more := int64(cap(out) - len(body)); translated && more > 0 && !u.held.Take(more) {
 			// It came out larger than the budget held for it, and the rest
 			// does not fit: it is held already, but no longer than this.
 			a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)

@@ -74,9 +74,6 @@ func (b *Budget) SetLimit(limit int64) { b.limit.Store(limit) }
 // nothing).
 func (b *Budget) OnLarge(f *func()) { b.onLarge.Store(f) }
 
-// Claim is an empty claim on b, for one answer.
-func (b *Budget) Claim() Claim { return Claim{b: b} }
-
 // ErrBufferFull ends a read whose next buffer the budget could not give.
 var ErrBufferFull = errors.New("the unary answer budget (limits.max_buffered) is spent")
 

@@ -147,11 +147,11 @@ func TestReadAnswerWithinTheBudget(t *testing.T) {
 	other.Take(1)
 	cl := &Claim{b: b}
 	buf := make([]byte, 0, AnswerBase)
-	if _, _, err := ReadAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl); err != ErrBufferFull || cl.n != 0 || cap(buf) != AnswerBase {
+	if _, _, err := readAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl); err != ErrBufferFull || cl.n != 0 || cap(buf) != AnswerBase {
 		t.Errorf("100 KiB with its Content-Length in a budget of 100 KiB: err %v, held %d, buffer %d; want ErrBufferFull before any buffer", err, cl.n, cap(buf))
 	}
 	b.limit.Store(200<<10 + 1)
-	body, _, err := ReadAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl)
+	body, _, err := readAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl)
 	if err != nil || len(body) != len(answer) || cl.n != int64(len(answer))+1 {
 		t.Fatalf("with room: err %v, %d bytes, held %d; want the answer, %d held", err, len(body), cl.n, len(answer)+1)
 	}
@@ -159,12 +159,12 @@ func TestReadAnswerWithinTheBudget(t *testing.T) {
 	// buf is now the 100 KiB one, as the pool would hand it to the next
 	// answer: holding it takes what it has beyond AnswerBase.
 	small := []byte(`{"ok":true}`)
-	if _, _, err := ReadAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != int64(cap(buf)-AnswerBase) {
+	if _, _, err := readAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != int64(cap(buf)-AnswerBase) {
 		t.Errorf("a small answer in a grown buffer: err %v, held %d, want %d", err, cl.n, cap(buf)-AnswerBase)
 	}
 	cl.Release()
 	b.limit.Store(1<<10 + 1)
-	if _, _, err := ReadAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != 0 || cap(buf) != AnswerBase {
+	if _, _, err := readAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != 0 || cap(buf) != AnswerBase {
 		t.Errorf("the grown buffer without room for it: err %v, held %d, buffer %d; want a small buffer and nothing held", err, cl.n, cap(buf))
 	}
 }

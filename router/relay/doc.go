@@ -1,6 +1,6 @@
 // Package relay holds what relaying an answer uses below the attempt: the
 // answer budget and the reads that hold a unary answer within it (Budget,
-// ReadAnswer); which headers cross the gateway each way
+// Held); which headers cross the gateway each way
 // (CopyRequestHeaders, CopyResponseHeaders, with the provider's request id
 // and a scrub of its key) and the trace-context carrier; writes to a
 // client that may stop reading (WriteDeadline, FlushingCopy, the stream

@@ -10,11 +10,11 @@ import (
 // allowance reserved from the answer budget (budget.go) before it is
 // taken.
 
-// ReadAnswer reads a unary answer of contentLength bytes (-1: unknown) from
+// readAnswer reads a unary answer of contentLength bytes (-1: unknown) from
 // r, up to limit bytes (over: more came), into *bufp, a pooled buffer it
 // may replace with a larger one. Every byte it holds beyond AnswerBase is
 // reserved from cl first; err is ErrBufferFull when that did not fit.
-func ReadAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *Claim) (body []byte, over bool, err error) {
+func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *Claim) (body []byte, over bool, err error) {
 	switch {
 	case contentLength > 0 && int64(cap(*bufp)) <= contentLength:
 		// One byte past the answer: the read that finds the end has room,
@@ -118,14 +118,35 @@ const AnswerBase = 32 << 10
 // answerPool holds unary answer buffers.
 var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, AnswerBase); return &b }}
 
-// GetAnswer is a buffer of AnswerBase bytes (or one an answer left) for
-// ReadAnswer.
-func GetAnswer() *[]byte { return answerPool.Get().(*[]byte) }
+// Held is one unary answer's hold: its pooled buffer and its Claim on the
+// budget, taken together (Budget.Hold) and given back together (Release).
+// The zero Held holds nothing.
+type Held struct {
+	bufp *[]byte
+	Claim
+}
 
-// PutAnswer gives an answer's buffer back to the pool, unless it grew
-// past maxReadBlock (the odd huge answer is not kept alive).
-func PutAnswer(p *[]byte) {
-	if cap(*p) <= maxReadBlock {
-		answerPool.Put(p)
+// Hold is a pooled buffer of AnswerBase bytes (or one an answer left) and
+// an empty claim on b, for one answer.
+func (b *Budget) Hold() Held {
+	return Held{bufp: answerPool.Get().(*[]byte), Claim: Claim{b: b}}
+}
+
+// Read reads an answer into h's buffer within h's claim; see readAnswer.
+func (h *Held) Read(r io.Reader, contentLength, limit int64) (body []byte, over bool, err error) {
+	return readAnswer(h.bufp, r, contentLength, limit, &h.Claim)
+}
+
+// Release gives the bytes back to the budget, then the buffer to its
+// pool, in that order of care (a buffer in the pool is nobody's), unless
+// it grew past maxReadBlock: the odd huge answer is not kept alive.
+func (h *Held) Release() {
+	if h.bufp == nil {
+		return
 	}
+	h.Claim.Release()
+	if cap(*h.bufp) <= maxReadBlock {
+		answerPool.Put(h.bufp)
+	}
+	h.bufp = nil
 }

@@ -64,7 +64,7 @@ func TestReadAnswerReusesItsBuffer(t *testing.T) {
 		cl := unlimitedClaim()
 		read := func() {
 			r.Reset(answer)
-			body, over, err := ReadAnswer(&buf, r, contentLength, 1<<20, cl)
+			body, over, err := readAnswer(&buf, r, contentLength, 1<<20, cl)
 			if err != nil || over || !bytes.Equal(body, answer) {
 				t.Fatalf("Content-Length %d: read %d bytes, over %v, err %v", contentLength, len(body), over, err)
 			}
@@ -82,7 +82,7 @@ type errReader struct{ err error }
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // BenchmarkReadAtMost reads a 100 KiB unary answer the way relayUnary does
-// (ReadAnswer), with and without a Content-Length, into a buffer fresh from
+// (readAnswer), with and without a Content-Length, into a buffer fresh from
 // answerPool (32 KiB) or into the one the previous answer left in the pool.
 // The body reports EOF on the read after its last byte, as an HTTP/2
 // response body does.
@@ -112,7 +112,7 @@ func BenchmarkReadAtMost(b *testing.B) {
 				if bc.pooled {
 					buf = pooled
 				}
-				body, over, err := ReadAnswer(&buf, r, bc.contentLength, limit, cl)
+				body, over, err := readAnswer(&buf, r, bc.contentLength, limit, cl)
 				if err != nil || over || len(body) != len(answer) {
 					b.Fatalf("read %d bytes, over %v, err %v", len(body), over, err)
 				}
