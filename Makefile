@@ -61,7 +61,7 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 # Fuzz targets, each for FUZZTIME (make test: a few seconds each; make fuzz:
 # minutes). A failing input is written under the package's testdata/fuzz.
 FUZZTIME ?= 4s
-FUZZ_TARGETS := ./router/upstream/:FuzzEventStreamReader ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/:FuzzScanRequest ./router/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
+FUZZ_TARGETS := ./router/upstream/:FuzzEventStreamReader ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/reqbody/:FuzzScanRequest ./router/conn/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/translate/:FuzzChatToResponsesStream ./router/translate/:FuzzMessagesToResponsesStream ./router/internal/jsonscan/:FuzzValid ./router/internal/jsonscan/:FuzzStrings \
 	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors \
 	./router/translate/:FuzzDecodeRequest ./router/translate/:FuzzModelAnswers ./router/translate/:FuzzModelStreams

@@ -11,6 +11,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -104,7 +105,7 @@ targets:
 			t.Fatalf("turn %d served by %q, want b: 120 ms is within 1.5x the leader's 100 ms", n, got)
 		}
 	}
-	router.WaitUntil(t, "two affinity hits counted", func() bool { return affinityCount(t, reg, router.AffinityHit) == 2 })
+	router.WaitUntil(t, "two affinity hits counted", func() bool { return affinityCount(t, reg, affinity.Hit) == 2 })
 
 	b.latency.Store(int64(50 * leader)) // b turns 50x slower
 	slow := 0
@@ -122,5 +123,5 @@ targets:
 		}
 	}
 	t.Logf("the affinity broke after %d slow turn(s)", slow)
-	router.WaitUntil(t, "the broken affinity counted", func() bool { return affinityCount(t, reg, router.AffinityBroken) == 1 })
+	router.WaitUntil(t, "the broken affinity counted", func() bool { return affinityCount(t, reg, affinity.Broken) == 1 })
 }

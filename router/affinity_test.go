@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 )
 
 // affinityGateway is a gateway over upstreams named a, b and c, which
@@ -60,14 +62,14 @@ func TestAffinityKeepsAConversationOnItsTarget(t *testing.T) {
 		wantSelection string
 		wantAffinity  string
 	}{
-		{"within the bound", "least-latency", 25 * ms, 0, false, "b", "leader", AffinityHit},
-		{"at the bound", "least-latency", 30 * ms, 0, false, "b", "leader", AffinityHit},
-		{"past the bound", "least-latency", 31 * ms, 0, false, "a", "leader", AffinityBroken},
-		{"recent attempts past the bound", "least-latency", 25 * ms, 31 * ms, false, "a", "leader", AffinityBroken},
-		{"p50 past the bound, recent attempts within", "least-latency", 31 * ms, 30 * ms, false, "a", "leader", AffinityBroken},
-		{"over an exploring order", "least-latency", 25 * ms, 0, true, "b", "leader", AffinityHit},
-		{"ewma-latency", "ewma-latency", 25 * ms, 0, false, "b", "leader", AffinityHit},
-		{"reliable-latency", "reliable-latency", 25 * ms, 0, false, "b", "leader", AffinityHit},
+		{"within the bound", "least-latency", 25 * ms, 0, false, "b", "leader", affinity.Hit},
+		{"at the bound", "least-latency", 30 * ms, 0, false, "b", "leader", affinity.Hit},
+		{"past the bound", "least-latency", 31 * ms, 0, false, "a", "leader", affinity.Broken},
+		{"recent attempts past the bound", "least-latency", 25 * ms, 31 * ms, false, "a", "leader", affinity.Broken},
+		{"p50 past the bound, recent attempts within", "least-latency", 31 * ms, 30 * ms, false, "a", "leader", affinity.Broken},
+		{"over an exploring order", "least-latency", 25 * ms, 0, true, "b", "leader", affinity.Hit},
+		{"ewma-latency", "ewma-latency", 25 * ms, 0, false, "b", "leader", affinity.Hit},
+		{"reliable-latency", "reliable-latency", 25 * ms, 0, false, "b", "leader", affinity.Hit},
 		{"fallback keeps its order", "fallback", 25 * ms, 0, false, "a", "order", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,11 +122,11 @@ func post1(g *Gateway, body, order string) *httptest.ResponseRecorder {
 	return rec
 }
 
-func prefixOfBody(t *testing.T, body string) Prefix {
+func prefixOfBody(t *testing.T, body string) affinity.Prefix {
 	t.Helper()
-	f, err := scanRequest([]byte(body))
+	f, err := reqbody.Scan([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return prefixOf(&f, []byte(body))
+	return affinity.Of(&f, []byte(body))
 }

@@ -1,6 +1,9 @@
 package router
 
 import (
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
+
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -39,7 +42,7 @@ func (a *attempt) keepAnswer(body []byte, whole bool) {
 	if _, ok := withMembers(ans.body, nil); !ok {
 		return // not an error in the client's API shape: nothing to show as it was
 	}
-	copyResponseHeaders(ans.header, a.resp.Header, true, a.cand.Upstream.APIKey)
+	relay.CopyResponseHeaders(ans.header, a.resp.Header, true, a.cand.Upstream.APIKey)
 	delete(ans.header, "Content-Type") // the answer's own, set when it is sent
 	a.answer = ans
 }
@@ -136,16 +139,16 @@ func (r *Route) summary() []byte {
 			extra = append(extra, ',')
 		}
 		extra = append(extra, `{"target":`...)
-		extra = appendJSONString(extra, f.Target)
+		extra = jsonscan.AppendString(extra, f.Target)
 		extra = append(extra, `,"attempt":`...)
 		extra = strconv.AppendInt(extra, int64(f.Attempt), 10)
 		extra = append(extra, `,"status":`...)
 		extra = strconv.AppendInt(extra, int64(f.Status), 10)
 		extra = append(extra, `,"error":`...)
-		extra = appendJSONString(extra, f.Reason)
+		extra = jsonscan.AppendString(extra, f.Reason)
 		if f.Detail != "" {
 			extra = append(extra, `,"detail":`...)
-			extra = appendJSONString(extra, f.Detail)
+			extra = jsonscan.AppendString(extra, f.Detail)
 		}
 		extra = append(extra, '}')
 	}
@@ -157,9 +160,9 @@ func (r *Route) summary() []byte {
 				extra = append(extra, ',')
 			}
 			extra = append(extra, `{"target":`...)
-			extra = appendJSONString(extra, s.Target)
+			extra = jsonscan.AppendString(extra, s.Target)
 			extra = append(extra, `,"reason":`...)
-			extra = appendJSONString(extra, s.Reason)
+			extra = jsonscan.AppendString(extra, s.Reason)
 			extra = append(extra, '}')
 		}
 		extra = append(extra, ']')

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -33,12 +35,13 @@ func (s apiShape) format() translate.Format {
 
 // endpoint is one client-facing API path and how it maps upstream.
 type endpoint struct {
-	path      string   // client path
-	family    string   // the routes it takes candidates from (familyChat: either kind, translated)
-	suffix    string   // appended to the provider's base_url, outside familyChat
-	shape     apiShape // the client's wire format: its error shape, and what a chat answer is translated to
-	operation string   // gen_ai.operation.name of its attempts
-	spanName  string   // of the SERVER span: "POST {path}"
+	path      string      // client path
+	family    string      // the routes it takes candidates from (familyChat: either kind, translated)
+	suffix    string      // appended to the provider's base_url, outside familyChat
+	shape     apiShape    // the client's wire format: its error shape, and what a chat answer is translated to
+	operation string      // gen_ai.operation.name of its attempts
+	spanName  string      // of the SERVER span: "POST {path}"
+	input     reqbody.API // the input checks its requests take
 }
 
 // Endpoint families: which candidates an endpoint routes over. Chat
@@ -101,10 +104,10 @@ func init() {
 }
 
 var endpoints = []*endpoint{
-	{path: "/v1/chat/completions", family: familyChat, shape: shapeOpenAI, operation: telemetry.OperationChat},
-	{path: "/v1/responses", family: familyResponses, suffix: suffixResponses, shape: shapeResponses, operation: telemetry.OperationChat},
+	{path: "/v1/chat/completions", family: familyChat, shape: shapeOpenAI, operation: telemetry.OperationChat, input: reqbody.ChatCompletions},
+	{path: "/v1/responses", family: familyResponses, suffix: suffixResponses, shape: shapeResponses, operation: telemetry.OperationChat, input: reqbody.Responses},
 	{path: "/v1/embeddings", family: familyEmbeddings, suffix: "/embeddings", shape: shapeOpenAI, operation: telemetry.OperationEmbeddings},
-	{path: "/v1/messages", family: familyChat, shape: shapeAnthropic, operation: telemetry.OperationChat},
+	{path: "/v1/messages", family: familyChat, shape: shapeAnthropic, operation: telemetry.OperationChat, input: reqbody.Messages},
 	{path: "/v1/messages/count_tokens", family: familyCountTokens, suffix: "/messages/count_tokens", shape: shapeAnthropic, operation: telemetry.OperationCountTokens},
 }
 
@@ -141,22 +144,22 @@ func writeErrorParam(w http.ResponseWriter, shape apiShape, status int, typ, cod
 	b := make([]byte, 0, 128+len(msg)+len(extra))
 	if shape == shapeAnthropic {
 		b = append(b, `{"type":"error","error":{"type":`...)
-		b = appendJSONString(b, translate.AnthropicErrorType(status))
+		b = jsonscan.AppendString(b, translate.AnthropicErrorType(status))
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, msg)
+		b = jsonscan.AppendString(b, msg)
 	} else {
 		b = append(b, `{"error":{"message":`...)
-		b = appendJSONString(b, msg)
+		b = jsonscan.AppendString(b, msg)
 		b = append(b, `,"type":`...)
-		b = appendJSONString(b, typ)
+		b = jsonscan.AppendString(b, typ)
 		b = append(b, `,"param":`...)
 		if param == "" {
 			b = append(b, "null"...)
 		} else {
-			b = appendJSONString(b, param)
+			b = jsonscan.AppendString(b, param)
 		}
 		b = append(b, `,"code":`...)
-		b = appendJSONString(b, code)
+		b = jsonscan.AppendString(b, code)
 	}
 	b = append(b, extra...)
 	b = append(b, "}}\n"...)

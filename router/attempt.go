@@ -10,6 +10,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -132,7 +133,7 @@ func (a *attempt) reach() bool {
 		ContentLength: int64(len(body)),
 		Host:          target.Host,
 	}).WithContext(a.actx)
-	copyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
+	relay.CopyRequestHeaders(req.Header, c.r.Header, a.x.conv == convNone)
 	for k, v := range u.Headers { // providers.X.headers
 		req.Header[k] = v
 	}
@@ -143,7 +144,7 @@ func (a *attempt) reach() bool {
 			return false
 		}
 	}
-	a.g.propagator.Inject(a.actx, headerCarrier(req.Header))
+	a.g.propagator.Inject(a.actx, relay.HeaderCarrier(req.Header))
 
 	a.sent = a.g.now()
 	// The transport directly: a client would only add redirect handling,
@@ -264,7 +265,7 @@ func (a *attempt) transportFailure(err error) {
 		a.res.ErrorType, a.res.Outcome, a.res.HasTTFB = fault.ErrorHedgeLost, telemetry.OutcomeHedgeLost, false
 	default:
 		a.failover(0, fault.ErrorTransport)
-		a.res.Detail = transportReason(err) // "transport (connection refused)": what the client reads
+		a.res.Detail = relay.TransportReason(err) // "transport (connection refused)": what the client reads
 	}
 }
 

@@ -3,8 +3,15 @@
 // eligible candidates of a model, the pipeline every request takes
 // through them (Route: order, admit, attempt, next or done), the hedge
 // race, one attempt as a value with its relays (unary, stream,
-// pass-through), the request and answer bodies and headers, and the
-// answer budget.
+// pass-through), what each candidate is sent, and the gateway's own
+// headers.
+//
+// Beside it, each a subject it imports and that never imports it:
+// package reqbody (a request body, its scan and checks), package
+// preference (a request's provider preferences), package affinity (the
+// prompt-cache affinity), package relay (the headers that cross, the
+// answer budget, client writes) and package conn (the client connection's
+// framing guard and reason phrases).
 //
 // The routing modes that order candidates are package mode's; what the
 // gateway knows of each provider (breaker, concurrency limit, rate-limit

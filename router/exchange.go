@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
@@ -70,7 +71,7 @@ func (c *request) exchange(cand *mode.Candidate) (exchange, error) {
 	case c.ep.family == familyResponses:
 		return c.responsesExchange(cand, x)
 	case c.ep.family != familyChat || u.Kind == c.ep.clientKind():
-		x.body = c.fields.withModel(nil, c.body, cand.Model)
+		x.body = c.fields.WithModel(nil, c.body, cand.Model)
 		switch {
 		case c.ep.family == familyChat && u.Kind == config.KindOpenAI && c.fields.Stream:
 			// Ask the upstream for its final usage chunk; strip it again
@@ -79,7 +80,7 @@ func (c *request) exchange(cand *mode.Candidate) (exchange, error) {
 			if err == nil {
 				x.body, x.clientWantsUsage = out, asked
 			}
-		case c.ep.family == familyChat && (c.fields.thinking || c.fields.topP):
+		case c.ep.family == familyChat && (c.fields.Thinking || c.fields.TopP):
 			// An Anthropic request to an Anthropic provider, after turns a
 			// mixed pool may have served elsewhere: held to Anthropic's rules.
 			x.body = translate.FitForAnthropic(x.body)
@@ -157,7 +158,7 @@ func (x exchange) unary(c *call, cand *mode.Candidate, body []byte, created int6
 	)
 	switch {
 	case c.ep.operation == "count_tokens":
-		valid = validJSON(body)
+		valid = reqbody.ValidJSON(body)
 	case c.ep.family == familyResponses:
 		u, valid = translate.UsageFromResponsesResponse(body)
 	case cand.Upstream.Kind == config.KindAnthropic:

@@ -14,7 +14,12 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"go.opentelemetry.io/otel/propagation"
@@ -85,7 +90,7 @@ type Options struct {
 	// handler and an upstream stream forever. Zero: DefaultStreamWriteTimeout.
 	StreamWriteTimeout time.Duration
 	// OnLargeAnswerDone is told when an answer that held at least
-	// LargeAnswerHeld bytes of the answer budget gives them back: what it
+	// relay.LargeAnswerHeld bytes of the answer budget gives them back: what it
 	// held is garbage now, which the process may want to return to the
 	// operating system before the next one. It must not block. Nil: none.
 	OnLargeAnswerDone func()
@@ -119,7 +124,7 @@ type Gateway struct {
 	fallbackPolicy *policy
 	aliases        map[string]string
 	listed         []string
-	pref           preferenceDeps   // what per-request preferences read (preference_order.go)
+	pref           *preference.Deps // what per-request preferences read
 	stats          mode.StatsSource // nil in modes that need none
 	mode           string
 	tracer         trace.Tracer
@@ -130,13 +135,13 @@ type Gateway struct {
 	log            *slog.Logger
 	debugExtra     func() map[string]any
 	maxBody        int64
-	maxResponse    int64           // a unary answer larger than this is a provider fault
-	budget         *responseBudget // bytes held for unary answers (limits.max_buffered), shared across reloads
+	maxResponse    int64         // a unary answer larger than this is a provider fault
+	budget         *relay.Budget // bytes held for unary answers (limits.max_buffered), shared across reloads
 	keys           [][]byte
 	providers      map[string]*config.Provider         // as configured, to hand state on to the next gateway
 	pairs          map[pair]bool                       // every configured (target, upstream model)
 	hedge          *mode.Hedging                       // strategy.hedge; nil: off
-	affinity       *affinity                           // who served which prompt prefix last
+	affinity       *affinity.Table                     // who served which prompt prefix last
 	homes          *homes.Map                          // who stored which response, as this gateway saw it (shared across reloads)
 	sharedHomes    ResponseHomes                       // who stored which response, as the spans say; nil: none
 	newTimer       func(time.Duration) hedgeTimer      // the race's timers: real ones, or a test's
@@ -168,12 +173,12 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 	// One budget for the process: a reload's gateway takes the running
 	// one's and sets its limit, so the answers still held by the old
 	// gateway's requests count against the new limit.
-	budget := newResponseBudget(int64(cfg.Limits.MaxBuffered))
+	budget := relay.NewBudget(int64(cfg.Limits.MaxBuffered))
 	if o.Previous != nil {
 		budget = o.Previous.budget
-		budget.limit.Store(int64(cfg.Limits.MaxBuffered))
+		budget.SetLimit(int64(cfg.Limits.MaxBuffered))
 	}
-	budget.onLarge.Store(&o.OnLargeAnswerDone)
+	budget.OnLarge(&o.OnLargeAnswerDone)
 	g := &Gateway{
 		routes:     map[string]map[string][]*mode.Candidate{},
 		upstreams:  map[string]*upstream.Provider{},
@@ -212,7 +217,7 @@ func New(cfg *config.Config, o Options) (*Gateway, error) {
 		return nil, err
 	}
 	if g.ranksOnLatency() {
-		g.affinity = newAffinity() // the other modes keep their own order
+		g.affinity = affinity.New(o.Stats) // the other modes keep their own order
 	}
 	g.homes, g.sharedHomes = homes.New(0, 0), o.ResponseHomes
 	if o.Previous != nil {
@@ -378,7 +383,7 @@ func (g *Gateway) newMux() *http.ServeMux {
 	mux.Handle("/v1/models", methodNotAllowed(shapeOpenAI, http.MethodGet))
 	// Anything else gets a 404 an SDK can parse, in the shape its path implies.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, shapeForPath(r.URL.Path), http.StatusNotFound, errTypeNotFound, "unknown_url", "no route for "+r.Method+" "+quoteForMessage(r.URL.Path))
+		writeError(w, shapeForPath(r.URL.Path), http.StatusNotFound, errTypeNotFound, "unknown_url", "no route for "+r.Method+" "+reqbody.Quote(r.URL.Path))
 	})
 	return mux
 }
@@ -427,7 +432,7 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		b = appendJSONString(b, m)
+		b = jsonscan.AppendString(b, m)
 		b = append(b, `,"object":"model","created":0,"owned_by":"firstbyte"}`...)
 	}
 	b = append(b, "]}\n"...)
@@ -444,10 +449,10 @@ func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	if _, ok := slices.BinarySearch(g.listed, id); !ok {
-		writeError(w, shapeOpenAI, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(id)+" is not served by this gateway")
+		writeError(w, shapeOpenAI, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+reqbody.Quote(id)+" is not served by this gateway")
 		return
 	}
-	b := append([]byte(`{"id":`), appendJSONString(nil, id)...)
+	b := append([]byte(`{"id":`), jsonscan.AppendString(nil, id)...)
 	b = append(b, `,"object":"model","created":0,"owned_by":"firstbyte"}`+"\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(b)
@@ -459,3 +464,8 @@ func (g *Gateway) Models() []string { return append([]string(nil), g.models...) 
 // Candidates lists every (target, client model) candidate, in declaration
 // order: what the aggregator may learn about, and nothing else.
 func (g *Gateway) Candidates() []*mode.Candidate { return append([]*mode.Candidate(nil), g.targets...) }
+
+// BufferedBytes is how many bytes unary answers hold of the budget
+// (limits.max_buffered) now: this gateway's and those of every gateway a
+// reload replaced, whose requests may still be in flight.
+func (g *Gateway) BufferedBytes() int64 { return g.budget.Held() }

@@ -16,7 +16,12 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
+	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -31,7 +36,7 @@ const (
 	// HeaderUpstreamRequestID carries the provider's own id of the answer
 	// (x-request-id, request-id, apim-request-id, ...), whatever the
 	// provider calls it.
-	HeaderUpstreamRequestID = "X-Firstbyte-Upstream-Request-Id"
+	HeaderUpstreamRequestID = relay.HeaderUpstreamRequestID
 )
 
 // request is what the client sent, as decoded: its endpoint, body and the
@@ -40,7 +45,7 @@ const (
 type request struct {
 	ep     *endpoint
 	body   []byte
-	fields requestFields
+	fields reqbody.Fields
 	alias  string // the alias the client sent ("" none): fields.Model is its model
 }
 
@@ -51,8 +56,8 @@ type call struct {
 	request
 	w    http.ResponseWriter
 	r    *http.Request
-	pref *preference // the client's provider preferences (nil: none)
-	span trace.Span  // the request's SERVER span
+	pref *preference.Preference // the client's provider preferences (nil: none)
+	span trace.Span             // the request's SERVER span
 
 	route    Route                           // its way through the candidates
 	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
@@ -75,7 +80,7 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			g.recovered(rw, r, v)
 		}
 	}()
-	if fault := framingFault(r); fault != "" {
+	if fault := conn.FramingFault(r); fault != "" {
 		rw.Header().Set("Connection", "close")
 		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing", fault)
 	} else {
@@ -124,7 +129,7 @@ func (c *call) flush() {
 // traceparent.
 func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := g.propagator.Extract(r.Context(), headerCarrier(r.Header))
+		ctx := g.propagator.Extract(r.Context(), relay.HeaderCarrier(r.Header))
 		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
 			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
 		c := &call{request: request{ep: ep}, w: w, r: r, span: span} // ctx travels as an argument: no request copy
@@ -150,7 +155,7 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 			attrs = append(attrs, telemetry.KeyAffinity.String(a))
 		}
 		if c.pref != nil {
-			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.summary()))
+			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.Summary()))
 		}
 		if c.status >= 500 || c.status == 0 {
 			span.SetStatus(codes.Error, "")
@@ -168,7 +173,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
 		return
 	}
-	if !isJSON(headerValue(c.r.Header, "Content-Type")) {
+	if !isJSON(relay.HeaderValue(c.r.Header, "Content-Type")) {
 		g.fail(c, http.StatusUnsupportedMediaType, errTypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
 		return
 	}
@@ -195,41 +200,41 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		return
 	}
 	c.body = body
-	fields, err := scanRequest(body)
+	fields, err := reqbody.Scan(body)
 	if err != nil {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
 		return
 	}
-	c.body, c.fields = withoutProvider(body, &fields), fields
+	c.body, c.fields = reqbody.WithoutProvider(body, &fields), fields
 	g.resolveAlias(c)
 	fields = c.fields
 	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
-		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+quoteForMessage(fields.Model)+" is not served by this gateway for "+c.ep.path)
+		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+reqbody.Quote(fields.Model)+" is not served by this gateway for "+c.ep.path)
 		return
 	}
-	if bad := checkInput(c.ep, &c.fields); bad.msg != "" {
+	if bad := reqbody.Check(c.ep.input, &c.fields); bad.Msg != "" {
 		c.status = http.StatusBadRequest
-		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.param, bad.msg, nil)
+		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.Param, bad.Msg, nil)
 		return
 	}
 	spec := routeSpec{model: fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
 		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
 		hedge:     c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
-		maxTokens: outputLimit(&c.fields),
+		maxTokens: reqbody.OutputLimit(&c.fields),
 	}
 	if !g.preferred(c, eligible, &spec) {
 		return // answered: preferences the client got wrong, or that leave no target
 	}
 	if g.keepsPrefixes(c) {
-		spec.prefix = prefixOf(&c.fields, c.body)
+		spec.prefix = affinity.Of(&c.fields, c.body)
 	}
 	if names, ok := c.r.Header[HeaderProviderOrder]; ok && spec.preset == nil { // preferences win over the short form
 		spec.names, spec.manual = strings.Join(names, ","), true
 	}
 	if unknown := g.newRoute(&c.route, spec); unknown != "" {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
-			HeaderProviderOrder+" names "+quoteForMessage(unknown)+", which is not a target serving model "+quoteForMessage(fields.Model))
+			HeaderProviderOrder+" names "+reqbody.Quote(unknown)+", which is not a target serving model "+reqbody.Quote(fields.Model))
 		return
 	}
 	g.run(ctx, c)
@@ -247,16 +252,6 @@ func isJSON(contentType string) bool {
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
-}
-
-// quoteForMessage quotes a client-supplied model name for an error
-// message, cut short so a hostile value cannot bloat responses or logs.
-func quoteForMessage(s string) string {
-	const max = 80
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return strconv.Quote(s)
 }
 
 // The gateway's driver of the pipeline (route.go): each Turn the route
@@ -329,4 +324,12 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	c.attemptEnded(a)
 	ended = true
 	return c.route.End(t, a.res, g.timestamp())
+}
+
+// keepsPrefixes reports whether c's prompt prefix is worth naming: the
+// mode keeps an affinity (the route's end teaches it who served the
+// prefix, in the client's order too), and c is a generation with a prompt (the
+// prefix's scans of the body are not done for nothing).
+func (g *Gateway) keepsPrefixes(c *call) bool {
+	return g.affinity != nil && (c.ep.family == familyChat || c.ep.family == familyResponses)
 }

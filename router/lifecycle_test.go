@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/conn"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -58,7 +59,7 @@ func newGatewayFromYAML(t *testing.T, yaml string, o router.Options) *router.Gat
 func serveGuarded(t *testing.T, h http.Handler) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
-	srv.Listener = router.GuardFraming(srv.Config, srv.Listener)
+	srv.Listener = conn.GuardFraming(srv.Config, srv.Listener)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv

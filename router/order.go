@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -21,7 +22,7 @@ type RouteOptions struct {
 	Names []string
 	// Prefix is the request's prompt prefix, for the prompt-cache
 	// affinity (Key 0: none).
-	Prefix Prefix
+	Prefix affinity.Prefix
 	// MaxTokens is the request's own limit on its answer's length (0:
 	// none), as outputLimit reads it from a body.
 	MaxTokens int

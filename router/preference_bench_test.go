@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/router/internal/benchutil"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
 )
 
 // BenchmarkUnaryHandlerPreference: what a request's provider preferences
@@ -34,7 +34,7 @@ targets: [{virtual_key: a}, {virtual_key: b}, {virtual_key: c}]
 			h := benchGatewayYAML(b, yaml, handlerOptions(b, false, false, unaryMemTransport())).Handler()
 			req, body := benchRequest(v.body)
 			if v.header != "" {
-				req.Header.Set(router.HeaderProvider, v.header)
+				req.Header.Set(preference.Header, v.header)
 			}
 			b.ReportAllocs()
 			cpu := benchutil.ProcessCPU(b)

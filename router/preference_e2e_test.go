@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
 )
 
 // TestProviderPreferenceNeverGoesUpstream: the provider object and the
@@ -38,7 +39,7 @@ targets: [{virtual_key: oa}, {virtual_key: an}, {virtual_key: slow}]
 		{"responses translated", "/v1/responses", `{"model":"m","input":"hi","provider":{"only":["an"]}}`, "an", an},
 		{"hedged", "/v1/chat/completions", fmt.Sprintf(chat, "slow", ""), "oa", oa},
 	} {
-		resp := post(t, srv.URL, tt.path, tt.body, router.HeaderProvider+"-Ignored", "x")
+		resp := post(t, srv.URL, tt.path, tt.body, preference.Header+"-Ignored", "x")
 		_ = readAll(t, resp.Body)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get(router.HeaderTarget) != tt.target {
 			t.Errorf("%s: %d from %q, want 200 from %s", tt.name, resp.StatusCode, resp.Header.Get(router.HeaderTarget), tt.target)
@@ -51,10 +52,10 @@ targets: [{virtual_key: oa}, {virtual_key: an}, {virtual_key: slow}]
 		}
 	}
 	resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
-		router.HeaderProvider, `{"only":["an"]}`)
+		preference.Header, `{"only":["an"]}`)
 	_ = readAll(t, resp.Body)
-	if _, hdr := an.last(); resp.Header.Get(router.HeaderTarget) != "an" || hdr.Get(router.HeaderProvider) != "" {
-		t.Errorf("header preferences: served by %q, upstream header %q; want an, none", resp.Header.Get(router.HeaderTarget), hdr.Get(router.HeaderProvider))
+	if _, hdr := an.last(); resp.Header.Get(router.HeaderTarget) != "an" || hdr.Get(preference.Header) != "" {
+		t.Errorf("header preferences: served by %q, upstream header %q; want an, none", resp.Header.Get(router.HeaderTarget), hdr.Get(preference.Header))
 	}
 }
 
@@ -68,7 +69,7 @@ func TestProviderPreferenceAnswers(t *testing.T) {
 	body := func(pref string) string {
 		return `{"model":"m","messages":[{"role":"user","content":"hi"}],"provider":` + pref + `}`
 	}
-	resp := post(t, srv.URL, "/v1/chat/completions", body(`{"only":["a"]}`), router.HeaderProvider, `{"order":["b"]}`)
+	resp := post(t, srv.URL, "/v1/chat/completions", body(`{"only":["a"]}`), preference.Header, `{"order":["b"]}`)
 	wantHeaders(t, resp, "b", "1", "manual")
 	resp = post(t, srv.URL, "/v1/chat/completions", body(`{"ignore":["a"]}`))
 	wantHeaders(t, resp, "b", "1", "order")
@@ -95,7 +96,7 @@ func TestProviderPreferenceAnswers(t *testing.T) {
 		}
 		var hdr []string
 		if tt.hdr != "" {
-			hdr = []string{router.HeaderProvider, tt.hdr}
+			hdr = []string{preference.Header, tt.hdr}
 		}
 		resp := post(t, srv.URL, tt.path, b, hdr...)
 		got := readAll(t, resp.Body)

@@ -2,8 +2,9 @@ package router
 
 import (
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,74 +13,6 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/internal/benchutil"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
-
-func TestParsePreferenceEveryField(t *testing.T) {
-	t.Parallel()
-	p, bad := parsePreference([]byte(`{"order":["a","b"],"only":["a","b","c"],"ignore":["d"],"allow_fallbacks":false,
-		"sort":"throughput","preferred_max_latency":{"p50":0.5,"p99":2},"preferred_min_throughput":30,
-		"max_price":{"prompt":3,"completion":15.5}}`), "provider")
-	if bad != nil {
-		t.Fatalf("parsePreference: %s: %s", bad.field, bad.msg)
-	}
-	want := "order=a,b only=a,b,c ignore=d allow_fallbacks=false sort=throughput max_latency=p50:0.5,p99:2 min_throughput=p50:30 max_price=prompt:3,completion:15.5"
-	if got := p.summary(); got != want {
-		t.Errorf("summary() = %q, want %q", got, want)
-	}
-	if p, _ := parsePreference([]byte(`{"sort":"price","only":["a"]}`), "provider"); p.summary() != `{"sort":"price","only":["a"]}` {
-		t.Errorf("a short object's summary = %q, want the object itself", p.summary())
-	}
-	if p, bad := parsePreference([]byte(`{"sort":null,"max_price":{"completion":1}}`), "provider"); bad != nil || p.sort != "" || p.hasPrompt || !p.hasOut || !p.maxPrice {
-		t.Errorf("null sort, completion bound only: %+v %v", p, bad)
-	}
-}
-
-func TestParsePreferenceRefusesWrongTypes(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct{ in, field, msg string }{
-		{`[]`, "provider", "must be a JSON object"},
-		{`{"orderr":["a"]}`, "provider.orderr", "unknown field"},
-		{`{"order":"a"}`, "provider.order", "must be an array of target names"},
-		{`{"only":["a",1]}`, "provider.only[1]", "must be a string"},
-		{`{"ignore":{}}`, "provider.ignore", "must be an array"},
-		{`{"allow_fallbacks":"no"}`, "provider.allow_fallbacks", "must be a boolean"},
-		{`{"sort":"fastest"}`, "provider.sort", "must be one of latency, throughput, price, completion"},
-		{`{"sort":1}`, "provider.sort", "must be one of"},
-		{`{"preferred_max_latency":"1s"}`, "provider.preferred_max_latency", "must be a number"},
-		{`{"preferred_max_latency":{"p95":1}}`, "provider.preferred_max_latency.p95", "unknown field; valid: p50, p75, p90, p99"},
-		{`{"preferred_min_throughput":-1}`, "provider.preferred_min_throughput", "0 or more"},
-		{`{"preferred_min_throughput":{"p50":true}}`, "provider.preferred_min_throughput.p50", "must be a number"},
-		{`{"max_price":3}`, "provider.max_price", "must be an object"},
-		{`{"max_price":{"input":3}}`, "provider.max_price.input", "unknown field; valid: prompt, completion"},
-		{`{"max_price":{"prompt":"3"}}`, "provider.max_price.prompt", "must be a number"},
-	} {
-		_, bad := parsePreference([]byte(tt.in), "provider")
-		if bad == nil || bad.field != tt.field || !strings.Contains(bad.msg, tt.msg) {
-			t.Errorf("parsePreference(%s) = %+v, want %s: ...%s...", tt.in, bad, tt.field, tt.msg)
-		}
-	}
-}
-
-func TestWithoutProvider(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct{ in, want string }{
-		{`{"provider":{"sort":"price"},"model":"m","x":1}`, `{"model":"m","x":1}`},
-		{`{"model":"m", "provider" : {"only":["a"]} }`, `{"model":"m" }`},
-		{` {"stream":true,"provider":{},"model":"m"}`, ` {"stream":true,"model":"m"}`},
-		{`{"model":"m"}`, `{"model":"m"}`},
-	} {
-		f, err := scanRequest([]byte(tt.in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := withoutProvider([]byte(tt.in), &f)
-		if string(got) != tt.want {
-			t.Errorf("withoutProvider(%s) = %s, want %s", tt.in, got, tt.want)
-		}
-		if m := string(got[f.modelStart:f.modelEnd]); m != `"m"` {
-			t.Errorf("withoutProvider(%s): model offsets point at %s", tt.in, m)
-		}
-	}
-}
 
 // prefStats are statistics and percentiles by target: a answers in 300 ms
 // at 100 tokens/s, b in 100 ms at 20 tokens/s, c is unmeasured.
@@ -144,18 +77,18 @@ targets: [{virtual_key: a}, {virtual_key: b}, {virtual_key: c}]
 // ordered applies the preferences in js to a request for m.
 func ordered(t *testing.T, g *Gateway, js string) ([]string, string, string) {
 	t.Helper()
-	p, bad := parsePreference([]byte(js), "provider")
-	if bad == nil {
-		bad = g.checkNames(p)
-	}
+	p, bad := preference.Parse([]byte(js), "provider")
 	if bad != nil {
-		t.Fatalf("%s: %s: %s", js, bad.field, bad.msg)
+		t.Fatalf("%s: %s: %s", js, bad.Field, bad.Msg)
 	}
-	kept, emptiedBy := g.eligibleUnder(p, g.routes[familyChat]["m"])
+	if field, name := g.pref.UnknownName(p); field != "" {
+		t.Fatalf("%s: %s: %s is no configured target", js, field, name)
+	}
+	kept, emptiedBy := g.pref.Eligible(p, g.routes[familyChat]["m"])
 	if len(kept) == 0 {
 		return nil, "", emptiedBy
 	}
-	c := &call{request: request{fields: requestFields{Model: "m"}}}
+	c := &call{request: request{fields: reqbody.Fields{Model: "m"}}}
 	order, selection, _ := g.preferenceOrder(c, p, kept)
 	names := make([]string, len(order))
 	for i, cand := range order {
@@ -246,9 +179,9 @@ func TestPreferenceLeavingNothing(t *testing.T) {
 			t.Errorf("%s: emptied by %q, want %q", js, got, want)
 		}
 	}
-	p, _ := parsePreference([]byte(`{"only":["a","zz"]}`), "provider")
-	if bad := g.checkNames(p); bad == nil || bad.field != "provider.only[1]" || !strings.Contains(bad.msg, `"zz" is no configured target`) {
-		t.Errorf("checkNames = %+v, want provider.only[1] named", bad)
+	p, _ := preference.Parse([]byte(`{"only":["a","zz"]}`), "provider")
+	if field, name := g.pref.UnknownName(p); field != "provider.only[1]" || name != "zz" {
+		t.Errorf("UnknownName = %q, %q; want provider.only[1], zz", field, name)
 	}
 }
 
@@ -279,24 +212,24 @@ targets: [{virtual_key: a}, {virtual_key: b}, {virtual_key: c}]
 	cpu := benchutil.ProcessCPU(b)
 	defer benchutil.ReportCPU(b, cpu)
 	for b.Loop() {
-		f, err := scanRequest(body)
+		f, err := reqbody.Scan(body)
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = withoutProvider(body, &f)
-		p, bad := parsePreference(f.provider, "provider")
-		if bad == nil {
-			bad = g.checkNames(p)
-		}
+		_ = reqbody.WithoutProvider(body, &f)
+		p, bad := preference.Parse(f.Provider, "provider")
 		if bad != nil {
-			b.Fatal(bad.msg)
+			b.Fatal(bad.Msg)
 		}
-		kept, _ := g.eligibleUnder(p, eligible)
+		if field, _ := g.pref.UnknownName(p); field != "" {
+			b.Fatal(field)
+		}
+		kept, _ := g.pref.Eligible(p, eligible)
 		c := &call{request: request{fields: f}}
 		if order, _, _ := g.preferenceOrder(c, p, kept); len(order) != 2 {
 			b.Fatalf("order %d", len(order))
 		}
-		_ = p.summary() // the span attribute and the log line
+		_ = p.Summary() // the span attribute and the log line
 	}
 }
 
@@ -308,7 +241,7 @@ func BenchmarkScanWithoutPreference(b *testing.B) {
 	cpu := benchutil.ProcessCPU(b)
 	defer benchutil.ReportCPU(b, cpu)
 	for b.Loop() {
-		if _, err := scanRequest(body); err != nil {
+		if _, err := reqbody.Scan(body); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -121,7 +122,7 @@ func (a *attempt) deliverPassThrough(w http.ResponseWriter, route *Route) int {
 	resp, prefix := a.resp, a.pass.prefix
 	h := w.Header()
 	relayed := a.x.conv == convNone && !a.pass.whole
-	copyResponseHeaders(h, resp.Header, !relayed, a.cand.Upstream.APIKey)
+	relay.CopyResponseHeaders(h, resp.Header, !relayed, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		// The other API's error, in the client's shape: status, type and
 		// message kept. A compressed body cannot be read (the gateway never
@@ -139,7 +140,7 @@ func (a *attempt) deliverPassThrough(w http.ResponseWriter, route *Route) int {
 	setGatewayHeaders(h, route, a.cand.Target)
 	w.WriteHeader(resp.StatusCode)
 	if relayed {
-		flushingCopy(w, prefix, resp.Body, a.g.writeTimeout)
+		relay.FlushingCopy(w, prefix, resp.Body, a.g.writeTimeout)
 	} else {
 		_, _ = w.Write(prefix)
 	}

@@ -6,10 +6,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -44,11 +44,11 @@ type streamAnswer struct {
 // drop gives the buffers back between two chunks.
 func (s *streamAnswer) drop() {
 	if s.bufp != nil {
-		chunkPool.Put(s.bufp)
+		relay.PutChunk(s.bufp)
 		s.bufp = nil
 	}
 	if s.outp != nil {
-		chunkPool.Put(s.outp)
+		relay.PutChunk(s.outp)
 		s.outp = nil
 	}
 }
@@ -61,7 +61,7 @@ func (s *streamAnswer) release() {
 // out is an empty output buffer.
 func (s *streamAnswer) out() []byte {
 	if s.outp == nil {
-		s.outp = chunkPool.Get().(*[]byte)
+		s.outp = relay.GetChunk()
 	}
 	return (*s.outp)[:0]
 }
@@ -77,7 +77,7 @@ func (s *streamAnswer) read(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if s.bufp == nil {
-		s.bufp = chunkPool.Get().(*[]byte)
+		s.bufp = relay.GetChunk()
 	}
 	buf := *s.bufp
 	buf[0] = s.one[0]
@@ -213,14 +213,14 @@ func (a *attempt) streamStarted(wait time.Duration) {
 func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	resp, s := a.resp, &a.strm
 	h := w.Header()
-	copyResponseHeaders(h, resp.Header, true, a.cand.Upstream.APIKey)
+	relay.CopyResponseHeaders(h, resp.Header, true, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		h.Del("Content-Encoding")
 	}
 	setGatewayHeaders(h, route, a.cand.Target)
 	w.WriteHeader(resp.StatusCode)
 	cw := newChunkWriter(w, a.g.writeTimeout)
-	defer cw.wd.clear()
+	defer cw.wd.Clear()
 	defer func() {
 		if s.st != nil {
 			a.usage(s.st.Usage())
@@ -309,12 +309,12 @@ func (a *attempt) brokenStream(cw *chunkWriter, invalid bool) {
 // written (whether an event was left open).
 type chunkWriter struct {
 	w    http.ResponseWriter
-	wd   *writeDeadline
+	wd   *relay.WriteDeadline
 	tail [2]byte
 }
 
 func newChunkWriter(w http.ResponseWriter, timeout time.Duration) *chunkWriter {
-	return &chunkWriter{w: w, wd: newWriteDeadline(w, timeout)}
+	return &chunkWriter{w: w, wd: relay.NewWriteDeadline(w, timeout)}
 }
 
 // write sends p and flushes it; false when the client is gone or stopped
@@ -323,11 +323,11 @@ func (cw *chunkWriter) write(p []byte) bool {
 	if len(p) == 0 {
 		return true
 	}
-	cw.wd.extend()
+	cw.wd.Extend()
 	if _, err := cw.w.Write(p); err != nil {
 		return false
 	}
-	if err := cw.wd.rc.Flush(); err != nil {
+	if err := cw.wd.Flush(); err != nil {
 		return false
 	}
 	if len(p) >= 2 {
@@ -341,7 +341,7 @@ func (cw *chunkWriter) write(p []byte) bool {
 // eventStream reports whether an answer to a streaming request is a
 // server-sent event stream, as its Content-Type says.
 func eventStream(h http.Header) bool {
-	ct := headerValue(h, "Content-Type")
+	ct := relay.HeaderValue(h, "Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
@@ -369,7 +369,3 @@ func readSome(r io.Reader, buf []byte) (int, error) {
 		}
 	}
 }
-
-// chunkPool holds stream relay buffers: 8 KiB holds any SSE event a
-// provider sends in one read, and keeps 1,000 open streams small.
-var chunkPool = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}

@@ -5,34 +5,27 @@ import (
 	"strconv"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // A unary answer is checked before a byte of it is sent: it must be valid
 // JSON within limits.max_response, or it is a provider fault and fails
-// over. It is held whole (held.go) within the process-wide budget of
-// limits.max_buffered (budget.go) from the moment it is read until it has
+// over. It is held whole (relay.Held) within the process-wide budget of
+// limits.max_buffered (relay.Budget) from the moment it is read until it has
 // been written.
 
 // unaryAnswer is a unary answer held for the client.
 type unaryAnswer struct {
-	bufp   *[]byte // pooled buffer the answer was read into
-	cl     claim   // what the answer holds of the budget
-	answer []byte  // what the client gets (the upstream's, or its translation)
+	held   relay.Held // the pooled buffer the answer was read into, and what it holds of the budget
+	answer []byte     // what the client gets (the upstream's, or its translation)
 }
 
-// release gives the buffer back to its pool and the bytes back to the
-// budget, in that order of care: the budget first, since a buffer in the
-// pool is nobody's.
+// release gives the buffer and the bytes back.
 func (u *unaryAnswer) release() {
-	if u.bufp == nil {
-		return
-	}
-	u.cl.release()
-	if cap(*u.bufp) <= maxReadBlock { // do not keep the odd huge answer alive
-		answerPool.Put(u.bufp)
-	}
-	u.bufp, u.answer = nil, nil
+	u.held.Release()
+	u.answer = nil
 }
 
 // reachUnary waits for the whole answer (that moment is the unary TTFB
@@ -44,22 +37,21 @@ func (a *attempt) reachUnary() bool {
 	a.firstByte.Stop()
 	a.total = a.g.afterFunc(a.cand.Upstream.Total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
 	u := &a.unary
-	u.bufp = answerPool.Get().(*[]byte)
-	u.cl = claim{b: a.g.budget}
+	u.held = a.g.budget.Hold()
 	limit := a.g.maxResponse
 	if resp.ContentLength > limit {
 		a.res.Wait += a.g.since(a.sent)
 		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
 		return false
 	}
-	body, over, err := readAnswer(u.bufp, resp.Body, resp.ContentLength, limit, &u.cl)
+	body, over, err := u.held.Read(resp.Body, resp.ContentLength, limit)
 	// The one reading of the moment the whole answer was in: the wait on
 	// the upstream, the TTFB sample (not the checks below) and created.
 	arrived := a.g.now()
 	wait := arrived.Sub(a.sent)
 	a.res.Wait += wait
 	switch {
-	case err == errBufferFull:
+	case err == relay.ErrBufferFull:
 		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 		return false
 	case err != nil:
@@ -77,7 +69,7 @@ func (a *attempt) reachUnary() bool {
 		a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 		return false
 	}
-	if !enc && a.x.conv != convNone && !validJSON(body) {
+	if !enc && a.x.conv != convNone && !reqbody.ValidJSON(body) {
 		// Cut short or garbage: a fast wrong answer must neither reach the
 		// client as a success nor teach the tracker a latency. (An answer
 		// relayed as it came is checked by a.x.unary, in the pass that
@@ -89,8 +81,8 @@ func (a *attempt) reachUnary() bool {
 	// A translation is a second copy, about the size of the first: the
 	// budget holds that much for it (the answer's own allowance covers a
 	// small one).
-	translated := !enc && (a.x.conv != convNone || a.x.answerModel != "") && len(body) > answerBase
-	if translated && !u.cl.take(int64(len(body))) {
+	translated := !enc && (a.x.conv != convNone || a.x.answerModel != "") && len(body) > relay.AnswerBase
+	if translated && !u.held.Take(int64(len(body))) {
 		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
 		return false
 	}
@@ -103,7 +95,7 @@ func (a *attempt) reachUnary() bool {
 			a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
 			return false
 		}
-		if more := int64(cap(out) - len(body)); translated && more > 0 && !u.cl.take(more) {
+		if more := int64(cap(out) - len(body)); translated && more > 0 && !u.held.Take(more) {
 			// It came out larger than the budget held for it, and the rest
 			// does not fit: it is held already, but no longer than this.
 			a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
@@ -123,7 +115,7 @@ func (a *attempt) reachUnary() bool {
 func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
 	resp, answer := a.resp, a.unary.answer
 	h := w.Header()
-	copyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.Upstream.APIKey)
+	relay.CopyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.Upstream.APIKey)
 	if a.x.conv != convNone {
 		h.Del("Content-Encoding")
 		h["Content-Type"] = jsonContentType
@@ -136,9 +128,9 @@ func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
 	if len(answer) > largeAnswer {
 		// More than the socket buffers hold: a client that stops reading
 		// would block the write for good without a deadline.
-		wd := newWriteDeadline(w, a.g.writeTimeout)
-		defer wd.clear()
-		wd.extend()
+		wd := relay.NewWriteDeadline(w, a.g.writeTimeout)
+		defer wd.Clear()
+		wd.Extend()
 	}
 	_, _ = w.Write(answer)
 	return resp.StatusCode
@@ -154,6 +146,6 @@ const largeAnswer = 256 << 10
 // relayed as it is, unchecked: the gateway never asks for an encoding, so
 // only a provider that sends one unasked does this).
 func encoded(h http.Header) bool {
-	ce := headerValue(h, "Content-Encoding")
+	ce := relay.HeaderValue(h, "Content-Encoding")
 	return ce != "" && ce != "identity"
 }

@@ -24,7 +24,7 @@ func (c *request) responsesExchange(cand *mode.Candidate, x exchange) (exchange,
 	u := cand.Upstream
 	switch {
 	case u.Kind == config.KindOpenAI && u.Responses:
-		x.body = c.fields.withModel(nil, c.body, cand.Model)
+		x.body = c.fields.WithModel(nil, c.body, cand.Model)
 		return x, nil
 	case u.Kind == config.KindOpenAI:
 		body, err := translate.ResponsesToChat(c.body, cand.Model)

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -74,8 +75,8 @@ type Route struct {
 	// prefix is the request's prompt prefix (Key 0: none), and affinity the
 	// gateway's memory of who served it, which End teaches; affinityResult
 	// says how the order used it (AffinityHit, ...; "" : no prefix).
-	prefix         Prefix
-	affinity       *affinity
+	prefix         affinity.Prefix
+	affinity       *affinity.Table
 	affinityResult string
 	skipped        []Skip
 	failures       []Failure
@@ -110,7 +111,7 @@ func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 		r.prefix, r.affinity = s.prefix, g.affinity // its end teaches who served the prefix
 		if !s.manual && s.preset == nil {
 			var lead int
-			lead, r.affinityResult = g.affinityLead(r.order, r.probe, s.model, s.prefix, now)
+			lead, r.affinityResult = g.affinity.Lead(r.order, r.probe, s.model, s.prefix, now)
 			if lead >= 0 {
 				mode.Lead(r.order, lead)
 				r.selection = telemetry.SelectionLeader
@@ -415,7 +416,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		}
 	}
 	if r.affinity != nil && res.Outcome == telemetry.OutcomeSuccess {
-		r.affinity.record(r.model, r.prefix, t.Cand.Target, t.Cand.Upstream.Now())
+		r.affinity.Record(r.model, r.prefix, t.Cand.Target, t.Cand.Upstream.Now())
 	}
 	if res.Outcome != telemetry.OutcomeHedgeLost {
 		r.lastEnd = attemptEnd{errorType: res.ErrorType, detail: res.Detail, status: res.Status}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/preference"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 )
 
 // Routes and aliases: a model a route matches is ordered by the route's
@@ -29,12 +31,7 @@ type policy struct {
 // among those models' candidates. The strategy's policy serves the rest.
 func (g *Gateway) buildPolicies(cfg *config.Config, deps mode.Deps) error {
 	g.fallbackPolicy = &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
-	g.pref.targets = map[string]bool{}
-	for _, t := range cfg.Targets {
-		g.pref.targets[t.VirtualKey] = true
-	}
-	g.pref.percentiles, _ = deps.Stats.(PercentileSource)
-	g.pref.completion, _ = mode.NewCompletionSorter(deps)
+	g.pref = preference.NewDeps(cfg.Targets, deps, g.providers)
 	g.aliases = maps.Clone(cfg.Aliases)
 	g.listed = slices.Sorted(slices.Values(append(slices.Clone(g.models), slices.Collect(maps.Keys(cfg.Aliases))...)))
 	if len(cfg.Routes) == 0 {
@@ -100,9 +97,9 @@ func (g *Gateway) resolveAlias(c *call) {
 		return
 	}
 	alias := c.fields.Model
-	body := c.fields.withModel(nil, c.body, m)
-	if fields, err := scanRequest(body); err == nil { // it scanned before; only the model changed
-		fields.provider = c.fields.provider // stripped from the body already
+	body := c.fields.WithModel(nil, c.body, m)
+	if fields, err := reqbody.Scan(body); err == nil { // it scanned before; only the model changed
+		fields.Provider = c.fields.Provider // stripped from the body already
 		c.body, c.fields, c.alias = body, fields, alias
 	}
 }
@@ -141,7 +138,7 @@ func (g *Gateway) routeAttrs(attrs []slog.Attr, c *call) []slog.Attr {
 		attrs = append(attrs, slog.String("route", p.route))
 	}
 	if c.pref != nil {
-		attrs = append(attrs, slog.String("preference", c.pref.summary()))
+		attrs = append(attrs, slog.String("preference", c.pref.Summary()))
 	}
 	return attrs
 }

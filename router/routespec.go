@@ -3,6 +3,7 @@ package router
 import (
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 )
 
@@ -18,9 +19,9 @@ type routeSpec struct {
 	// preset is the order the client's provider preferences made (nil:
 	// none); like a manual order, the affinity does not lead it.
 	preset *presetOrder
-	prefix Prefix // the prompt prefix (Key 0: none)
-	home   string // the target that stored the response it continues ("" : none)
-	hedge  bool   // it may be sent twice at once (it leaves no state behind)
+	prefix affinity.Prefix // the prompt prefix (Key 0: none)
+	home   string          // the target that stored the response it continues ("" : none)
+	hedge  bool            // it may be sent twice at once (it leaves no state behind)
 	// maxTokens is the request's own output limit (0: none), which
 	// least-completion caps its expected answer length by.
 	maxTokens int
@@ -32,7 +33,7 @@ type routeSpec struct {
 }
 
 // presetOrder is an order made before the route: the client's provider
-// preferences' (preference_order.go).
+// preferences' (preference.go).
 type presetOrder struct {
 	order     []*mode.Candidate
 	selection string

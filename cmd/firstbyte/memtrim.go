@@ -18,7 +18,7 @@ import (
 // twice (the first moves sync.Pools' contents to their victim caches, the
 // second frees them) and returns every free page (debug.FreeOSMemory).
 
-// A large answer (router.LargeAnswerHeld) also asks for a trim, at the
+// A large answer (relay.LargeAnswerHeld) also asks for a trim, at the
 // next tick whatever else is in flight: one at a time, six 200 MB answers
 // grew RSS to 1.2 GiB before the gateway went idle (each left its copy and
 // blocks as garbage, and the heap goal it had raised let the next one's

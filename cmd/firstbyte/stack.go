@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/conn"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel"
@@ -161,7 +162,7 @@ func startStack(ctx context.Context, cfg *config.Config, o stackOptions) (*stack
 	errLog := errorLog(serverWarn)
 	s.api = newServer(s.apiHandler(), cfg.Limits, errLog)
 	s.admin = newServer(closingWhileDraining(adminMux, s.draining.Load), cfg.Limits, errLog)
-	s.apiLn = router.ReasonPhrases(s.api, router.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections)))
+	s.apiLn = conn.ReasonPhrases(s.api, conn.GuardFraming(s.api, newLimitListener(apiLn, cfg.Limits.MaxConnections)))
 	s.adminLn = newLimitListener(adminLn, cfg.Limits.MaxConnections)
 	s.conns = newConnTracker()
 	s.conns.track(s.api)

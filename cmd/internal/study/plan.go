@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	"github.com/firstbyte-dev/firstbyte/router"
@@ -78,11 +79,11 @@ func (p *gatewayPlanner) plan(t time.Duration, conv, tokens int) (*router.Route,
 
 // prefixOf is conversation conv's prompt prefix (-1: none), as a client
 // names it to the gateway: a fixed key, cached for CacheTTL.
-func prefixOf(conv int) router.Prefix {
+func prefixOf(conv int) affinity.Prefix {
 	if conv < 0 {
-		return router.Prefix{}
+		return affinity.Prefix{}
 	}
-	return router.Prefix{Key: uint64(conv) + 1, TTL: CacheTTL}
+	return affinity.Prefix{Key: uint64(conv) + 1, TTL: CacheTTL}
 }
 
 // oraclePlanner is the oracle's ordering, named to a gateway of the

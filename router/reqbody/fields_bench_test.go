@@ -1,8 +1,8 @@
-package router
+package reqbody
 
 // Benchmarks of request model extraction: the only look the gateway takes
-// inside a request body. scanRequest validates the whole body (json.Valid)
-// and then walks its top level once; withModel splices the upstream model
+// inside a request body. Scan validates the whole body (json.Valid)
+// and then walks its top level once; WithModel splices the upstream model
 // in when a model_map renames it. Both scale with the body, so they are
 // measured at a one-turn prompt, a short conversation and a long context.
 
@@ -22,9 +22,9 @@ func BenchmarkScanRequest(b *testing.B) {
 			b.ReportAllocs()
 			start := benchutil.ProcessCPU(b)
 			for b.Loop() {
-				f, err := scanRequest(body)
+				f, err := Scan(body)
 				if err != nil || f.Model != "llama-3.3-70b" {
-					b.Fatalf("scanRequest = %+v, %v", f, err)
+					b.Fatalf("Scan = %+v, %v", f, err)
 				}
 			}
 			benchutil.ReportCPU(b, start)
@@ -37,7 +37,7 @@ func BenchmarkScanRequest(b *testing.B) {
 func BenchmarkWithModel(b *testing.B) {
 	for _, size := range benchutil.RequestSizes {
 		body := benchutil.ChatRequest(size)
-		f, err := scanRequest(body)
+		f, err := Scan(body)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func BenchmarkWithModel(b *testing.B) {
 			b.ReportAllocs()
 			start := benchutil.ProcessCPU(b)
 			for b.Loop() {
-				if out := f.withModel(nil, body, f.Model); len(out) != len(body) {
+				if out := f.WithModel(nil, body, f.Model); len(out) != len(body) {
 					b.Fatal("body changed")
 				}
 			}
@@ -56,7 +56,7 @@ func BenchmarkWithModel(b *testing.B) {
 			b.ReportAllocs()
 			start := benchutil.ProcessCPU(b)
 			for b.Loop() {
-				if out := f.withModel(nil, body, "llama-3.3-70b-versatile"); len(out) <= len(body) {
+				if out := f.WithModel(nil, body, "llama-3.3-70b-versatile"); len(out) <= len(body) {
 					b.Fatal("model not replaced")
 				}
 			}
@@ -65,12 +65,11 @@ func BenchmarkWithModel(b *testing.B) {
 	}
 }
 
-// BenchmarkCheckInput: the input checks after scanRequest, on a request
+// BenchmarkCheckInput: the input checks after Scan, on a request
 // without tools (the byte search that finds no tool field) and on one
 // whose conversation has a tool call and its result in every fourth turn
 // (the messages walked).
 func BenchmarkCheckInput(b *testing.B) {
-	ep := endpoints[0] // /v1/chat/completions
 	for _, size := range benchutil.RequestSizes {
 		plain := benchutil.ChatRequest(size)
 		tools := bytes.Replace(plain, []byte(`{"messages":[`), []byte(`{"messages":[`+
@@ -80,7 +79,7 @@ func BenchmarkCheckInput(b *testing.B) {
 			name string
 			body []byte
 		}{{"plain", plain}, {"tools", tools}} {
-			f, err := scanRequest(tc.body)
+			f, err := Scan(tc.body)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -89,8 +88,8 @@ func BenchmarkCheckInput(b *testing.B) {
 				b.ReportAllocs()
 				start := benchutil.ProcessCPU(b)
 				for b.Loop() {
-					if bad := checkInput(ep, &f); bad.msg != "" {
-						b.Fatal(bad.msg)
+					if bad := Check(ChatCompletions, &f); bad.Msg != "" {
+						b.Fatal(bad.Msg)
 					}
 				}
 				benchutil.ReportCPU(b, start)

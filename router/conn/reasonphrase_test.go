@@ -1,4 +1,4 @@
-package router
+package conn
 
 import (
 	"bufio"
@@ -50,7 +50,7 @@ func phraseServer(t *testing.T, h http.Handler, configure func(*http.Server)) st
 // and answers 520. A request framed two ways gets 400, as the gateway's
 // handler answers it.
 func statusHandler(w http.ResponseWriter, r *http.Request) {
-	if framingFault(r) != "" {
+	if FramingFault(r) != "" {
 		w.Header().Set("Connection", "close")
 		http.Error(w, "both Transfer-Encoding and Content-Length", http.StatusBadRequest)
 		return

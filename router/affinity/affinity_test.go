@@ -1,6 +1,8 @@
-package router
+package affinity
 
 import (
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
+
 	"strings"
 	"testing"
 	"time"
@@ -10,11 +12,11 @@ func TestPrefixOf(t *testing.T) {
 	long := strings.Repeat("You are a careful assistant. ", 200) // > 4 KiB
 	key := func(body string) Prefix {
 		t.Helper()
-		f, err := scanRequest([]byte(body))
+		f, err := reqbody.Scan([]byte(body))
 		if err != nil {
 			t.Fatalf("%v: %s", err, body)
 		}
-		return prefixOf(&f, []byte(body))
+		return Of(&f, []byte(body))
 	}
 	turn := func(system, last string) string {
 		return `{"model":"m","messages":[{"role":"system","content":"` + system + `"},{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"` + last + `"}]}`
@@ -42,13 +44,13 @@ func TestPrefixOf(t *testing.T) {
 }
 
 func TestAffinityRemembersUntilTheCacheExpires(t *testing.T) {
-	a := newAffinity()
+	a := New(nil)
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	p := Prefix{Key: 7, TTL: 5 * time.Minute}
 	if got := a.lookup("m", p, now); got != "" {
 		t.Fatalf("nothing served yet: %q", got)
 	}
-	a.record("m", p, "b", now)
+	a.Record("m", p, "b", now)
 	if got := a.lookup("m", p, now.Add(4*time.Minute)); got != "b" {
 		t.Fatalf("within the cache's life: %q, want b", got)
 	}

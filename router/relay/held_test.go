@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestReadAtMost(t *testing.T) {
 				t.Fatal(err)
 			}
 			if held := int64(cap(got)); cl.n != held { // dst is nil: what came is in the joined copy
-				t.Errorf("the claim holds %d bytes, want the joined copy's %d", cl.n, held)
+				t.Errorf("the Claim holds %d bytes, want the joined copy's %d", cl.n, held)
 			}
 			if over != (int64(tc.in) >= tc.limit) {
 				t.Errorf("over = %v for %d bytes against %d", over, tc.in, tc.limit)
@@ -45,12 +45,12 @@ func TestReadAtMost(t *testing.T) {
 	boom := errors.New("reset")
 	cl := unlimitedClaim()
 	if got, _, err := readAtMost(nil, io.MultiReader(strings.NewReader(strings.Repeat("x", 1<<20)), errReader{boom}), 2<<20, cl); !errors.Is(err, boom) || len(got) != 0 || cl.n != 0 {
-		t.Errorf("a read error: %v with %d bytes, the claim holding %d; want the error, no body and nothing held", err, len(got), cl.n)
+		t.Errorf("a read error: %v with %d bytes, the Claim holding %d; want the error, no body and nothing held", err, len(got), cl.n)
 	}
 }
 
-// unlimitedClaim is a claim on a budget nothing exhausts.
-func unlimitedClaim() *claim { return &claim{b: newResponseBudget(1 << 40)} }
+// unlimitedClaim is a Claim on a budget nothing exhausts.
+func unlimitedClaim() *Claim { return &Claim{b: NewBudget(1 << 40)} }
 
 // TestReadAnswerReusesItsBuffer: once the pool's buffer has held an answer,
 // an answer of that size again, with or without a Content-Length, costs no
@@ -68,7 +68,7 @@ func TestReadAnswerReusesItsBuffer(t *testing.T) {
 			if err != nil || over || !bytes.Equal(body, answer) {
 				t.Fatalf("Content-Length %d: read %d bytes, over %v, err %v", contentLength, len(body), over, err)
 			}
-			cl.release()
+			cl.Release()
 		}
 		read() // the buffer grows to the answer
 		if allocs := testing.AllocsPerRun(20, read); allocs != 0 {
@@ -103,7 +103,7 @@ func BenchmarkReadAtMost(b *testing.B) {
 			fresh := make([]byte, 0, 32<<10)
 			pooled := fresh
 			r := bytes.NewReader(answer)
-			cl := &claim{b: newResponseBudget(config.DefaultMaxBuffered)}
+			cl := &Claim{b: NewBudget(config.DefaultMaxBuffered)}
 			b.SetBytes(int64(len(answer)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -116,7 +116,7 @@ func BenchmarkReadAtMost(b *testing.B) {
 				if err != nil || over || len(body) != len(answer) {
 					b.Fatalf("read %d bytes, over %v, err %v", len(body), over, err)
 				}
-				cl.release() // as relayUnary does
+				cl.Release() // as relayUnary does
 				if bc.pooled {
 					pooled = buf
 				}

@@ -1,4 +1,4 @@
-package router
+package reqbody
 
 import "testing"
 
@@ -6,10 +6,10 @@ import "testing"
 // refuse, at the edges of each rule.
 func TestCheckInputEdges(t *testing.T) {
 	t.Parallel()
-	chat, messages, responses := endpoints[0], endpoints[3], endpoints[1]
+	chat, messages, responses := ChatCompletions, Messages, Responses
 	for _, tc := range []struct {
 		name  string
-		ep    *endpoint
+		api   API
 		body  string
 		param string // "": let through
 	}{
@@ -32,12 +32,12 @@ func TestCheckInputEdges(t *testing.T) {
 		{"responses: string input", responses, `{"model":"m","input":"function_call_output"}`, ""},
 		{"responses: output before its call", responses, `{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":"1"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`, "input[0].call_id"},
 	} {
-		f, err := scanRequest([]byte(tc.body))
+		f, err := Scan([]byte(tc.body))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if got := checkInput(tc.ep, &f); got.param != tc.param {
-			t.Errorf("%s: checkInput = %+v, want param %q", tc.name, got, tc.param)
+		if got := Check(tc.api, &f); got.Param != tc.param {
+			t.Errorf("%s: Check = %+v, want param %q", tc.name, got, tc.param)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"net/http"
@@ -40,7 +40,7 @@ func BenchmarkCopyResponseHeaders(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		clear(dst)
-		copyResponseHeaders(dst, src, false, "sk-provider-key")
+		CopyResponseHeaders(dst, src, false, "sk-provider-key")
 	}
 	if len(dst) != 9 { // Content-Type, Content-Length, six X-Ratelimit-*, the request id
 		b.Fatalf("copied %d headers, want 9", len(dst))
@@ -55,7 +55,7 @@ func TestCopyResponseHeadersDoesNotAllocate(t *testing.T) {
 	dst := make(http.Header, len(src))
 	if allocs := testing.AllocsPerRun(100, func() {
 		clear(dst)
-		copyResponseHeaders(dst, src, false, "sk-provider-key")
+		CopyResponseHeaders(dst, src, false, "sk-provider-key")
 	}); allocs != 0 {
 		t.Errorf("%v allocations a copy, want 0", allocs)
 	}
@@ -72,34 +72,34 @@ func TestConnectionTokensMatchAnyCase(t *testing.T) {
 		"X-Ratelimit-Remaining-Requests": {"7"},
 	}
 	dst := http.Header{}
-	copyResponseHeaders(dst, src, false, "")
+	CopyResponseHeaders(dst, src, false, "")
 	if len(dst) != 1 || dst.Get("X-Ratelimit-Remaining-Requests") != "7" {
 		t.Errorf("copied %v, want only X-Ratelimit-Remaining-Requests", dst)
 	}
 	req := http.Header{"Connection": {"user-agent"}, "User-Agent": {"sdk"}, "Accept": {"*/*"}}
 	out := http.Header{}
-	copyRequestHeaders(out, req, true)
+	CopyRequestHeaders(out, req, true)
 	if _, ok := out["User-Agent"]; ok || out.Get("Accept") != "*/*" {
 		t.Errorf("forwarded %v, want Accept and not the User-Agent the Connection header names", out)
 	}
 }
 
-// headerCarrier reads and writes what propagation.HeaderCarrier does, for
+// HeaderCarrier reads and writes what propagation.HeaderCarrier does, for
 // the trace-context keys and any other.
 func TestHeaderCarrierIsHeaderCarrier(t *testing.T) {
 	for _, key := range []string{"traceparent", "tracestate", "baggage", "Traceparent", "x-custom", "X-Custom"} {
 		h1, h2 := http.Header{}, http.Header{}
-		headerCarrier(h1).Set(key, "v-"+key)
+		HeaderCarrier(h1).Set(key, "v-"+key)
 		propagation.HeaderCarrier(h2).Set(key, "v-"+key)
 		if !reflect.DeepEqual(h1, h2) {
 			t.Errorf("Set(%q): %v, HeaderCarrier %v", key, h1, h2)
 		}
 		for _, get := range []string{"traceparent", "tracestate", "baggage", "x-custom", "X-CUSTOM"} {
-			if a, b := headerCarrier(h1).Get(get), propagation.HeaderCarrier(h1).Get(get); a != b {
+			if a, b := HeaderCarrier(h1).Get(get), propagation.HeaderCarrier(h1).Get(get); a != b {
 				t.Errorf("after Set(%q), Get(%q) = %q, HeaderCarrier's %q", key, get, a, b)
 			}
 		}
-		if a, b := headerCarrier(h1).Keys(), propagation.HeaderCarrier(h1).Keys(); !reflect.DeepEqual(a, b) {
+		if a, b := HeaderCarrier(h1).Keys(), propagation.HeaderCarrier(h1).Keys(); !reflect.DeepEqual(a, b) {
 			t.Errorf("Keys() = %v, HeaderCarrier's %v", a, b)
 		}
 	}
@@ -147,7 +147,7 @@ func TestScrubKeepsFraming(t *testing.T) {
 		"X-Request-Id":                   {key},
 	}
 	dst := http.Header{}
-	copyResponseHeaders(dst, src, false, key)
+	CopyResponseHeaders(dst, src, false, key)
 	want := http.Header{
 		"Content-Type":               src["Content-Type"],
 		"Content-Encoding":           src["Content-Encoding"],

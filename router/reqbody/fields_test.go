@@ -1,6 +1,8 @@
-package router
+package reqbody
 
 import (
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
 	"encoding/json"
 	"testing"
 )
@@ -12,7 +14,7 @@ func TestScanRequest(t *testing.T) {
 		model      string
 		stream     bool
 		err        bool
-		swappedFor string // body after withModel("X")
+		swappedFor string // body after WithModel("X")
 	}{
 		{`{"model":"m"}`, "m", false, false, `{"model":"X"}`},
 		{` { "messages" : [ {"model":"inner"} ], "model" : "a\"b" , "stream":true } `, `a"b`, true, false, ` { "messages" : [ {"model":"inner"} ], "model" : "X" , "stream":true } `},
@@ -26,14 +28,14 @@ func TestScanRequest(t *testing.T) {
 		{`{"model":"m"`, "", false, true, ""},
 	}
 	for _, tt := range tests {
-		f, err := scanRequest([]byte(tt.body))
+		f, err := Scan([]byte(tt.body))
 		if (err != nil) != tt.err || f.Model != tt.model || f.Stream != tt.stream {
-			t.Errorf("scanRequest(%s) = %q %v %v, want %q %v err=%v", tt.body, f.Model, f.Stream, err, tt.model, tt.stream, tt.err)
+			t.Errorf("Scan(%s) = %q %v %v, want %q %v err=%v", tt.body, f.Model, f.Stream, err, tt.model, tt.stream, tt.err)
 			continue
 		}
 		if err == nil {
-			if got := string(f.withModel(nil, []byte(tt.body), "X")); got != tt.swappedFor {
-				t.Errorf("withModel(%s) = %s, want %s", tt.body, got, tt.swappedFor)
+			if got := string(f.WithModel(nil, []byte(tt.body), "X")); got != tt.swappedFor {
+				t.Errorf("WithModel(%s) = %s, want %s", tt.body, got, tt.swappedFor)
 			}
 		}
 	}
@@ -45,9 +47,9 @@ func TestAppendJSONString(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"a\"b\\c\n\x01é", "", "\u2028</script>"} {
 		var back string
-		got := appendJSONString(nil, s)
+		got := jsonscan.AppendString(nil, s)
 		if err := json.Unmarshal(got, &back); err != nil || back != s {
-			t.Errorf("appendJSONString(%q) = %s, decodes to %q (%v)", s, got, back, err)
+			t.Errorf("jsonscan.AppendString(%q) = %s, decodes to %q (%v)", s, got, back, err)
 		}
 	}
 }
@@ -59,10 +61,10 @@ func FuzzScanRequest(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		_, err := scanRequest(body)
+		_, err := Scan(body)
 		valid := json.Valid(body)
 		if (err == errInvalidJSON) == valid {
-			t.Errorf("scanRequest(%q) err=%v, json.Valid=%v", body, err, valid)
+			t.Errorf("Scan(%q) err=%v, json.Valid=%v", body, err, valid)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package router
+package conn
 
 import (
 	"math/rand/v2"

@@ -1,35 +1,36 @@
-package router
+package reqbody
 
 import (
 	"cmp"
 	"errors"
+	"strconv"
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
-// requestFields is what routing needs from a request body, found by one
+// Fields is what routing needs from a request body, found by one
 // scan of the top-level object: the body is forwarded as it came, with only
 // the model's bytes swapped, so it is never decoded into Go values whole.
-type requestFields struct {
+type Fields struct {
 	Model      string
 	Stream     bool
 	modelStart int // byte offsets of the model's JSON string token, quotes included
 	modelEnd   int
-	// thinking and topP: the request has these (an Anthropic request to an
+	// Thinking and TopP: the request has these (an Anthropic request to an
 	// Anthropic target is held to Anthropic's rules only when it has).
-	thinking, topP bool
-	// What the prompt-cache affinity reads (prefix.go): the values of the
-	// members a provider's prompt cache keys on, as they stand in body.
-	system, tools, messages, cacheKey []byte
+	Thinking, TopP bool
+	// What the prompt-cache affinity reads: the values of the members a
+	// provider's prompt cache keys on, as they stand in body.
+	System, Tools, Messages, CacheKey []byte
 	// What the input checks read (inputcheck.go): whether messages came
 	// from "input" (Responses) rather than "messages", the token limits as
 	// they stand (nil: absent), and whether previous_response_id is set.
 	fromInput    bool
 	tokenLimits  [len(tokenLimitFields)][]byte
 	prevResponse bool
-	// provider is the client's preferences object as it stands (nil:
-	// absent), which withoutProvider strips before anything goes upstream.
-	provider []byte
+	// Provider is the client's preferences object as it stands (nil:
+	// absent), which WithoutProvider strips before anything goes upstream.
+	Provider []byte
 }
 
 var (
@@ -45,15 +46,15 @@ var (
 // quotes the body.
 var errInvalidJSON = errors.New("request body is not valid JSON")
 
-// scanRequest validates body as JSON and finds the top-level "model" and
+// Scan validates body as JSON and finds the top-level "model" and
 // "stream" fields, in one pass of jsonscan.Object: validating is most of
 // the gateway's own work on a large prompt, so it is done by a scanner that
 // does nothing else (encoding/json's Valid runs at a fifth of the speed).
 // A key written with escapes ("mod\u0065l") is the same key to a provider,
 // and is read as such. Its errors are safe to show a client: they never
 // quote the body.
-func scanRequest(body []byte) (requestFields, error) {
-	var f requestFields
+func Scan(body []byte) (Fields, error) {
+	var f Fields
 	found, modelSeen := false, false
 	var typeErr error // reported only once the whole body is known to be JSON
 	ok := jsonscan.Object(body, func(name, val []byte) {
@@ -75,13 +76,13 @@ func scanRequest(body []byte) (requestFields, error) {
 				f.Model, f.modelStart, f.modelEnd, found = jsonscan.Unquote(val), start, start+len(val), true
 			}
 		case "thinking":
-			f.thinking = val[0] == '{'
+			f.Thinking = val[0] == '{'
 		case "system", "instructions":
-			f.system = val
+			f.System = val
 		case "tools":
-			f.tools = val
+			f.Tools = val
 		case "messages", "input":
-			f.messages, f.fromInput = val, name[0] == 'i'
+			f.Messages, f.fromInput = val, name[0] == 'i'
 		case "max_tokens":
 			f.tokenLimits[0] = val
 		case "max_completion_tokens":
@@ -91,11 +92,11 @@ func scanRequest(body []byte) (requestFields, error) {
 		case "previous_response_id":
 			f.prevResponse = val[0] == '"'
 		case "prompt_cache_key":
-			f.cacheKey = val
+			f.CacheKey = val
 		case "provider":
-			f.provider = val
+			f.Provider = val
 		case "top_p":
-			f.topP = val[0] != 'n'
+			f.TopP = val[0] != 'n'
 		case "stream":
 			switch val[0] {
 			case 't':
@@ -110,33 +111,42 @@ func scanRequest(body []byte) (requestFields, error) {
 	switch {
 	case !ok:
 		if v, valid := jsonscan.Valid(body); valid && v[0] != '{' {
-			return requestFields{}, errNotObject
+			return Fields{}, errNotObject
 		}
-		return requestFields{}, errInvalidJSON
+		return Fields{}, errInvalidJSON
 	case typeErr != nil:
-		return requestFields{}, typeErr
+		return Fields{}, typeErr
 	case !found:
-		return requestFields{}, errMissingModel
+		return Fields{}, errMissingModel
 	}
 	return f, nil
 }
 
-// validJSON reports whether b is exactly one JSON value (an upstream's unary
+// ValidJSON reports whether b is exactly one JSON value (an upstream's unary
 // answer must be, or it is a provider fault).
-func validJSON(b []byte) bool {
+func ValidJSON(b []byte) bool {
 	_, ok := jsonscan.Valid(b)
 	return ok
 }
 
-func (f requestFields) withModel(dst, body []byte, model string) []byte {
+// WithModel is body with model in place of the model it names, written
+// into dst; body itself when the model is the same.
+func (f Fields) WithModel(dst, body []byte, model string) []byte {
 	if model == f.Model {
 		return body
 	}
 	dst = append(dst[:0], body[:f.modelStart]...)
-	dst = appendJSONString(dst, model)
+	dst = jsonscan.AppendString(dst, model)
 	return append(dst, body[f.modelEnd:]...)
 }
 
-// appendJSONString appends s as a JSON string token: jsonscan's quoter,
-// under the name the request path's error writers use.
-func appendJSONString(dst []byte, s string) []byte { return jsonscan.AppendString(dst, s) }
+// Quote quotes a client-supplied string (a model name, an id) for an
+// error message, cut short so a hostile value cannot bloat responses or
+// logs.
+func Quote(s string) string {
+	const max = 80
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return strconv.Quote(s)
+}

@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"net/http"
@@ -20,6 +20,10 @@ import (
 //	X-Ratelimit-*, Anthropic-Ratelimit-*             the provider's rate limits
 //	the provider's request id                        as X-Firstbyte-Upstream-Request-Id
 
+// HeaderUpstreamRequestID carries the provider's own id of the answer to
+// the client, whatever the provider calls it (router.HeaderUpstreamRequestID).
+const HeaderUpstreamRequestID = "X-Firstbyte-Upstream-Request-Id"
+
 // upstreamRequestIDHeaders are the names providers give their id of an
 // answer, in the order one is chosen when an answer carries several (an
 // Azure answer has both apim-request-id and x-request-id: the first
@@ -37,14 +41,14 @@ var upstreamRequestIDHeaders = []string{
 // characters; a longer value is not an id.
 const maxRequestIDLen = 200
 
-// copyResponseHeaders puts on dst the headers of an upstream answer a
+// CopyResponseHeaders puts on dst the headers of an upstream answer a
 // client may see: the allow-list above, but a header the answer's
 // Connection header names (per-connection), and Content-Length when
 // dropLength (the gateway frames the body itself). A value that carries
 // secret, the provider's key, as a whole token is scrubbed (an upstream
 // that echoes a credential must not hand it to a client); framing headers
 // are never scrubbed: an answer without its Content-Type is another answer.
-func copyResponseHeaders(dst, src http.Header, dropLength bool, secret string) {
+func CopyResponseHeaders(dst, src http.Header, dropLength bool, secret string) {
 	conn := src["Connection"]
 	for k, v := range src {
 		switch {

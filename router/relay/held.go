@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"io"
@@ -12,22 +12,22 @@ import (
 
 // readAnswer reads a unary answer of contentLength bytes (-1: unknown) from
 // r, up to limit bytes (over: more came), into *bufp, a pooled buffer it
-// may replace with a larger one. Every byte it holds beyond answerBase is
-// reserved from cl first; err is errBufferFull when that did not fit.
-func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *claim) (body []byte, over bool, err error) {
+// may replace with a larger one. Every byte it holds beyond AnswerBase is
+// reserved from cl first; err is ErrBufferFull when that did not fit.
+func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *Claim) (body []byte, over bool, err error) {
 	switch {
 	case contentLength > 0 && int64(cap(*bufp)) <= contentLength:
 		// One byte past the answer: the read that finds the end has room,
 		// else readAtMost would take a block only to be told EOF.
-		if !cl.take(contentLength + 1) {
-			return nil, false, errBufferFull
+		if !cl.Take(contentLength + 1) {
+			return nil, false, ErrBufferFull
 		}
 		*bufp = make([]byte, 0, contentLength+1)
-	case cap(*bufp) > answerBase:
+	case cap(*bufp) > AnswerBase:
 		// A larger answer left this buffer in the pool: this answer holds
 		// it now, or, when the budget has no room for it, a small one.
-		if !cl.take(int64(cap(*bufp) - answerBase)) {
-			*bufp = make([]byte, 0, answerBase)
+		if !cl.Take(int64(cap(*bufp) - AnswerBase)) {
+			*bufp = make([]byte, 0, AnswerBase)
 		}
 	}
 	body, over, err = readAtMost((*bufp)[:0], r, limit+1, cl)
@@ -44,23 +44,23 @@ func readAnswer(bufp *[]byte, r io.Reader, contentLength, limit int64, cl *claim
 // (growing one slice by doubling would hold one and a half times it while it
 // copies, and leave the rest as garbage). Each block, and the joined copy,
 // is reserved from cl before it is taken; every block is back in its pool,
-// its bytes given back to cl, when readAtMost returns, so the caller's claim
+// its bytes given back to cl, when readAtMost returns, so the caller's Claim
 // holds the joined copy only (a panic skips that, and the caller's release
-// of the whole claim gives the bytes back). A reservation that does not fit
-// ends the read with errBufferFull; any error returns no body.
-func readAtMost(dst []byte, r io.Reader, n int64, cl *claim) (body []byte, over bool, err error) {
+// of the whole Claim gives the bytes back). A reservation that does not fit
+// ends the read with ErrBufferFull; any error returns no body.
+func readAtMost(dst []byte, r io.Reader, n int64, cl *Claim) (body []byte, over bool, err error) {
 	var spare [24]*[]byte // a 64 MiB answer takes 22
 	blocks := spare[:0]   // after dst, in order
 	total := int64(len(dst))
 	cur := &dst
 	for total < n {
 		if len(*cur) == cap(*cur) {
-			// Twice the last block (or dst, or answerBase), at most
+			// Twice the last block (or dst, or AnswerBase), at most
 			// maxReadBlock, and no larger than what may still come.
-			c := blockClass(min(2*max(int64(cap(*cur)), answerBase), maxReadBlock, n-total))
-			if !cl.take(minReadBlock << c) {
+			c := blockClass(min(2*max(int64(cap(*cur)), AnswerBase), maxReadBlock, n-total))
+			if !cl.Take(minReadBlock << c) {
 				dropBlocks(blocks, cl)
-				return dst[:0], false, errBufferFull
+				return dst[:0], false, ErrBufferFull
 			}
 			blocks = append(blocks, getBlock(c))
 			cur = blocks[len(blocks)-1]
@@ -90,9 +90,9 @@ func readAtMost(dst []byte, r io.Reader, n int64, cl *claim) (body []byte, over 
 	// One slice of the whole, with a byte to spare, so an answer of the
 	// same size read into it again (it goes back to answerPool) sees its
 	// end without a block.
-	if !cl.take(total + 1) {
+	if !cl.Take(total + 1) {
 		dropBlocks(blocks, cl)
-		return dst[:0], false, errBufferFull
+		return dst[:0], false, ErrBufferFull
 	}
 	out := make([]byte, 0, total+1)
 	out = append(out, dst...)
@@ -104,16 +104,49 @@ func readAtMost(dst []byte, r io.Reader, n int64, cl *claim) (body []byte, over 
 }
 
 // dropBlocks puts blocks back in their pools and gives their bytes back.
-func dropBlocks(blocks []*[]byte, cl *claim) {
+func dropBlocks(blocks []*[]byte, cl *Claim) {
 	for _, p := range blocks {
 		cl.give(int64(cap(*p)))
 		putBlock(blockClass(int64(cap(*p))), p)
 	}
 }
 
-// answerBase is the buffer each unary answer starts with (answerPool's
+// AnswerBase is the buffer each unary answer starts with (answerPool's
 // New): the answer's own, not taken from the budget.
-const answerBase = 32 << 10
+const AnswerBase = 32 << 10
 
 // answerPool holds unary answer buffers.
-var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, answerBase); return &b }}
+var answerPool = sync.Pool{New: func() any { b := make([]byte, 0, AnswerBase); return &b }}
+
+// Held is one unary answer's hold: its pooled buffer and its Claim on the
+// budget, taken together (Budget.Hold) and given back together (Release).
+// The zero Held holds nothing.
+type Held struct {
+	bufp *[]byte
+	Claim
+}
+
+// Hold is a pooled buffer of AnswerBase bytes (or one an answer left) and
+// an empty claim on b, for one answer.
+func (b *Budget) Hold() Held {
+	return Held{bufp: answerPool.Get().(*[]byte), Claim: Claim{b: b}}
+}
+
+// Read reads an answer into h's buffer within h's claim; see readAnswer.
+func (h *Held) Read(r io.Reader, contentLength, limit int64) (body []byte, over bool, err error) {
+	return readAnswer(h.bufp, r, contentLength, limit, &h.Claim)
+}
+
+// Release gives the bytes back to the budget, then the buffer to its
+// pool, in that order of care (a buffer in the pool is nobody's), unless
+// it grew past maxReadBlock: the odd huge answer is not kept alive.
+func (h *Held) Release() {
+	if h.bufp == nil {
+		return
+	}
+	h.Claim.Release()
+	if cap(*h.bufp) <= maxReadBlock {
+		answerPool.Put(h.bufp)
+	}
+	h.bufp = nil
+}

@@ -1,4 +1,4 @@
-package router
+package affinity
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 )
 
 // Prompt-cache affinity. Providers cache prompt prefixes (OpenAI on its own
@@ -45,9 +46,9 @@ const (
 // Affinity results (the request span's firstbyte.affinity,
 // firstbyte_affinity_total{model,result}).
 const (
-	AffinityHit    = "hit"    // the target that served the prefix served it again
-	AffinityBroken = "broken" // it had served it, but was unavailable or too slow now
-	AffinityNone   = "none"   // a prefix no target has served (lately)
+	Hit    = "hit"    // the target that served the prefix served it again
+	Broken = "broken" // it had served it, but was unavailable or too slow now
+	None   = "none"   // a prefix no target has served (lately)
 )
 
 // Prefix is a request's prompt prefix, as the affinity names it.
@@ -58,16 +59,16 @@ type Prefix struct {
 
 var prefixSeed = maphash.MakeSeed()
 
-// prefixOf names f's prompt prefix (Key 0: none worth keeping together).
-func prefixOf(f *requestFields, body []byte) Prefix {
+// Of names f's prompt prefix (Key 0: none worth keeping together).
+func Of(f *reqbody.Fields, body []byte) Prefix {
 	ttl := affinityTTL
 	if bytes.Contains(body, []byte(`"1h"`)) && bytes.Contains(body, []byte(`"cache_control"`)) {
 		ttl = affinityLongTTL
 	}
-	if len(f.cacheKey) > 2 {
-		return Prefix{Key: maphash.Bytes(prefixSeed, f.cacheKey) | 1, TTL: ttl}
+	if len(f.CacheKey) > 2 {
+		return Prefix{Key: maphash.Bytes(prefixSeed, f.CacheKey) | 1, TTL: ttl}
 	}
-	lead := f.messages
+	lead := f.Messages
 	if len(lead) > 0 && lead[0] == '[' {
 		last := -1 // where the last message starts: the new turn, not the prefix
 		for _, el := range jsonscan.Each(lead) {
@@ -81,22 +82,24 @@ func prefixOf(f *requestFields, body []byte) Prefix {
 	} else {
 		lead = nil // a bare string input: no turns to share
 	}
-	if len(f.system)+len(f.tools)+len(lead) < affinityMinBytes && !bytes.Contains(body, []byte(`"cache_control"`)) {
+	if len(f.System)+len(f.Tools)+len(lead) < affinityMinBytes && !bytes.Contains(body, []byte(`"cache_control"`)) {
 		return Prefix{}
 	}
 	var h maphash.Hash
 	h.SetSeed(prefixSeed)
-	h.Write(f.system)
+	h.Write(f.System)
 	h.WriteByte(0)
-	h.Write(f.tools)
+	h.Write(f.Tools)
 	h.WriteByte(0)
 	h.Write(lead)
 	return Prefix{Key: h.Sum64() | 1, TTL: ttl}
 }
 
-// affinity remembers which target served each prefix last, per model.
-type affinity struct {
-	mu     sync.Mutex // guards served
+// Table remembers which target served each prefix last, per model, and
+// reads the statistics that say whether it is still fast enough.
+type Table struct {
+	stats  mode.StatsSource // nil: no figures, every target within the bound
+	mu     sync.Mutex       // guards served
 	served map[affinityKey]affinityEntry
 }
 
@@ -110,11 +113,14 @@ type affinityEntry struct {
 	until  time.Time
 }
 
-func newAffinity() *affinity { return &affinity{served: map[affinityKey]affinityEntry{}} }
+// New is an empty table reading stats (nil: none).
+func New(stats mode.StatsSource) *Table {
+	return &Table{stats: stats, served: map[affinityKey]affinityEntry{}}
+}
 
 // lookup is the target that served prefix for model last, "" when none
 // has, or its cache has expired by now.
-func (a *affinity) lookup(model string, p Prefix, now time.Time) string {
+func (a *Table) lookup(model string, p Prefix, now time.Time) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.served[affinityKey{model, p.Key}]
@@ -124,8 +130,8 @@ func (a *affinity) lookup(model string, p Prefix, now time.Time) string {
 	return e.target
 }
 
-// record notes that target served prefix for model at now.
-func (a *affinity) record(model string, p Prefix, target string, now time.Time) {
+// Record notes that target served prefix for model at now.
+func (a *Table) Record(model string, p Prefix, target string, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.served) >= affinityMax {
@@ -144,39 +150,31 @@ func (a *affinity) record(model string, p Prefix, target string, now time.Time) 
 	a.served[affinityKey{model, p.Key}] = affinityEntry{target: target, until: now.Add(p.TTL)}
 }
 
-// affinityLead says how order can use prefix p of model at now: the index
+// Lead says how order can use prefix p of model at now: the index
 // of the target that served p last, to lead the order, when it is
 // available and its expected time is within affinityBound of the best
-// available target's (-1: none), and the affinity result (AffinityHit,
-// AffinityBroken, AffinityNone; "" : p names nothing). The request then
+// available target's (-1: none), and the affinity result (Hit, Broken,
+// None; "" : p names nothing). The request then
 // leads with the best estimate for it, its cache counted: its selection is
 // leader, whatever the mode's order had put first (a runner-up to explore,
 // an unmeasured target), since a conversation moved for a measurement
 // would lose its cache. A disabled target's probe (probe) keeps its lead.
-func (g *Gateway) affinityLead(order []*mode.Candidate, probe *mode.Candidate, model string, p Prefix, now time.Time) (lead int, result string) {
-	if p.Key == 0 || g.affinity == nil {
+func (a *Table) Lead(order []*mode.Candidate, probe *mode.Candidate, model string, p Prefix, now time.Time) (lead int, result string) {
+	if p.Key == 0 || a == nil {
 		return -1, ""
 	}
-	target := g.affinity.lookup(model, p, now)
+	target := a.lookup(model, p, now)
 	if target == "" {
-		return -1, AffinityNone
+		return -1, None
 	}
 	if probe != nil {
-		return -1, AffinityBroken
+		return -1, Broken
 	}
 	i := slices.IndexFunc(order, func(c *mode.Candidate) bool { return c.Target == target })
-	if i < 0 || order[i].Guard.AwayFor(now) != "" || !g.within(order[i], order, now) {
-		return -1, AffinityBroken
+	if i < 0 || order[i].Guard.AwayFor(now) != "" || !a.within(order[i], order, now) {
+		return -1, Broken
 	}
-	return i, AffinityHit
-}
-
-// keepsPrefixes reports whether c's prompt prefix is worth naming: the
-// mode keeps an affinity (the route's end teaches it who served the
-// prefix, in the client's order too), and c is a generation with a prompt (the
-// prefix's scans of the body are not done for nothing).
-func (g *Gateway) keepsPrefixes(c *call) bool {
-	return g.affinity != nil && (c.ep.family == familyChat || c.ep.family == familyResponses)
+	return i, Hit
 }
 
 // within reports whether c's expected time (its p50 under the load it
@@ -187,11 +185,11 @@ func (g *Gateway) keepsPrefixes(c *call) bool {
 // that turned 50x slower would keep its conversations for 50 requests.
 // The EWMA (alpha 0.3) passes the bound after one such attempt, or a few
 // less slow ones.
-func (g *Gateway) within(c *mode.Candidate, order []*mode.Candidate, now time.Time) bool {
-	if g.stats == nil {
+func (a *Table) within(c *mode.Candidate, order []*mode.Candidate, now time.Time) bool {
+	if a.stats == nil {
 		return true
 	}
-	cs := g.stats.StatsAt(c.Target, c.Model, now)
+	cs := a.stats.StatsAt(c.Target, c.Model, now)
 	if cs.Samples == 0 && cs.EWMA == 0 {
 		return true
 	}
@@ -200,7 +198,7 @@ func (g *Gateway) within(c *mode.Candidate, order []*mode.Candidate, now time.Ti
 		if o == c || o.Guard.AwayFor(now) != "" {
 			continue
 		}
-		if os := g.stats.StatsAt(o.Target, o.Model, now); os.Samples > 0 && mine > affinityBound*float64(os.P50)*mode.LoadFactor(o, &os) {
+		if os := a.stats.StatsAt(o.Target, o.Model, now); os.Samples > 0 && mine > affinityBound*float64(os.P50)*mode.LoadFactor(o, &os) {
 			return false
 		}
 	}

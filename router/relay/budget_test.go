@@ -1,19 +1,17 @@
-package router
+package relay
 
 import (
 	"bytes"
 	"errors"
 	"sync"
 	"testing"
-
-	"github.com/firstbyte-dev/firstbyte/router/config"
 )
 
 // TestResponseBudgetReserve: a reservation fits or is refused whole; the
 // limit is exact; given-back bytes can be taken again.
 func TestResponseBudgetReserve(t *testing.T) {
 	t.Parallel()
-	b := newResponseBudget(100)
+	b := NewBudget(100)
 	if !b.reserve(60, 0) || !b.reserve(40, 0) {
 		t.Fatal("100 bytes in two reservations refused by a budget of 100")
 	}
@@ -37,21 +35,21 @@ func TestResponseBudgetReserve(t *testing.T) {
 // again once it lets go.
 func TestResponseBudgetLoneAnswer(t *testing.T) {
 	t.Parallel()
-	b := newResponseBudget(100)
-	lone := claim{b: b}
-	if !lone.take(80) || !lone.take(80) {
+	b := NewBudget(100)
+	lone := Claim{b: b}
+	if !lone.Take(80) || !lone.Take(80) {
 		t.Fatal("the only answer held was refused")
 	}
-	other := claim{b: b}
-	if other.take(1) {
+	other := Claim{b: b}
+	if other.Take(1) {
 		t.Error("a second answer fitted while the first holds 160 of 100")
 	}
-	lone.release()
-	if !other.take(60) || lone.take(41) || !lone.take(40) {
+	lone.Release()
+	if !other.Take(60) || lone.Take(41) || !lone.Take(40) {
 		t.Errorf("after the first let go: held %d; want the limit exact again", b.held.Load())
 	}
-	lone.release()
-	other.release()
+	lone.Release()
+	other.Release()
 	if n := b.held.Load(); n != 0 {
 		t.Errorf("held %d after everything was given back", n)
 	}
@@ -62,15 +60,15 @@ func TestResponseBudgetLoneAnswer(t *testing.T) {
 func TestResponseBudgetConcurrent(t *testing.T) {
 	t.Parallel()
 	const limit = 1000
-	b := newResponseBudget(limit)
+	b := NewBudget(limit)
 	var wg sync.WaitGroup
 	var over sync.Once
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 2000 {
-				c := claim{b: b}
+				c := Claim{b: b}
 				for j := range 3 {
-					if c.take(int64(50 + (g*7+i+j)%150)) {
+					if c.Take(int64(50 + (g*7+i+j)%150)) {
 						if n := b.held.Load(); n > limit {
 							over.Do(func() { t.Errorf("held %d, over the limit %d", n, limit) })
 						}
@@ -79,9 +77,9 @@ func TestResponseBudgetConcurrent(t *testing.T) {
 				if i%2 == 0 && c.n > 0 {
 					c.give(c.n / 2)
 				}
-				c.release()
+				c.Release()
 				if c.n != 0 {
-					t.Errorf("a released claim holds %d", c.n)
+					t.Errorf("a released Claim holds %d", c.n)
 					return
 				}
 			}
@@ -89,13 +87,13 @@ func TestResponseBudgetConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	if n := b.held.Load(); n != 0 {
-		t.Errorf("held %d after every claim was released", n)
+		t.Errorf("held %d after every Claim was released", n)
 	}
 }
 
 // TestReadAtMostWithinTheBudget: each block is reserved before it is
 // taken, the joined copy too; a read the budget cannot hold stops with
-// errBufferFull, every block back and its bytes given back.
+// ErrBufferFull, every block back and its bytes given back.
 func TestReadAtMostWithinTheBudget(t *testing.T) {
 	t.Parallel()
 	answer := bytes.Repeat([]byte("x"), 300<<10)
@@ -103,23 +101,23 @@ func TestReadAtMostWithinTheBudget(t *testing.T) {
 		name   string
 		budget int64
 		want   error
-		held   int64 // by the claim after the read
+		held   int64 // by the Claim after the read
 	}{
 		// 300 KiB into nothing: blocks of 64, 128 and 256 KiB (448),
 		// then a copy of 300 KiB and a byte.
 		{"room for the blocks and the copy", 448<<10 + 300<<10 + 1, nil, 300<<10 + 1},
-		{"room for the blocks, not the copy", 448<<10 + 300<<10, errBufferFull, 0},
-		{"room for two blocks only", 200 << 10, errBufferFull, 0},
-		{"no room at all", 1, errBufferFull, 0},
+		{"room for the blocks, not the copy", 448<<10 + 300<<10, ErrBufferFull, 0},
+		{"room for two blocks only", 200 << 10, ErrBufferFull, 0},
+		{"no room at all", 1, ErrBufferFull, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Another answer holds a byte: alone, an answer is never
 			// refused.
-			b := newResponseBudget(tc.budget + 1)
-			other := claim{b: b}
-			other.take(1)
-			defer other.release()
-			cl := &claim{b: b}
+			b := NewBudget(tc.budget + 1)
+			other := Claim{b: b}
+			other.Take(1)
+			defer other.Release()
+			cl := &Claim{b: b}
 			body, over, err := readAtMost(nil, bytes.NewReader(answer), 1<<20, cl)
 			if !errors.Is(err, tc.want) || over {
 				t.Fatalf("err %v over %v, want %v", err, over, tc.want)
@@ -128,9 +126,9 @@ func TestReadAtMostWithinTheBudget(t *testing.T) {
 				t.Errorf("read %d bytes", len(body))
 			}
 			if cl.n != tc.held || b.held.Load() != tc.held+1 {
-				t.Errorf("the claim holds %d, the budget %d; want %d and the other answer's byte", cl.n, b.held.Load(), tc.held)
+				t.Errorf("the Claim holds %d, the budget %d; want %d and the other answer's byte", cl.n, b.held.Load(), tc.held)
 			}
-			cl.release()
+			cl.Release()
 			if b.held.Load() != 1 {
 				t.Errorf("held %d after the release", b.held.Load())
 			}
@@ -144,90 +142,55 @@ func TestReadAtMostWithinTheBudget(t *testing.T) {
 func TestReadAnswerWithinTheBudget(t *testing.T) {
 	t.Parallel()
 	answer := bytes.Repeat([]byte("x"), 100<<10)
-	b := newResponseBudget(100<<10 + 1)
-	other := claim{b: b} // another answer holds a byte: alone, an answer is never refused
-	other.take(1)
-	cl := &claim{b: b}
-	buf := make([]byte, 0, answerBase)
-	if _, _, err := readAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl); err != errBufferFull || cl.n != 0 || cap(buf) != answerBase {
-		t.Errorf("100 KiB with its Content-Length in a budget of 100 KiB: err %v, held %d, buffer %d; want errBufferFull before any buffer", err, cl.n, cap(buf))
+	b := NewBudget(100<<10 + 1)
+	other := Claim{b: b} // another answer holds a byte: alone, an answer is never refused
+	other.Take(1)
+	cl := &Claim{b: b}
+	buf := make([]byte, 0, AnswerBase)
+	if _, _, err := readAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl); err != ErrBufferFull || cl.n != 0 || cap(buf) != AnswerBase {
+		t.Errorf("100 KiB with its Content-Length in a budget of 100 KiB: err %v, held %d, buffer %d; want ErrBufferFull before any buffer", err, cl.n, cap(buf))
 	}
 	b.limit.Store(200<<10 + 1)
 	body, _, err := readAnswer(&buf, bytes.NewReader(answer), int64(len(answer)), 1<<20, cl)
 	if err != nil || len(body) != len(answer) || cl.n != int64(len(answer))+1 {
 		t.Fatalf("with room: err %v, %d bytes, held %d; want the answer, %d held", err, len(body), cl.n, len(answer)+1)
 	}
-	cl.release()
+	cl.Release()
 	// buf is now the 100 KiB one, as the pool would hand it to the next
-	// answer: holding it takes what it has beyond answerBase.
+	// answer: holding it takes what it has beyond AnswerBase.
 	small := []byte(`{"ok":true}`)
-	if _, _, err := readAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != int64(cap(buf)-answerBase) {
-		t.Errorf("a small answer in a grown buffer: err %v, held %d, want %d", err, cl.n, cap(buf)-answerBase)
+	if _, _, err := readAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != int64(cap(buf)-AnswerBase) {
+		t.Errorf("a small answer in a grown buffer: err %v, held %d, want %d", err, cl.n, cap(buf)-AnswerBase)
 	}
-	cl.release()
+	cl.Release()
 	b.limit.Store(1<<10 + 1)
-	if _, _, err := readAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != 0 || cap(buf) != answerBase {
+	if _, _, err := readAnswer(&buf, bytes.NewReader(small), -1, 1<<20, cl); err != nil || cl.n != 0 || cap(buf) != AnswerBase {
 		t.Errorf("the grown buffer without room for it: err %v, held %d, buffer %d; want a small buffer and nothing held", err, cl.n, cap(buf))
 	}
 }
 
-// TestReloadTakesTheBudgetAndSetsItsLimit: New with Previous shares the
-// budget object, with the new config's limit.
-func TestReloadTakesTheBudgetAndSetsItsLimit(t *testing.T) {
-	build := func(limits string, prev *Gateway) *Gateway {
-		t.Helper()
-		cfg, err := config.Parse([]byte(limits+"\nstrategy: {mode: fallback}\nproviders: {p: {base_url: \"http://127.0.0.1:9/v1\", models: [m]}}\ntargets: [{virtual_key: p}]\n"),
-			func(string) (string, bool) { return "", false })
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := New(cfg, Options{Previous: prev})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	first := build("limits: {max_buffered: 200MiB}", nil)
-	if first.budget.limit.Load() != 200<<20 {
-		t.Errorf("limit %d, want 200MiB", first.budget.limit.Load())
-	}
-	first.budget.held.Store(5 << 20) // answers in flight
-	next := build("", first)
-	if next.budget != first.budget || next.budget.limit.Load() != config.DefaultMaxBuffered || next.BufferedBytes() != 5<<20 {
-		t.Errorf("after the reload: shared %v, limit %d, held %d; want the same budget, the default limit, 5MiB held",
-			next.budget == first.budget, next.budget.limit.Load(), next.BufferedBytes())
-	}
-	if other := build("", nil); other.budget == first.budget {
-		t.Error("a gateway built afresh took another's budget")
-	}
-	// Raising max_response alone raises the budget's default with it.
-	if g := build("limits: {max_response: 128MiB}", nil); g.budget.limit.Load() != 128<<20 {
-		t.Errorf("max_response 128MiB alone: budget %d, want 128MiB", g.budget.limit.Load())
-	}
-}
-
-// A claim that held LargeAnswerHeld or more tells Options.OnLargeAnswerDone
+// A Claim that held LargeAnswerHeld or more tells Options.OnLargeAnswerDone
 // when it is released, once; smaller ones do not.
 func TestLargeAnswerReleaseIsTold(t *testing.T) {
-	b := newResponseBudget(1 << 30)
+	b := NewBudget(1 << 30)
 	told := 0
 	f := func() { told++ }
 	b.onLarge.Store(&f)
-	small := claim{b: b}
-	small.take(LargeAnswerHeld - 1)
-	small.release()
+	small := Claim{b: b}
+	small.Take(LargeAnswerHeld - 1)
+	small.Release()
 	if told != 0 {
 		t.Fatalf("a release of %d bytes was told", LargeAnswerHeld-1)
 	}
-	large := claim{b: b}
-	large.take(LargeAnswerHeld)
-	large.release()
-	large.release()
+	large := Claim{b: b}
+	large.Take(LargeAnswerHeld)
+	large.Release()
+	large.Release()
 	if told != 1 {
 		t.Fatalf("a release of %d bytes was told %d times, want 1", LargeAnswerHeld, told)
 	}
 	var none func()
 	b.onLarge.Store(&none)
-	large.take(LargeAnswerHeld)
-	large.release() // a nil hook: nothing to tell, no panic
+	large.Take(LargeAnswerHeld)
+	large.Release() // a nil hook: nothing to tell, no panic
 }

@@ -1,19 +1,19 @@
-package router
+package reqbody
 
 import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
-// withoutProvider is body without its top-level "provider" member (the
-// client's preferences, f.provider), so that no upstream ever receives
+// WithoutProvider is body without its top-level "provider" member (the
+// client's preferences, f.Provider), so that no upstream ever receives
 // it: every exchange, pass-through, translated or hedged, is built from
 // the body this returns. f's offsets are moved to match; its values
 // (provider too) still point into the old body, whose bytes they are.
-func withoutProvider(body []byte, f *requestFields) []byte {
-	if f.provider == nil {
+func WithoutProvider(body []byte, f *Fields) []byte {
+	if f.Provider == nil {
 		return body
 	}
 	open := jsonscan.SkipSpace(body, 0) // body scanned as one object already
-	vs := jsonscan.Offset(body, f.provider)
-	start, end := -1, vs+len(f.provider)
+	vs := jsonscan.Offset(body, f.Provider)
+	start, end := -1, vs+len(f.Provider)
 	prevEnd, first := open+1, true // just past '{'
 	m := jsonscan.MembersOf(body[open:])
 	for {
@@ -43,5 +43,5 @@ func withoutProvider(body []byte, f *requestFields) []byte {
 		f.modelStart -= end - start
 		f.modelEnd -= end - start
 	}
-	return out // f.provider stays: the preferences are read from it
+	return out // f.Provider stays: the preferences are read from it
 }

@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"crypto/tls"
@@ -144,10 +144,10 @@ func tlsDetail(err error) string {
 	return ""
 }
 
-// transportReason is a transport failure as the all-failed answer names
+// TransportReason is a transport failure as the all-failed answer names
 // it: "transport (connection refused)", or "transport" when the kind is
 // not known.
-func transportReason(err error) string {
+func TransportReason(err error) string {
 	kind := transportKind(err)
 	if kind == "" {
 		return fault.ErrorTransport

@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"bufio"
@@ -205,12 +205,12 @@ func TestTransportKind(t *testing.T) {
 			if got := transportKind(err); got != tt.wantKind {
 				t.Errorf("transportKind(%v) = %q, want %q", err, got, tt.wantKind)
 			}
-			reason := transportReason(err)
+			reason := TransportReason(err)
 			if reason != tt.wantReason {
-				t.Errorf("transportReason(%v) = %q, want %q", err, reason, tt.wantReason)
+				t.Errorf("TransportReason(%v) = %q, want %q", err, reason, tt.wantReason)
 			}
 			if strings.Contains(reason, "127.0.0.1") || strings.Contains(reason, "invalid") {
-				t.Errorf("transportReason = %q names the address", reason)
+				t.Errorf("TransportReason = %q names the address", reason)
 			}
 		})
 	}
@@ -223,13 +223,13 @@ func TestTransportKindOfOtherErrors(t *testing.T) {
 			t.Errorf("transportKind(%v) = %q, want \"\"", err, got)
 		}
 	}
-	if got := transportReason(errors.New("something else")); got != "transport" {
-		t.Errorf("transportReason of an unknown error = %q, want transport", got)
+	if got := TransportReason(errors.New("something else")); got != "transport" {
+		t.Errorf("TransportReason of an unknown error = %q, want transport", got)
 	}
 	// A proxy URL with credentials in the error's text stays out.
 	err := &net.OpError{Op: "proxyconnect", Net: "tcp", Err: &tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}}
 	wrapped := errors.Join(errors.New("proxyconnect https://user:hunter2@proxy:3128"), err)
-	if got := transportReason(wrapped); strings.Contains(got, "hunter2") || !strings.HasPrefix(got, "transport (TLS: ") {
-		t.Errorf("transportReason = %q, want a TLS reason without the proxy's password", got)
+	if got := TransportReason(wrapped); strings.Contains(got, "hunter2") || !strings.HasPrefix(got, "transport (TLS: ") {
+		t.Errorf("TransportReason = %q, want a TLS reason without the proxy's password", got)
 	}
 }

@@ -1,4 +1,4 @@
-package router
+package conn
 
 import (
 	"bytes"
@@ -195,7 +195,7 @@ func (c *framingConn) step(ch byte) bool {
 	return true
 }
 
-// framingFault says why r's framing is refused, or "" when it is not:
+// FramingFault says why r's framing is refused, or "" when it is not:
 //   - HTTP/1.1 with both Transfer-Encoding and Content-Length. Only a
 //     request Go decoded as chunked can have had both (any other transfer
 //     coding Go refuses itself), so others cost one length check.
@@ -205,7 +205,7 @@ func (c *framingConn) step(ch byte) bool {
 //     while a proxy in front may have framed them as this one's chunked
 //     body. RFC 9112 (section 6.1) says to treat such framing as faulty and
 //     close the connection.
-func framingFault(r *http.Request) string {
+func FramingFault(r *http.Request) string {
 	const both = "a request must not carry both Transfer-Encoding and Content-Length"
 	fc, _ := r.Context().Value(framingKey{}).(*framingConn)
 	if !r.ProtoAtLeast(1, 1) {

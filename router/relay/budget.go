@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 // unary answer, but the gateway holds every unary answer whole before it
 // sends it, so N answers at once could hold N times that. The budget
 // bounds them together. Each answer starts with a pooled buffer of
-// answerBase bytes of its own; every buffer beyond it (a block of a large
+// AnswerBase bytes of its own; every buffer beyond it (a block of a large
 // answer, the contiguous copy of the blocks, a buffer sized by the
 // Content-Length, a translation) is reserved from the budget before it is
 // allocated, and given back when the attempt's relay returns, on every
@@ -18,10 +18,10 @@ import (
 // response_buffer_full, which fails over: the gateway's memory pressure,
 // no fault of the provider's.
 
-// responseBudget is the process-wide count of bytes held for unary
+// Budget is the process-wide count of bytes held for unary
 // answers against its limit. A reload hands it to the next gateway, which
 // only changes the limit: answers in flight on the old one stay counted.
-type responseBudget struct {
+type Budget struct {
 	limit atomic.Int64
 	held  atomic.Int64
 	// onLarge is Options.OnLargeAnswerDone of the gateway that last took
@@ -33,20 +33,20 @@ type responseBudget struct {
 // to be told to Options.OnLargeAnswerDone.
 const LargeAnswerHeld = 32 << 20
 
-func newResponseBudget(limit int64) *responseBudget {
-	b := &responseBudget{}
+func NewBudget(limit int64) *Budget {
+	b := &Budget{}
 	b.limit.Store(limit)
 	return b
 }
 
-// reserve takes n bytes for a claim that holds own bytes already, if they
-// fit under the limit, or if that claim is the only one holding any: an
+// reserve takes n bytes for a Claim that holds own bytes already, if they
+// fit under the limit, or if that Claim is the only one holding any: an
 // answer alone is never refused by the budget, so every answer within
 // limits.max_response is served when nothing else is held (a chunked one
 // needs about twice its size for a moment, its blocks and the contiguous
 // copy it is checked in). Alone, an answer is bounded by max_response
 // itself; the budget bounds answers together.
-func (b *responseBudget) reserve(n, own int64) bool {
+func (b *Budget) reserve(n, own int64) bool {
 	limit := b.limit.Load()
 	for {
 		held := b.held.Load()
@@ -59,24 +59,32 @@ func (b *responseBudget) reserve(n, own int64) bool {
 	}
 }
 
-func (b *responseBudget) release(n int64) { b.held.Add(-n) }
+func (b *Budget) release(n int64) { b.held.Add(-n) }
 
-// BufferedBytes is how many bytes unary answers hold of the budget
+// Held is how many bytes unary answers hold of the budget
 // (limits.max_buffered) now: this gateway's and those of every gateway a
 // reload replaced, whose requests may still be in flight.
-func (g *Gateway) BufferedBytes() int64 { return g.budget.held.Load() }
+func (b *Budget) Held() int64 { return b.held.Load() }
 
-// errBufferFull ends a read whose next buffer the budget could not give.
-var errBufferFull = errors.New("the unary answer budget (limits.max_buffered) is spent")
+// SetLimit sets the limit (a reload's limits.max_buffered); answers held
+// already stay counted.
+func (b *Budget) SetLimit(limit int64) { b.limit.Store(limit) }
 
-// claim is one answer's share of the budget: what it holds now.
-type claim struct {
-	b *responseBudget
+// OnLarge sets what a release of LargeAnswerHeld bytes or more calls (nil:
+// nothing).
+func (b *Budget) OnLarge(f *func()) { b.onLarge.Store(f) }
+
+// ErrBufferFull ends a read whose next buffer the budget could not give.
+var ErrBufferFull = errors.New("the unary answer budget (limits.max_buffered) is spent")
+
+// Claim is one answer's share of the budget: what it holds now.
+type Claim struct {
+	b *Budget
 	n int64
 }
 
-// take reserves n more bytes for the answer, if they fit.
-func (c *claim) take(n int64) bool {
+// Take reserves n more bytes for the answer, if they fit.
+func (c *Claim) Take(n int64) bool {
 	if !c.b.reserve(n, c.n) {
 		return false
 	}
@@ -85,13 +93,13 @@ func (c *claim) take(n int64) bool {
 }
 
 // give hands n bytes of the answer's back (a buffer it no longer holds).
-func (c *claim) give(n int64) {
+func (c *Claim) give(n int64) {
 	c.n -= n
 	c.b.release(n)
 }
 
-// release hands back everything the answer holds.
-func (c *claim) release() {
+// Release hands back everything the answer holds.
+func (c *Claim) Release() {
 	if c.n == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package router
+package reqbody
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // Input checks made before any token is spent: what every provider
 // refuses of a request's own shape is answered 400 at once, naming the
 // field, in the caller's error shape, rather than sent to each target in
-// turn. They read what scanRequest found at the top level; the messages
+// turn. They read what Scan found at the top level; the messages
 // are walked only when they mention tools at all (a byte search), so a
 // request without tools costs nothing more.
 //
@@ -27,20 +27,30 @@ import (
 //     calls in the last message await their results, as they should).
 
 // tokenLimitFields are the token limits of the three APIs, in the order
-// requestFields.tokenLimits holds their values.
+// Fields.tokenLimits holds their values.
 var tokenLimitFields = [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"}
 
-// inputError is why a request cannot be served as it stands: the field at
-// fault (an OpenAI error's param) and a message that starts with it.
-type inputError struct{ param, msg string }
+// InputError is why a request cannot be served as it stands: the field at
+// fault (an OpenAI error's Param) and a message that starts with it.
+type InputError struct{ Param, Msg string }
 
-func refuse(param, why string) inputError { return inputError{param: param, msg: param + " " + why} }
+func refuse(param, why string) InputError { return InputError{Param: param, Msg: param + " " + why} }
 
-// checkInput returns why the request cannot be served as it stands, naming
-// the field; a zero inputError when nothing here refuses it.
-func checkInput(ep *endpoint, f *requestFields) inputError {
-	if ep.family != familyChat && ep.family != familyResponses {
-		return inputError{}
+// API is which input checks an endpoint's requests take.
+type API uint8
+
+const (
+	Unchecked       API = iota // an endpoint with no checks here
+	ChatCompletions            // OpenAI Chat Completions
+	Messages                   // Anthropic Messages
+	Responses                  // the OpenAI Responses API
+)
+
+// Check returns why a request of api cannot be served as it stands,
+// naming the field; a zero InputError when nothing here refuses it.
+func Check(api API, f *Fields) InputError {
+	if api == Unchecked {
+		return InputError{}
 	}
 	for i, v := range f.tokenLimits {
 		if nonPositive(v) {
@@ -48,18 +58,18 @@ func checkInput(ep *endpoint, f *requestFields) inputError {
 		}
 	}
 	switch {
-	case ep.family == familyChat && !f.fromInput && f.messages != nil:
-		if emptyArray(f.messages) {
+	case api != Responses && !f.fromInput && f.Messages != nil:
+		if emptyArray(f.Messages) {
 			return refuse("messages", "must not be empty")
 		}
-		if ep.shape == shapeAnthropic {
-			return checkToolUses(f.messages)
+		if api == Messages {
+			return checkToolUses(f.Messages)
 		}
-		return checkToolCalls(f.messages)
-	case ep.family == familyResponses && f.fromInput && !f.prevResponse:
-		return checkFunctionCalls(f.messages)
+		return checkToolCalls(f.Messages)
+	case api == Responses && f.fromInput && !f.prevResponse:
+		return checkFunctionCalls(f.Messages)
 	}
-	return inputError{}
+	return InputError{}
 }
 
 // nonPositive reports whether v is a JSON number of zero or less.
@@ -125,16 +135,16 @@ func stringValue(v []byte) (string, bool) {
 
 // unanswered names the first of pending, left without its result by
 // message i.
-func unanswered(pending []toolCall, where string, i int) inputError {
+func unanswered(pending []toolCall, where string, i int) InputError {
 	p := pending[0]
 	return refuse("messages["+strconv.Itoa(p.msg)+"]."+where+"["+strconv.Itoa(p.idx)+"]",
-		"(id "+quoteForMessage(p.id)+") has no result before messages["+strconv.Itoa(i)+"]: every tool call needs its result before the conversation goes on")
+		"(id "+Quote(p.id)+") has no result before messages["+strconv.Itoa(i)+"]: every tool call needs its result before the conversation goes on")
 }
 
 // checkToolCalls checks Chat Completions messages: every tool message
 // answers a call of an earlier assistant message, and every call is
 // answered before a message other than a tool message follows.
-func checkToolCalls(msgs []byte) inputError {
+func checkToolCalls(msgs []byte) InputError {
 	seek := newMarks(msgs, markCall)
 	var issued []string
 	var pending []toolCall
@@ -163,7 +173,7 @@ func checkToolCalls(msgs []byte) inputError {
 		}
 		if id, ok := stringValue(answers); ok && isTool {
 			if !slices.Contains(issued, id) {
-				return refuse("messages["+strconv.Itoa(i)+"].tool_call_id", quoteForMessage(id)+" answers no tool call of an earlier assistant message")
+				return refuse("messages["+strconv.Itoa(i)+"].tool_call_id", Quote(id)+" answers no tool call of an earlier assistant message")
 			}
 			pending = slices.DeleteFunc(pending, func(c toolCall) bool { return c.id == id })
 		}
@@ -177,13 +187,13 @@ func checkToolCalls(msgs []byte) inputError {
 			}
 		}
 	}
-	return inputError{}
+	return InputError{}
 }
 
 // checkToolUses checks Messages: every tool_result answers a tool_use of
 // an earlier assistant message, and the message after an assistant
 // message's tool_use blocks carries a tool_result for each.
-func checkToolUses(msgs []byte) inputError {
+func checkToolUses(msgs []byte) InputError {
 	seek := newMarks(msgs, markUse)
 	var issued []string
 	var pending []toolCall
@@ -210,7 +220,7 @@ func checkToolUses(msgs []byte) inputError {
 				}
 				if !slices.Contains(issued, id) {
 					return refuse("messages["+strconv.Itoa(i)+"].content["+strconv.Itoa(j)+"].tool_use_id",
-						quoteForMessage(id)+" answers no tool_use of an earlier assistant message")
+						Quote(id)+" answers no tool_use of an earlier assistant message")
 				}
 				answered = append(answered, id)
 			}
@@ -224,14 +234,14 @@ func checkToolUses(msgs []byte) inputError {
 		}
 		pending = made
 	}
-	return inputError{}
+	return InputError{}
 }
 
 // checkFunctionCalls checks a Responses input: every function_call_output
 // answers a function_call earlier in the input.
-func checkFunctionCalls(input []byte) inputError {
+func checkFunctionCalls(input []byte) InputError {
 	if !bytes.Contains(input, markCallOutput) {
-		return inputError{}
+		return InputError{}
 	}
 	seek := newMarks(input, markCall)
 	var issued []string
@@ -262,9 +272,9 @@ func checkFunctionCalls(input []byte) inputError {
 		case `"function_call_output"`:
 			if !slices.Contains(issued, id) {
 				return refuse("input["+strconv.Itoa(i)+"].call_id",
-					quoteForMessage(id)+" answers no function_call earlier in input (a call made in a stored response needs previous_response_id)")
+					Quote(id)+" answers no function_call earlier in input (a call made in a stored response needs previous_response_id)")
 			}
 		}
 	}
-	return inputError{}
+	return InputError{}
 }
