@@ -173,7 +173,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		g.fail(c, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
 		return
 	}
-	if !isJSON(relay.HeaderValue(c.r.Header, "Content-Type")) {
+	if !isJSON(upstream.HeaderValue(c.r.Header, "Content-Type")) {
 		g.fail(c, http.StatusUnsupportedMediaType, errTypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
 		return
 	}

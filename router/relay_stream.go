@@ -11,6 +11,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -341,7 +342,7 @@ func (cw *chunkWriter) write(p []byte) bool {
 // eventStream reports whether an answer to a streaming request is a
 // server-sent event stream, as its Content-Type says.
 func eventStream(h http.Header) bool {
-	ct := relay.HeaderValue(h, "Content-Type")
+	ct := upstream.HeaderValue(h, "Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}

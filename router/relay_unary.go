@@ -7,6 +7,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/reqbody"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -146,6 +147,6 @@ const largeAnswer = 256 << 10
 // relayed as it is, unchecked: the gateway never asks for an encoding, so
 // only a provider that sends one unasked does this).
 func encoded(h http.Header) bool {
-	ce := relay.HeaderValue(h, "Content-Encoding")
+	ce := upstream.HeaderValue(h, "Content-Encoding")
 	return ce != "" && ce != "identity"
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // Which headers cross the gateway, each way: a request's here, an
@@ -59,7 +61,7 @@ var carrierKeys = map[string]string{"traceparent": "Traceparent", "tracestate": 
 
 func (c HeaderCarrier) Get(key string) string {
 	if ck, ok := carrierKeys[key]; ok {
-		return HeaderValue(http.Header(c), ck)
+		return upstream.HeaderValue(http.Header(c), ck)
 	}
 	return http.Header(c).Get(key)
 }

@@ -51,12 +51,12 @@ var limitHeaders = [][2]string{
 // ReadRateSignal reads h's rate-limit headers as of now.
 func ReadRateSignal(h http.Header, now time.Time) RateSignal {
 	s := RateSignal{Requests: -1}
-	if v := headerValue(h, "Retry-After-Ms"); v != "" {
+	if v := HeaderValue(h, "Retry-After-Ms"); v != "" {
 		if ms, ok := positiveNumber(v); ok {
 			s.RetryAt = now.Add(seconds(ms / 1000))
 		}
 	}
-	if v := headerValue(h, "Retry-After"); v != "" && s.RetryAt.IsZero() {
+	if v := HeaderValue(h, "Retry-After"); v != "" && s.RetryAt.IsZero() {
 		if sec, ok := positiveNumber(v); ok {
 			s.RetryAt = now.Add(seconds(sec))
 		} else if t, err := http.ParseTime(v); err == nil && t.After(now) {
@@ -64,7 +64,7 @@ func ReadRateSignal(h http.Header, now time.Time) RateSignal {
 		}
 	}
 	for k, hs := range limitHeaders {
-		rv := headerValue(h, hs[1])
+		rv := HeaderValue(h, hs[1])
 		if rv == "" {
 			continue
 		}
@@ -75,7 +75,7 @@ func ReadRateSignal(h http.Header, now time.Time) RateSignal {
 		if s.Reset.IsZero() || at.Before(s.Reset) {
 			s.Reset = at
 		}
-		n, err := strconv.ParseInt(strings.TrimSpace(headerValue(h, hs[0])), 10, 64)
+		n, err := strconv.ParseInt(strings.TrimSpace(HeaderValue(h, hs[0])), 10, 64)
 		if err != nil {
 			continue
 		}
@@ -89,11 +89,11 @@ func ReadRateSignal(h http.Header, now time.Time) RateSignal {
 	return s
 }
 
-// headerValue is h.Get(key) for a key already in canonical form: what
+// HeaderValue is h.Get(key) for a key already in canonical form: what
 // Get does but canonicalizing the key on every call, which cost about a
 // thousand instructions for each of the ten headers every answer is read
 // for (8 % of the gateway's instructions per request, callgrind).
-func headerValue(h http.Header, key string) string {
+func HeaderValue(h http.Header, key string) string {
 	if v := h[key]; len(v) > 0 {
 		return v[0]
 	}
