@@ -58,27 +58,39 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 	cd examples/clients/node && npm ci --no-audit --no-fund
 	cd examples/clients/go && FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte $(GO) test -count=1 ./...
 
-# Fuzz targets, each for FUZZTIME (make test: a few seconds each; make fuzz:
-# minutes). A failing input is written under the package's testdata/fuzz.
-FUZZTIME ?= 4s
+# Fuzz targets, each for FUZZTIME (make test: a couple of seconds each; make
+# fuzz: minutes). A failing input is written under the package's testdata/fuzz.
+FUZZTIME ?= 2s
 FUZZ_TARGETS := ./router/upstream/:FuzzEventStreamReader ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/reqbody/:FuzzScanRequest ./router/conn/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/translate/:FuzzChatToResponsesStream ./router/translate/:FuzzMessagesToResponsesStream ./router/internal/jsonscan/:FuzzValid ./router/internal/jsonscan/:FuzzStrings \
 	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors \
 	./router/translate/:FuzzDecodeRequest ./router/translate/:FuzzModelAnswers ./router/translate/:FuzzModelStreams
-# A target that fails with a failing input written (a real finding) fails
-# the run at once, its output shown. One that fails without writing an input
-# is the fuzzing engine itself (a worker lost on a busy machine): its output
-# is shown and it is run once more.
+FUZZ_PACKAGES := $(sort $(foreach t,$(FUZZ_TARGETS),$(firstword $(subst :, ,$(t)))))
+# Each package's instrumented test binary is built once (`go test -c -fuzz`)
+# and runs its targets one after another, as `go test -fuzz` would: from the
+# package's directory (its testdata/fuzz corpus) with the go command's fuzz
+# cache (GOCACHE/fuzz/<import path>). A target that fails with a failing
+# input written (a real finding) fails the run at once, its output shown.
+# One that fails without writing an input is the fuzzing engine itself (a
+# worker lost on a busy machine): its output is shown and it is run once more.
 test-fuzz: ## every fuzz target for FUZZTIME
-	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; name=$${t#*:}; \
-		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-		if ! $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1; then \
-			tail -40 $$log; \
-			if grep -q 'Failing input written' $$log; then exit 1; fi; \
-			echo "fuzz $$name: the engine failed without a failing input; once more"; \
-			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg >$$log 2>&1 || { tail -40 $$log; exit 1; }; \
-		fi; \
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; log=$$tmp/log; cache=$$($(GO) env GOCACHE)/fuzz; \
+	for pkg in $(FUZZ_PACKAGES); do \
+		bin=$$tmp/$$(echo $$pkg | tr -c 'a-z0-9\n' _).test; \
+		$(GO) test -c -fuzz . -o $$bin $$pkg; \
+		dir=$$cache/$$($(GO) list $$pkg); \
+		for t in $(FUZZ_TARGETS); do \
+			[ "$${t%%:*}" = "$$pkg" ] || continue; name=$${t#*:}; \
+			echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+			run() { (cd $$pkg && $$bin -test.run '^$$' -test.fuzz "^$$name$$" -test.fuzztime $(FUZZTIME) \
+				-test.fuzzcachedir $$dir -test.timeout 10m -test.paniconexit0) >$$log 2>&1; }; \
+			if ! run; then \
+				tail -40 $$log; \
+				if grep -q 'Failing input written' $$log; then exit 1; fi; \
+				echo "fuzz $$name: the engine failed without a failing input; once more"; \
+				run || { tail -40 $$log; exit 1; }; \
+			fi; \
+		done; \
 	done
 
 fuzz: ## the fuzz targets for longer (FUZZTIME=2m each by default here)
