@@ -262,20 +262,20 @@ func chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
 		return nil, refuse(msgPath(i)+".tool_calls", "must be an array")
 	}
 	for j, c := range jsonscan.Each(calls) {
-		path := msgPath(i) + ".tool_calls[" + strconv.Itoa(j) + "]"
+		path := func() string { return msgPath(i) + ".tool_calls[" + strconv.Itoa(j) + "]" }
 		if !isObject(c) {
-			return nil, refuse(path, "must be an object")
+			return nil, refuse(path(), "must be an object")
 		}
 		tc := readToolCall(c)
 		switch {
 		case present(tc.typ) && !stringIs(tc.typ, "function"):
-			return nil, refuse(path+".type", "only function tool calls translate")
+			return nil, refuse(path()+".type", "only function tool calls translate")
 		case !isString(tc.id):
-			return nil, refuse(path+".id", "must be a string")
+			return nil, refuse(path()+".id", "must be a string")
 		case !isString(tc.name):
-			return nil, refuse(path+".function.name", "must be a string")
+			return nil, refuse(path()+".function.name", "must be a string")
 		case present(tc.args) && !isString(tc.args):
-			return nil, refuse(path+".function.arguments", "must be a string")
+			return nil, refuse(path()+".function.arguments", "must be a string")
 		}
 		parts = append(parts, Part{Kind: PartToolCall, ID: tc.id, Name: tc.name, Args: tc.args, ArgsQuoted: true, At: j})
 	}

@@ -13,15 +13,15 @@ import (
 // tool choice (auto, none, required or a named function).
 func (r *Request) chatTools(tools, choice []byte) error {
 	for j, v := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
+		path := func() string { return "tools[" + strconv.Itoa(j) + "]" }
 		if !isObject(v) {
-			return refuse(path, "must be an object")
+			return refuse(path(), "must be an object")
 		}
 		if !stringIs(jsonscan.Field(v, "type"), "function") {
-			return refuse(path+".type", "only function tools translate")
+			return refuse(path()+".type", "only function tools translate")
 		}
 		f := readFunctionTool(jsonscan.Field(v, "function"), "parameters")
-		t, err := neutralTool(f, path+".function", "parameters")
+		t, err := neutralTool(f, func() string { return path() + ".function" }, "parameters")
 		if err != nil {
 			return err
 		}
@@ -50,18 +50,18 @@ func (r *Request) chatTools(tools, choice []byte) error {
 }
 
 // neutralTool checks a function definition read from any API.
-func neutralTool(f functionTool, path, schemaKey string) (Tool, error) {
+func neutralTool(f functionTool, path func() string, schemaKey string) (Tool, error) {
 	switch {
 	case !isString(f.name):
-		return Tool{}, refuse(path+".name", "must be a string")
+		return Tool{}, refuse(path()+".name", "must be a string")
 	case present(f.schema) && !isObject(f.schema):
-		return Tool{}, refuse(path+"."+schemaKey, "must be an object")
+		return Tool{}, refuse(path()+"."+schemaKey, "must be an object")
 	case present(f.schema) && present(jsonscan.Field(f.schema, "type")) && !stringIs(jsonscan.Field(f.schema, "type"), "object"):
-		return Tool{}, refuse(path+"."+schemaKey+".type", "must be object: a tool's input is a JSON object")
+		return Tool{}, refuse(path()+"."+schemaKey+".type", "must be object: a tool's input is a JSON object")
 	case present(f.strict) && !isBool(f.strict):
-		return Tool{}, refuse(path+".strict", "must be a boolean")
+		return Tool{}, refuse(path()+".strict", "must be a boolean")
 	case present(f.desc) && !isString(f.desc):
-		return Tool{}, refuse(path+".description", "must be a string")
+		return Tool{}, refuse(path()+".description", "must be a string")
 	}
 	t := Tool{Name: f.name, Schema: f.schema, Strict: f.strict}
 	if present(f.desc) {

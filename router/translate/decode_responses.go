@@ -140,7 +140,7 @@ func (r *Request) responsesMessage(j int, role, content []byte) error {
 		t.Parts = []Part{{Kind: PartText, Text: content, At: -1}}
 	case isArray(content):
 		for k, v := range jsonscan.Each(content) {
-			p, err := responsesPart(v, itemPath(j)+".content["+strconv.Itoa(k)+"]", t.Role == RoleAssistant)
+			p, err := responsesPart(v, func() string { return itemPath(j) + ".content[" + strconv.Itoa(k) + "]" }, t.Role == RoleAssistant)
 			if err != nil {
 				return err
 			}
@@ -166,9 +166,9 @@ func (r *Request) responsesMessage(j int, role, content []byte) error {
 
 // responsesPart reads one content part of a message or of a function
 // call's output.
-func responsesPart(v []byte, path string, assistant bool) (Part, error) {
+func responsesPart(v []byte, path func() string, assistant bool) (Part, error) {
 	if !isObject(v) {
-		return Part{}, refuse(path, "must be an object")
+		return Part{}, refuse(path(), "must be an object")
 	}
 	var typ, text, refusalText, imageURL, detail, fileID, fileData, filename []byte
 	m := jsonscan.MembersOf(v)
@@ -196,26 +196,26 @@ func responsesPart(v []byte, path string, assistant bool) (Part, error) {
 	switch {
 	case stringIs(typ, "input_text"), stringIs(typ, "output_text"):
 		if !isString(text) {
-			return p, refuse(path+".text", "must be a string")
+			return p, refuse(path()+".text", "must be a string")
 		}
 		p.Kind, p.Text = PartText, text
 	case assistant && stringIs(typ, "refusal") && isString(refusalText):
 		p.Kind, p.Text = PartRefusal, refusalText
 	case !assistant && stringIs(typ, "input_image"):
 		if !isString(imageURL) {
-			return p, refuse(path, "only an image given by image_url translates (a file_id lives in OpenAI's storage)")
+			return p, refuse(path(), "only an image given by image_url translates (a file_id lives in OpenAI's storage)")
 		}
 		if isString(detail) {
 			p.Detail = detail
 		}
-		return p, chatImage(&p, imageURL, path+".image_url")
+		return p, chatImage(&p, imageURL, path()+".image_url")
 	case !assistant && stringIs(typ, "input_file"):
 		if !isString(fileData) || present(fileID) {
-			return p, refuse(path, "only a file given inline as file_data translates (a file_id lives in OpenAI's storage)")
+			return p, refuse(path(), "only a file given inline as file_data translates (a file_id lives in OpenAI's storage)")
 		}
-		return p, inlineFile(&p, fileData, filename, path+".file_data")
+		return p, inlineFile(&p, fileData, filename, path()+".file_data")
 	default:
-		return p, refuse(path+".type", "must be input_text, input_image, input_file, output_text or refusal")
+		return p, refuse(path()+".type", "must be input_text, input_image, input_file, output_text or refusal")
 	}
 	return p, nil
 }

@@ -37,7 +37,7 @@ func (r *Request) responsesCallOutput(j int, callID, output []byte) error {
 	case isArray(output):
 		p.Content = []Part{}
 		for k, v := range jsonscan.Each(output) {
-			c, err := responsesPart(v, itemPath(j)+".output["+strconv.Itoa(k)+"]", false)
+			c, err := responsesPart(v, func() string { return itemPath(j) + ".output[" + strconv.Itoa(k) + "]" }, false)
 			if err != nil {
 				return err
 			}
@@ -94,13 +94,13 @@ func (r *Request) appendThinking(j int, p Part) {
 // responsesTools reads function tools and the tool choice.
 func (r *Request) responsesTools(tools, choice []byte) error {
 	for j, v := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
+		path := func() string { return "tools[" + strconv.Itoa(j) + "]" }
 		if !isObject(v) {
-			return refuse(path, "must be an object")
+			return refuse(path(), "must be an object")
 		}
 		f := readFunctionTool(v, "parameters")
 		if !stringIs(f.typ, "function") {
-			return refuse(path+".type", "only function tools translate; the others run inside OpenAI's API")
+			return refuse(path()+".type", "only function tools translate; the others run inside OpenAI's API")
 		}
 		t, err := neutralTool(f, path, "parameters")
 		if err != nil {
