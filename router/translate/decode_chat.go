@@ -13,12 +13,13 @@ import (
 // as slices of the body.
 
 // decodeChat reads a Chat Completions request.
-func decodeChat(body []byte) (*Request, error) {
+func decodeChat(r *Request, body []byte) (*Request, error) {
 	var c chatRequest
 	if _, err := readRequest(body, c.set, c.check); err != nil {
 		return nil, err
 	}
-	r := &Request{Client: Chat, ParallelToolCalls: c.parallelToolCalls, Turns: make([]Turn, 0, 8)}
+	r.reset(Chat)
+	r.ParallelToolCalls = c.parallelToolCalls
 	for i, msg := range jsonscan.Each(c.messages) {
 		if err := r.chatMessage(i, msg); err != nil {
 			return nil, err

@@ -12,7 +12,7 @@ import (
 // tools, tool choice, thinking and structured output.
 
 // decodeMessages reads a Messages request.
-func decodeMessages(body []byte) (*Request, error) {
+func decodeMessages(r *Request, body []byte) (*Request, error) {
 	var m messagesRequest
 	var topK []byte
 	set := func(k, v []byte) error {
@@ -27,7 +27,8 @@ func decodeMessages(body []byte) (*Request, error) {
 	if present(topK) && !isNumber(topK) {
 		return nil, refuse("top_k", "must be an integer")
 	}
-	r := &Request{Client: Messages, Stream: isTrue(m.stream)}
+	r.reset(Messages)
+	r.Stream = isTrue(m.stream)
 	r.Limits = Limits{MaxTokens: m.maxTokens, Temperature: m.temperature, TopP: m.topP, TopK: topK, Stop: stopList(m.stopSequences)}
 	if user := jsonscan.Field(m.metadata, "user_id"); isString(user) {
 		r.User = user
@@ -85,7 +86,7 @@ func (r *Request) messagesSettings(m *messagesRequest) error {
 // messagesSystem reads the system prompt: a string, or text blocks.
 func (r *Request) messagesSystem(system []byte) error {
 	if isString(system) {
-		r.System = []Part{{Kind: PartText, Text: system, At: -1}}
+		r.System = r.one(Part{Kind: PartText, Text: system, At: -1})
 		return nil
 	}
 	for j, v := range jsonscan.Each(system) {
@@ -123,16 +124,18 @@ func (r *Request) messagesTurn(i int, msg []byte) error {
 	}
 	switch {
 	case isString(content):
-		t.Parts = []Part{{Kind: PartText, Text: content, At: -1}}
+		t.Parts = r.one(Part{Kind: PartText, Text: content, At: -1})
 	case isArray(content):
+		start := len(r.parts)
 		for j, v := range jsonscan.Each(content) {
 			p, err := messagesBlock(v, blockAt{i: i, j: j})
 			if err != nil {
 				return err
 			}
 			p.At = j
-			t.Parts = append(t.Parts, p)
+			start = r.add(start, p)
 		}
+		t.Parts = r.since(start)
 	default:
 		return refuse(msgPath(i)+".content", "must be a string or an array of content blocks")
 	}

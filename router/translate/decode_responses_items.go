@@ -20,7 +20,7 @@ func (r *Request) responsesCall(j int, callID, name, args []byte) error {
 		return refuse(itemPath(j)+".arguments", "must be a string")
 	}
 	p := Part{Kind: PartToolCall, ID: callID, Name: name, Args: args, ArgsQuoted: true, At: -1}
-	r.Turns = append(r.Turns, Turn{Role: RoleAssistant, At: j, Parts: []Part{p}})
+	r.Turns = append(r.Turns, Turn{Role: RoleAssistant, At: j, Parts: r.one(p)})
 	return nil
 }
 
@@ -47,7 +47,7 @@ func (r *Request) responsesCallOutput(j int, callID, output []byte) error {
 	default:
 		return refuse(itemPath(j)+".output", "must be a string or an array of content parts")
 	}
-	r.Turns = append(r.Turns, Turn{Role: RoleUser, At: j, Parts: []Part{p}})
+	r.Turns = append(r.Turns, Turn{Role: RoleUser, At: j, Parts: r.one(p)})
 	return nil
 }
 
@@ -88,7 +88,7 @@ func (r *Request) appendThinking(j int, p Part) {
 		r.Turns[n-1].Parts = append(r.Turns[n-1].Parts, p)
 		return
 	}
-	r.Turns = append(r.Turns, Turn{Role: RoleAssistant, At: j, Parts: []Part{p}})
+	r.Turns = append(r.Turns, Turn{Role: RoleAssistant, At: j, Parts: r.one(p)})
 }
 
 // responsesTools reads function tools and the tool choice.
