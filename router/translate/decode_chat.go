@@ -116,7 +116,7 @@ func (r *Request) chatMessage(i int, msg []byte) error {
 			t.Parts = append(t.Parts, Part{Kind: PartRefusal, Text: refusalText, At: -1})
 		}
 		if err == nil {
-			t.Parts, err = chatCalls(i, toolCalls, t.Parts)
+			t.Parts, err = r.chatCalls(i, toolCalls, t.Parts)
 		}
 	case stringIs(role, "tool"):
 		t.Parts, err = r.chatResult(i, callID, content)
@@ -144,7 +144,11 @@ func (r *Request) chatSystem(i int, content, cache []byte) error {
 	if n := len(parts); n > 0 && present(cache) {
 		parts[n-1].Cache = cache
 	}
-	r.System = append(r.System, parts...)
+	if r.System == nil {
+		r.System = parts // capped: a later system message's append copies
+	} else {
+		r.System = append(r.System, parts...)
+	}
 	return nil
 }
 
@@ -254,13 +258,18 @@ func hasEscape(s []byte) bool {
 	return false
 }
 
-// chatCalls appends an assistant message's tool calls to its parts.
-func chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
+// chatCalls appends an assistant message's tool calls to its parts, the
+// whole turn then one run in r.parts.
+func (r *Request) chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
 	if !present(calls) {
 		return parts, nil
 	}
 	if !isArray(calls) {
 		return nil, refuse(msgPath(i)+".tool_calls", "must be an array")
+	}
+	start := len(r.parts)
+	for _, p := range parts {
+		start = r.add(start, p)
 	}
 	for j, c := range jsonscan.Each(calls) {
 		path := func() string { return msgPath(i) + ".tool_calls[" + strconv.Itoa(j) + "]" }
@@ -278,9 +287,9 @@ func chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
 		case present(tc.args) && !isString(tc.args):
 			return nil, refuse(path()+".function.arguments", "must be a string")
 		}
-		parts = append(parts, Part{Kind: PartToolCall, ID: tc.id, Name: tc.name, Args: tc.args, ArgsQuoted: true, At: j})
+		start = r.add(start, Part{Kind: PartToolCall, ID: tc.id, Name: tc.name, Args: tc.args, ArgsQuoted: true, At: j})
 	}
-	return parts, nil
+	return r.since(start), nil
 }
 
 // chatResult reads a tool message: the result of call id, its content a

@@ -105,12 +105,13 @@ func (r *Request) one(p Part) []Part {
 
 // add appends p to the run of parts that began at start in r.parts (a
 // turn's parts, collected one by one) and returns where the run now
-// begins: when r.parts is full the run moves to a new, larger array, and
-// the slices already handed out keep the old one.
+// begins: when r.parts is full the run moves to a new array twice as
+// large (which scratch then keeps for the next request), and the slices
+// already handed out keep the old one.
 func (r *Request) add(start int, p Part) int {
 	if len(r.parts) == cap(r.parts) {
 		run := r.parts[start:]
-		grown := make([]Part, len(run), max(4, 2*len(run)+1))
+		grown := make([]Part, len(run), max(8, 2*len(run)+1, 2*cap(r.parts)))
 		copy(grown, run)
 		r.parts, start = grown, 0
 	}
