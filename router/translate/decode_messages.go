@@ -277,7 +277,7 @@ func (r *Request) messagesTools(tools, choice []byte) error {
 		if err != nil {
 			return err
 		}
-		t.Cache = jsonscan.Field(v, "cache_control")
+		t.Cache = f.cache
 		r.Tools = append(r.Tools, t)
 	}
 	if !present(choice) {
