@@ -163,12 +163,12 @@ func (r *Request) chatContent(i int, content []byte, assistant bool) ([]Part, er
 	case !isArray(content):
 		return nil, refuse(msgPath(i)+".content", "must be a string or an array of parts")
 	}
-	var parts []Part
+	start := len(r.parts)
 	for j, v := range jsonscan.Each(content) {
 		p, ok := readPart(v)
-		path := contentPath(i, j)
+		path := func() string { return contentPath(i, j) }
 		if !ok {
-			return nil, refuse(path, "must be an object")
+			return nil, refuse(path(), "must be an object")
 		}
 		np := Part{At: j, Cache: p.cacheControl}
 		var err error
@@ -176,25 +176,25 @@ func (r *Request) chatContent(i int, content []byte, assistant bool) ([]Part, er
 		case stringIs(p.typ, "text"):
 			np.Kind, np.Text = PartText, p.text
 			if !isString(p.text) {
-				return nil, refuse(path+".text", "must be a string")
+				return nil, refuse(path()+".text", "must be a string")
 			}
 		case assistant && stringIs(p.typ, "refusal"):
 			np.Kind, np.Text = PartRefusal, p.refusal
 		case !assistant && stringIs(p.typ, "image_url"):
-			err = chatImage(&np, p.imageURL, path+".image_url")
+			err = chatImage(&np, p.imageURL, path()+".image_url")
 		case !assistant && stringIs(p.typ, "file"):
-			err = chatFile(&np, p.file, path+".file")
+			err = chatFile(&np, p.file, path()+".file")
 		case stringIs(p.typ, "input_audio"):
-			return nil, refuse(path, "audio input is not translated")
+			return nil, refuse(path(), "audio input is not translated")
 		default:
-			return nil, refuse(path+".type", "only text, image_url and file parts translate")
+			return nil, refuse(path()+".type", "only text, image_url and file parts translate")
 		}
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, np)
+		start = r.add(start, np)
 	}
-	return parts, nil
+	return r.since(start), nil
 }
 
 // chatImage reads an image_url ({"url","detail"} or the bare URL) into p:
