@@ -13,12 +13,13 @@ import (
 // as slices of the body.
 
 // decodeChat reads a Chat Completions request.
-func decodeChat(body []byte) (*Request, error) {
+func decodeChat(r *Request, body []byte) (*Request, error) {
 	var c chatRequest
 	if _, err := readRequest(body, c.set, c.check); err != nil {
 		return nil, err
 	}
-	r := &Request{Client: Chat, ParallelToolCalls: c.parallelToolCalls, Turns: make([]Turn, 0, 8)}
+	r.reset(Chat)
+	r.ParallelToolCalls = c.parallelToolCalls
 	for i, msg := range jsonscan.Each(c.messages) {
 		if err := r.chatMessage(i, msg); err != nil {
 			return nil, err
@@ -115,7 +116,7 @@ func (r *Request) chatMessage(i int, msg []byte) error {
 			t.Parts = append(t.Parts, Part{Kind: PartRefusal, Text: refusalText, At: -1})
 		}
 		if err == nil {
-			t.Parts, err = chatCalls(i, toolCalls, t.Parts)
+			t.Parts, err = r.chatCalls(i, toolCalls, t.Parts)
 		}
 	case stringIs(role, "tool"):
 		t.Parts, err = r.chatResult(i, callID, content)
@@ -143,7 +144,11 @@ func (r *Request) chatSystem(i int, content, cache []byte) error {
 	if n := len(parts); n > 0 && present(cache) {
 		parts[n-1].Cache = cache
 	}
-	r.System = append(r.System, parts...)
+	if r.System == nil {
+		r.System = parts // capped: a later system message's append copies
+	} else {
+		r.System = append(r.System, parts...)
+	}
 	return nil
 }
 
@@ -158,12 +163,12 @@ func (r *Request) chatContent(i int, content []byte, assistant bool) ([]Part, er
 	case !isArray(content):
 		return nil, refuse(msgPath(i)+".content", "must be a string or an array of parts")
 	}
-	var parts []Part
+	start := len(r.parts)
 	for j, v := range jsonscan.Each(content) {
 		p, ok := readPart(v)
-		path := contentPath(i, j)
+		path := func() string { return contentPath(i, j) }
 		if !ok {
-			return nil, refuse(path, "must be an object")
+			return nil, refuse(path(), "must be an object")
 		}
 		np := Part{At: j, Cache: p.cacheControl}
 		var err error
@@ -171,25 +176,25 @@ func (r *Request) chatContent(i int, content []byte, assistant bool) ([]Part, er
 		case stringIs(p.typ, "text"):
 			np.Kind, np.Text = PartText, p.text
 			if !isString(p.text) {
-				return nil, refuse(path+".text", "must be a string")
+				return nil, refuse(path()+".text", "must be a string")
 			}
 		case assistant && stringIs(p.typ, "refusal"):
 			np.Kind, np.Text = PartRefusal, p.refusal
 		case !assistant && stringIs(p.typ, "image_url"):
-			err = chatImage(&np, p.imageURL, path+".image_url")
+			err = chatImage(&np, p.imageURL, path()+".image_url")
 		case !assistant && stringIs(p.typ, "file"):
-			err = chatFile(&np, p.file, path+".file")
+			err = chatFile(&np, p.file, path()+".file")
 		case stringIs(p.typ, "input_audio"):
-			return nil, refuse(path, "audio input is not translated")
+			return nil, refuse(path(), "audio input is not translated")
 		default:
-			return nil, refuse(path+".type", "only text, image_url and file parts translate")
+			return nil, refuse(path()+".type", "only text, image_url and file parts translate")
 		}
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, np)
+		start = r.add(start, np)
 	}
-	return parts, nil
+	return r.since(start), nil
 }
 
 // chatImage reads an image_url ({"url","detail"} or the bare URL) into p:
@@ -253,33 +258,38 @@ func hasEscape(s []byte) bool {
 	return false
 }
 
-// chatCalls appends an assistant message's tool calls to its parts.
-func chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
+// chatCalls appends an assistant message's tool calls to its parts, the
+// whole turn then one run in r.parts.
+func (r *Request) chatCalls(i int, calls []byte, parts []Part) ([]Part, error) {
 	if !present(calls) {
 		return parts, nil
 	}
 	if !isArray(calls) {
 		return nil, refuse(msgPath(i)+".tool_calls", "must be an array")
 	}
+	start := len(r.parts)
+	for _, p := range parts {
+		start = r.add(start, p)
+	}
 	for j, c := range jsonscan.Each(calls) {
-		path := msgPath(i) + ".tool_calls[" + strconv.Itoa(j) + "]"
+		path := func() string { return msgPath(i) + ".tool_calls[" + strconv.Itoa(j) + "]" }
 		if !isObject(c) {
-			return nil, refuse(path, "must be an object")
+			return nil, refuse(path(), "must be an object")
 		}
 		tc := readToolCall(c)
 		switch {
 		case present(tc.typ) && !stringIs(tc.typ, "function"):
-			return nil, refuse(path+".type", "only function tool calls translate")
+			return nil, refuse(path()+".type", "only function tool calls translate")
 		case !isString(tc.id):
-			return nil, refuse(path+".id", "must be a string")
+			return nil, refuse(path()+".id", "must be a string")
 		case !isString(tc.name):
-			return nil, refuse(path+".function.name", "must be a string")
+			return nil, refuse(path()+".function.name", "must be a string")
 		case present(tc.args) && !isString(tc.args):
-			return nil, refuse(path+".function.arguments", "must be a string")
+			return nil, refuse(path()+".function.arguments", "must be a string")
 		}
-		parts = append(parts, Part{Kind: PartToolCall, ID: tc.id, Name: tc.name, Args: tc.args, ArgsQuoted: true, At: j})
+		start = r.add(start, Part{Kind: PartToolCall, ID: tc.id, Name: tc.name, Args: tc.args, ArgsQuoted: true, At: j})
 	}
-	return parts, nil
+	return r.since(start), nil
 }
 
 // chatResult reads a tool message: the result of call id, its content a

@@ -13,19 +13,31 @@ import (
 // tool choice (auto, none, required or a named function).
 func (r *Request) chatTools(tools, choice []byte) error {
 	for j, v := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
+		path := func() string { return "tools[" + strconv.Itoa(j) + "]" }
 		if !isObject(v) {
-			return refuse(path, "must be an object")
+			return refuse(path(), "must be an object")
 		}
-		if !stringIs(jsonscan.Field(v, "type"), "function") {
-			return refuse(path+".type", "only function tools translate")
+		var typ, function, cache []byte // one walk of the tool, not one a member
+		m := jsonscan.MembersOf(v)
+		for k, val, ok := m.Next(); ok; k, val, ok = m.Next() {
+			switch string(k) {
+			case "type":
+				typ = val
+			case "function":
+				function = val
+			case "cache_control":
+				cache = val
+			}
 		}
-		f := readFunctionTool(jsonscan.Field(v, "function"), "parameters")
-		t, err := neutralTool(f, path+".function", "parameters")
+		if !stringIs(typ, "function") {
+			return refuse(path()+".type", "only function tools translate")
+		}
+		f := readFunctionTool(function, "parameters")
+		t, err := neutralTool(f, func() string { return path() + ".function" }, "parameters")
 		if err != nil {
 			return err
 		}
-		t.Cache = jsonscan.Field(v, "cache_control")
+		t.Cache = cache
 		r.Tools = append(r.Tools, t)
 	}
 	r.ToolChoice.Said = present(choice)
@@ -50,18 +62,18 @@ func (r *Request) chatTools(tools, choice []byte) error {
 }
 
 // neutralTool checks a function definition read from any API.
-func neutralTool(f functionTool, path, schemaKey string) (Tool, error) {
+func neutralTool(f functionTool, path func() string, schemaKey string) (Tool, error) {
 	switch {
 	case !isString(f.name):
-		return Tool{}, refuse(path+".name", "must be a string")
+		return Tool{}, refuse(path()+".name", "must be a string")
 	case present(f.schema) && !isObject(f.schema):
-		return Tool{}, refuse(path+"."+schemaKey, "must be an object")
-	case present(f.schema) && present(jsonscan.Field(f.schema, "type")) && !stringIs(jsonscan.Field(f.schema, "type"), "object"):
-		return Tool{}, refuse(path+"."+schemaKey+".type", "must be object: a tool's input is a JSON object")
+		return Tool{}, refuse(path()+"."+schemaKey, "must be an object")
+	case present(f.schema) && !schemaTypeObject(f.schema):
+		return Tool{}, refuse(path()+"."+schemaKey+".type", "must be object: a tool's input is a JSON object")
 	case present(f.strict) && !isBool(f.strict):
-		return Tool{}, refuse(path+".strict", "must be a boolean")
+		return Tool{}, refuse(path()+".strict", "must be a boolean")
 	case present(f.desc) && !isString(f.desc):
-		return Tool{}, refuse(path+".description", "must be a string")
+		return Tool{}, refuse(path()+".description", "must be a string")
 	}
 	t := Tool{Name: f.name, Schema: f.schema, Strict: f.strict}
 	if present(f.desc) {
@@ -96,4 +108,11 @@ func chatOutput(format []byte) (OutputFormat, error) {
 		return o, nil
 	}
 	return OutputFormat{}, refuse("response_format.type", "must be text, json_schema or json_object")
+}
+
+// schemaTypeObject reports whether a schema object's type, if it says
+// one, is object.
+func schemaTypeObject(schema []byte) bool {
+	typ := jsonscan.Field(schema, "type")
+	return !present(typ) || stringIs(typ, "object")
 }

@@ -12,7 +12,7 @@ import (
 // tools, tool choice, thinking and structured output.
 
 // decodeMessages reads a Messages request.
-func decodeMessages(body []byte) (*Request, error) {
+func decodeMessages(r *Request, body []byte) (*Request, error) {
 	var m messagesRequest
 	var topK []byte
 	set := func(k, v []byte) error {
@@ -27,7 +27,8 @@ func decodeMessages(body []byte) (*Request, error) {
 	if present(topK) && !isNumber(topK) {
 		return nil, refuse("top_k", "must be an integer")
 	}
-	r := &Request{Client: Messages, Stream: isTrue(m.stream)}
+	r.reset(Messages)
+	r.Stream = isTrue(m.stream)
 	r.Limits = Limits{MaxTokens: m.maxTokens, Temperature: m.temperature, TopP: m.topP, TopK: topK, Stop: stopList(m.stopSequences)}
 	if user := jsonscan.Field(m.metadata, "user_id"); isString(user) {
 		r.User = user
@@ -85,7 +86,7 @@ func (r *Request) messagesSettings(m *messagesRequest) error {
 // messagesSystem reads the system prompt: a string, or text blocks.
 func (r *Request) messagesSystem(system []byte) error {
 	if isString(system) {
-		r.System = []Part{{Kind: PartText, Text: system, At: -1}}
+		r.System = r.one(Part{Kind: PartText, Text: system, At: -1})
 		return nil
 	}
 	for j, v := range jsonscan.Each(system) {
@@ -123,16 +124,18 @@ func (r *Request) messagesTurn(i int, msg []byte) error {
 	}
 	switch {
 	case isString(content):
-		t.Parts = []Part{{Kind: PartText, Text: content, At: -1}}
+		t.Parts = r.one(Part{Kind: PartText, Text: content, At: -1})
 	case isArray(content):
+		start := len(r.parts)
 		for j, v := range jsonscan.Each(content) {
-			p, err := messagesBlock(v, contentPath(i, j))
+			p, err := messagesBlock(v, blockAt{i: i, j: j})
 			if err != nil {
 				return err
 			}
 			p.At = j
-			t.Parts = append(t.Parts, p)
+			start = r.add(start, p)
 		}
+		t.Parts = r.since(start)
 	default:
 		return refuse(msgPath(i)+".content", "must be a string or an array of content blocks")
 	}
@@ -140,17 +143,32 @@ func (r *Request) messagesTurn(i int, msg []byte) error {
 	return nil
 }
 
+// blockAt is where a content block stands: messages[i].content[j], or
+// content[j] of the tool result in names. A refusal builds its text; a
+// block that translates costs none.
+type blockAt struct {
+	i, j int
+	in   func() string
+}
+
+func (w blockAt) String() string {
+	if w.in != nil {
+		return w.in() + ".content[" + strconv.Itoa(w.j) + "]"
+	}
+	return contentPath(w.i, w.j)
+}
+
 // messagesBlock reads one content block.
-func messagesBlock(v []byte, path string) (Part, error) {
+func messagesBlock(v []byte, at blockAt) (Part, error) {
 	b, ok := readPart(v)
 	if !ok {
-		return Part{}, refuse(path, "must be an object")
+		return Part{}, refuse(at.String(), "must be an object")
 	}
 	p := Part{Cache: b.cacheControl}
 	switch typ := string(b.typ); typ {
 	case `"text"`:
 		if !isString(b.text) {
-			return p, refuse(path+".text", "must be a string")
+			return p, refuse(at.String()+".text", "must be a string")
 		}
 		p.Kind, p.Text = PartText, b.text
 	case `"image"`, `"document"`:
@@ -158,37 +176,37 @@ func messagesBlock(v []byte, path string) (Part, error) {
 		if typ == `"document"` {
 			p.Kind = PartDocument
 		}
-		return p, messagesSource(&p, b.source, path+".source")
+		return p, messagesSource(&p, b.source, func() string { return at.String() + ".source" })
 	case `"tool_use"`:
 		if !isString(b.id) || !isString(b.name) {
-			return p, refuse(path, "a tool_use block needs a string id and name")
+			return p, refuse(at.String(), "a tool_use block needs a string id and name")
 		}
 		p.Kind, p.ID, p.Name, p.Args = PartToolCall, b.id, b.name, b.input
 	case `"tool_result"`:
-		return messagesResult(p, b, path)
+		return messagesResult(p, b, at)
 	case `"thinking"`:
 		p.Kind, p.Text = PartThinking, jsonscan.Field(v, "thinking")
 		p.Signature = jsonscan.Field(v, "signature")
 	case `"redacted_thinking"`:
 		data := jsonscan.Field(v, "data")
 		if !isString(data) {
-			return p, refuse(path+".data", "must be a string")
+			return p, refuse(at.String()+".data", "must be a string")
 		}
 		p.Kind, p.Data = PartRedactedThinking, data[1:len(data)-1]
 		p.DataEscaped = hasEscape(p.Data)
 	default:
-		return p, refuse(path+".type", "only text, image, document, tool_use, tool_result, thinking and redacted_thinking blocks translate")
+		return p, refuse(at.String()+".type", "only text, image, document, tool_use, tool_result, thinking and redacted_thinking blocks translate")
 	}
 	return p, nil
 }
 
 // messagesSource reads an image or document source: base64 data or a URL.
-func messagesSource(p *Part, src []byte, path string) error {
+func messagesSource(p *Part, src []byte, path func() string) error {
 	switch typ := jsonscan.Field(src, "type"); {
 	case stringIs(typ, "base64"):
 		mt, data := jsonscan.Field(src, "media_type"), jsonscan.Field(src, "data")
 		if !isString(mt) || !isString(data) {
-			return refuse(path, "base64 source needs a string media_type and data")
+			return refuse(path(), "base64 source needs a string media_type and data")
 		}
 		p.MediaType, p.Data = mt[1:len(mt)-1], data[1:len(data)-1]
 		p.DataEscaped = hasEscape(p.MediaType) || hasEscape(p.Data)
@@ -196,26 +214,26 @@ func messagesSource(p *Part, src []byte, path string) error {
 		// A plain-text document is its text: every upstream reads that.
 		data := jsonscan.Field(src, "data")
 		if !isString(data) {
-			return refuse(path+".data", "must be a string")
+			return refuse(path()+".data", "must be a string")
 		}
 		*p = Part{Kind: PartText, Text: data, Cache: p.Cache}
 	case stringIs(typ, "url"):
 		url := jsonscan.Field(src, "url")
 		if !isString(url) {
-			return refuse(path+".url", "must be a string")
+			return refuse(path()+".url", "must be a string")
 		}
 		p.URL = url
 	default:
-		return refuse(path+".type", "only base64, url and (for a document) text sources translate")
+		return refuse(path()+".type", "only base64, url and (for a document) text sources translate")
 	}
 	return nil
 }
 
 // messagesResult reads a tool_result block: its content a string, or text
 // and image blocks.
-func messagesResult(p Part, b part, path string) (Part, error) {
+func messagesResult(p Part, b part, at blockAt) (Part, error) {
 	if !isString(b.toolUseID) {
-		return p, refuse(path+".tool_use_id", "must be a string")
+		return p, refuse(at.String()+".tool_use_id", "must be a string")
 	}
 	p.Kind, p.ID = PartToolResult, b.toolUseID
 	p.IsError = isTrue(b.isError)
@@ -227,18 +245,18 @@ func messagesResult(p Part, b part, path string) (Part, error) {
 	case isArray(b.content):
 		p.Content = []Part{}
 		for j, v := range jsonscan.Each(b.content) {
-			c, err := messagesBlock(v, path+".content["+strconv.Itoa(j)+"]")
+			c, err := messagesBlock(v, blockAt{j: j, in: at.String})
 			if err != nil {
 				return p, err
 			}
 			if c.Kind != PartText && c.Kind != PartImage && c.Kind != PartDocument {
-				return p, refuse(path+".content["+strconv.Itoa(j)+"]", "a tool result holds text, images and documents")
+				return p, refuse(at.String()+".content["+strconv.Itoa(j)+"]", "a tool result holds text, images and documents")
 			}
 			c.At = j
 			p.Content = append(p.Content, c)
 		}
 	default:
-		return p, refuse(path+".content", "must be a string or an array of blocks")
+		return p, refuse(at.String()+".content", "must be a string or an array of blocks")
 	}
 	return p, nil
 }
@@ -247,19 +265,19 @@ func messagesResult(p Part, b part, path string) (Part, error) {
 // Anthropic's API) and the tool choice.
 func (r *Request) messagesTools(tools, choice []byte) error {
 	for j, v := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
+		path := func() string { return "tools[" + strconv.Itoa(j) + "]" }
 		if !isObject(v) {
-			return refuse(path, "must be an object")
+			return refuse(path(), "must be an object")
 		}
 		f := readFunctionTool(v, "input_schema")
 		if present(f.typ) && !stringIs(f.typ, "custom") {
-			return refuse(path+".type", "server tools run inside Anthropic's API and do not translate")
+			return refuse(path()+".type", "server tools run inside Anthropic's API and do not translate")
 		}
 		t, err := neutralTool(f, path, "input_schema")
 		if err != nil {
 			return err
 		}
-		t.Cache = jsonscan.Field(v, "cache_control")
+		t.Cache = f.cache
 		r.Tools = append(r.Tools, t)
 	}
 	if !present(choice) {

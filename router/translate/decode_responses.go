@@ -13,7 +13,7 @@ import (
 // Instructions and system or developer messages are the system prompt.
 
 // decodeResponses reads a Responses request.
-func decodeResponses(body []byte) (*Request, error) {
+func decodeResponses(r *Request, body []byte) (*Request, error) {
 	var q responsesRequest
 	var include []byte
 	set := func(k, v []byte) error {
@@ -25,14 +25,15 @@ func decodeResponses(body []byte) (*Request, error) {
 	if _, err := readRequest(body, set, q.check); err != nil {
 		return nil, err
 	}
-	r := &Request{Client: Responses, Stream: isTrue(q.stream), IncludeUsage: true, ParallelToolCalls: q.parallelToolCalls}
+	r.reset(Responses)
+	r.Stream, r.IncludeUsage, r.ParallelToolCalls = isTrue(q.stream), true, q.parallelToolCalls
 	r.Limits = Limits{MaxTokens: q.maxOutputTokens, Temperature: q.temperature, TopP: q.topP}
 	r.User = q.user
 	if !present(r.User) {
 		r.User = q.safetyIdentifier
 	}
 	if present(q.instructions) && !isEmptyString(q.instructions) {
-		r.System = []Part{{Kind: PartText, Text: q.instructions, At: -1}}
+		r.System = r.one(Part{Kind: PartText, Text: q.instructions, At: -1})
 	}
 	if isString(q.input) {
 		r.Turns = []Turn{{Role: RoleUser, At: 0, Parts: []Part{{Kind: PartText, Text: q.input, At: -1}}}}
@@ -137,16 +138,18 @@ func (r *Request) responsesMessage(j int, role, content []byte) error {
 	}
 	switch {
 	case isString(content):
-		t.Parts = []Part{{Kind: PartText, Text: content, At: -1}}
+		t.Parts = r.one(Part{Kind: PartText, Text: content, At: -1})
 	case isArray(content):
+		start := len(r.parts)
 		for k, v := range jsonscan.Each(content) {
-			p, err := responsesPart(v, itemPath(j)+".content["+strconv.Itoa(k)+"]", t.Role == RoleAssistant)
+			p, err := responsesPart(v, func() string { return itemPath(j) + ".content[" + strconv.Itoa(k) + "]" }, t.Role == RoleAssistant)
 			if err != nil {
 				return err
 			}
 			p.At = k
-			t.Parts = append(t.Parts, p)
+			start = r.add(start, p)
 		}
+		t.Parts = r.since(start)
 	default:
 		return refuse(itemPath(j)+".content", "must be a string or an array of content parts")
 	}
@@ -166,9 +169,9 @@ func (r *Request) responsesMessage(j int, role, content []byte) error {
 
 // responsesPart reads one content part of a message or of a function
 // call's output.
-func responsesPart(v []byte, path string, assistant bool) (Part, error) {
+func responsesPart(v []byte, path func() string, assistant bool) (Part, error) {
 	if !isObject(v) {
-		return Part{}, refuse(path, "must be an object")
+		return Part{}, refuse(path(), "must be an object")
 	}
 	var typ, text, refusalText, imageURL, detail, fileID, fileData, filename []byte
 	m := jsonscan.MembersOf(v)
@@ -196,26 +199,26 @@ func responsesPart(v []byte, path string, assistant bool) (Part, error) {
 	switch {
 	case stringIs(typ, "input_text"), stringIs(typ, "output_text"):
 		if !isString(text) {
-			return p, refuse(path+".text", "must be a string")
+			return p, refuse(path()+".text", "must be a string")
 		}
 		p.Kind, p.Text = PartText, text
 	case assistant && stringIs(typ, "refusal") && isString(refusalText):
 		p.Kind, p.Text = PartRefusal, refusalText
 	case !assistant && stringIs(typ, "input_image"):
 		if !isString(imageURL) {
-			return p, refuse(path, "only an image given by image_url translates (a file_id lives in OpenAI's storage)")
+			return p, refuse(path(), "only an image given by image_url translates (a file_id lives in OpenAI's storage)")
 		}
 		if isString(detail) {
 			p.Detail = detail
 		}
-		return p, chatImage(&p, imageURL, path+".image_url")
+		return p, chatImage(&p, imageURL, path()+".image_url")
 	case !assistant && stringIs(typ, "input_file"):
 		if !isString(fileData) || present(fileID) {
-			return p, refuse(path, "only a file given inline as file_data translates (a file_id lives in OpenAI's storage)")
+			return p, refuse(path(), "only a file given inline as file_data translates (a file_id lives in OpenAI's storage)")
 		}
-		return p, inlineFile(&p, fileData, filename, path+".file_data")
+		return p, inlineFile(&p, fileData, filename, path()+".file_data")
 	default:
-		return p, refuse(path+".type", "must be input_text, input_image, input_file, output_text or refusal")
+		return p, refuse(path()+".type", "must be input_text, input_image, input_file, output_text or refusal")
 	}
 	return p, nil
 }

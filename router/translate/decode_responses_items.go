@@ -20,7 +20,7 @@ func (r *Request) responsesCall(j int, callID, name, args []byte) error {
 		return refuse(itemPath(j)+".arguments", "must be a string")
 	}
 	p := Part{Kind: PartToolCall, ID: callID, Name: name, Args: args, ArgsQuoted: true, At: -1}
-	r.Turns = append(r.Turns, Turn{Role: RoleAssistant, At: j, Parts: []Part{p}})
+	r.Turns = append(r.Turns, Turn{Role: RoleAssistant, At: j, Parts: r.one(p)})
 	return nil
 }
 
@@ -37,7 +37,7 @@ func (r *Request) responsesCallOutput(j int, callID, output []byte) error {
 	case isArray(output):
 		p.Content = []Part{}
 		for k, v := range jsonscan.Each(output) {
-			c, err := responsesPart(v, itemPath(j)+".output["+strconv.Itoa(k)+"]", false)
+			c, err := responsesPart(v, func() string { return itemPath(j) + ".output[" + strconv.Itoa(k) + "]" }, false)
 			if err != nil {
 				return err
 			}
@@ -47,7 +47,7 @@ func (r *Request) responsesCallOutput(j int, callID, output []byte) error {
 	default:
 		return refuse(itemPath(j)+".output", "must be a string or an array of content parts")
 	}
-	r.Turns = append(r.Turns, Turn{Role: RoleUser, At: j, Parts: []Part{p}})
+	r.Turns = append(r.Turns, Turn{Role: RoleUser, At: j, Parts: r.one(p)})
 	return nil
 }
 
@@ -88,19 +88,19 @@ func (r *Request) appendThinking(j int, p Part) {
 		r.Turns[n-1].Parts = append(r.Turns[n-1].Parts, p)
 		return
 	}
-	r.Turns = append(r.Turns, Turn{Role: RoleAssistant, At: j, Parts: []Part{p}})
+	r.Turns = append(r.Turns, Turn{Role: RoleAssistant, At: j, Parts: r.one(p)})
 }
 
 // responsesTools reads function tools and the tool choice.
 func (r *Request) responsesTools(tools, choice []byte) error {
 	for j, v := range jsonscan.Each(tools) {
-		path := "tools[" + strconv.Itoa(j) + "]"
+		path := func() string { return "tools[" + strconv.Itoa(j) + "]" }
 		if !isObject(v) {
-			return refuse(path, "must be an object")
+			return refuse(path(), "must be an object")
 		}
 		f := readFunctionTool(v, "parameters")
 		if !stringIs(f.typ, "function") {
-			return refuse(path+".type", "only function tools translate; the others run inside OpenAI's API")
+			return refuse(path()+".type", "only function tools translate; the others run inside OpenAI's API")
 		}
 		t, err := neutralTool(f, path, "parameters")
 		if err != nil {

@@ -55,7 +55,8 @@ type Request struct {
 	// Stream asks for the answer as a stream; IncludeUsage also asks an
 	// OpenAI stream for its usage chunk.
 	Stream, IncludeUsage bool
-	// parts is where one-part turns are kept (Request.one).
+	// parts is the array the turns' parts are runs of (Request.one, add):
+	// one allocation a request, none when it comes from scratch.
 	parts []Part
 	// size is the length of the body decoded (0: built by hand), which
 	// sizes an encoder's output: a translated request is about as long.

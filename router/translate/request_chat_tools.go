@@ -8,6 +8,7 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 // parameters in OpenAI's, input_schema in Anthropic's.
 type functionTool struct {
 	typ, name, desc, schema, strict []byte
+	cache                           []byte // cache_control, where the tool object holds the function
 }
 
 // readFunctionTool reads a function's definition; schemaKey names its
@@ -25,6 +26,8 @@ func readFunctionTool(v []byte, schemaKey string) functionTool {
 			f.desc = val
 		case "strict":
 			f.strict = val
+		case "cache_control":
+			f.cache = val
 		case schemaKey:
 			f.schema = val
 		}
