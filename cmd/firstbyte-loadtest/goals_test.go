@@ -32,6 +32,7 @@ func TestRoutingGoalsAreTheStudys(t *testing.T) {
 		{"rate limit ratio", goalRateLimitRatio, study.RateLimitRatio},
 		{"outage recovery", goalOutageRecovery.Seconds(), study.OutageRecovery.Seconds()},
 		{"hedge tail ratio", goalHedgeTailRatio, study.HedgeTailRatio},
+		{"hedge spikes ratio", goalHedgeSpikesRatio, study.HedgeSpikesRatio},
 		{"hedge budget", routinge2e.HedgeBudget, study.HedgeBudget},
 		{"capacity ratio", goalCapacityRatio, study.CapacityRatio},
 		{"fleet ratio", goalFleetRatio, study.FleetRatio},

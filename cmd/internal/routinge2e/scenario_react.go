@@ -25,7 +25,7 @@ const (
 	// HedgeSuffix names an arm run with hedging on: "least-latency+hedge",
 	// with the study's HedgeAfter, HedgeBudget and HedgeMax.
 	HedgeSuffix = "+hedge"
-	HedgeAfter  = "p95"
+	HedgeAfter  = "adaptive"
 	HedgeBudget = 0.1
 	HedgeMax    = 1
 )
