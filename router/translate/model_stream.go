@@ -206,29 +206,13 @@ func (s *ModelStream) converseSSE(data []byte) ([]Event, error) {
 	return s.conv.event(s.evs[:0], k, v)
 }
 
-// writeEvents hands the decoded events to the client writer.
+// writeEvents hands the decoded events to the client writer, one by one
+// through put, until the client's stream ends or fails.
 func (s *ModelStream) writeEvents(dst []byte) ([]byte, error) {
 	for i := range s.evs {
-		ev := &s.evs[i]
-		s.started = true
-		switch ev.Kind {
-		case EventUsage:
-			s.usage = ev.Usage
-		case EventFinish:
-			s.finished = true
-		case EventError:
-			s.failed = true
-		}
-		var done bool
-		var err error
-		if dst, done, err = s.w.write(dst, ev); err != nil {
-			s.err = err
-			return dst, err
-		}
-		if done {
-			s.done = true
+		if dst = s.put(dst, &s.evs[i]); s.err != nil || s.done {
 			break
 		}
 	}
-	return dst, nil
+	return dst, s.err
 }
