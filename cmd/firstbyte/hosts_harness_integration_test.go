@@ -7,13 +7,7 @@ package main
 // reaches it.
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,27 +89,11 @@ func upstreamModel(kind, family string) string {
 }
 
 // serviceAccountFile writes a Google service-account file whose token_uri
-// is a Vertex sim's token endpoint.
+// is a Vertex sim's token endpoint: the demo's own (writeDemoServiceAccount).
 func serviceAccountFile(t *testing.T, tokenURI string) string {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	f, err := writeDemoServiceAccount(t.TempDir(), tokenURI)
 	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sa, err := json.Marshal(map[string]string{
-		"type": "service_account", "project_id": "p", "private_key_id": "k1",
-		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email": "gateway@p.iam.gserviceaccount.com", "client_id": "1", "token_uri": tokenURI,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(t.TempDir(), "sa.json")
-	if err := os.WriteFile(f, sa, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return f
