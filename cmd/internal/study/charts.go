@@ -108,23 +108,9 @@ func (st *Study) ratioPNG() ([]byte, error) {
 	groups, bars := float64(len(st.Scenarios)), float64(len(modes))
 	w := max(760, cell*bars+40, margin+groups*bars*minBar/0.8)
 	width := vg.Points(min(maxBar, (w-margin)/groups*0.8/bars))
-	var legend []legendEntry
-	top := 1.0
-	for j, m := range modes {
-		vals := make(plotter.Values, len(st.Scenarios))
-		for i := range st.Scenarios {
-			vals[i] = st.Ratio(st.Results[i][j])
-			top = max(top, vals[i])
-		}
-		bars, err := plotter.NewBarChart(vals, width)
-		if err != nil {
-			return nil, err
-		}
-		bars.LineStyle.Width = 0
-		bars.Color = modeColors[j%len(modeColors)]
-		bars.Offset = vg.Length(float64(j)-float64(len(modes)-1)/2) * width
-		p.Add(bars)
-		legend = append(legend, legendEntry{m, bars})
+	legend, top, err := groupedBars(p, modes, len(st.Scenarios), width, func(j, i int) float64 { return st.Ratio(st.Results[i][j]) })
+	if err != nil {
+		return nil, err
 	}
 	p.Y.Max = top * 1.05
 	one, err := hline(1, -0.5, float64(len(st.Scenarios))-0.5)
@@ -278,4 +264,29 @@ func pngOf(w, h vg.Length, draw1 func(draw.Canvas)) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// groupedBars adds one bar series a mode to p, the modes side by side
+// within each of n groups, each bar value(mode, group), and returns the
+// legend entries and the tallest bar (at least 1).
+func groupedBars(p *plot.Plot, modes []string, n int, width vg.Length, value func(j, g int) float64) ([]legendEntry, float64, error) {
+	var legend []legendEntry
+	top := 1.0
+	for j, m := range modes {
+		vals := make(plotter.Values, n)
+		for g := range n {
+			vals[g] = value(j, g)
+			top = max(top, vals[g])
+		}
+		bars, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return nil, 0, err
+		}
+		bars.LineStyle.Width = 0
+		bars.Color = modeColors[j%len(modeColors)]
+		bars.Offset = vg.Length(float64(j)-float64(len(modes)-1)/2) * width
+		p.Add(bars)
+		legend = append(legend, legendEntry{m, bars})
+	}
+	return legend, top, nil
 }

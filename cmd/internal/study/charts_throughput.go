@@ -35,23 +35,9 @@ func (st *Study) lastTokenPNG(i int) ([]byte, error) {
 	const cell = 140.0
 	w := max(760, cell*float64(len(modes))+40)
 	width := vg.Points(min(12, (w-90)/float64(len(groups))*0.8/float64(len(modes))))
-	var legend []legendEntry
-	top := 1.0
-	for j, m := range modes {
-		vals := make(plotter.Values, len(groups))
-		for g, n := range groups {
-			vals[g] = lastTokenRatio(st.Results[i][j], o, n)
-			top = max(top, vals[g])
-		}
-		bars, err := plotter.NewBarChart(vals, width)
-		if err != nil {
-			return nil, err
-		}
-		bars.LineStyle.Width = 0
-		bars.Color = modeColors[j%len(modeColors)]
-		bars.Offset = vg.Length(float64(j)-float64(len(modes)-1)/2) * width
-		p.Add(bars)
-		legend = append(legend, legendEntry{m, bars})
+	legend, top, err := groupedBars(p, modes, len(groups), width, func(j, g int) float64 { return lastTokenRatio(st.Results[i][j], o, groups[g]) })
+	if err != nil {
+		return nil, err
 	}
 	p.Y.Max = top * 1.05
 	one, err := hline(1, -0.5, float64(len(groups))-0.5)
