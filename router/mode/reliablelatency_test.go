@@ -147,6 +147,33 @@ func TestPosteriorWidensWithAge(t *testing.T) {
 	}
 }
 
+// TestPosteriorCountsLatesBeyondP99: attempts cancelled by a hedge count
+// with the faults only when they had waited, on average, at least the
+// target's p99 (a hang the samples do not foresee), not when they are
+// the tail its samples already describe.
+func TestPosteriorCountsLatesBeyondP99(t *testing.T) {
+	t.Parallel()
+	st := target(20*time.Millisecond, 0.9, 100, 100, 0, 0)
+	st.P99 = 160 * time.Millisecond
+	st.Late, st.WeightedLate, st.LastLate = 10, 10, t0
+	for _, tt := range []struct {
+		name   string
+		waited time.Duration
+		faultA float64
+		cost   float64
+	}{
+		{"within its p99: bad luck, no fault", 120 * time.Millisecond, faultPriorFaults, 0},
+		{"at its p99: a fault of what it waited", 160 * time.Millisecond, faultPriorFaults + 10, 0.16},
+		{"far beyond it (a hang): a fault", 2 * time.Second, faultPriorFaults + 10, 2},
+	} {
+		st.LateSeconds = tt.waited.Seconds()
+		p := posteriorOf(&st, t0)
+		if p.faultA != tt.faultA || math.Abs(p.faultSeconds-tt.cost) > 1e-12 {
+			t.Errorf("%s: faultA %v, fault seconds %v; want %v, %v", tt.name, p.faultA, p.faultSeconds, tt.faultA, tt.cost)
+		}
+	}
+}
+
 // leads orders n requests with a seeded source and counts who led and how
 // each selection was reported.
 func leads(t *testing.T, st statsTable, now func() time.Time, n int) (map[string]int, map[string]int) {
