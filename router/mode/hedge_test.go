@@ -158,6 +158,15 @@ func TestAdaptiveDelayHedgesASlowHeavyTailSooner(t *testing.T) {
 	if d, _ := h.Delay("m", slow, fast, t0); !near(d, quantile(heavy["fast"])) {
 		t.Fatalf("heavy tail: delay %v, want the fast target's quantile %v", d, quantile(heavy["fast"]))
 	}
+	// The slow target's samples read narrower than its tail is (hedges
+	// cancel its slow attempts, so they never become samples: in the
+	// study's (tail) a sigma of 0.9 read 0.47-0.62), the runner-up's heavy:
+	// still heavy, hedged by the runner-up's quantile.
+	censored := statsTable{"slow": logNormal(100, 60*time.Millisecond, 0.45), "fast": logNormal(100, 20*time.Millisecond, 0.9)}
+	h.stats = censored
+	if d, _ := h.Delay("m", slow, fast, t0); !near(d, quantile(censored["fast"])) {
+		t.Fatalf("censored slow tail: delay %v, want the fast target's quantile %v", d, quantile(censored["fast"]))
+	}
 	// Narrow ones: the slow target's attempt is slow by design; its own
 	// quantile, and as a hedge there would not beat its p99, its p99.
 	narrow := statsTable{"slow": logNormal(100, 80*time.Millisecond, 0.25), "fast": logNormal(100, 20*time.Millisecond, 0.25)}
