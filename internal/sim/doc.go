@@ -27,7 +27,8 @@
 //     Anthropic system prompt) contains [ParallelMarker] or the provider sets
 //     parallel_tool_calls.
 //   - Text otherwise (after a tool result, for instance): the fixed filler, one word
-//     per chunk; when the request carries images (image_url parts, image blocks),
+//     per chunk; when the request carries images (image_url parts, image blocks,
+//     Converse image blocks, Gemini inlineData parts),
 //     the first chunk says how many: "I see 2 image(s)."
 //
 // Usage is in every answer: prompt (input) tokens are the request body's length /

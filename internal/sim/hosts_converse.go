@@ -18,7 +18,7 @@ import (
 
 // converseKnown are the Converse request's members.
 var converseKnown = []string{"messages", "system", "inferenceConfig", "toolConfig", "additionalModelRequestFields",
-	"additionalModelResponseFieldPaths", "guardrailConfig", "promptVariables", "requestMetadata", "performanceConfig"}
+	"additionalModelResponseFieldPaths", "outputConfig", "guardrailConfig", "promptVariables", "requestMetadata", "performanceConfig"}
 
 type converseRequest struct {
 	Messages []struct {
@@ -130,7 +130,18 @@ func converseBlock(c map[string]json.RawMessage) (modelPart, string) {
 	case c["cachePoint"] != nil, c["reasoningContent"] != nil:
 		return nil, ""
 	case c["image"] != nil:
-		return modelPart{"type": "text", "text": "[image]"}, ""
+		// An image block, so that the answer counts it as the plain
+		// API's does ("I see 1 image(s).").
+		var img struct {
+			Format string `json:"format"`
+			Source struct {
+				Bytes string `json:"bytes"`
+			} `json:"source"`
+		}
+		if json.Unmarshal(c["image"], &img) != nil || img.Format == "" || img.Source.Bytes == "" {
+			return nil, "Malformed input request: image needs format and source.bytes"
+		}
+		return modelPart{"type": "image", "source": map[string]string{"type": "base64", "media_type": "image/" + img.Format, "data": img.Source.Bytes}}, ""
 	}
 	return nil, "Malformed input request: unknown content block"
 }

@@ -100,7 +100,15 @@ func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
 				id := geminiCallID(p.FunctionResponse.ID, p.FunctionResponse.Name, calls, false)
 				blocks = append(blocks, modelPart{"type": "tool_result", "tool_use_id": id, "content": string(p.FunctionResponse.Response)})
 			case p.InlineData != nil:
-				blocks = append(blocks, modelPart{"type": "text", "text": "[image]"})
+				// An image block, counted by the answer as the plain API's.
+				var d struct {
+					MimeType string `json:"mimeType"`
+					Data     string `json:"data"`
+				}
+				if json.Unmarshal(p.InlineData, &d) != nil || d.MimeType == "" || d.Data == "" {
+					return nil, "* GenerateContentRequest.contents.parts.inline_data: mimeType and data are required"
+				}
+				blocks = append(blocks, modelPart{"type": "image", "source": map[string]string{"type": "base64", "media_type": d.MimeType, "data": d.Data}})
 			default:
 				return nil, "* GenerateContentRequest.contents.parts: a part must have data"
 			}

@@ -1,0 +1,240 @@
+// The official SDKs against models served only by upstream formats no client
+// speaks: Bedrock Converse and Gemini (simulated hosts). Every request is
+// translated into the upstream's format and every answer back; each case runs
+// against each format, and the SDK's own parsing is the judge.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import Anthropic, { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
+import OpenAI, { APIError } from 'openai';
+
+import { key, models, routingHeaders, timeout, url } from './gateway.js';
+
+const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: key, maxRetries: 0, timeout });
+const anthropic = new Anthropic({ baseURL: url, apiKey: key, maxRetries: 0, timeout });
+
+const upstreams = [
+  { format: 'Bedrock Converse', model: models.converse, broken: models.brokenConverse },
+  { format: 'Gemini', model: models.gemini, broken: models.brokenGemini },
+].filter((u) => u.model);
+const skip = upstreams.length === 0 && 'FIRSTBYTE_CONVERSE_MODEL and FIRSTBYTE_GEMINI_MODEL are not set';
+
+// Two tools: one with a required argument, one with none, and the marker
+// that makes the simulated model call both at once.
+const weather = { name: 'get_weather', description: 'The weather in a city', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+const now = { name: 'now', description: 'The time', schema: { type: 'object', properties: {} } };
+const parallel = 'sim:parallel What is the weather in Paris, and the time?';
+const chatTools = [weather, now].map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.schema } }));
+const messagesTools = [weather, now].map((t) => ({ name: t.name, description: t.description, input_schema: t.schema }));
+const responsesTools = [weather, now].map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.schema, strict: false }));
+// A 1x1 PNG.
+const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+
+// checkCalls: the two calls, the second with no arguments ({}).
+function checkCalls(calls, args = (c) => c.args) {
+  assert.deepEqual(calls.map((c) => c.name), [weather.name, now.name], `calls = ${JSON.stringify(calls)}`);
+  assert.deepEqual(args(calls[0]), { city: 'example' });
+  assert.deepEqual(args(calls[1]), {});
+  assert.ok(calls[0].id && calls[1].id && calls[0].id !== calls[1].id, `call ids ${calls.map((c) => c.id)}`);
+}
+
+if (skip) test('upstream formats', { skip }, () => {});
+
+for (const { format, model, broken } of upstreams) {
+  const by = `served by ${format}`;
+
+  test(`openai chat.completions text, unary, ${by}`, async () => {
+    const { data, response } = await openai.chat.completions
+      .create({ model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Say hello.' }], stop: ['END'], temperature: 0.5 })
+      .withResponse();
+    routingHeaders(assert, response.headers);
+    assert.equal(data.object, 'chat.completion');
+    assert.equal(data.choices[0].finish_reason, 'stop');
+    assert.ok(data.choices[0].message.content, 'no text');
+    assert.ok(data.usage.prompt_tokens > 0 && data.usage.completion_tokens > 0, `usage = ${JSON.stringify(data.usage)}`);
+    assert.equal(data.usage.total_tokens, data.usage.prompt_tokens + data.usage.completion_tokens);
+  });
+
+  test(`openai chat.completions text, streaming with usage, ${by}`, async () => {
+    const stream = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'Say hello.' }], stream: true, stream_options: { include_usage: true } });
+    let content = '';
+    let chunks = 0;
+    let usage;
+    let finish;
+    for await (const chunk of stream) {
+      chunks++;
+      content += chunk.choices[0]?.delta?.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+    assert.ok(chunks > 2 && content.length > 0, `${chunks} chunks, content ${JSON.stringify(content)}`);
+    assert.equal(finish, 'stop');
+    assert.ok(usage?.prompt_tokens > 0 && usage?.completion_tokens > 0, `usage = ${JSON.stringify(usage)}`);
+  });
+
+  test(`openai chat.completions multi-turn with an image, ${by}`, async () => {
+    const data = await openai.chat.completions.create({
+      model,
+      messages: [
+        { role: 'user', content: 'Hello.' },
+        { role: 'assistant', content: 'Hi. What can I do?' },
+        { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
+      ],
+    });
+    assert.match(data.choices[0].message.content, /1 image/);
+  });
+
+  test(`openai chat.completions parallel tool calls (one without arguments), unary and streaming, then the results, ${by}`, async () => {
+    const messages = [{ role: 'user', content: parallel }];
+    const data = await openai.chat.completions.create({ model, messages, tools: chatTools });
+    assert.equal(data.choices[0].finish_reason, 'tool_calls');
+    const calls = data.choices[0].message.tool_calls;
+    checkCalls(calls.map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) })));
+
+    const final = await openai.chat.completions.stream({ model, messages, tools: chatTools, stream_options: { include_usage: true } }).finalChatCompletion();
+    assert.equal(final.choices[0].finish_reason, 'tool_calls');
+    checkCalls(final.choices[0].message.tool_calls.map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) })));
+
+    const next = await openai.chat.completions.create({
+      model,
+      tools: chatTools,
+      messages: [
+        ...messages,
+        data.choices[0].message,
+        { role: 'tool', tool_call_id: calls[0].id, content: '{"temperature":21}' },
+        { role: 'tool', tool_call_id: calls[1].id, content: 'error: the clock is down' },
+      ],
+    });
+    assert.equal(next.choices[0].finish_reason, 'stop');
+    assert.ok(next.choices[0].message.content, 'no text after the tool results');
+  });
+
+  test(`openai chat.completions structured output (json_schema) is accepted, ${by}`, async () => {
+    const data = await openai.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: 'Answer in JSON.' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } },
+    });
+    assert.equal(data.choices[0].finish_reason, 'stop');
+  });
+
+  test(`anthropic messages text, unary and streaming, ${by}`, async () => {
+    const { data, response } = await anthropic.messages
+      .create({ model, max_tokens: 64, system: 'Be brief.', stop_sequences: ['END'], messages: [{ role: 'user', content: 'Say hello.' }] })
+      .withResponse();
+    routingHeaders(assert, response.headers);
+    assert.equal(data.type, 'message');
+    assert.equal(data.stop_reason, 'end_turn');
+    assert.ok(data.content.some((b) => b.type === 'text' && b.text));
+    assert.ok(data.usage.input_tokens > 0 && data.usage.output_tokens > 0, `usage = ${JSON.stringify(data.usage)}`);
+
+    const final = await anthropic.messages.stream({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello.' }] }).finalMessage();
+    assert.equal(final.stop_reason, 'end_turn');
+    assert.ok(final.content.some((b) => b.type === 'text' && b.text));
+    assert.ok(final.usage.input_tokens > 0 && final.usage.output_tokens > 0, `usage = ${JSON.stringify(final.usage)}`);
+  });
+
+  test(`anthropic messages with an image, ${by}`, async () => {
+    const data = await anthropic.messages.create({
+      model,
+      max_tokens: 64,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] }],
+    });
+    assert.match(data.content.filter((b) => b.type === 'text').map((b) => b.text).join(''), /1 image/);
+  });
+
+  test(`anthropic messages parallel tool use (one without input), streaming, then an error result, ${by}`, async () => {
+    const messages = [{ role: 'user', content: parallel }];
+    const final = await anthropic.messages.stream({ model, max_tokens: 256, messages, tools: messagesTools }).finalMessage();
+    assert.equal(final.stop_reason, 'tool_use');
+    const uses = final.content.filter((b) => b.type === 'tool_use');
+    checkCalls(uses.map((u) => ({ id: u.id, name: u.name, args: u.input })));
+    for (const u of uses) assert.match(u.id, /^toolu_/, 'an Anthropic client gets toolu_ ids');
+
+    const next = await anthropic.messages.create({
+      model,
+      max_tokens: 256,
+      tools: messagesTools,
+      messages: [
+        ...messages,
+        { role: 'assistant', content: final.content },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: uses[0].id, content: '{"temperature":21}' },
+            { type: 'tool_result', tool_use_id: uses[1].id, content: 'the clock is down', is_error: true },
+          ],
+        },
+      ],
+    });
+    assert.equal(next.stop_reason, 'end_turn');
+    assert.ok(next.content.some((b) => b.type === 'text' && b.text), 'no text after the tool results');
+  });
+
+  test(`openai responses text, unary and streaming, ${by}`, async () => {
+    const data = await openai.responses.create({ model, instructions: 'Be brief.', input: 'Say hello.' });
+    assert.equal(data.status, 'completed');
+    assert.ok(data.output_text, 'no output_text');
+    assert.ok(data.usage.input_tokens > 0 && data.usage.output_tokens > 0, `usage = ${JSON.stringify(data.usage)}`);
+    assert.equal(data.usage.total_tokens, data.usage.input_tokens + data.usage.output_tokens);
+    const msg = data.output.find((o) => o.type === 'message');
+    assert.equal(msg?.status, 'completed');
+
+    const stream = await openai.responses.create({ model, input: 'Say hello.', stream: true });
+    let final;
+    let text = '';
+    for await (const ev of stream) {
+      if (ev.type === 'response.output_text.delta') text += ev.delta;
+      if (ev.type === 'response.completed') final = ev.response;
+    }
+    assert.equal(final?.status, 'completed');
+    assert.equal(final.output_text ?? text, text);
+    assert.ok(text.length > 0);
+  });
+
+  test(`openai responses function calls (one without arguments), then their outputs, ${by}`, async () => {
+    const input = [{ role: 'user', content: parallel }];
+    const data = await openai.responses.create({ model, input, tools: responsesTools });
+    const calls = data.output.filter((o) => o.type === 'function_call');
+    checkCalls(calls.map((c) => ({ id: c.call_id, name: c.name, args: JSON.parse(c.arguments) })));
+    const next = await openai.responses.create({
+      model,
+      tools: responsesTools,
+      input: [...input, ...calls, ...calls.map((c, i) => ({ type: 'function_call_output', call_id: c.call_id, output: i ? 'error: the clock is down' : '{"temperature":21}' }))],
+    });
+    assert.equal(next.status, 'completed');
+    assert.ok(next.output_text, 'no text after the outputs');
+  });
+
+  test(`openai responses structured output (text.format json_schema) is accepted, ${by}`, async () => {
+    const data = await openai.responses.create({ model, input: 'Answer in JSON.', text: { format: { type: 'json_schema', name: 'answer', schema, strict: true } } });
+    assert.equal(data.status, 'completed');
+  });
+
+  test(`a stream broken mid-answer ends in an error the SDKs raise, ${by}`, { skip: !broken && 'no broken model' }, async () => {
+    let content = '';
+    await assert.rejects(
+      async () => {
+        const stream = await openai.chat.completions.create({ model: broken, messages: [{ role: 'user', content: 'Say hello.' }], stream: true });
+        for await (const chunk of stream) content += chunk.choices[0]?.delta?.content ?? '';
+      },
+      (err) => {
+        assert.ok(err instanceof APIError, `got ${err?.constructor?.name}: ${err}`);
+        return true;
+      },
+    );
+    assert.ok(content.length > 0, 'no content before the break');
+    await assert.rejects(
+      async () => {
+        const stream = anthropic.messages.stream({ model: broken, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello.' }] });
+        await stream.finalMessage();
+      },
+      (err) => {
+        assert.ok(err instanceof AnthropicAPIError, `got ${err?.constructor?.name}: ${err}`);
+        return true;
+      },
+    );
+  });
+}
