@@ -104,6 +104,9 @@ func (s *Server) serveMessages(x *exchange) {
 	if len(a.calls) > 0 {
 		stop = "tool_use"
 	}
+	if a.stop != "" {
+		stop = a.stop
+	}
 	toolUse := func(i int, input string) anthropicContent {
 		return anthropicContent{Type: "tool_use", ID: callID("toolu_", x.id, i), Name: a.calls[i].name, Input: rawJSON(input)}
 	}

@@ -194,7 +194,8 @@ func (c *converseWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// converseStops are Messages stop reasons in Converse's words.
+// converseStops are Messages stop reasons in Converse's words; any other
+// (a StopMarker's) is said as it came.
 var converseStops = map[string]string{"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens", "stop_sequence": "stop_sequence"}
 
 // converseAnswer is a unary Messages answer as Converse's.
@@ -211,7 +212,7 @@ func converseAnswer(p []byte) []byte {
 	}
 	stop := "end_turn"
 	if m.StopReason != nil {
-		stop = converseStops[*m.StopReason]
+		stop = hostWord(converseStops, *m.StopReason)
 	}
 	out, _ := json.Marshal(map[string]any{
 		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
@@ -220,6 +221,15 @@ func converseAnswer(p []byte) []byte {
 		"metrics":    map[string]int{"latencyMs": 1},
 	})
 	return out
+}
+
+// hostWord is a Messages stop reason in a host's words: words[stop], or
+// stop itself when the host has no word for it (a StopMarker's word).
+func hostWord(words map[string]string, stop string) string {
+	if w, ok := words[stop]; ok {
+		return w
+	}
+	return stop
 }
 
 func converseUsage(u anthropicUsage) map[string]int {
@@ -251,7 +261,7 @@ func (c *converseWriter) frame(w *bytes.Buffer, ev anthropicSSE) {
 		c.emit(w, "contentBlockStop", map[string]any{"contentBlockIndex": e.Index})
 	case "message_delta":
 		c.usage.OutputTokens = e.Usage.OutputTokens
-		c.stop = converseStops[e.Delta.StopReason]
+		c.stop = hostWord(converseStops, e.Delta.StopReason)
 		c.emit(w, "messageStop", map[string]any{"stopReason": c.stop})
 	case "message_stop":
 		c.emit(w, "metadata", map[string]any{"usage": converseUsage(c.usage), "metrics": map[string]int{"latencyMs": 1}})

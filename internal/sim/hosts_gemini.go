@@ -44,6 +44,9 @@ type geminiRequest struct {
 	} `json:"systemInstruction"`
 	GenerationConfig struct {
 		MaxOutputTokens int `json:"maxOutputTokens"`
+		ThinkingConfig  struct {
+			ThinkingBudget *int `json:"thinkingBudget"`
+		} `json:"thinkingConfig"`
 	} `json:"generationConfig"`
 	Tools []struct {
 		FunctionDeclarations []struct {
@@ -133,6 +136,21 @@ func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
 
 // geminiCallID pairs calls and responses that carry no id, by name and
 // order.
+// geminiThoughts is how many tokens the model reports it thought
+// (usageMetadata.thoughtsTokenCount, apart from candidatesTokenCount, as
+// Gemini's): a request's thinkingConfig.thinkingBudget above 0 gets a
+// tenth of it, at least 1; none or 0 (thinking off) gets none.
+func geminiThoughts(body []byte) int {
+	var in geminiRequest
+	if json.Unmarshal(body, &in) != nil || in.GenerationConfig.ThinkingConfig.ThinkingBudget == nil {
+		return 0
+	}
+	if b := *in.GenerationConfig.ThinkingConfig.ThinkingBudget; b > 0 {
+		return max(1, b/10)
+	}
+	return 0
+}
+
 func geminiCallID(id, name string, calls map[string]int, call bool) string {
 	if id != "" {
 		return id

@@ -113,6 +113,9 @@ func (s *Server) serveChat(x *exchange) {
 	if len(a.calls) > 0 {
 		finish = "tool_calls"
 	}
+	if a.stop != "" {
+		finish = a.stop
+	}
 	if !x.req.Stream {
 		if !s.generate(x, steps) {
 			return

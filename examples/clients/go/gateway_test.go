@@ -95,10 +95,12 @@ func startUpstreams(t *testing.T) upstreams {
 	up.openai = startUpstream(t, sim.Provider{Name: "sim-openai", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
 	up.anthropic = startUpstream(t, sim.Provider{Name: "sim-anthropic", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
 	up.broken = startUpstream(t, sim.Provider{Name: "sim-broken", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace, CutAfter: 2})
+	// With prompt caches: a long prompt's second request reports cached
+	// tokens (cacheReadInputTokens, cachedContentTokenCount).
 	up.converse = startUpstream(t, sim.Provider{Name: "sim-converse", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace,
-		Host: &sim.Host{Kind: sim.HostBedrock, APIKey: simHostKey}})
+		PromptCache: &sim.PromptCache{}, Host: &sim.Host{Kind: sim.HostBedrock, APIKey: simHostKey}})
 	up.gemini = startUpstream(t, sim.Provider{Name: "sim-gemini", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace,
-		Host: &sim.Host{Kind: sim.HostGemini, APIKey: simHostKey}})
+		PromptCache: &sim.PromptCache{}, Host: &sim.Host{Kind: sim.HostGemini, APIKey: simHostKey}})
 	// Bedrock ends a stream that fails mid-answer with an exception frame;
 	// the Gemini API cuts the connection.
 	up.brokenConverse = startUpstream(t, sim.Provider{Name: "sim-broken-converse", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace,

@@ -14,10 +14,60 @@ import { key, models, routingHeaders, timeout, url } from './gateway.js';
 const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: key, maxRetries: 0, timeout });
 const anthropic = new Anthropic({ baseURL: url, apiKey: key, maxRetries: 0, timeout });
 
+// Every stop word each upstream sends, and what each client API must read:
+// Chat finish_reason, Messages stop_reason, and the Responses
+// incomplete_details.reason (null: the response is completed).
+const filtered = ['content_filter', 'refusal', 'content_filter'];
+const stopped = ['stop', 'end_turn', null];
+const cut = ['length', 'max_tokens', 'max_output_tokens'];
 const upstreams = [
-  { format: 'Bedrock Converse', model: models.converse, broken: models.brokenConverse },
-  { format: 'Gemini', model: models.gemini, broken: models.brokenGemini },
+  {
+    format: 'Bedrock Converse',
+    model: models.converse,
+    broken: models.brokenConverse,
+    reasoningCounted: false, // Converse's usage has no reasoning count
+    finishes: {
+      end_turn: stopped,
+      stop_sequence: ['stop', 'stop_sequence', null],
+      max_tokens: cut,
+      model_context_window_exceeded: ['length', 'model_context_window_exceeded', 'max_output_tokens'],
+      guardrail_intervened: filtered,
+      content_filtered: filtered,
+      malformed_tool_use: stopped,
+      malformed_model_output: stopped,
+    },
+  },
+  {
+    format: 'Gemini',
+    model: models.gemini,
+    broken: models.brokenGemini,
+    reasoningCounted: true, // thoughtsTokenCount
+    finishes: {
+      STOP: stopped,
+      MAX_TOKENS: cut,
+      SAFETY: filtered,
+      RECITATION: filtered,
+      BLOCKLIST: filtered,
+      PROHIBITED_CONTENT: filtered,
+      SPII: filtered,
+      IMAGE_SAFETY: filtered,
+      MALFORMED_FUNCTION_CALL: stopped,
+      UNEXPECTED_TOOL_CALL: stopped,
+      TOO_MANY_TOOL_CALLS: stopped,
+      LANGUAGE: stopped,
+      OTHER: stopped,
+    },
+  },
 ].filter((u) => u.model);
+
+// The last response.* event that ends a Responses stream.
+async function lastResponse(stream) {
+  let last;
+  for await (const ev of stream) {
+    if (['response.completed', 'response.incomplete', 'response.failed'].includes(ev.type)) last = ev.response;
+  }
+  return last;
+}
 const skip = upstreams.length === 0 && 'FIRSTBYTE_CONVERSE_MODEL and FIRSTBYTE_GEMINI_MODEL are not set';
 
 // Two tools: one with a required argument, one with none, and the marker
@@ -42,7 +92,7 @@ function checkCalls(calls, args = (c) => c.args) {
 
 if (skip) test('upstream formats', { skip }, () => {});
 
-for (const { format, model, broken } of upstreams) {
+for (const { format, model, broken, finishes, reasoningCounted } of upstreams) {
   const by = `served by ${format}`;
 
   test(`openai chat.completions text, unary, ${by}`, async () => {
@@ -236,5 +286,82 @@ for (const { format, model, broken } of upstreams) {
         return true;
       },
     );
+  });
+
+  for (const [word, [chat, messages, responses]] of Object.entries(finishes)) {
+    test(`finish ${word} from ${format}: each SDK, unary and streaming, reads its own word`, async () => {
+      const ask = `sim:stop=${word} Say hello.`;
+      const c = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: ask }] });
+      assert.equal(c.choices[0].finish_reason, chat, 'chat unary');
+      const cs = await openai.chat.completions.stream({ model, messages: [{ role: 'user', content: ask }] }).finalChatCompletion();
+      assert.equal(cs.choices[0].finish_reason, chat, 'chat stream');
+
+      const m = await anthropic.messages.create({ model, max_tokens: 64, messages: [{ role: 'user', content: ask }] });
+      assert.equal(m.stop_reason, messages, 'messages unary');
+      const ms = await anthropic.messages.stream({ model, max_tokens: 64, messages: [{ role: 'user', content: ask }] }).finalMessage();
+      assert.equal(ms.stop_reason, messages, 'messages stream');
+
+      const r = await openai.responses.create({ model, input: ask });
+      const rs = await lastResponse(await openai.responses.create({ model, input: ask, stream: true }));
+      for (const [how, resp] of [['unary', r], ['stream', rs]]) {
+        const status = responses ? 'incomplete' : 'completed';
+        assert.equal(resp?.status, status, `responses ${how}: ${JSON.stringify(resp?.incomplete_details)}`);
+        assert.equal(resp.incomplete_details?.reason ?? null, responses, `responses ${how}`);
+        // The item an answer was cut in is incomplete too; one a filter
+        // stopped said what it said, whole.
+        const itemStatus = responses === 'max_output_tokens' ? 'incomplete' : 'completed';
+        const item = resp.output.find((o) => o.type === 'message');
+        assert.equal(item?.status, itemStatus, `responses ${how}: the message item says ${item?.status}, the response ${resp.status}`);
+      }
+    });
+  }
+
+  test(`usage with cached tokens: the second request of a long prompt, each SDK, ${by}`, async () => {
+    const system = `${format} cache test. ` + 'You are a careful assistant who answers briefly. '.repeat(200);
+    const turns = [
+      { role: 'user', content: 'Hello.' },
+      { role: 'assistant', content: 'Hi.' },
+      { role: 'user', content: 'Say hello again.' },
+    ];
+    const chatAsk = () => openai.chat.completions.create({ model, messages: [{ role: 'system', content: `chat ${system}` }, ...turns] });
+    const first = await chatAsk();
+    assert.ok(!(first.usage.prompt_tokens_details?.cached_tokens > 0), `first chat usage = ${JSON.stringify(first.usage)}`);
+    const again = await chatAsk();
+    const cached = again.usage.prompt_tokens_details?.cached_tokens;
+    assert.ok(cached > 0 && again.usage.prompt_tokens > cached, `second chat usage = ${JSON.stringify(again.usage)}`);
+    assert.equal(again.usage.prompt_tokens, first.usage.prompt_tokens, 'prompt_tokens counts the cached tokens too');
+
+    const messagesAsk = () => anthropic.messages.create({ model, max_tokens: 64, system: `messages ${system}`, messages: turns });
+    const m1 = await messagesAsk();
+    const m2 = await messagesAsk();
+    assert.ok(m2.usage.cache_read_input_tokens > 0, `second messages usage = ${JSON.stringify(m2.usage)}`);
+    assert.equal(m2.usage.input_tokens + m2.usage.cache_read_input_tokens, m1.usage.input_tokens + (m1.usage.cache_read_input_tokens ?? 0),
+      'input_tokens leaves out the tokens read from the cache');
+
+    const responsesAsk = () => openai.responses.create({ model, instructions: `responses ${system}`, input: turns });
+    await responsesAsk();
+    const r2 = await responsesAsk();
+    assert.ok(r2.usage.input_tokens_details?.cached_tokens > 0, `second responses usage = ${JSON.stringify(r2.usage)}`);
+  });
+
+  test(`usage with reasoning tokens ${reasoningCounted ? 'counted' : 'left out, not claimed 0'}, ${by}`, async () => {
+    const ask = [{ role: 'user', content: 'Think, then say hello.' }];
+    const c = await openai.chat.completions.create({ model, messages: ask, reasoning_effort: 'low' });
+    const cr = c.usage.completion_tokens_details?.reasoning_tokens;
+    const r = await openai.responses.create({ model, input: 'Think, then say hello.', reasoning: { effort: 'low' } });
+    const rr = r.usage.output_tokens_details?.reasoning_tokens;
+    if (reasoningCounted) {
+      assert.ok(cr > 0 && c.usage.completion_tokens > cr, `chat usage = ${JSON.stringify(c.usage)}`);
+      assert.ok(rr > 0 && r.usage.output_tokens > rr, `responses usage = ${JSON.stringify(r.usage)}`);
+    } else {
+      assert.equal(cr, undefined, `chat usage = ${JSON.stringify(c.usage)}`);
+      assert.equal(rr, undefined, `responses usage = ${JSON.stringify(r.usage)}`);
+    }
+    // Anthropic's usage has no reasoning count: output_tokens includes it.
+    const plain = await anthropic.messages.create({ model, max_tokens: 4096, messages: ask });
+    const thought = await anthropic.messages.create({ model, max_tokens: 4096, messages: ask, thinking: { type: 'enabled', budget_tokens: 2048 } });
+    if (reasoningCounted) {
+      assert.ok(thought.usage.output_tokens > plain.usage.output_tokens, `with thinking ${JSON.stringify(thought.usage)}, without ${JSON.stringify(plain.usage)}`);
+    }
   });
 }
