@@ -66,7 +66,8 @@ type gateway struct {
 //
 //	openai-go ─┐                 ┌─ sim-openai     (chat, responses, embeddings)
 //	node SDKs ─┼─> firstbyte ────┼─ sim-anthropic  (messages, count_tokens)
-//	           │   (FIRSTBYTE_BIN)├─ sim-broken     (cut after 2 chunks, both kinds)
+//	           │   (FIRSTBYTE_BIN)├─ sim-converse, sim-gemini (Bedrock Converse and Gemini hosts)
+//	           │                  ├─ sim-broken     (cut after 2 chunks, both kinds; and each host)
 //	           │                  └─ crafted        (answers a provider can give, both kinds)
 //	           └─> firstbyte, response_model: requested (the same upstreams)
 func TestSDKs(t *testing.T) {
@@ -75,6 +76,7 @@ func TestSDKs(t *testing.T) {
 	requested := startGateway(t, up, "response_model: requested")
 	gw.requestedURL, gw.requestedKey = requested.url, requested.key
 	t.Run("openai-go", func(t *testing.T) { testOpenAIGo(t, gw) })
+	t.Run("openai-go translated upstreams", func(t *testing.T) { testOpenAIGoUpstreams(t, gw) })
 	t.Run("node", func(t *testing.T) { testNode(t, gw) })
 }
 
