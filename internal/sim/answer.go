@@ -103,6 +103,25 @@ type answer struct {
 	images int        // images the request carries: the text mentions them
 	calls  []toolCall // when set, the answer is these tool calls, not text
 	stop   string     // the stop reason StopMarker asks for ("": the usual one)
+	// stopSeqs are the request's stop sequences; a text answer ends
+	// before the first chunk that holds one (stopAt).
+	stopSeqs []string
+}
+
+// stopAt is how many of a text answer's n chunks go out before a stop
+// sequence, and the sequence matched ("": none matched, all n go out).
+func (a answer) stopAt(n int) (int, string) {
+	if len(a.calls) > 0 {
+		return n, ""
+	}
+	for i := range n {
+		for _, seq := range a.stopSeqs {
+			if seq != "" && strings.Contains(a.chunk(i), seq) {
+				return i, seq
+			}
+		}
+	}
+	return n, ""
 }
 
 type toolCall struct {
@@ -112,7 +131,7 @@ type toolCall struct {
 
 // plan decides the answer of a chat completion or a message request.
 func plan(r *request, parallelTools bool) answer {
-	a := answer{images: countImages(r.Messages), stop: askedStop(r)}
+	a := answer{images: countImages(r.Messages), stop: askedStop(r), stopSeqs: append(r.StopSequences, r.Stop...)}
 	if len(r.Tools) == 0 || len(r.Messages) == 0 || r.ToolChoice.mode == "none" {
 		return a
 	}

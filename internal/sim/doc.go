@@ -30,6 +30,11 @@
 //     its first message or system prompt), said as WORD in the provider's format
 //     (finish_reason, stop_reason, Converse's stopReason, Gemini's finishReason),
 //     in place of the usual one: every finish a provider can send, on demand.
+//   - A text answer that would say one of the request's stop sequences
+//     (stop_sequences, stop, Converse's inferenceConfig.stopSequences, Gemini's
+//     generationConfig.stopSequences) ends before the chunk that holds it:
+//     stop_reason stop_sequence with the sequence in stop_sequence (OpenAI:
+//     finish_reason stop; Converse: stopReason stop_sequence; Gemini: STOP).
 //   - Text otherwise (after a tool result, for instance): the fixed filler, one word
 //     per chunk; when the request carries images (image_url parts, image blocks,
 //     Converse image blocks, Gemini inlineData parts),

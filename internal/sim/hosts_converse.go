@@ -27,7 +27,8 @@ type converseRequest struct {
 	} `json:"messages"`
 	System          []map[string]json.RawMessage `json:"system"`
 	InferenceConfig struct {
-		MaxTokens int `json:"maxTokens"`
+		MaxTokens     int      `json:"maxTokens"`
+		StopSequences []string `json:"stopSequences"`
 	} `json:"inferenceConfig"`
 	ToolConfig *struct {
 		Tools []struct {
@@ -85,7 +86,7 @@ func converseFront(body []byte, model string, stream bool) ([]byte, string) {
 			tools = append(tools, map[string]any{"name": t.ToolSpec.Name, "description": t.ToolSpec.Description, "input_schema": t.ToolSpec.InputSchema.JSON})
 		}
 	}
-	return messagesBody(model, stream, in.InferenceConfig.MaxTokens, system.String(), msgs, tools), ""
+	return messagesBody(model, stream, in.InferenceConfig.MaxTokens, system.String(), msgs, tools, in.InferenceConfig.StopSequences), ""
 }
 
 // converseBlock is a Converse content block as a Messages one (nil for a

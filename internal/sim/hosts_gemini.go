@@ -43,7 +43,8 @@ type geminiRequest struct {
 		Parts []geminiPart `json:"parts"`
 	} `json:"systemInstruction"`
 	GenerationConfig struct {
-		MaxOutputTokens int `json:"maxOutputTokens"`
+		MaxOutputTokens int      `json:"maxOutputTokens"`
+		StopSequences   []string `json:"stopSequences"`
 		ThinkingConfig  struct {
 			ThinkingBudget *int `json:"thinkingBudget"`
 		} `json:"thinkingConfig"`
@@ -131,7 +132,7 @@ func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
 			tools = append(tools, map[string]any{"name": f.Name, "description": f.Description, "input_schema": schema})
 		}
 	}
-	return messagesBody(model, stream, in.GenerationConfig.MaxOutputTokens, system.String(), msgs, tools), ""
+	return messagesBody(model, stream, in.GenerationConfig.MaxOutputTokens, system.String(), msgs, tools, in.GenerationConfig.StopSequences), ""
 }
 
 // geminiCallID pairs calls and responses that carry no id, by name and

@@ -103,7 +103,7 @@ func TestGeminiSimRefusals(t *testing.T) {
 
 // TestHostsStopMarkerAndImages: through the Converse and Gemini fronts, a
 // StopMarker's word is the answer's stop reason in the host's words, unary
-// and streamed; an image (Converse image block, Gemini inlineData) is
+// and streamed; a stop sequence ends the text before it; an image (Converse image block, Gemini inlineData) is
 // counted as the plain APIs count one; a Gemini thinking budget reports
 // thoughtsTokenCount.
 func TestHostsStopMarkerAndImages(t *testing.T) {
@@ -120,6 +120,10 @@ func TestHostsStopMarkerAndImages(t *testing.T) {
 			`{"messages":[{"role":"user","content":[{"text":"sim:stop=max_tokens hi"}]}]}`, `"stopReason":"max_tokens"`},
 		{"converse image", converse.URL + "/model/meta.llama3-3-70b-instruct-v1:0/converse", "Authorization", "Bearer bedrock-sim-key",
 			`{"messages":[{"role":"user","content":[{"text":"what?"},{"image":{"format":"png","source":{"bytes":"` + png + `"}}}]}]}`, "I see 1 image(s)."},
+		{"converse stop sequence", converse.URL + "/model/meta.llama3-3-70b-instruct-v1:0/converse", "Authorization", "Bearer bedrock-sim-key",
+			`{"messages":[{"role":"user","content":[{"text":"hi"}]}],"inferenceConfig":{"stopSequences":["brown"]}}`, `"text":"The quick"}],"role":"assistant"}},"stopReason":"stop_sequence"`},
+		{"gemini stop sequence", gemini.URL + "/v1beta/models/gemini-2.5-flash:generateContent", "x-goog-api-key", "gemini-sim-key-1",
+			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"stopSequences":["brown"]}}`, `"text":"The quick"}],"role":"model"},"finishReason":"STOP"`},
 		{"gemini stop", gemini.URL + "/v1beta/models/gemini-2.5-flash:generateContent", "x-goog-api-key", "gemini-sim-key-1",
 			`{"contents":[{"role":"user","parts":[{"text":"sim:stop=SAFETY hi"}]}]}`, `"finishReason":"SAFETY"`},
 		{"gemini stream stop", gemini.URL + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "x-goog-api-key", "gemini-sim-key-1",

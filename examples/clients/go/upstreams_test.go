@@ -48,7 +48,7 @@ func testOpenAIGoUpstreams(t *testing.T, gw *gateway) {
 		Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{}}})
 	for _, up := range translatedUpstreams {
 		t.Run(up.format, func(t *testing.T) {
-			t.Run("chat text, stream with usage", func(t *testing.T) {
+			t.Run("chat text, stream with usage, stop sequences", func(t *testing.T) {
 				params := openai.ChatCompletionNewParams{Model: up.model, Messages: []openai.ChatCompletionMessageParamUnion{
 					openai.SystemMessage("Be brief."), openai.UserMessage("Say hello.")},
 					Stop:          openai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{"END"}},
@@ -62,8 +62,19 @@ func testOpenAIGoUpstreams(t *testing.T, gw *gateway) {
 				if err := stream.Err(); err != nil {
 					t.Fatal(err)
 				}
+				// The simulated model says "The quick brown fox jumps ...";
+				// "END" never comes.
 				if len(acc.Choices) == 0 || acc.Choices[0].Message.Content == "" || acc.Choices[0].FinishReason != "stop" {
 					t.Fatalf("choices = %+v", acc.Choices)
+				}
+				fox, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{Model: up.model,
+					Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello.")},
+					Stop:     openai.ChatCompletionNewParamsStopUnion{OfString: openai.String("fox")}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := fox.Choices[0].Message.Content; got != "The quick brown" || fox.Choices[0].FinishReason != "stop" {
+					t.Errorf("stop fox: %q (%s), want the text before it", got, fox.Choices[0].FinishReason)
 				}
 				if u := acc.Usage; u.PromptTokens == 0 || u.CompletionTokens == 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
 					t.Errorf("usage = %+v", u)

@@ -24,6 +24,9 @@ const upstreams = [
   {
     format: 'Bedrock Converse',
     model: models.converse,
+    // What a Messages client reads when a stop sequence matched: Converse
+    // says stop_sequence (without the string), Gemini only STOP.
+    stopSequence: 'stop_sequence',
     broken: models.brokenConverse,
     reasoningCounted: false, // Converse's usage has no reasoning count
     finishes: {
@@ -40,6 +43,7 @@ const upstreams = [
   {
     format: 'Gemini',
     model: models.gemini,
+    stopSequence: 'end_turn',
     broken: models.brokenGemini,
     reasoningCounted: true, // thoughtsTokenCount
     finishes: {
@@ -92,7 +96,7 @@ function checkCalls(calls, args = (c) => c.args) {
 
 if (skip) test('upstream formats', { skip }, () => {});
 
-for (const { format, model, broken, finishes, reasoningCounted } of upstreams) {
+for (const { format, model, broken, finishes, reasoningCounted, stopSequence } of upstreams) {
   const by = `served by ${format}`;
 
   test(`openai chat.completions text, unary, ${by}`, async () => {
@@ -184,6 +188,17 @@ for (const { format, model, broken, finishes, reasoningCounted } of upstreams) {
     assert.equal(final.stop_reason, 'end_turn');
     assert.ok(final.content.some((b) => b.type === 'text' && b.text));
     assert.ok(final.usage.input_tokens > 0 && final.usage.output_tokens > 0, `usage = ${JSON.stringify(final.usage)}`);
+  });
+
+  test(`stop sequences end the text before them, each SDK, ${by}`, async () => {
+    // The simulated model says "The quick brown fox jumps ...".
+    const c = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'Say hello.' }], stop: ['fox'] });
+    assert.equal(c.choices[0].message.content, 'The quick brown');
+    assert.equal(c.choices[0].finish_reason, 'stop');
+    const ms = await anthropic.messages.stream({ model, max_tokens: 64, stop_sequences: ['fox'], messages: [{ role: 'user', content: 'Say hello.' }] }).finalMessage();
+    assert.equal(ms.content.map((b) => b.text).join(''), 'The quick brown');
+    assert.equal(ms.stop_reason, stopSequence);
+    // The Responses API has no stop sequences: its request cannot ask.
   });
 
   test(`anthropic messages with an image, ${by}`, async () => {
