@@ -14,8 +14,8 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
-// translatedUpstreams are the models served only by an upstream format no
-// client speaks, with the finish words each sends and what a Chat client
+// translatedUpstreams are the models served only by an upstream format the
+// OpenAI SDK does not speak, with the finish words each sends and what a Chat client
 // and a Responses client must read from them ("" : completed).
 var translatedUpstreams = []struct {
 	format, model, broken string
@@ -31,6 +31,12 @@ var translatedUpstreams = []struct {
 		{"STOP", "stop", ""}, {"MAX_TOKENS", "length", "max_output_tokens"}, {"SAFETY", "content_filter", "content_filter"},
 		{"PROHIBITED_CONTENT", "content_filter", "content_filter"}, {"RECITATION", "content_filter", "content_filter"},
 		{"MALFORMED_FUNCTION_CALL", "stop", ""}, {"OTHER", "stop", ""},
+	}},
+	// Anthropic Messages, which a Chat or Responses client's request is
+	// translated for too (OpenAI Chat is these clients' own format: openai_test.go).
+	{"Anthropic Messages", messagesModel, brokenMessages, false, []upstreamFinish{
+		{"end_turn", "stop", ""}, {"stop_sequence", "stop", ""}, {"max_tokens", "length", "max_output_tokens"},
+		{"model_context_window_exceeded", "length", "max_output_tokens"}, {"pause_turn", "stop", ""},
 	}},
 }
 
