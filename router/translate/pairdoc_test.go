@@ -533,10 +533,14 @@ func answerRows(t *testing.T, c, u Format) []string {
 		if from, ok := upIDs[id]; ok {
 			return from
 		}
-		for up, from := range upIDs {
-			if prefix, ok := strings.CutSuffix(id, up); ok {
-				return "`" + prefix + "` + " + from
+		best := "" // the longest upstream id the id ends in
+		for up := range upIDs {
+			if strings.HasSuffix(id, up) && len(up) > len(best) {
+				best = up
 			}
+		}
+		if best != "" {
+			return "`" + strings.TrimSuffix(id, best) + "` + " + upIDs[best]
 		}
 		return "made up: `" + id + "`"
 	}

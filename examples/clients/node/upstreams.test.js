@@ -335,6 +335,18 @@ for (const { format, model, broken, finishes, reasoningCounted, stopSequence, re
         return true;
       },
     );
+    const types = [];
+    await assert.rejects(
+      async () => {
+        const stream = await openai.responses.create({ model: broken, input: 'Say hello.', stream: true });
+        for await (const ev of stream) types.push(ev.type);
+      },
+      (err) => {
+        assert.ok(err instanceof APIError, `got ${err?.constructor?.name}: ${err}`);
+        return true;
+      },
+    );
+    assert.ok(!types.includes('response.completed'), `events = ${types}`);
   });
 
   for (const [word, [chat, messages, responses]] of Object.entries(finishes)) {
