@@ -18,6 +18,14 @@ import (
 // of its own.
 const ParallelMarker = "sim:parallel"
 
+// StopMarker, followed by a word (letters and underscores), in the text of
+// a request's first message (or an Anthropic request's system prompt) makes
+// the answer end with that word as its stop reason, in the format the
+// provider speaks (finish_reason, stop_reason, Converse's stopReason,
+// Gemini's finishReason: "sim:stop=guardrail_intervened", "sim:stop=SAFETY"),
+// so a test can drive every finish a provider can send through a gateway.
+const StopMarker = "sim:stop="
+
 // message is one entry of "messages", in either API's shape.
 type message struct {
 	Role    string          `json:"role"`
@@ -94,6 +102,26 @@ func (c *toolChoice) UnmarshalJSON(b []byte) error {
 type answer struct {
 	images int        // images the request carries: the text mentions them
 	calls  []toolCall // when set, the answer is these tool calls, not text
+	stop   string     // the stop reason StopMarker asks for ("": the usual one)
+	// stopSeqs are the request's stop sequences; a text answer ends
+	// before the first chunk that holds one (stopAt).
+	stopSeqs []string
+}
+
+// stopAt is how many of a text answer's n chunks go out before a stop
+// sequence, and the sequence matched ("": none matched, all n go out).
+func (a answer) stopAt(n int) (int, string) {
+	if len(a.calls) > 0 {
+		return n, ""
+	}
+	for i := range n {
+		for _, seq := range a.stopSeqs {
+			if seq != "" && strings.Contains(a.chunk(i), seq) {
+				return i, seq
+			}
+		}
+	}
+	return n, ""
 }
 
 type toolCall struct {
@@ -103,7 +131,7 @@ type toolCall struct {
 
 // plan decides the answer of a chat completion or a message request.
 func plan(r *request, parallelTools bool) answer {
-	a := answer{images: countImages(r.Messages)}
+	a := answer{images: countImages(r.Messages), stop: askedStop(r), stopSeqs: append(r.StopSequences, r.Stop...)}
 	if len(r.Tools) == 0 || len(r.Messages) == 0 || r.ToolChoice.mode == "none" {
 		return a
 	}
@@ -147,6 +175,27 @@ func awaitsAnswer(m message) bool {
 func asksForParallel(r *request) bool {
 	return bytes.Contains(r.Messages[0].Content, []byte(ParallelMarker)) ||
 		bytes.Contains(r.System, []byte(ParallelMarker))
+}
+
+// askedStop is the word after StopMarker in the first message or the
+// system prompt ("" : none).
+func askedStop(r *request) string {
+	var in []byte
+	if len(r.Messages) > 0 {
+		in = r.Messages[0].Content
+	}
+	_, after, ok := bytes.Cut(in, []byte(StopMarker))
+	if !ok {
+		_, after, ok = bytes.Cut(r.System, []byte(StopMarker))
+	}
+	if !ok {
+		return ""
+	}
+	n := 0
+	for n < len(after) && (after[n] == '_' || 'a' <= after[n]|0x20 && after[n]|0x20 <= 'z') {
+		n++
+	}
+	return string(after[:n])
 }
 
 // parts decodes a content array; a string (or anything else) has none.

@@ -90,8 +90,8 @@ type anthropicStopDelta struct {
 }
 
 func (s *Server) serveMessages(x *exchange) {
-	n := x.stage.pace.chunks()
 	a := plan(&x.req, s.parallelTools)
+	n, matched := a.stopAt(x.stage.pace.chunks())
 	steps, out := a.steps(n), a.outputTokens(n)
 	msg := anthropicMessage{
 		ID:    fmt.Sprintf("msg_%s_%d", s.name, x.id),
@@ -103,6 +103,13 @@ func (s *Server) serveMessages(x *exchange) {
 	stop := "end_turn"
 	if len(a.calls) > 0 {
 		stop = "tool_use"
+	}
+	var seq *string
+	if matched != "" {
+		stop, seq = "stop_sequence", &matched
+	}
+	if a.stop != "" {
+		stop = a.stop
 	}
 	toolUse := func(i int, input string) anthropicContent {
 		return anthropicContent{Type: "tool_use", ID: callID("toolu_", x.id, i), Name: a.calls[i].name, Input: rawJSON(input)}
@@ -118,7 +125,7 @@ func (s *Server) serveMessages(x *exchange) {
 				msg.Content = append(msg.Content, toolUse(i, c.args))
 			}
 		}
-		msg.StopReason = &stop
+		msg.StopReason, msg.StopSequence = &stop, seq
 		writeJSON(x.w, http.StatusOK, msg)
 		return
 	}
@@ -159,7 +166,7 @@ func (s *Server) serveMessages(x *exchange) {
 				e.event("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: index(0)})
 			}
 			e.event("message_delta", anthropicEvent{Type: "message_delta",
-				Delta: anthropicStopDelta{StopReason: stop}, Usage: &anthropicUsage{OutputTokens: out}})
+				Delta: anthropicStopDelta{StopReason: stop, StopSequence: seq}, Usage: &anthropicUsage{OutputTokens: out}})
 			e.event("message_stop", anthropicEvent{Type: "message_stop"})
 		})
 }

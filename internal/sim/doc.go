@@ -26,12 +26,23 @@
 //     false, disable_parallel_tool_use true), and either its first message (or an
 //     Anthropic system prompt) contains [ParallelMarker] or the provider sets
 //     parallel_tool_calls.
+//   - The stop reason a request asks for with [StopMarker] ("sim:stop=WORD" in
+//     its first message or system prompt), said as WORD in the provider's format
+//     (finish_reason, stop_reason, Converse's stopReason, Gemini's finishReason),
+//     in place of the usual one: every finish a provider can send, on demand.
+//   - A text answer that would say one of the request's stop sequences
+//     (stop_sequences, stop, Converse's inferenceConfig.stopSequences, Gemini's
+//     generationConfig.stopSequences) ends before the chunk that holds it:
+//     stop_reason stop_sequence with the sequence in stop_sequence (OpenAI:
+//     finish_reason stop; Converse: stopReason stop_sequence; Gemini: STOP).
 //   - Text otherwise (after a tool result, for instance): the fixed filler, one word
-//     per chunk; when the request carries images (image_url parts, image blocks),
+//     per chunk; when the request carries images (image_url parts, image blocks,
+//     Converse image blocks, Gemini inlineData parts),
 //     the first chunk says how many: "I see 2 image(s)."
 //
 // Usage is in every answer: prompt (input) tokens are the request body's length /
-// 4; completion (output) tokens are one per text chunk, or a quarter of each tool
+// 4 (a Gemini request with a thinkingConfig.thinkingBudget above 0 also reports a
+// tenth of the budget as thoughtsTokenCount); completion (output) tokens are one per text chunk, or a quarter of each tool
 // call's name and arguments in bytes. OpenAI streams end with a usage-only chunk
 // when stream_options.include_usage is true; Anthropic streams carry input tokens
 // in message_start and output tokens in message_delta.

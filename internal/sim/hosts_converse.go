@@ -18,7 +18,7 @@ import (
 
 // converseKnown are the Converse request's members.
 var converseKnown = []string{"messages", "system", "inferenceConfig", "toolConfig", "additionalModelRequestFields",
-	"additionalModelResponseFieldPaths", "guardrailConfig", "promptVariables", "requestMetadata", "performanceConfig"}
+	"additionalModelResponseFieldPaths", "outputConfig", "guardrailConfig", "promptVariables", "requestMetadata", "performanceConfig"}
 
 type converseRequest struct {
 	Messages []struct {
@@ -27,7 +27,8 @@ type converseRequest struct {
 	} `json:"messages"`
 	System          []map[string]json.RawMessage `json:"system"`
 	InferenceConfig struct {
-		MaxTokens int `json:"maxTokens"`
+		MaxTokens     int      `json:"maxTokens"`
+		StopSequences []string `json:"stopSequences"`
 	} `json:"inferenceConfig"`
 	ToolConfig *struct {
 		Tools []struct {
@@ -85,7 +86,7 @@ func converseFront(body []byte, model string, stream bool) ([]byte, string) {
 			tools = append(tools, map[string]any{"name": t.ToolSpec.Name, "description": t.ToolSpec.Description, "input_schema": t.ToolSpec.InputSchema.JSON})
 		}
 	}
-	return messagesBody(model, stream, in.InferenceConfig.MaxTokens, system.String(), msgs, tools), ""
+	return messagesBody(model, stream, in.InferenceConfig.MaxTokens, system.String(), msgs, tools, in.InferenceConfig.StopSequences), ""
 }
 
 // converseBlock is a Converse content block as a Messages one (nil for a
@@ -130,7 +131,18 @@ func converseBlock(c map[string]json.RawMessage) (modelPart, string) {
 	case c["cachePoint"] != nil, c["reasoningContent"] != nil:
 		return nil, ""
 	case c["image"] != nil:
-		return modelPart{"type": "text", "text": "[image]"}, ""
+		// An image block, so that the answer counts it as the plain
+		// API's does ("I see 1 image(s).").
+		var img struct {
+			Format string `json:"format"`
+			Source struct {
+				Bytes string `json:"bytes"`
+			} `json:"source"`
+		}
+		if json.Unmarshal(c["image"], &img) != nil || img.Format == "" || img.Source.Bytes == "" {
+			return nil, "Malformed input request: image needs format and source.bytes"
+		}
+		return modelPart{"type": "image", "source": map[string]string{"type": "base64", "media_type": "image/" + img.Format, "data": img.Source.Bytes}}, ""
 	}
 	return nil, "Malformed input request: unknown content block"
 }
@@ -183,7 +195,8 @@ func (c *converseWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// converseStops are Messages stop reasons in Converse's words.
+// converseStops are Messages stop reasons in Converse's words; any other
+// (a StopMarker's) is said as it came.
 var converseStops = map[string]string{"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens", "stop_sequence": "stop_sequence"}
 
 // converseAnswer is a unary Messages answer as Converse's.
@@ -200,7 +213,7 @@ func converseAnswer(p []byte) []byte {
 	}
 	stop := "end_turn"
 	if m.StopReason != nil {
-		stop = converseStops[*m.StopReason]
+		stop = hostWord(converseStops, *m.StopReason)
 	}
 	out, _ := json.Marshal(map[string]any{
 		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
@@ -209,6 +222,15 @@ func converseAnswer(p []byte) []byte {
 		"metrics":    map[string]int{"latencyMs": 1},
 	})
 	return out
+}
+
+// hostWord is a Messages stop reason in a host's words: words[stop], or
+// stop itself when the host has no word for it (a StopMarker's word).
+func hostWord(words map[string]string, stop string) string {
+	if w, ok := words[stop]; ok {
+		return w
+	}
+	return stop
 }
 
 func converseUsage(u anthropicUsage) map[string]int {
@@ -240,7 +262,7 @@ func (c *converseWriter) frame(w *bytes.Buffer, ev anthropicSSE) {
 		c.emit(w, "contentBlockStop", map[string]any{"contentBlockIndex": e.Index})
 	case "message_delta":
 		c.usage.OutputTokens = e.Usage.OutputTokens
-		c.stop = converseStops[e.Delta.StopReason]
+		c.stop = hostWord(converseStops, e.Delta.StopReason)
 		c.emit(w, "messageStop", map[string]any{"stopReason": c.stop})
 	case "message_stop":
 		c.emit(w, "metadata", map[string]any{"usage": converseUsage(c.usage), "metrics": map[string]int{"latencyMs": 1}})

@@ -43,7 +43,11 @@ type geminiRequest struct {
 		Parts []geminiPart `json:"parts"`
 	} `json:"systemInstruction"`
 	GenerationConfig struct {
-		MaxOutputTokens int `json:"maxOutputTokens"`
+		MaxOutputTokens int      `json:"maxOutputTokens"`
+		StopSequences   []string `json:"stopSequences"`
+		ThinkingConfig  struct {
+			ThinkingBudget *int `json:"thinkingBudget"`
+		} `json:"thinkingConfig"`
 	} `json:"generationConfig"`
 	Tools []struct {
 		FunctionDeclarations []struct {
@@ -100,7 +104,15 @@ func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
 				id := geminiCallID(p.FunctionResponse.ID, p.FunctionResponse.Name, calls, false)
 				blocks = append(blocks, modelPart{"type": "tool_result", "tool_use_id": id, "content": string(p.FunctionResponse.Response)})
 			case p.InlineData != nil:
-				blocks = append(blocks, modelPart{"type": "text", "text": "[image]"})
+				// An image block, counted by the answer as the plain API's.
+				var d struct {
+					MimeType string `json:"mimeType"`
+					Data     string `json:"data"`
+				}
+				if json.Unmarshal(p.InlineData, &d) != nil || d.MimeType == "" || d.Data == "" {
+					return nil, "* GenerateContentRequest.contents.parts.inline_data: mimeType and data are required"
+				}
+				blocks = append(blocks, modelPart{"type": "image", "source": map[string]string{"type": "base64", "media_type": d.MimeType, "data": d.Data}})
 			default:
 				return nil, "* GenerateContentRequest.contents.parts: a part must have data"
 			}
@@ -120,11 +132,26 @@ func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
 			tools = append(tools, map[string]any{"name": f.Name, "description": f.Description, "input_schema": schema})
 		}
 	}
-	return messagesBody(model, stream, in.GenerationConfig.MaxOutputTokens, system.String(), msgs, tools), ""
+	return messagesBody(model, stream, in.GenerationConfig.MaxOutputTokens, system.String(), msgs, tools, in.GenerationConfig.StopSequences), ""
 }
 
 // geminiCallID pairs calls and responses that carry no id, by name and
 // order.
+// geminiThoughts is how many tokens the model reports it thought
+// (usageMetadata.thoughtsTokenCount, apart from candidatesTokenCount, as
+// Gemini's): a request's thinkingConfig.thinkingBudget above 0 gets a
+// tenth of it, at least 1; none or 0 (thinking off) gets none.
+func geminiThoughts(body []byte) int {
+	var in geminiRequest
+	if json.Unmarshal(body, &in) != nil || in.GenerationConfig.ThinkingConfig.ThinkingBudget == nil {
+		return 0
+	}
+	if b := *in.GenerationConfig.ThinkingConfig.ThinkingBudget; b > 0 {
+		return max(1, b/10)
+	}
+	return 0
+}
+
 func geminiCallID(id, name string, calls map[string]int, call bool) string {
 	if id != "" {
 		return id

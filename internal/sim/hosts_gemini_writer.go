@@ -11,7 +11,9 @@ type geminiWriter struct {
 	hostWriter
 	model string
 	usage anthropicUsage
-	calls map[int]*geminiCall // tool_use blocks being streamed, by index
+	// thoughts is the answer's thoughtsTokenCount (0: none reported).
+	thoughts int
+	calls    map[int]*geminiCall // tool_use blocks being streamed, by index
 }
 
 type geminiCall struct {
@@ -19,7 +21,8 @@ type geminiCall struct {
 	args     strings.Builder
 }
 
-// geminiFinish are Messages stop reasons as Gemini's finishReason.
+// geminiFinish are Messages stop reasons as Gemini's finishReason; any
+// other (a StopMarker's) is said as it came.
 var geminiFinish = map[string]string{"end_turn": "STOP", "tool_use": "STOP", "stop_sequence": "STOP", "max_tokens": "MAX_TOKENS"}
 
 func (g *geminiWriter) WriteHeader(status int) {
@@ -63,7 +66,10 @@ func (g *geminiWriter) response(parts []map[string]any, finish string, usage *an
 	r := map[string]any{"candidates": []any{cand}, "modelVersion": g.model, "responseId": "sim-gemini"}
 	if usage != nil {
 		prompt := usage.InputTokens + usage.CacheReadInputTokens
-		u := map[string]int{"promptTokenCount": prompt, "candidatesTokenCount": usage.OutputTokens, "totalTokenCount": prompt + usage.OutputTokens}
+		u := map[string]int{"promptTokenCount": prompt, "candidatesTokenCount": usage.OutputTokens, "totalTokenCount": prompt + usage.OutputTokens + g.thoughts}
+		if g.thoughts > 0 {
+			u["thoughtsTokenCount"] = g.thoughts
+		}
 		if usage.CacheReadInputTokens > 0 {
 			u["cachedContentTokenCount"] = usage.CacheReadInputTokens
 		}
@@ -94,7 +100,7 @@ func (g *geminiWriter) answer(p []byte) []byte {
 	}
 	finish := "STOP"
 	if m.StopReason != nil {
-		finish = geminiFinish[*m.StopReason]
+		finish = hostWord(geminiFinish, *m.StopReason)
 	}
 	return g.response(parts, finish, &m.Usage)
 }
@@ -126,7 +132,7 @@ func (g *geminiWriter) chunk(ev anthropicSSE) []byte {
 		}
 	case "message_delta":
 		g.usage.OutputTokens = e.Usage.OutputTokens
-		return g.response([]map[string]any{{"text": ""}}, geminiFinish[e.Delta.StopReason], &g.usage)
+		return g.response([]map[string]any{{"text": ""}}, hostWord(geminiFinish, e.Delta.StopReason), &g.usage)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 type modelPart = map[string]any
 
 // messagesBody is the Messages request a Converse or Gemini one stands for.
-func messagesBody(model string, stream bool, maxTokens int, system string, msgs []map[string]any, tools []map[string]any) []byte {
+func messagesBody(model string, stream bool, maxTokens int, system string, msgs []map[string]any, tools []map[string]any, stop []string) []byte {
 	if maxTokens <= 0 {
 		maxTokens = 1024
 	}
@@ -27,6 +27,9 @@ func messagesBody(model string, stream bool, maxTokens int, system string, msgs 
 	}
 	if len(tools) > 0 {
 		m["tools"] = tools
+	}
+	if len(stop) > 0 {
+		m["stop_sequences"] = stop
 	}
 	b, _ := json.Marshal(m)
 	return b

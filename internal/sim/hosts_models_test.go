@@ -100,3 +100,50 @@ func TestGeminiSimRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestHostsStopMarkerAndImages: through the Converse and Gemini fronts, a
+// StopMarker's word is the answer's stop reason in the host's words, unary
+// and streamed; a stop sequence ends the text before it; an image (Converse image block, Gemini inlineData) is
+// counted as the plain APIs count one; a Gemini thinking budget reports
+// thoughtsTokenCount.
+func TestHostsStopMarkerAndImages(t *testing.T) {
+	t.Parallel()
+	converse := startHost(t, Host{Kind: HostBedrock, APIKey: "bedrock-sim-key"})
+	gemini := startHost(t, Host{Kind: HostGemini, APIKey: "gemini-sim-key-1"})
+	const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+	for _, tc := range []struct {
+		name, url, header, key, body, want string
+	}{
+		{"converse stop", converse.URL + "/model/meta.llama3-3-70b-instruct-v1:0/converse", "Authorization", "Bearer bedrock-sim-key",
+			`{"messages":[{"role":"user","content":[{"text":"sim:stop=guardrail_intervened hi"}]}]}`, `"stopReason":"guardrail_intervened"`},
+		{"converse stream stop", converse.URL + "/model/meta.llama3-3-70b-instruct-v1:0/converse-stream", "Authorization", "Bearer bedrock-sim-key",
+			`{"messages":[{"role":"user","content":[{"text":"sim:stop=max_tokens hi"}]}]}`, `"stopReason":"max_tokens"`},
+		{"converse image", converse.URL + "/model/meta.llama3-3-70b-instruct-v1:0/converse", "Authorization", "Bearer bedrock-sim-key",
+			`{"messages":[{"role":"user","content":[{"text":"what?"},{"image":{"format":"png","source":{"bytes":"` + png + `"}}}]}]}`, "I see 1 image(s)."},
+		{"converse stop sequence", converse.URL + "/model/meta.llama3-3-70b-instruct-v1:0/converse", "Authorization", "Bearer bedrock-sim-key",
+			`{"messages":[{"role":"user","content":[{"text":"hi"}]}],"inferenceConfig":{"stopSequences":["brown"]}}`, `"text":"The quick"}],"role":"assistant"}},"stopReason":"stop_sequence"`},
+		{"gemini stop sequence", gemini.URL + "/v1beta/models/gemini-2.5-flash:generateContent", "x-goog-api-key", "gemini-sim-key-1",
+			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"stopSequences":["brown"]}}`, `"text":"The quick"}],"role":"model"},"finishReason":"STOP"`},
+		{"gemini stop", gemini.URL + "/v1beta/models/gemini-2.5-flash:generateContent", "x-goog-api-key", "gemini-sim-key-1",
+			`{"contents":[{"role":"user","parts":[{"text":"sim:stop=SAFETY hi"}]}]}`, `"finishReason":"SAFETY"`},
+		{"gemini stream stop", gemini.URL + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", "x-goog-api-key", "gemini-sim-key-1",
+			`{"systemInstruction":{"parts":[{"text":"sim:stop=MALFORMED_FUNCTION_CALL"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, `"finishReason":"MALFORMED_FUNCTION_CALL"`},
+		{"gemini thoughts", gemini.URL + "/v1beta/models/gemini-2.5-flash:generateContent", "x-goog-api-key", "gemini-sim-key-1",
+			`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"thinkingConfig":{"thinkingBudget":1024}}}`, `"thoughtsTokenCount":102`},
+		{"gemini image", gemini.URL + "/v1beta/models/gemini-2.5-flash:generateContent", "x-goog-api-key", "gemini-sim-key-1",
+			`{"contents":[{"role":"user","parts":[{"text":"what?"},{"inlineData":{"mimeType":"image/png","data":"` + png + `"}}]}]}`, "I see 1 image(s)."},
+	} {
+		req, _ := http.NewRequest("POST", tc.url, strings.NewReader(tc.body))
+		req.Header.Set(tc.header, tc.key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %q, want 200 with %s", tc.name, resp.StatusCode, body, tc.want)
+		}
+	}
+}

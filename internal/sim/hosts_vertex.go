@@ -144,5 +144,5 @@ func (s *Server) geminiCall(w http.ResponseWriter, r *http.Request, body []byte,
 		return w, nil, false
 	}
 	r.URL.Path = "/v1/messages"
-	return &geminiWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}, model: model}, msgBody, true
+	return &geminiWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}, model: model, thoughts: geminiThoughts(body)}, msgBody, true
 }

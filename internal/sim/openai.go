@@ -103,8 +103,8 @@ type chatDelta struct {
 }
 
 func (s *Server) serveChat(x *exchange) {
-	n := x.stage.pace.chunks()
 	a := plan(&x.req, s.parallelTools)
+	n, _ := a.stopAt(x.stage.pace.chunks()) // OpenAI says "stop" for a stop sequence too
 	steps, out := a.steps(n), a.outputTokens(n)
 	id := fmt.Sprintf("chatcmpl-%s-%d", s.name, x.id)
 	usage := chatUsage{PromptTokens: x.promptTokens, CompletionTokens: out, TotalTokens: x.promptTokens + out,
@@ -112,6 +112,9 @@ func (s *Server) serveChat(x *exchange) {
 	finish := "stop"
 	if len(a.calls) > 0 {
 		finish = "tool_calls"
+	}
+	if a.stop != "" {
+		finish = a.stop
 	}
 	if !x.req.Stream {
 		if !s.generate(x, steps) {

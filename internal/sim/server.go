@@ -193,6 +193,10 @@ type request struct {
 	Tools             []tool          `json:"tools"`
 	ToolChoice        toolChoice      `json:"tool_choice"`
 	ParallelToolCalls *bool           `json:"parallel_tool_calls"`
+	// Stop sequences: Anthropic's stop_sequences, OpenAI's stop (a string
+	// or an array).
+	StopSequences []string  `json:"stop_sequences"`
+	Stop          stopField `json:"stop"`
 	// The most output the request asks for, by each API's name for it: what a
 	// token limit counts beside the prompt.
 	MaxTokens           count `json:"max_tokens"`
@@ -203,6 +207,23 @@ type request struct {
 // maxOutput is the most output the request asks for (0 when it names no bound).
 func (r *request) maxOutput() int {
 	return int(max(r.MaxTokens, r.MaxCompletionTokens, r.MaxOutputTokens, 0))
+}
+
+// stopField is OpenAI's stop: a string or an array of strings; anything
+// else reads as none.
+type stopField []string
+
+func (f *stopField) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*f = []string{one}
+		return nil
+	}
+	var many []string
+	if json.Unmarshal(b, &many) == nil {
+		*f = many
+	}
+	return nil
 }
 
 // count is a number of tokens a request names. Anything but a number reads as 0:

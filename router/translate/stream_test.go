@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -100,11 +101,11 @@ func TestStreamSameAnswer(t *testing.T) {
 			if strings.HasPrefix(f.name, "messages_stream") {
 				up, upErr = checkMessagesStream(string(f.in), false)
 				down, downErr = checkChatStream(string(out), true)
-				stopWant = finishReason([]byte(up.Stop))
+				stopWant = finishWord(Chat, finishOf(Messages, []byte(strconv.Quote(up.Stop))))
 			} else {
 				up, upErr = checkChatStream(string(f.in), false)
 				down, downErr = checkMessagesStream(string(out), true)
-				stopWant = stopReason([]byte(up.Stop))
+				stopWant = finishWord(Messages, finishOf(Chat, []byte(strconv.Quote(up.Stop))))
 			}
 			if upErr != nil || downErr != nil {
 				t.Fatalf("upstream fixture: %v; translation: %v", upErr, downErr)

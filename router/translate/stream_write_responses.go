@@ -15,6 +15,20 @@ type responsesWriter struct {
 	// The finish, held until its usage comes.
 	finished bool
 	fin      Finish
+	// held is 1 + the item whose block stopped last, not yet closed: its
+	// output_item.done waits for the next event, since an answer cut by
+	// its length limit is known only at the finish, and the item it was
+	// cut in is then incomplete (as in a unary answer). 0: none.
+	held int
+}
+
+// flush closes the held item.
+func (w *responsesWriter) flush(dst []byte) []byte {
+	if w.held > 0 {
+		dst = w.e.close(dst, w.held-1)
+		w.held = 0
+	}
+	return dst
 }
 
 // item is the item of event index i, or -1.
@@ -34,6 +48,9 @@ func (w *responsesWriter) write(dst []byte, ev *Event) ([]byte, bool, error) {
 		dst = w.e.start(dst, ev.ID, ev.Model, created)
 	}
 	var err error
+	if ev.Kind == EventBlockStart || ev.Kind == EventDelta || ev.Kind == EventBlockStop || ev.Kind == EventError {
+		dst = w.flush(dst)
+	}
 	switch ev.Kind {
 	case EventBlockStart:
 		if w.item(ev.Index) < 0 {
@@ -62,7 +79,7 @@ func (w *responsesWriter) write(dst []byte, ev *Event) ([]byte, bool, error) {
 			if w.e.items[n].kind == itemCall && !w.args[n] {
 				dst, err = w.e.delta(dst, n, []byte(`"{}"`))
 			}
-			dst = w.e.close(dst, n)
+			w.held = n + 1
 		}
 	case EventUsage:
 		w.e.usage = ev.Usage
@@ -121,6 +138,10 @@ func (w *responsesWriter) blockStart(dst []byte, i int, p *Part) []byte {
 // it was refused.
 func (w *responsesWriter) end(dst []byte) []byte {
 	fin := finishOr(w.fin)
+	if n := len(w.e.items) - 1; n >= 0 && !w.e.items[n].done && (fin == FinishLength || fin == FinishContextWindow) {
+		w.e.items[n].incomplete = true // cut in it
+	}
+	w.held = 0 // finish closes every item
 	if fin == FinishRefusal {
 		if w.said {
 			return w.e.finish(dst, respStatusOf(FinishContentFilter))

@@ -29,11 +29,21 @@ const (
 	brokenChat     = "llama-broken"            // openai kind; every answer breaks after 2 chunks
 	brokenMessages = "claude-broken"           // anthropic kind; likewise
 	unknownModel   = "no-such-model"
+	// Served by the simulated Bedrock (Converse) and Gemini hosts: no client
+	// speaks their formats, every request to them is translated.
+	converseModel  = "llama-converse" // bedrock kind, meta.llama3-3-70b-instruct-v1:0 (Converse)
+	geminiModel    = "gemini-flash"   // gemini kind, gemini-2.5-flash
+	brokenConverse = "llama-converse-broken"
+	brokenGemini   = "gemini-flash-broken"
 	// Served by the crafted upstreams (crafted_test.go).
 	mixedModel           = "mixed"          // by both, one pool: the order header picks each turn's
 	craftedAnthropicOnly = "crafted-claude" // by the Anthropic one alone
 	craftedOpenAIOnly    = "crafted-kimi"   // by the OpenAI-compatible one alone (no Responses API)
 )
+
+// simHostKey is the simulated hosts' API key (a Bedrock API key, the
+// Gemini API's x-goog-api-key): not a secret.
+const simHostKey = "sim-host-key-not-a-secret"
 
 // Bounds on everything this test waits for.
 const (
@@ -56,7 +66,8 @@ type gateway struct {
 //
 //	openai-go ─┐                 ┌─ sim-openai     (chat, responses, embeddings)
 //	node SDKs ─┼─> firstbyte ────┼─ sim-anthropic  (messages, count_tokens)
-//	           │   (FIRSTBYTE_BIN)├─ sim-broken     (cut after 2 chunks, both kinds)
+//	           │   (FIRSTBYTE_BIN)├─ sim-converse, sim-gemini (Bedrock Converse and Gemini hosts)
+//	           │                  ├─ sim-broken     (cut after 2 chunks, both kinds; and each host)
 //	           │                  └─ crafted        (answers a provider can give, both kinds)
 //	           └─> firstbyte, response_model: requested (the same upstreams)
 func TestSDKs(t *testing.T) {
@@ -65,12 +76,15 @@ func TestSDKs(t *testing.T) {
 	requested := startGateway(t, up, "response_model: requested")
 	gw.requestedURL, gw.requestedKey = requested.url, requested.key
 	t.Run("openai-go", func(t *testing.T) { testOpenAIGo(t, gw) })
+	t.Run("openai-go translated upstreams", func(t *testing.T) { testOpenAIGoUpstreams(t, gw) })
 	t.Run("node", func(t *testing.T) { testNode(t, gw) })
 }
 
 // upstreams are the loopback upstreams the gateways under test front.
 type upstreams struct {
 	openai, anthropic, broken       string // simulated (internal/sim)
+	converse, gemini                string // simulated Bedrock and Gemini hosts
+	brokenConverse, brokenGemini    string // likewise, every stream cut mid-answer
 	craftedAnthropic, craftedOpenAI string // crafted_test.go
 }
 
@@ -83,6 +97,18 @@ func startUpstreams(t *testing.T) upstreams {
 	up.openai = startUpstream(t, sim.Provider{Name: "sim-openai", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
 	up.anthropic = startUpstream(t, sim.Provider{Name: "sim-anthropic", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
 	up.broken = startUpstream(t, sim.Provider{Name: "sim-broken", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace, CutAfter: 2})
+	// With prompt caches: a long prompt's second request reports cached
+	// tokens (cacheReadInputTokens, cachedContentTokenCount).
+	up.converse = startUpstream(t, sim.Provider{Name: "sim-converse", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace,
+		PromptCache: &sim.PromptCache{}, Host: &sim.Host{Kind: sim.HostBedrock, APIKey: simHostKey}})
+	up.gemini = startUpstream(t, sim.Provider{Name: "sim-gemini", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace,
+		PromptCache: &sim.PromptCache{}, Host: &sim.Host{Kind: sim.HostGemini, APIKey: simHostKey}})
+	// Bedrock ends a stream that fails mid-answer with an exception frame;
+	// the Gemini API cuts the connection.
+	up.brokenConverse = startUpstream(t, sim.Provider{Name: "sim-broken-converse", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace,
+		Host: &sim.Host{Kind: sim.HostBedrock, APIKey: simHostKey, Exception: &sim.StreamException{Type: "modelStreamErrorException", AfterEvents: 3}}})
+	up.brokenGemini = startUpstream(t, sim.Provider{Name: "sim-broken-gemini", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace, CutAfter: 2,
+		Host: &sim.Host{Kind: sim.HostGemini, APIKey: simHostKey}})
 	up.craftedAnthropic, up.craftedOpenAI = startCrafted(t)
 	return up
 }
@@ -114,19 +140,32 @@ providers:
   sim-anthropic:        {kind: anthropic, base_url: %q, api_key: upstream-not-a-secret}
   sim-broken-openai:    {kind: openai,    base_url: %q, models: [%s], circuit_breaker: {failures: 1000}}
   sim-broken-anthropic: {kind: anthropic, base_url: %q, models: [%s], circuit_breaker: {failures: 1000}}
+  sim-converse:         {kind: bedrock, region: us-east-1, base_url: %q, api_key: %s}
+  sim-gemini:           {kind: gemini, base_url: %q, api_key: %s}
+  sim-broken-converse:  {kind: bedrock, region: us-east-1, base_url: %q, api_key: %s, circuit_breaker: {failures: 1000}}
+  sim-broken-gemini:    {kind: gemini, base_url: %q, api_key: %s, circuit_breaker: {failures: 1000}}
 %stargets:
   - {virtual_key: sim-openai,    model_map: {%s: %s}}
   - {virtual_key: sim-anthropic, model_map: {%s: claude-sonnet-4-5}}
   - {virtual_key: sim-broken-openai}
   - {virtual_key: sim-broken-anthropic}
+  - {virtual_key: sim-converse,        model_map: {%s: "meta.llama3-3-70b-instruct-v1:0"}}
+  - {virtual_key: sim-gemini,          model_map: {%s: gemini-2.5-flash}}
+  - {virtual_key: sim-broken-converse, model_map: {%s: "meta.llama3-3-70b-instruct-v1:0"}}
+  - {virtual_key: sim-broken-gemini,   model_map: {%s: gemini-2.5-flash}}
 %s`, listen, admin, gw.key, extra,
 		openaiURL, embeddingModel,
 		anthropicURL,
 		brokenURL, brokenChat,
 		brokenURL, brokenMessages,
+		strings.TrimSuffix(up.converse, "/v1"), simHostKey,
+		strings.TrimSuffix(up.gemini, "/v1")+"/v1beta", simHostKey,
+		strings.TrimSuffix(up.brokenConverse, "/v1"), simHostKey,
+		strings.TrimSuffix(up.brokenGemini, "/v1")+"/v1beta", simHostKey,
 		craftedProviders,
 		chatModel, chatUpstream,
 		messagesModel,
+		converseModel, geminiModel, brokenConverse, brokenGemini,
 		craftedTargets)
 	path := filepath.Join(t.TempDir(), "firstbyte.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {

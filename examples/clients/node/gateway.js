@@ -38,6 +38,13 @@ export const models = {
   mixed: process.env.FIRSTBYTE_MIXED_MODEL || '',
   craftedAnthropic: process.env.FIRSTBYTE_CRAFTED_ANTHROPIC_MODEL || '',
   craftedOpenAI: process.env.FIRSTBYTE_CRAFTED_OPENAI_MODEL || '',
+  // Optional: models served only by a Bedrock Converse or a Gemini upstream
+  // (the Go test serves them from simulated hosts), and ones whose streams
+  // break mid-answer. Their tests are skipped when unset.
+  converse: process.env.FIRSTBYTE_CONVERSE_MODEL || '',
+  gemini: process.env.FIRSTBYTE_GEMINI_MODEL || '',
+  brokenConverse: process.env.FIRSTBYTE_BROKEN_CONVERSE_MODEL || '',
+  brokenGemini: process.env.FIRSTBYTE_BROKEN_GEMINI_MODEL || '',
 };
 
 /** The targets of the crafted upstreams, for X-Firstbyte-Provider-Order. */
