@@ -228,9 +228,11 @@ func (c *Cloud) Response(resp *http.Response) {
 	if c.Kind() != config.KindBedrock || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.amazon.eventstream") {
 		return
 	}
-	var r io.Reader = NewEventStreamReader(resp.Body, 0)
+	var r io.Reader
 	if c.api == config.APIConverse {
 		r = NewConverseStreamReader(resp.Body, 0)
+	} else {
+		r = NewEventStreamReader(resp.Body, 0)
 	}
 	resp.Body = struct {
 		io.Reader
