@@ -91,12 +91,13 @@ type esBufs struct {
 const maxPooledESBuf = 64 << 10
 
 var esPool = sync.Pool{New: func() any {
-	// A chunk frame and its event are a few hundred bytes; the SSE out
-	// buffer takes every frame that arrived together (a short answer's
-	// fourteen often do): sized for them from the start, they never grow.
-	b := make([]byte, 6<<10)
+	// A chunk frame and its event are a few hundred bytes: buffers that
+	// fit them from the start spare a growth or two per frame size seen,
+	// and one grown (the SSE of every frame that arrived together) comes
+	// back grown.
+	b := make([]byte, 3<<10)
 	return &esBufs{src: bufio.NewReaderSize(nil, 4<<10),
-		msg: b[: 1<<10 : 1<<10], scratch: b[1<<10 : 2<<10 : 2<<10], out: b[2<<10 : 2<<10 : 6<<10]}
+		msg: b[: 1<<10 : 1<<10], scratch: b[1<<10 : 2<<10 : 2<<10], out: b[2<<10 : 2<<10 : 3<<10]}
 }}
 
 // NewEventStreamReader reads r; max bounds one message (<= 0:
