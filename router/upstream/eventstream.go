@@ -74,6 +74,17 @@ type EventStreamReader struct {
 	err     error // sticky
 	// converse: events are ConverseStream's, not InvokeModel's chunks.
 	converse bool
+	closer   io.Closer // what Close closes (nil: nothing)
+}
+
+// Close closes the reader's source when it was made by Cloud.Response (an
+// answer's body); the buffers are not touched: Close may come from
+// another goroutine while Read waits.
+func (r *EventStreamReader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	return r.closer.Close()
 }
 
 // esBufs are a reader's buffers, kept between streams: a stream's reader

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -228,16 +227,14 @@ func (c *Cloud) Response(resp *http.Response) {
 	if c.Kind() != config.KindBedrock || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.amazon.eventstream") {
 		return
 	}
-	var r io.Reader
+	var r *EventStreamReader
 	if c.api == config.APIConverse {
 		r = NewConverseStreamReader(resp.Body, 0)
 	} else {
 		r = NewEventStreamReader(resp.Body, 0)
 	}
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{r, resp.Body}
+	r.closer = resp.Body
+	resp.Body = r
 	resp.Header.Set("Content-Type", "text/event-stream")
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
