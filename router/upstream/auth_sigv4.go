@@ -39,6 +39,24 @@ type sigV4 struct {
 	region string
 	now    func() time.Time
 	key    atomic.Pointer[signingKey] // the last day's key
+	date   atomic.Pointer[amzDate]    // the last second's X-Amz-Date
+}
+
+// amzDate is a second's X-Amz-Date value (yyyymmddThhmmssZ).
+type amzDate struct {
+	sec int64
+	s   string
+}
+
+// amzDateOf is t's X-Amz-Date, formatted once a second.
+func (s *sigV4) amzDateOf(t time.Time) string {
+	sec := t.Unix()
+	if d := s.date.Load(); d != nil && d.sec == sec {
+		return d.s
+	}
+	d := &amzDate{sec: sec, s: t.Format("20060102T150405Z")}
+	s.date.Store(d)
+	return d.s
 }
 
 // signingKey is the key derived for one secret, day and scope, and
@@ -88,6 +106,7 @@ var sigV4Lower = map[string]string{
 type sigV4Buf struct {
 	b     []byte
 	names []sigV4Name
+	sig   [sha256.Size]byte
 }
 
 // sigV4Name is a signed header: its name lower-cased, and the key of h it
@@ -99,11 +118,13 @@ var sigV4Bufs = sync.Pool{New: func() any { return &sigV4Buf{b: make([]byte, 0, 
 // sign puts the Authorization (and X-Amz-Date, X-Amz-Security-Token)
 // headers of a query-less request on req.
 func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byte, t time.Time) {
-	var dateBuf [16]byte
-	amzDate := string(t.AppendFormat(dateBuf[:0], "20060102T150405Z"))
+	amzDate := s.amzDateOf(t)
 	day := amzDate[:8]
 	h := req.Header
-	h["X-Amz-Date"] = []string{amzDate}
+	// X-Amz-Date's and Authorization's values share one allocation.
+	vals := make([]string, 2)
+	vals[0] = amzDate
+	h["X-Amz-Date"] = vals[0:1:1]
 	if creds.SessionToken != "" {
 		h["X-Amz-Security-Token"] = []string{creds.SessionToken}
 	}
@@ -210,8 +231,7 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 	mac := k.macs.Get().(hash.Hash)
 	mac.Reset()
 	mac.Write(b[toSign:])
-	var sig [sha256.Size]byte
-	mac.Sum(sig[:0])
+	sig := mac.Sum(buf.sig[:0])
 	k.macs.Put(mac)
 
 	var auth strings.Builder
@@ -227,7 +247,8 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 	var sigHex [2 * sha256.Size]byte
 	hex.Encode(sigHex[:], sig[:])
 	auth.Write(sigHex[:])
-	h["Authorization"] = []string{auth.String()}
+	vals[1] = auth.String()
+	h["Authorization"] = vals[1:2:2]
 	buf.b = b
 }
 

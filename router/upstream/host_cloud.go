@@ -235,10 +235,14 @@ func (c *Cloud) Response(resp *http.Response) {
 	}
 	r.closer = resp.Body
 	resp.Body = r
-	resp.Header.Set("Content-Type", "text/event-stream")
+	resp.Header["Content-Type"] = eventStreamType
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
 }
+
+// eventStreamType is the Content-Type of a stream Response adapted (one
+// slice for all: header values are read, never written in place).
+var eventStreamType = []string{"text/event-stream"}
 
 // Judge reads an error answer of c's host (JudgeError), and when its body
 // asks to be left alone until (zero: it does not say).
