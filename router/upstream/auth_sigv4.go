@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,24 @@ type sigV4 struct {
 	region string
 	now    func() time.Time
 	key    atomic.Pointer[signingKey] // the last day's key
+	date   atomic.Pointer[amzDate]    // the last second's X-Amz-Date
+}
+
+// amzDate is a second's X-Amz-Date value (yyyymmddThhmmssZ).
+type amzDate struct {
+	sec int64
+	s   string
+}
+
+// amzDateOf is t's X-Amz-Date, formatted once a second.
+func (s *sigV4) amzDateOf(t time.Time) string {
+	sec := t.Unix()
+	if d := s.date.Load(); d != nil && d.sec == sec {
+		return d.s
+	}
+	d := &amzDate{sec: sec, s: t.Format("20060102T150405Z")}
+	s.date.Store(d)
+	return d.s
 }
 
 // signingKey is the key derived for one secret, day and scope, and
@@ -83,22 +102,29 @@ var sigV4Lower = map[string]string{
 	"Anthropic-Version": "anthropic-version", "Traceparent": "traceparent", "Tracestate": "tracestate",
 }
 
-// sigV4Buf is a canonical request's buffer and its headers' names.
+// sigV4Buf is a canonical request's buffer and its signed headers.
 type sigV4Buf struct {
 	b     []byte
-	names []string
+	names []sigV4Name
+	sig   [sha256.Size]byte
 }
 
-var sigV4Bufs = sync.Pool{New: func() any { return &sigV4Buf{b: make([]byte, 0, 1024), names: make([]string, 0, 16)} }}
+// sigV4Name is a signed header: its name lower-cased, and the key of h it
+// is under ("" for host and content-length, which are not read from h).
+type sigV4Name struct{ lower, key string }
+
+var sigV4Bufs = sync.Pool{New: func() any { return &sigV4Buf{b: make([]byte, 0, 1024), names: make([]sigV4Name, 0, 16)} }}
 
 // sign puts the Authorization (and X-Amz-Date, X-Amz-Security-Token)
 // headers of a query-less request on req.
 func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byte, t time.Time) {
-	var dateBuf [16]byte
-	amzDate := string(t.AppendFormat(dateBuf[:0], "20060102T150405Z"))
+	amzDate := s.amzDateOf(t)
 	day := amzDate[:8]
 	h := req.Header
-	h["X-Amz-Date"] = []string{amzDate}
+	// X-Amz-Date's and Authorization's values share one allocation.
+	vals := make([]string, 2)
+	vals[0] = amzDate
+	h["X-Amz-Date"] = vals[0:1:1]
 	if creds.SessionToken != "" {
 		h["X-Amz-Security-Token"] = []string{creds.SessionToken}
 	}
@@ -115,9 +141,9 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 	defer sigV4Bufs.Put(buf)
 	// The signed headers: host, content-length when there is a body, and
 	// every header but the unsigned ones, lower-cased and sorted.
-	names := append(buf.names[:0], "host")
+	names := append(buf.names[:0], sigV4Name{lower: "host"})
 	if req.ContentLength > 0 {
-		names = append(names, "content-length")
+		names = append(names, sigV4Name{lower: "content-length"})
 	}
 	for k := range h {
 		if sigV4Unsigned[k] || strings.EqualFold(k, "Content-Length") {
@@ -127,36 +153,61 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 		if !ok {
 			lower = strings.ToLower(k)
 		}
-		names = append(names, lower)
+		if lower == "host" {
+			continue // signed as the request's Host, whatever the map says
+		}
+		names = append(names, sigV4Name{lower: lower, key: k})
 	}
-	slices.Sort(names)
-	names = slices.Compact(names) // two spellings of one header: their values go together
+	// Sorted by name; two spellings of one header (set by direct map
+	// writes) sit together, their values joined in one line.
+	slices.SortFunc(names, func(a, b sigV4Name) int {
+		if c := strings.Compare(a.lower, b.lower); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
 	buf.names = names
 
 	b := append(buf.b[:0], req.Method...)
 	b = append(b, '\n')
-	b = appendSigV4Path(b, req.URL.EscapedPath())
+	b = appendSigV4Path(b, escapedPath(req.URL))
 	b = append(b, "\n\n"...) // no query
-	for _, name := range names {
-		b = append(b, name...)
-		b = append(b, ':')
-		switch name {
-		case "host":
-			b = appendTrimmedValue(b, host)
-		case "content-length":
-			b = strconv.AppendInt(b, req.ContentLength, 10)
-		default:
-			b = appendHeaderValues(b, h, name)
+	wrote := false           // a value is on the header's line
+	for i, n := range names {
+		if i == 0 || n.lower != names[i-1].lower {
+			if i > 0 {
+				b = append(b, '\n')
+			}
+			b = append(b, n.lower...)
+			b = append(b, ':')
+			wrote = false
 		}
-		b = append(b, '\n')
+		switch {
+		case n.key != "":
+			for _, v := range h[n.key] {
+				if wrote {
+					b = append(b, ',')
+				}
+				wrote = true
+				b = appendTrimmedValue(b, v)
+			}
+		case n.lower == "host":
+			b = appendTrimmedValue(b, host)
+		default:
+			b = strconv.AppendInt(b, req.ContentLength, 10)
+		}
 	}
 	b = append(b, '\n')
+	b = append(b, '\n')
 	signedStart := len(b)
-	for i, name := range names {
+	for i, n := range names {
+		if i > 0 && n.lower == names[i-1].lower {
+			continue
+		}
 		if i > 0 {
 			b = append(b, ';')
 		}
-		b = append(b, name...)
+		b = append(b, n.lower...)
 	}
 	signedHeaders := b[signedStart:]
 	b = append(b, '\n')
@@ -180,8 +231,7 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 	mac := k.macs.Get().(hash.Hash)
 	mac.Reset()
 	mac.Write(b[toSign:])
-	var sig [sha256.Size]byte
-	mac.Sum(sig[:0])
+	sig := mac.Sum(buf.sig[:0])
 	k.macs.Put(mac)
 
 	var auth strings.Builder
@@ -197,7 +247,8 @@ func (s *sigV4) sign(req *http.Request, creds aws.Credentials, payloadHash []byt
 	var sigHex [2 * sha256.Size]byte
 	hex.Encode(sigHex[:], sig[:])
 	auth.Write(sigHex[:])
-	h["Authorization"] = []string{auth.String()}
+	vals[1] = auth.String()
+	h["Authorization"] = vals[1:2:2]
 	buf.b = b
 }
 
@@ -242,26 +293,53 @@ func appendSigV4Path(b []byte, path string) []byte {
 	return b
 }
 
-// appendHeaderValues appends the values of every header of h whose name
-// lower-cased is name, comma-joined, each trimmed of spaces at its ends
-// and its inner runs of spaces made one.
-func appendHeaderValues(b []byte, h http.Header, name string) []byte {
-	first := true
-	// A header is usually under its canonical name alone; a second
-	// spelling (set by a direct map write) is rare, so h is walked.
-	for k, vs := range h {
-		if len(k) != len(name) || !strings.EqualFold(k, name) || sigV4Unsigned[k] {
-			continue
-		}
-		for _, v := range vs {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = appendTrimmedValue(b, v)
-		}
+// escapedPath is u.EscapedPath() without its allocation in the usual
+// case: a RawPath of unreserved characters, '/', '@', ':' and valid %XX
+// escapes that decodes to Path is the path EscapedPath returns (and the
+// transport sends); anything else is left to EscapedPath.
+func escapedPath(u *url.URL) string {
+	raw, path := u.RawPath, u.Path
+	if raw == "" {
+		return u.EscapedPath()
 	}
-	return b
+	j := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '%':
+			if i+2 >= len(raw) || !isHexDigit(raw[i+1]) || !isHexDigit(raw[i+2]) {
+				return u.EscapedPath()
+			}
+			c = unhex(raw[i+1])<<4 | unhex(raw[i+2])
+			i += 2
+		case 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == '~' || c == '/' || c == '@' || c == ':':
+		default:
+			return u.EscapedPath()
+		}
+		if j >= len(path) || path[j] != c {
+			return u.EscapedPath()
+		}
+		j++
+	}
+	if j != len(path) {
+		return u.EscapedPath()
+	}
+	return raw
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // appendTrimmedValue appends v without its leading and trailing white

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,6 +127,8 @@ func TestSigV4FastPathMatchesSDKSigner(t *testing.T) {
 		{"odd headers", "http://127.0.0.1:8080/model/a%40b/converse", testAWS,
 			http.Header{"X-Tenant": {"  t1   two  spaces ", "second"}, "x-custom": {"lower\tcase "}, "User-Agent": {"firstbyte"}, "X-Empty": {""}, "Accept-Encoding": {"identity"}}, `{}`},
 		{"no body", "http://127.0.0.1:8080/model/m/invoke", testAWS, http.Header{}, ``},
+		{"several values, empty ones, a Host header", "http://127.0.0.1:8080/model/us.anthropic.claude-v1%3A0/invoke-with-response-stream", testAWS,
+			http.Header{"X-A": {"", "1", "", " 2 "}, "X-B": {}, "Host": {"ignored.example"}, "Traceparent": {"00-abc-def-01"}, "Content-Type": {"application/json"}}, `{"a":1}`},
 		{"a query string", "http://127.0.0.1:8080/model/m/invoke?team=a%20b&x=1", testAWS, http.Header{"Content-Type": {"application/json"}}, `{}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,4 +322,32 @@ func byteSize(n int) string { return strconv.Itoa(n>>10) + "KiB" }
 // staticCreds is a provider of the fixed key pair c.
 func staticCreds(c aws.Credentials) aws.CredentialsProvider {
 	return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return c, nil })
+}
+
+// TestEscapedPathIsURLs: the signer's path is the one the transport sends
+// (url.URL.EscapedPath), RawPath consistent with Path or not.
+func TestEscapedPathIsURLs(t *testing.T) {
+	t.Parallel()
+	for _, u := range []url.URL{
+		{Path: "/model/us.anthropic.claude-v1:0/invoke", RawPath: "/model/us.anthropic.claude-v1%3A0/invoke"},
+		{Path: "/model/a:b/x", RawPath: "/model/a%3ab/x"},
+		{Path: "/model/a:b/x", RawPath: "/model/a:b/x"},
+		{Path: "/model/a/b/x", RawPath: "/model/a%2Fb/x"},
+		{Path: "/model/a b", RawPath: "/model/a%20b"},
+		{Path: "/model/a b", RawPath: "/model/a b"},
+		{Path: "/model/ab", RawPath: "/model/a%2"},
+		{Path: "/model/ab", RawPath: "/model/a%zzb"},
+		{Path: "/model/other", RawPath: "/model/a%3A0"},
+		{Path: "/model/a:0/more", RawPath: "/model/a%3A0"},
+		{Path: "/model/a", RawPath: "/model/a%3A0"},
+		{Path: "/m/a+b", RawPath: "/m/a+b"},
+		{Path: "/m/a@b", RawPath: "/m/a%40b"},
+		{Path: "/m/é", RawPath: "/m/%C3%A9"},
+		{Path: "/m/x", RawPath: ""},
+		{Path: "*", RawPath: ""},
+	} {
+		if got, want := escapedPath(&u), u.EscapedPath(); got != want {
+			t.Errorf("escapedPath(%q, %q) = %q, want %q", u.Path, u.RawPath, got, want)
+		}
+	}
 }

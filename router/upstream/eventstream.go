@@ -9,6 +9,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+	"sync"
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
@@ -63,6 +64,7 @@ func (e *StreamException) Error() string { return "event stream exception: " + e
 // EventStreamReader reads an event stream and yields the Anthropic SSE
 // events its chunks carry. Not safe for concurrent use.
 type EventStreamReader struct {
+	bufs    *esBufs // pooled; nil once the stream has ended and they went back
 	src     *bufio.Reader
 	max     int
 	msg     []byte // the message being decoded, reused
@@ -72,7 +74,42 @@ type EventStreamReader struct {
 	err     error // sticky
 	// converse: events are ConverseStream's, not InvokeModel's chunks.
 	converse bool
+	closer   io.Closer // what Close closes (nil: nothing)
 }
+
+// Close closes the reader's source when it was made by Cloud.Response (an
+// answer's body); the buffers are not touched: Close may come from
+// another goroutine while Read waits.
+func (r *EventStreamReader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	return r.closer.Close()
+}
+
+// esBufs are a reader's buffers, kept between streams: a stream's reader
+// takes them when it is made and gives them back when its stream ends (the
+// error Read then returns is the last thing it does with them), so a
+// stream costs no buffer allocation. A stream left before its end keeps
+// them for the garbage collector.
+type esBufs struct {
+	src               *bufio.Reader
+	msg, scratch, out []byte
+}
+
+// maxPooledESBuf bounds a buffer given back: one grown by a rare large
+// message is dropped rather than kept.
+const maxPooledESBuf = 64 << 10
+
+var esPool = sync.Pool{New: func() any {
+	// A chunk frame and its event are a few hundred bytes: buffers that
+	// fit them from the start spare a growth or two per frame size seen,
+	// and one grown (the SSE of every frame that arrived together) comes
+	// back grown.
+	b := make([]byte, 3<<10)
+	return &esBufs{src: bufio.NewReaderSize(nil, 4<<10),
+		msg: b[: 1<<10 : 1<<10], scratch: b[1<<10 : 2<<10 : 2<<10], out: b[2<<10 : 2<<10 : 3<<10]}
+}}
 
 // NewEventStreamReader reads r; max bounds one message (<= 0:
 // MaxEventStreamMessage).
@@ -80,11 +117,9 @@ func NewEventStreamReader(r io.Reader, max int) *EventStreamReader {
 	if max <= 0 {
 		max = MaxEventStreamMessage
 	}
-	// A chunk frame and its event are a few hundred bytes: buffers that
-	// fit them from the start spare a growth or two per frame size seen.
-	bufs := make([]byte, 3<<10)
-	return &EventStreamReader{src: bufio.NewReaderSize(r, 4<<10), max: max,
-		msg: bufs[: 1<<10 : 1<<10], scratch: bufs[1<<10 : 2<<10 : 2<<10], out: bufs[2<<10 : 2<<10 : 3<<10]}
+	b := esPool.Get().(*esBufs)
+	b.src.Reset(r)
+	return &EventStreamReader{bufs: b, src: b.src, max: max, msg: b.msg, scratch: b.scratch, out: b.out[:0]}
 }
 
 // NewConverseStreamReader reads r, a ConverseStream event stream.
@@ -94,11 +129,34 @@ func NewConverseStreamReader(r io.Reader, max int) *EventStreamReader {
 	return es
 }
 
+// release gives the buffers back (the stream has ended: r.err is set and
+// every byte of r.out was read).
+func (r *EventStreamReader) release() {
+	b := r.bufs
+	if b == nil {
+		return
+	}
+	r.bufs = nil
+	b.src.Reset(nil)
+	if cap(r.msg) <= maxPooledESBuf {
+		b.msg = r.msg[:0]
+	}
+	if cap(r.scratch) <= maxPooledESBuf {
+		b.scratch = r.scratch[:0]
+	}
+	if cap(r.out) <= maxPooledESBuf {
+		b.out = r.out[:0]
+	}
+	r.src, r.msg, r.scratch, r.out, r.off = nil, nil, nil, nil, 0
+	esPool.Put(b)
+}
+
 // Read yields SSE bytes; at a clean end of the event stream io.EOF, at an
 // exception frame a *StreamException, at a bad frame another error.
 func (r *EventStreamReader) Read(p []byte) (int, error) {
 	for r.off == len(r.out) {
 		if r.err != nil {
+			r.release()
 			return 0, r.err
 		}
 		r.out, r.off = r.out[:0], 0
@@ -220,13 +278,8 @@ func (r *EventStreamReader) next() error {
 
 // chunk appends the SSE event a chunk's payload carries.
 func (r *EventStreamReader) chunk(payload []byte) error {
-	var b64 []byte
-	ok := jsonscan.Object(payload, func(name, val []byte) {
-		if string(name) == "bytes" && len(val) >= 2 && val[0] == '"' {
-			b64 = val[1 : len(val)-1]
-		}
-	})
-	if !ok || b64 == nil {
+	b64 := chunkBytes(payload)
+	if b64 == nil {
 		return ErrEventStreamCorrupt
 	}
 	need := base64.StdEncoding.DecodedLen(len(b64))
@@ -245,7 +298,7 @@ func (r *EventStreamReader) chunk(payload []byte) error {
 	r.out = append(r.out, "event: "...)
 	r.out = append(r.out, typ...)
 	r.out = append(r.out, "\ndata: "...)
-	if bytes.ContainsAny(event, "\r\n") {
+	if bytes.IndexByte(event, '\n') >= 0 || bytes.IndexByte(event, '\r') >= 0 {
 		// One data line: an event written over lines is made compact.
 		buf := bytes.NewBuffer(r.out)
 		if json.Compact(buf, event) != nil {
@@ -257,6 +310,54 @@ func (r *EventStreamReader) chunk(payload []byte) error {
 	}
 	r.out = append(r.out, "\n\n"...)
 	return nil
+}
+
+// chunkBytes is the base64 text of a chunk's "bytes" member, as it stands
+// between its quotes (nil when the payload is no JSON object with such a
+// string). Bedrock writes the payload as {"bytes":"...","p":"..."}, with
+// base64 and letters in the strings: that shape is read at a glance; any
+// other goes through the JSON scanner, and both give the same answer for
+// every payload. Base64 has no quote, backslash or control character, so
+// neither can hide in the fast path's strings; the one thing the decoder
+// would let through that JSON would not is a raw line break (base64
+// skips them), which sends the payload to the scanner too.
+func chunkBytes(payload []byte) []byte {
+	const head, pad = `{"bytes":"`, `","p":"`
+	if rest, ok := bytes.CutPrefix(payload, []byte(head)); ok {
+		i := bytes.IndexByte(rest, '"')
+		if i >= 0 && bytes.IndexByte(rest[:i], '\n') < 0 && bytes.IndexByte(rest[:i], '\r') < 0 &&
+			bytes.IndexByte(rest[:i], '\\') < 0 && plainPadding(rest[i:], pad) {
+			return rest[:i:i]
+		}
+	}
+	var b64 []byte
+	ok := jsonscan.Object(payload, func(name, val []byte) {
+		if string(name) == "bytes" && len(val) >= 2 && val[0] == '"' {
+			b64 = val[1 : len(val)-1]
+		}
+	})
+	if !ok {
+		return nil
+	}
+	return b64
+}
+
+// plainPadding reports whether tail is `"}` or pad, letters and digits,
+// and `"}`: the end of a chunk payload after its base64.
+func plainPadding(tail []byte, pad string) bool {
+	if string(tail) == `"}` {
+		return true
+	}
+	rest, ok := bytes.CutPrefix(tail, []byte(pad))
+	if !ok || len(rest) < 2 || string(rest[len(rest)-2:]) != `"}` {
+		return false
+	}
+	for _, c := range rest[:len(rest)-2] {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // converseEvent appends a ConverseStream event as {"TYPE":PAYLOAD}.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
 
 // frame encodes one event-stream message.
@@ -184,5 +186,130 @@ func TestEventStreamFramesThatCameTogether(t *testing.T) {
 	var se *StreamException
 	if n, err := r.Read(buf); n != 0 || !errors.As(err, &se) || se.Type != "modelStreamErrorException" {
 		t.Errorf("second read %d, %v; want the exception", n, err)
+	}
+}
+
+// answerFrames is a short Bedrock answer as the simulator sends one:
+// fourteen chunk frames (message_start, a text block of ten deltas,
+// message_delta, message_stop), padded as Bedrock pads them.
+func answerFrames(tb testing.TB) []byte {
+	events := []string{evStart, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`}
+	for i := range 9 {
+		events = append(events, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"word`+strings.Repeat("s", i)+` "}}`)
+	}
+	events = append(events, `{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}`, evStop)
+	var out []byte
+	for _, ev := range events {
+		out = append(out, chunkFrame(tb, ev)...)
+	}
+	return out
+}
+
+// BenchmarkEventStreamAnswer is what a whole short answer costs its
+// reader, made for it (as each stream's is) and read to the end, its
+// frames arriving together.
+func BenchmarkEventStreamAnswer(b *testing.B) {
+	data := answerFrames(b)
+	buf := make([]byte, 8<<10)
+	src := bytes.NewReader(data)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		src.Reset(data)
+		r := NewEventStreamReader(src, 0)
+		for {
+			_, err := r.Read(buf)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// chunkBytesScanned is chunkBytes without its fast path: the payload
+// through the JSON scanner alone.
+func chunkBytesScanned(payload []byte) []byte {
+	var b64 []byte
+	if !jsonscan.Object(payload, func(name, val []byte) {
+		if string(name) == "bytes" && len(val) >= 2 && val[0] == '"' {
+			b64 = val[1 : len(val)-1]
+		}
+	}) {
+		return nil
+	}
+	return b64
+}
+
+// FuzzChunkBytes: the fast path reads every payload as the scanner does
+// (the same string, or none), and takes nothing the base64 decoder would
+// accept that the scanner refuses.
+func FuzzChunkBytes(f *testing.F) {
+	for _, p := range []string{
+		`{"bytes":"eyJ0eXBlIjoicGluZyJ9","p":"abcdefghij"}`, `{"bytes":"eyJ0eXBlIjoicGluZyJ9"}`,
+		`{"bytes":"eyJ0eXBl\nIjoicGluZyJ9","p":"ab"}`, `{"bytes":"eyJ0eXBl\r\nIjoicGluZyJ9"}`,
+		`{"bytes":"ab\"cd","p":"x"}`, `{"bytes":"","p":""}`, `{"bytes":"QQ==","p":"a-b"}`,
+		`{"bytes":"QQ==","p":"ab"} `, `{"bytes":"QQ==","p":"ab","bytes":"Qg=="}`, `{"bytes":"Q\u0051==","p":"ab"}`,
+		`{"bytes":"QQ==","p":"ab"`, `{"bytes":"QQ==",`, `{"bytes":"QQ==\t"}`,
+	} {
+		f.Add([]byte(p))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		got, want := chunkBytes(payload), chunkBytesScanned(payload)
+		if (got == nil) != (want == nil) || !bytes.Equal(got, want) {
+			// The fast path may take a string the scanner refuses only when
+			// no base64 decoding accepts it either.
+			if want == nil && got != nil {
+				if _, err := base64.StdEncoding.DecodeString(string(got)); err != nil {
+					return
+				}
+			}
+			t.Fatalf("chunkBytes(%q) = %q, the scanner reads %q", payload, got, want)
+		}
+	})
+}
+
+// TestEventStreamReadersShareBuffers: a reader gives its buffers back
+// when its stream ends, and the next reader, made with them, reads its
+// own stream whole; an ended reader keeps answering its end.
+func TestEventStreamReadersShareBuffers(t *testing.T) {
+	t.Parallel()
+	answer := answerFrames(t)
+	want, err := io.ReadAll(NewEventStreamReader(bytes.NewReader(answer), 0))
+	if err != nil || !bytes.HasSuffix(want, []byte("event: message_stop\ndata: "+evStop+"\n\n")) {
+		t.Fatalf("first answer: %v, %q", err, want)
+	}
+	exception := append(chunkFrame(t, evStart), frame(t, map[string]string{":message-type": "exception", ":exception-type": "throttlingException"}, []byte(`{}`))...)
+	for i := range 50 {
+		a := NewEventStreamReader(bytes.NewReader(answer), 0)
+		b := NewEventStreamReader(bytes.NewReader(exception), 0)
+		buf := make([]byte, 100) // reads smaller than the frames that came together
+		var outA, outB []byte
+		var errA, errB error
+		for errA == nil || errB == nil {
+			if errA == nil {
+				var n int
+				n, errA = a.Read(buf)
+				outA = append(outA, buf[:n]...)
+			}
+			if errB == nil {
+				var n int
+				n, errB = b.Read(buf)
+				outB = append(outB, buf[:n]...)
+			}
+		}
+		if errA != io.EOF || !bytes.Equal(outA, want) {
+			t.Fatalf("round %d: answer %v, %q", i, errA, outA)
+		}
+		var se *StreamException
+		if !errors.As(errB, &se) || string(outB) != "event: message_start\ndata: "+evStart+"\n\n" {
+			t.Fatalf("round %d: exception stream %v, %q", i, errB, outB)
+		}
+		if n, err := a.Read(buf); n != 0 || err != io.EOF {
+			t.Fatalf("an ended reader read %d, %v", n, err)
+		}
 	}
 }

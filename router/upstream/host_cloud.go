@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -228,18 +227,22 @@ func (c *Cloud) Response(resp *http.Response) {
 	if c.Kind() != config.KindBedrock || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.amazon.eventstream") {
 		return
 	}
-	var r io.Reader = NewEventStreamReader(resp.Body, 0)
+	var r *EventStreamReader
 	if c.api == config.APIConverse {
 		r = NewConverseStreamReader(resp.Body, 0)
+	} else {
+		r = NewEventStreamReader(resp.Body, 0)
 	}
-	resp.Body = struct {
-		io.Reader
-		io.Closer
-	}{r, resp.Body}
-	resp.Header.Set("Content-Type", "text/event-stream")
+	r.closer = resp.Body
+	resp.Body = r
+	resp.Header["Content-Type"] = eventStreamType
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
 }
+
+// eventStreamType is the Content-Type of a stream Response adapted (one
+// slice for all: header values are read, never written in place).
+var eventStreamType = []string{"text/event-stream"}
 
 // Judge reads an error answer of c's host (JudgeError), and when its body
 // asks to be left alone until (zero: it does not say).
