@@ -125,6 +125,13 @@ func decodeGeminiAnswer(body []byte) (*Reply, error) {
 		if err != nil {
 			return nil, err
 		}
+		sig, p := geminiSigned(p)
+		if sig.Kind != 0 {
+			rep.Parts = append(rep.Parts, sig)
+			if p.Kind == PartText && isEmptyString(p.Text) {
+				continue // a part that only carried the signature
+			}
+		}
 		if p.Kind != 0 {
 			calls = calls || p.Kind == PartToolCall
 			rep.Parts = append(rep.Parts, p)

@@ -37,6 +37,16 @@ func (d *geminiDecoder) chunk(evs []Event, data []byte) ([]Event, error) {
 		if err != nil {
 			return evs, err
 		}
+		sig, p := geminiSigned(p)
+		if sig.Kind != 0 {
+			// A signature of the part after it: a thinking block of its own.
+			evs = d.stop(evs)
+			evs = append(evs,
+				Event{Kind: EventBlockStart, Index: d.blocks, Part: Part{Kind: PartThinking}},
+				Event{Kind: EventDelta, Index: d.blocks, Part: Part{Kind: PartThinking, Signature: sig.Signature}},
+				Event{Kind: EventBlockStop, Index: d.blocks})
+			d.blocks++
+		}
 		evs = d.part(evs, p)
 	}
 	if c.usage.Known {
@@ -70,7 +80,7 @@ func (d *geminiDecoder) part(evs []Event, p Part) []Event {
 	case PartToolCall:
 		evs = d.stop(evs)
 		d.calls = true
-		start := Part{Kind: PartToolCall, ID: p.ID, Name: p.Name, Signature: p.Signature}
+		start := Part{Kind: PartToolCall, ID: p.ID, Name: p.Name}
 		args := Part{Kind: PartToolCall, ArgsQuoted: true, Args: []byte(`"{}"`)}
 		if isObject(p.Args) {
 			args.Args = jsonscan.AppendString(nil, p.Args)
