@@ -210,7 +210,7 @@ func appendGeminiResult(out []byte, r *Request, t *Turn, p *Part) ([]byte, error
 	for i := range p.Content {
 		c := &p.Content[i]
 		if c.Kind != PartText {
-			return out, refuse(r.partPath(t, p), "a Gemini upstream takes tool results as text")
+			return out, refuse(r.resultPartPath(t, p, c), "a Gemini upstream takes tool results as text (an Anthropic or Bedrock target takes images in them)")
 		}
 		if i > 0 {
 			out = append(out, `\n`...)
