@@ -70,11 +70,18 @@ func FitForAnthropic(body []byte) []byte {
 	return append(out, '}')
 }
 
+// HasGeminiSignature reports whether an Anthropic Messages body may hold a
+// thinking block a Gemini target signed (its signature marked "gemini:" or
+// "gemini-next:"), which FitForAnthropic leaves out: one byte search.
+func HasGeminiSignature(body []byte) bool {
+	return bytes.Contains(body, []byte(`"gemini:`)) || bytes.Contains(body, []byte(`"gemini-next:`))
+}
+
 // withoutGeminiThinking is Anthropic messages without the thinking blocks
 // whose signature Gemini made, and whether there were any (when not, the
 // messages as they came). An assistant turn left with no block says "".
 func withoutGeminiThinking(messages []byte) ([]byte, bool) {
-	if !bytes.Contains(messages, []byte(`"gemini:`)) && !bytes.Contains(messages, []byte(`"gemini-next:`)) {
+	if !HasGeminiSignature(messages) {
 		return messages, false
 	}
 	out := make([]byte, 0, len(messages))
