@@ -233,7 +233,7 @@ func TestAnthropicRulesOnPassThrough(t *testing.T) {
 func TestGeminiThinkingLeftOutForAnthropic(t *testing.T) {
 	url, fakes := pool(t, "", "anthropic")
 	body := `{"model":"m","max_tokens":400,"messages":[` +
-		`{"role":"user","content":"weather?"},{"role":"assistant","content":[{"type":"thinking","thinking":"","signature":"gemini-next:c2ln"},{"type":"tool_use","id":"toolu_0","name":"w","input":{}}]},` +
+		`{"role":"user","content":"weather?"},{"role":"assistant","content":[{"type":"thinking","thinking":"","signature":"gemini~next~c2ln"},{"type":"tool_use","id":"toolu_0","name":"w","input":{}}]},` +
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_0","content":"sunny"}]}]}`
 	resp := post(t, url, "/v1/messages", body)
 	if resp.StatusCode != 200 {

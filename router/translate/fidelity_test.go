@@ -379,7 +379,7 @@ func TestGeminiSignatureRoundTrip(t *testing.T) {
 	for _, client := range []Format{Messages, Responses} {
 		t.Run(client.String(), func(t *testing.T) {
 			body := geminiTurnTwoWithOutputs(t, client, "function_calls.in.json")
-			if !bytes.Contains(body, []byte(`gemini-next:c2ln`)) {
+			if !bytes.Contains(body, []byte(`gemini~next~c2ln`)) {
 				t.Fatalf("the client never got the signature: %s", body)
 			}
 			r, err := DecodeRequest(client, body)
@@ -463,7 +463,7 @@ func TestFitForAnthropicDropsGeminiThinking(t *testing.T) {
 		t.Errorf("FitForAnthropic lost the calls: %s", out)
 	}
 	// An Anthropic signature stays.
-	anth := []byte(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"EqQB"},{"type":"text","text":"gemini:"}]}]}`)
+	anth := []byte(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"EqQB"},{"type":"text","text":"gemini~"}]}]}`)
 	if got := FitForAnthropic(anth); !bytes.Equal(got, anth) {
 		t.Errorf("FitForAnthropic changed an Anthropic history: %s", got)
 	}
@@ -486,7 +486,7 @@ func TestGeminiSignatureOnText(t *testing.T) {
 		{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: tok("hi")}}},
 		{Role: RoleAssistant, Parts: []Part{
 			{Kind: PartText, Text: tok("hello")},
-			{Kind: PartThinking, Text: tok(""), Signature: tok("gemini-next:U0lH")},
+			{Kind: PartThinking, Text: tok(""), Signature: tok("gemini~next~U0lH")},
 		}},
 		{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: tok("more")}}},
 	}}

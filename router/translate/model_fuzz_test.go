@@ -110,8 +110,8 @@ func FuzzAnthropicSchema(f *testing.F) {
 func FuzzFitForAnthropic(f *testing.F) {
 	addFixtures(f, "messages_request/*.in.json", func(b []byte) { f.Add(b) })
 	f.Add([]byte(`{"model":"m","thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hi"},` +
-		`{"role":"assistant","content":[{"type":"thinking","thinking":"","signature":"gemini-next:c2ln"},{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`))
-	f.Add([]byte(`{"messages":[{"role":"assistant","content":[{"type":"thinking","signature":"gemini:x"}]}]}`))
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"","signature":"gemini~next~c2ln"},{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`))
+	f.Add([]byte(`{"messages":[{"role":"assistant","content":[{"type":"thinking","signature":"gemini~x"}]}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if !json.Valid(in) {
 			return

@@ -14,7 +14,7 @@ import (
 //     an OpenAI target takes; top_p is left out (the temperature alone
 //     still sets how varied the answer is).
 //   - thinking blocks Gemini signed (a Gemini target served that turn;
-//     their signatures are marked, see signatures.go): Anthropic cannot
+//     their signatures are marked "gemini~", see signatures.go): Anthropic cannot
 //     check them and refuses the request; they are left out.
 //   - extended thinking on, but the last assistant turn that called tools
 //     does not start with a thinking block (Anthropic requires one there):
@@ -71,10 +71,22 @@ func FitForAnthropic(body []byte) []byte {
 }
 
 // HasGeminiSignature reports whether an Anthropic Messages body may hold a
-// thinking block a Gemini target signed (its signature marked "gemini:" or
-// "gemini-next:"), which FitForAnthropic leaves out: one byte search.
+// thinking block a Gemini target signed (its signature marked "gemini~"),
+// which FitForAnthropic leaves out. It looks for the mark's '~', a byte few
+// requests hold, rather than for the mark's first bytes, which most do: a
+// 4 KiB request costs about what reading its usage does not.
 func HasGeminiSignature(body []byte) bool {
-	return bytes.Contains(body, []byte(`"gemini:`)) || bytes.Contains(body, []byte(`"gemini-next:`))
+	mark := []byte(`"gemini~`)
+	for i := 0; ; {
+		j := bytes.IndexByte(body[i:], '~')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i >= len(mark) && bytes.Equal(body[i-len(mark):i], mark) {
+			return true
+		}
+	}
 }
 
 // withoutGeminiThinking is Anthropic messages without the thinking blocks

@@ -10,17 +10,19 @@ import "bytes"
 // signatures Gemini gives before a client sees them, and each encoder sends
 // a signature only to the provider that made it:
 //
-//   - "gemini:SIG" is the thoughtSignature of a Gemini thought part (the
+//   - "gemini~SIG" is the thoughtSignature of a Gemini thought part (the
 //     thinking block it became);
-//   - "gemini-next:SIG" is the thoughtSignature Gemini put on a text or
+//   - "gemini~next~SIG" is the thoughtSignature Gemini put on a text or
 //     functionCall part: it becomes a thinking block of its own, with no
 //     text, just before that part, and goes back on the part after it.
 //
 // A signature without a mark is Anthropic's (or Converse's). Neither mark
-// can begin a provider's own signature (base64 has no ':').
+// can begin a provider's own signature (base64 has no '~'), and '~' is rare
+// enough in a request for a search of it to cost next to nothing
+// (HasGeminiSignature).
 var (
-	geminiSigMark     = []byte("gemini:")
-	geminiNextSigMark = []byte("gemini-next:")
+	geminiSigMark     = []byte("gemini~")
+	geminiNextSigMark = []byte("gemini~next~")
 )
 
 // sigOrigin is who made a thinking signature.
