@@ -126,15 +126,18 @@ func decodeGeminiAnswer(body []byte) (*Reply, error) {
 			return nil, err
 		}
 		sig, p := geminiSigned(p)
-		if sig.Kind != 0 {
-			rep.Parts = append(rep.Parts, sig)
-			if p.Kind == PartText && isEmptyString(p.Text) {
-				continue // a part that only carried the signature
-			}
+		if p.Kind == PartThinking && p.Signature == nil {
+			p.Signature = unsignedGeminiThought
 		}
-		if p.Kind != 0 {
+		if sig.Kind != 0 && p.Kind == PartToolCall {
+			rep.Parts = append(rep.Parts, sig) // the call's signature, before it
+		}
+		if p.Kind != 0 && !(sig.Kind != 0 && p.Kind == PartText && isEmptyString(p.Text)) {
 			calls = calls || p.Kind == PartToolCall
 			rep.Parts = append(rep.Parts, p)
+		}
+		if sig.Kind != 0 && p.Kind == PartText {
+			rep.Parts = append(rep.Parts, sig) // the text's signature, after it
 		}
 	}
 	rep.Finish = geminiFinish(&c, calls)

@@ -18,6 +18,7 @@ func EncodeGemini(r *Request) ([]byte, error) {
 	open := Role(0)
 	var next []byte // a Gemini signature for the next part of the open turn
 	called := false // the open turn has a call (only its first needs a signature)
+	last, lastSigned := -1, false // the '}' ending the open turn's last part, and whether it has a signature
 	for i := range r.Turns {
 		t := &r.Turns[i]
 		if len(t.Parts) == 0 {
@@ -26,7 +27,7 @@ func EncodeGemini(r *Request) ([]byte, error) {
 		if t.Role != open {
 			if open != 0 {
 				out = append(appendGeminiSigOnly(out, next), "]},"...)
-				next, called = nil, false
+				next, called, last = nil, false, -1
 			}
 			out = append(out, `{"role":"`...)
 			out = append(out, geminiRole(t.Role)...)
@@ -35,10 +36,21 @@ func EncodeGemini(r *Request) ([]byte, error) {
 		}
 		for j := range t.Parts {
 			p := &t.Parts[j]
-			if p.Kind == PartThinking && originOf(p.Signature) == sigGeminiNext {
-				// The signature Gemini gave the part after this one.
-				next = geminiSig(p.Signature)
-				continue
+			if p.Kind == PartThinking {
+				switch originOf(p.Signature) {
+				case sigGeminiNext: // the signature Gemini gave the part after this one
+					out = appendGeminiSigOnly(out, next)
+					next = geminiSig(p.Signature)
+					continue
+				case sigGeminiPrev: // the signature Gemini gave the part before
+					if sig := geminiSig(p.Signature); last >= 0 && !lastSigned {
+						out = append(out[:last], append([]byte(`,"thoughtSignature":`+string(sig)), out[last:]...)...)
+					} else {
+						out = appendGeminiSigOnly(out, sig)
+					}
+					last, lastSigned = len(out)-1, true
+					continue
+				}
 			}
 			sig := partSignature(p)
 			if p.Kind != PartThinking && next != nil {
@@ -51,8 +63,12 @@ func EncodeGemini(r *Request) ([]byte, error) {
 				sig = []byte(`"skip_thought_signature_validator"`)
 			}
 			called = called || p.Kind == PartToolCall
+			n := len(out)
 			if out, err = appendGeminiPart(out, r, t, p, sig); err != nil {
 				return nil, err
+			}
+			if len(out) > n {
+				last, lastSigned = len(out)-1, sig != nil
 			}
 		}
 	}
