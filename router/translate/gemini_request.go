@@ -16,8 +16,8 @@ func EncodeGemini(r *Request) ([]byte, error) {
 	out = append(out, `{"contents":[`...)
 	var err error
 	open := Role(0)
-	var next []byte // a Gemini signature for the next part of the open turn
-	called := false // the open turn has a call (only its first needs a signature)
+	var next []byte               // a Gemini signature for the next part of the open turn
+	called := false               // the open turn has a call (only its first needs a signature)
 	last, lastSigned := -1, false // the '}' ending the open turn's last part, and whether it has a signature
 	for i := range r.Turns {
 		t := &r.Turns[i]
