@@ -522,3 +522,83 @@ func TestAnthropicPrefill(t *testing.T) {
 		t.Errorf("MessagesToChat(pending calls) = %v", err)
 	}
 }
+
+// A streamed Gemini answer whose last text part carries the signature
+// reaches a Messages client as one text block and, after it, a block of
+// the signature; sent back, the signature is on that text, and the thought
+// that came unsigned goes without one.
+func TestGeminiStreamedTextSignatureRoundTrip(t *testing.T) {
+	in, err := os.ReadFile("testdata/gemini_stream/text_signature.in.sse")
+	must(t, err)
+	out, err := translateStream(NewModelStream(Gemini, Messages, goldenAnswer), in)
+	must(t, err)
+	var blocks []map[string]any
+	for _, line := range strings.Split(string(out), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type         string         `json:"type"`
+			Index        int            `json:"index"`
+			ContentBlock map[string]any `json:"content_block"`
+			Delta        map[string]any `json:"delta"`
+		}
+		must(t, json.Unmarshal([]byte(data), &ev))
+		switch ev.Type {
+		case "content_block_start":
+			blocks = append(blocks, ev.ContentBlock)
+		case "content_block_delta":
+			b := blocks[ev.Index]
+			switch ev.Delta["type"] {
+			case "text_delta":
+				b["text"] = b["text"].(string) + ev.Delta["text"].(string)
+			case "thinking_delta":
+				b["thinking"] = b["thinking"].(string) + ev.Delta["thinking"].(string)
+			case "signature_delta":
+				b["signature"] = ev.Delta["signature"]
+			}
+		}
+	}
+	if len(blocks) != 3 || blocks[1]["text"] != "Hello, world." {
+		t.Fatalf("blocks %v, want the thought, one text block, the signature", blocks)
+	}
+	body, err := json.Marshal(map[string]any{"model": "m", "max_tokens": 100, "messages": []any{
+		map[string]any{"role": "user", "content": "hi"},
+		map[string]any{"role": "assistant", "content": blocks},
+		map[string]any{"role": "user", "content": "more"},
+	}})
+	must(t, err)
+	r, err := DecodeRequest(Messages, body)
+	must(t, err)
+	gem, err := EncodeGemini(r)
+	must(t, err)
+	want := `{"role":"model","parts":[{"text":"Weighing it up.","thought":true},{"text":"Hello, world.","thoughtSignature":"U0lHLTE="}]}`
+	if !bytes.Contains(gem, []byte(want)) {
+		t.Errorf("EncodeGemini = %s\nwant it to hold %s", gem, want)
+	}
+	for name, out := range encodeElsewhere(t, r) {
+		if bytes.Contains(out, []byte("gemini")) || bytes.Contains(out, []byte("Weighing")) && name == "messages" {
+			t.Errorf("%s got Gemini's thinking: %s", name, out)
+		}
+	}
+}
+
+// A text's signature goes back on the part before its block, unless that
+// part has one already: then on an empty text part, as Gemini sends one.
+func TestGeminiPrevSignatureOnSignedPart(t *testing.T) {
+	r := &Request{Client: Messages, Turns: []Turn{
+		{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: tok("hi")}}},
+		{Role: RoleAssistant, Parts: []Part{
+			{Kind: PartThinking, Text: tok(""), Signature: tok("gemini~next~QQ==")},
+			{Kind: PartToolCall, ID: tok("c1"), Name: tok("f"), Args: []byte(`{}`)},
+			{Kind: PartThinking, Text: tok(""), Signature: tok("gemini~prev~Qg==")},
+		}},
+	}}
+	gem, err := EncodeGemini(r)
+	must(t, err)
+	want := `{"role":"model","parts":[{"functionCall":{"id":"c1","name":"f","args":{}},"thoughtSignature":"QQ=="},{"text":"","thoughtSignature":"Qg=="}]}`
+	if !bytes.Contains(gem, []byte(want)) {
+		t.Errorf("EncodeGemini = %s\nwant it to hold %s", gem, want)
+	}
+}
