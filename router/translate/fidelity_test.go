@@ -590,6 +590,7 @@ func TestGeminiPrevSignatureOnSignedPart(t *testing.T) {
 	r := &Request{Client: Messages, Turns: []Turn{
 		{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: tok("hi")}}},
 		{Role: RoleAssistant, Parts: []Part{
+			{Kind: PartThinking, Text: tok(""), Signature: tok("gemini~")}, // an empty unsigned thought: nothing
 			{Kind: PartThinking, Text: tok(""), Signature: tok("gemini~next~QQ==")},
 			{Kind: PartToolCall, ID: tok("c1"), Name: tok("f"), Args: []byte(`{}`)},
 			{Kind: PartThinking, Text: tok(""), Signature: tok("gemini~prev~Qg==")},

@@ -94,7 +94,9 @@ func EncodeGemini(r *Request) ([]byte, error) {
 func partSignature(p *Part) []byte {
 	switch originOf(p.Signature) {
 	case sigGemini:
-		return geminiSig(p.Signature)
+		if sig := geminiSig(p.Signature); !isEmptyString(sig) {
+			return sig
+		}
 	case sigAnthropic:
 		if p.Kind != PartThinking {
 			return p.Signature // a part's own thoughtSignature
