@@ -80,9 +80,10 @@ func (c *request) exchange(cand *mode.Candidate) (exchange, error) {
 			if err == nil {
 				x.body, x.clientWantsUsage = out, asked
 			}
-		case c.ep.family == familyChat && (c.fields.Thinking || c.fields.TopP):
+		case c.ep.family == familyChat && (c.fields.Thinking || c.fields.TopP || translate.HasGeminiSignature(x.body)):
 			// An Anthropic request to an Anthropic provider, after turns a
-			// mixed pool may have served elsewhere: held to Anthropic's rules.
+			// mixed pool may have served elsewhere (a Gemini target's
+			// signed thinking among them): held to Anthropic's rules.
 			x.body = translate.FitForAnthropic(x.body)
 		}
 		return x, nil

@@ -127,6 +127,22 @@ func TestGeminiErrorsFailOver(t *testing.T) {
 	}
 }
 
+// TestGeminiRetryInfoIsRetryAfter: Google says when to come back in its
+// body (google.rpc.RetryInfo's retryDelay), not in a header; when every
+// target failed on it, the client's Retry-After says it (whole seconds,
+// rounded up), as it would for a provider's own Retry-After header.
+func TestGeminiRetryInfoIsRetryAfter(t *testing.T) {
+	t.Parallel()
+	exhausted := `[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED",` +
+		`"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"29.2s"}]}}]`
+	srv, _ := hostGateway(t, fmt.Sprintf("{kind: gemini, base_url: %q, api_key: gemini-key-1}", googleStub(t, 429, exhausted)), "gemini-2.5-flash")
+	resp := post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	body := readAll(t, resp.Body)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "30" {
+		t.Errorf("%d Retry-After %q %s, want 429 with Retry-After 30", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+}
+
 // TestGeminiCallerErrorInClientShape: Google's INVALID_ARGUMENT about the
 // request is the caller's: it reaches the client in the client's error
 // shape, with Google's message.

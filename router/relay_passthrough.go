@@ -36,11 +36,13 @@ func (a *attempt) reachErrorAnswer() bool {
 	whole := len(body) <= maxErrorHeld
 	errType, targetOnly := fault.OfAnswerScoped(s, "", body)
 	var hostRetry time.Time // a host's own retry delay, from its body
+	var hostDelay time.Duration
 	overflow := false
 	if cl := a.cand.Upstream.Cloud; cl != nil {
 		var e upstream.HostError
 		e, hostRetry = cl.Judge(s, resp.Header, body, a.g.now())
 		s, errType, targetOnly, overflow = e.Status, e.ErrorType, e.TargetOnly, e.ContextOverflow
+		hostDelay = e.RetryAfter
 	}
 	switch {
 	case fault.Classify(s, errType) == fault.Full:
@@ -56,6 +58,7 @@ func (a *attempt) reachErrorAnswer() bool {
 			a.g.warnWrongEndpoint(a.cand, a.x.url, s)
 		}
 		a.keepAnswer(body, whole)
+		a.answerRetryAfter(hostDelay)
 		a.failover(s, errType)
 		a.res.TargetOnly = targetOnly
 		return false
@@ -76,6 +79,20 @@ func (a *attempt) reachErrorAnswer() bool {
 		return false
 	}
 	return a.reachClientError(body, whole)
+}
+
+// answerRetryAfter gives the kept answer the Retry-After a host said in
+// its body (Google's RetryInfo.retryDelay, d; 0: none), in whole seconds
+// rounded up, unless the answer has a Retry-After header of its own: the
+// client of a Gemini or Vertex target learns when to come back as a
+// client of any other provider does.
+func (a *attempt) answerRetryAfter(d time.Duration) {
+	if d <= 0 || a.answer == nil || a.answer.header.Get("Retry-After") != "" {
+		return
+	}
+	if v := upstream.RelayedRetryAfter(strconv.FormatFloat(d.Seconds(), 'f', -1, 64)); v != "" {
+		a.answer.header.Set("Retry-After", v)
+	}
 }
 
 // comeBack is when a refusal says the provider takes requests again: a 429

@@ -226,3 +226,21 @@ func TestAnthropicRulesOnPassThrough(t *testing.T) {
 		t.Errorf("upstream got %v", up)
 	}
 }
+
+// A thinking block a Gemini target signed (a Messages client's earlier turn
+// that a mixed pool served from Gemini) never reaches an Anthropic target,
+// which cannot check it, also when the request asks no thinking.
+func TestGeminiThinkingLeftOutForAnthropic(t *testing.T) {
+	url, fakes := pool(t, "", "anthropic")
+	body := `{"model":"m","max_tokens":400,"messages":[` +
+		`{"role":"user","content":"weather?"},{"role":"assistant","content":[{"type":"thinking","thinking":"","signature":"gemini~next~c2ln"},{"type":"tool_use","id":"toolu_0","name":"w","input":{}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_0","content":"sunny"}]}]}`
+	resp := post(t, url, "/v1/messages", body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, bodyOf(t, resp))
+	}
+	up := fakes["anthropic"].last(t).body
+	if strings.Contains(up, "gemini") || !strings.Contains(up, `"tool_use"`) {
+		t.Errorf("upstream got %s", up)
+	}
+}

@@ -125,9 +125,19 @@ func decodeGeminiAnswer(body []byte) (*Reply, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.Kind != 0 {
+		sig, p := geminiSigned(p)
+		if p.Kind == PartThinking && p.Signature == nil {
+			p.Signature = unsignedGeminiThought
+		}
+		if sig.Kind != 0 && p.Kind == PartToolCall {
+			rep.Parts = append(rep.Parts, sig) // the call's signature, before it
+		}
+		if p.Kind != 0 && !(sig.Kind != 0 && p.Kind == PartText && isEmptyString(p.Text)) {
 			calls = calls || p.Kind == PartToolCall
 			rep.Parts = append(rep.Parts, p)
+		}
+		if sig.Kind != 0 && p.Kind == PartText {
+			rep.Parts = append(rep.Parts, sig) // the text's signature, after it
 		}
 	}
 	rep.Finish = geminiFinish(&c, calls)

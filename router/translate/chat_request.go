@@ -10,8 +10,12 @@ import "strconv"
 // images a tool returned follow its tool messages in a user message, as
 // tool messages hold text only (a document there is refused). Thinking, which an
 // OpenAI-compatible server cannot check, is left out, as are cache marks
-// and top_k. A stream always asks for its usage.
+// and top_k. A stream always asks for its usage. An Anthropic client's
+// prefill is refused (refusePrefill).
 func EncodeChat(r *Request, upstreamModel string) ([]byte, error) {
+	if err := r.refusePrefill(); err != nil {
+		return nil, err
+	}
 	out := appendRequestHead(make([]byte, 0, r.outputSize()), upstreamModel)
 	if len(r.System) > 1 || len(r.System) == 1 && !isEmptyString(textOr(r.System[0].Text)) {
 		if r.Developer {
@@ -230,4 +234,35 @@ func appendDataURL(out []byte, p *Part) []byte {
 	out = append(out, ";base64,"...)
 	out = append(out, p.Data...)
 	return append(out, '"')
+}
+
+// refusePrefill refuses a Messages request whose last message is the
+// assistant's text: Anthropic's prefill, which the answer continues (it
+// starts with the word after it). An OpenAI-compatible server given an
+// assistant message last starts a new answer instead (OpenAI's do; some
+// servers continue only when asked in their own words), which is not
+// what the client asked for. Bedrock Converse takes the prefill as
+// Anthropic does, and Gemini continues a model turn that comes last.
+// An assistant message whose calls await their results is not a prefill.
+func (r *Request) refusePrefill() error {
+	if r.Client != Messages || len(r.Turns) == 0 {
+		return nil
+	}
+	t := &r.Turns[len(r.Turns)-1]
+	if t.Role != RoleAssistant {
+		return nil
+	}
+	text := false
+	for i := range t.Parts {
+		switch p := &t.Parts[i]; p.Kind {
+		case PartToolCall:
+			return nil
+		case PartText:
+			text = text || !isEmptyString(textOr(p.Text))
+		}
+	}
+	if !text {
+		return nil
+	}
+	return refuse(msgPath(t.At), "an assistant message last is a prefill the answer continues; an OpenAI-compatible upstream starts a new answer instead (an Anthropic, Bedrock or Gemini target continues it)")
 }

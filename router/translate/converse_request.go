@@ -69,6 +69,9 @@ func converseRole(r Role) string {
 // appendConverseBlock writes one part as a Converse content block, and a
 // cachePoint block after it when the part is marked.
 func appendConverseBlock(out []byte, r *Request, t *Turn, p *Part, ids *ToolIDs) ([]byte, error) {
+	if p.Kind == PartThinking && originOf(p.Signature) >= sigGemini && isEmptyString(textOr(p.Text)) {
+		return out, nil // only Gemini's signature, which Bedrock cannot check
+	}
 	out = comma(out)
 	var err error
 	switch p.Kind {
@@ -93,7 +96,9 @@ func appendConverseBlock(out []byte, r *Request, t *Turn, p *Part, ids *ToolIDs)
 	case PartThinking:
 		out = append(out, `{"reasoningContent":{"reasoningText":{"text":`...)
 		out = append(out, textOr(p.Text)...)
-		out = appendRaw(out, "signature", p.Signature)
+		if originOf(p.Signature) == sigAnthropic { // not Gemini's: the text goes alone
+			out = appendRaw(out, "signature", p.Signature)
+		}
 		out = append(out, "}}}"...)
 	case PartRedactedThinking:
 		out = append(out, `{"reasoningContent":{"redactedContent":`...)

@@ -16,6 +16,9 @@ func EncodeGemini(r *Request) ([]byte, error) {
 	out = append(out, `{"contents":[`...)
 	var err error
 	open := Role(0)
+	var next []byte               // a Gemini signature for the next part of the open turn
+	called := false               // the open turn has a call (only its first needs a signature)
+	last, lastSigned := -1, false // the '}' ending the open turn's last part, and whether it has a signature
 	for i := range r.Turns {
 		t := &r.Turns[i]
 		if len(t.Parts) == 0 {
@@ -23,7 +26,8 @@ func EncodeGemini(r *Request) ([]byte, error) {
 		}
 		if t.Role != open {
 			if open != 0 {
-				out = append(out, "]},"...)
+				out = append(appendGeminiSigOnly(out, next), "]},"...)
+				next, called, last = nil, false, -1
 			}
 			out = append(out, `{"role":"`...)
 			out = append(out, geminiRole(t.Role)...)
@@ -32,21 +36,44 @@ func EncodeGemini(r *Request) ([]byte, error) {
 		}
 		for j := range t.Parts {
 			p := &t.Parts[j]
-			if p.Kind == PartToolCall && t.Role == RoleAssistant && !present(p.Signature) && !signedCallBefore(t, j) {
+			if p.Kind == PartThinking {
+				switch originOf(p.Signature) {
+				case sigGeminiNext: // the signature Gemini gave the part after this one
+					out = appendGeminiSigOnly(out, next)
+					next = geminiSig(p.Signature)
+					continue
+				case sigGeminiPrev: // the signature Gemini gave the part before
+					if sig := geminiSig(p.Signature); last >= 0 && !lastSigned {
+						out = append(out[:last], append([]byte(`,"thoughtSignature":`+string(sig)), out[last:]...)...)
+					} else {
+						out = appendGeminiSigOnly(out, sig)
+					}
+					last, lastSigned = len(out)-1, true
+					continue
+				}
+			}
+			sig := partSignature(p)
+			if p.Kind != PartThinking && next != nil {
+				sig, next = next, nil
+			}
+			if p.Kind == PartToolCall && t.Role == RoleAssistant && sig == nil && !called {
 				// Gemini 3 wants the first call of a model turn signed;
 				// a history it did not write passes with the value
 				// Google documents for one.
-				q := *p
-				q.Signature = []byte(`"skip_thought_signature_validator"`)
-				p = &q
+				sig = []byte(`"skip_thought_signature_validator"`)
 			}
-			if out, err = appendGeminiPart(out, r, t, p); err != nil {
+			called = called || p.Kind == PartToolCall
+			n := len(out)
+			if out, err = appendGeminiPart(out, r, t, p, sig); err != nil {
 				return nil, err
+			}
+			if len(out) > n {
+				last, lastSigned = len(out)-1, sig != nil
 			}
 		}
 	}
 	if open != 0 {
-		out = append(out, "]}"...)
+		out = append(appendGeminiSigOnly(out, next), "]}"...)
 	}
 	out = append(out, ']')
 	if len(r.System) > 0 {
@@ -61,15 +88,31 @@ func EncodeGemini(r *Request) ([]byte, error) {
 	return append(appendGeminiConfig(out, r), '}'), nil
 }
 
-// signedCallBefore reports whether a tool call before part j of t is
-// (or was made) signed: only a turn's first call needs a signature.
-func signedCallBefore(t *Turn, j int) bool {
-	for k := 0; k < j; k++ {
-		if t.Parts[k].Kind == PartToolCall {
-			return true
+// partSignature is the thoughtSignature a part goes back with: a thought
+// part's own Gemini signature, a signature Gemini put on the part itself;
+// never one another provider made (nil: none).
+func partSignature(p *Part) []byte {
+	switch originOf(p.Signature) {
+	case sigGemini:
+		if sig := geminiSig(p.Signature); !isEmptyString(sig) {
+			return sig
+		}
+	case sigAnthropic:
+		if p.Kind != PartThinking {
+			return p.Signature // a part's own thoughtSignature
 		}
 	}
-	return false
+	return nil
+}
+
+// appendGeminiSigOnly writes a Gemini signature that had no part after it
+// in its turn as the part Gemini gave it on: an empty text (nothing when
+// sig is nil).
+func appendGeminiSigOnly(out, sig []byte) []byte {
+	if sig == nil {
+		return out
+	}
+	return append(appendRaw(append(comma(out), `{"text":""`...), "thoughtSignature", sig), '}')
 }
 
 func geminiRole(r Role) string {
@@ -79,10 +122,11 @@ func geminiRole(r Role) string {
 	return "user"
 }
 
-// appendGeminiPart writes one part. A thinking part is a thought part; a
-// redacted one has no Gemini form and is left out, as is thinking another
-// provider signed and Gemini could not check (it has no text either).
-func appendGeminiPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) {
+// appendGeminiPart writes one part, with the thoughtSignature sig (nil:
+// none). A thinking part is a thought part; a redacted one has no Gemini
+// form and is left out, as is a thinking part with neither text nor a
+// Gemini signature.
+func appendGeminiPart(out []byte, r *Request, t *Turn, p *Part, sig []byte) ([]byte, error) {
 	var err error
 	switch p.Kind {
 	case PartText, PartRefusal:
@@ -106,7 +150,7 @@ func appendGeminiPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) 
 			return out, err
 		}
 	case PartThinking:
-		if isEmptyString(textOr(p.Text)) && !present(p.Signature) {
+		if isEmptyString(textOr(p.Text)) && sig == nil {
 			return out, nil
 		}
 		out = append(append(comma(out), `{"text":`...), textOr(p.Text)...)
@@ -114,8 +158,8 @@ func appendGeminiPart(out []byte, r *Request, t *Turn, p *Part) ([]byte, error) 
 	default:
 		return out, nil
 	}
-	if !isEmptyString(p.Signature) {
-		out = appendRaw(out, "thoughtSignature", p.Signature)
+	if present(sig) && !isEmptyString(sig) {
+		out = appendRaw(out, "thoughtSignature", sig)
 	}
 	return append(out, '}'), nil
 }
@@ -184,7 +228,7 @@ func appendGeminiResult(out []byte, r *Request, t *Turn, p *Part) ([]byte, error
 	for i := range p.Content {
 		c := &p.Content[i]
 		if c.Kind != PartText {
-			return out, refuse(r.partPath(t, p), "a Gemini upstream takes tool results as text")
+			return out, refuse(r.resultPartPath(t, p, c), "a Gemini upstream takes tool results as text (an Anthropic or Bedrock target takes images in them)")
 		}
 		if i > 0 {
 			out = append(out, `\n`...)

@@ -70,8 +70,8 @@ func TestEncodeGeminiRefuses(t *testing.T) {
 			r.Turns[0].Parts[1] = Part{Kind: PartImage, URL: tok("https://example.com/image"), At: 1}
 		}},
 		{"arguments not an object", "messages[1].content[1].input", func(r *Request) { r.Turns[1].Parts[1].Args = tok(`[1]`) }},
-		{"image in a tool result", "messages[2].content[1]", func(r *Request) {
-			r.Turns[2].Parts[1].Content = append(r.Turns[2].Parts[1].Content, Part{Kind: PartImage, MediaType: []byte("image/png"), Data: []byte("AA==")})
+		{"image in a tool result", "messages[2].content[1].content[1]", func(r *Request) {
+			r.Turns[2].Parts[1].Content = append(r.Turns[2].Parts[1].Content, Part{Kind: PartImage, MediaType: []byte("image/png"), Data: []byte("AA=="), At: 1})
 		}},
 		{"a result answering no call", "messages[2].content[0]", func(r *Request) { r.Turns[2].Parts[0].ID = tok("nowhere") }},
 	}

@@ -3,7 +3,7 @@ package translate
 // EncodeMessages writes r as an Anthropic Messages request for
 // upstreamModel. Turns of one role are merged; tool ids are made valid for
 // Anthropic by ids. Thinking goes back only with the signature Anthropic
-// checks (an unsigned one, from another provider, is left out). An empty
+// checks (an unsigned one, or one Gemini signed, is left out). An empty
 // text block, which Anthropic refuses, is left out too. What Anthropic
 // cannot say is refused with the client's field named: json_object output.
 func EncodeMessages(r *Request, upstreamModel string, ids *ToolIDs) ([]byte, error) {
@@ -95,7 +95,7 @@ func appendMessagesBlock(out []byte, r *Request, t *Turn, p *Part, ids *ToolIDs)
 			return out, err
 		}
 	case PartThinking:
-		if !isString(p.Signature) {
+		if originOf(p.Signature) != sigAnthropic { // unsigned, or Gemini's
 			return out, nil
 		}
 		out = append(append(out, `{"type":"thinking","thinking":`...), textOr(p.Text)...)

@@ -19,7 +19,7 @@ func appendMessagesSettings(out []byte, r *Request, noThinking bool) ([]byte, er
 		return nil, refuse(r.outputPath()+".type", "json_object cannot be held for an Anthropic upstream, which holds answers to a schema only: use json_schema")
 	case r.Output.Schema != nil:
 		out = append(out, `,"output_config":{"format":{"type":"json_schema","schema":`...)
-		out = append(append(out, r.Output.Schema...), "}}"...)
+		out = append(append(out, anthropicSchema(r.Output.Schema)...), "}}"...)
 	}
 	out = append(out, `,"max_tokens":`...)
 	switch n, ok := intValue(r.Limits.MaxTokens); {

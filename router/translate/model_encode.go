@@ -23,6 +23,20 @@ func (r *Request) partPath(t *Turn, p *Part) string {
 	return path
 }
 
+// resultPartPath names, in the client's words, part c of tool result p's
+// content: Chat's messages[i].content[k], a Responses
+// function_call_output's output[k], a Messages tool_result's content[k].
+func (r *Request) resultPartPath(t *Turn, p, c *Part) string {
+	k := "[" + strconv.Itoa(max(c.At, 0)) + "]"
+	switch r.Client {
+	case Chat:
+		return msgPath(t.At) + ".content" + k
+	case Responses:
+		return itemPath(t.At) + ".output" + k
+	}
+	return r.partPath(t, p) + ".content" + k
+}
+
 // argsPath names, in the client's words, the arguments of tool call p:
 // Chat's tool_calls[k].function.arguments (At is k), a Responses
 // function_call's arguments, a Messages tool_use block's input.

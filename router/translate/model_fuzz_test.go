@@ -76,3 +76,70 @@ func FuzzModelStreams(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAnthropicSchema: any JSON value, as a structured-output schema
+// normalised for Anthropic, is one valid JSON value, an object when it was
+// one.
+func FuzzAnthropicSchema(f *testing.F) {
+	addFixtures(f, "anthropic_schema/cases.in.json", func(b []byte) {
+		var cases []json.RawMessage
+		if json.Unmarshal(b, &cases) == nil {
+			for _, c := range cases {
+				f.Add([]byte(c))
+			}
+		}
+	})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if !json.Valid(in) {
+			return
+		}
+		out := anthropicSchema(in)
+		var v any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("invalid JSON: %v\n%s\nfrom %s", err, out, in)
+		}
+		if _, obj := v.(map[string]any); isObject(in) != obj {
+			t.Fatalf("an object became a non-object or back: %s from %s", out, in)
+		}
+	})
+}
+
+// FuzzFitForAnthropic: any Anthropic request body, held to Anthropic's
+// rules (Gemini-signed thinking left out among them), is still one valid
+// JSON object, and never keeps a Gemini-signed thinking block.
+func FuzzFitForAnthropic(f *testing.F) {
+	addFixtures(f, "messages_request/*.in.json", func(b []byte) { f.Add(b) })
+	f.Add([]byte(`{"model":"m","thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hi"},` +
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"","signature":"gemini~next~c2ln"},{"type":"tool_use","id":"t","name":"f","input":{}}]}]}`))
+	f.Add([]byte(`{"messages":[{"role":"assistant","content":[{"type":"thinking","signature":"gemini~x"}]}]}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if !json.Valid(in) {
+			return
+		}
+		out := FitForAnthropic(in)
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON: %s\nfrom %s", out, in)
+		}
+		var req struct {
+			Messages []struct {
+				Role    json.RawMessage `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if json.Unmarshal(out, &req) != nil {
+			return
+		}
+		for _, m := range req.Messages {
+			var blocks []struct {
+				Type, Signature json.RawMessage // as they came: the rules read the bytes
+			}
+			if string(m.Role) == `"assistant"` && json.Unmarshal(m.Content, &blocks) == nil {
+				for _, b := range blocks {
+					if string(b.Type) == `"thinking"` && originOf(b.Signature) >= sigGemini {
+						t.Fatalf("kept a Gemini-signed thinking block: %s\nfrom %s", out, in)
+					}
+				}
+			}
+		}
+	})
+}

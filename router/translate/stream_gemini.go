@@ -13,6 +13,11 @@ type geminiDecoder struct {
 	open    PartKind // the open block's kind (0: none)
 	blocks  int      // blocks started: the next block's index
 	calls   bool
+	// textSig is the signature the open text block's parts came with,
+	// written as a block of its own when the text block ends.
+	textSig []byte
+	// thoughtSigned: the open thought block got a signature.
+	thoughtSigned bool
 }
 
 // chunk appends the neutral events of one chunk.
@@ -36,6 +41,18 @@ func (d *geminiDecoder) chunk(evs []Event, data []byte) ([]Event, error) {
 		p, err := geminiPart(b)
 		if err != nil {
 			return evs, err
+		}
+		sig, p := geminiSigned(p)
+		switch {
+		case sig.Kind == 0:
+		case p.Kind == PartToolCall: // the call's signature: a block before it
+			evs = d.signature(d.stop(evs), sig.Signature)
+		case d.open == PartText || !isEmptyString(p.Text):
+			// The text's: a block after it, once its text block ends
+			// (the text goes on in one block meanwhile).
+			d.textSig = sig.Signature
+		default: // an empty text part after no text
+			evs = d.signature(d.stop(evs), sig.Signature)
 		}
 		evs = d.part(evs, p)
 	}
@@ -66,11 +83,12 @@ func (d *geminiDecoder) part(evs []Event, p Part) []Event {
 		}
 		if p.Kind == PartThinking && p.Signature != nil {
 			evs = append(evs, Event{Kind: EventDelta, Index: d.blocks, Part: Part{Kind: p.Kind, Signature: p.Signature}})
+			d.thoughtSigned = true
 		}
 	case PartToolCall:
 		evs = d.stop(evs)
 		d.calls = true
-		start := Part{Kind: PartToolCall, ID: p.ID, Name: p.Name, Signature: p.Signature}
+		start := Part{Kind: PartToolCall, ID: p.ID, Name: p.Name}
 		args := Part{Kind: PartToolCall, ArgsQuoted: true, Args: []byte(`"{}"`)}
 		if isObject(p.Args) {
 			args.Args = jsonscan.AppendString(nil, p.Args)
@@ -84,13 +102,33 @@ func (d *geminiDecoder) part(evs []Event, p Part) []Event {
 	return evs
 }
 
-// stop closes the open text or thought block.
+// stop closes the open text or thought block, and writes the signature a
+// text block's parts came with after it.
 func (d *geminiDecoder) stop(evs []Event) []Event {
 	if d.open == 0 {
 		return evs
 	}
+	text := d.open == PartText
+	if d.open == PartThinking && !d.thoughtSigned { // marked Gemini's all the same
+		evs = append(evs, Event{Kind: EventDelta, Index: d.blocks, Part: Part{Kind: PartThinking, Signature: unsignedGeminiThought}})
+	}
+	d.thoughtSigned = false
 	evs = append(evs, Event{Kind: EventBlockStop, Index: d.blocks})
 	d.open = 0
+	d.blocks++
+	if text && d.textSig != nil {
+		evs = d.signature(evs, d.textSig)
+		d.textSig = nil
+	}
+	return evs
+}
+
+// signature writes a thinking block holding only signature sig.
+func (d *geminiDecoder) signature(evs []Event, sig []byte) []Event {
+	evs = append(evs,
+		Event{Kind: EventBlockStart, Index: d.blocks, Part: Part{Kind: PartThinking}},
+		Event{Kind: EventDelta, Index: d.blocks, Part: Part{Kind: PartThinking, Signature: sig}},
+		Event{Kind: EventBlockStop, Index: d.blocks})
 	d.blocks++
 	return evs
 }
