@@ -121,21 +121,6 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, maxTokens int, elig
 // targets.
 var awayOrder = [...]string{SkipRateLimited, SkipCircuitOpen, SkipDisabled}
 
-// splitByCircuit appends the eligible candidates whose circuit would let an
-// attempt through now to admitted and the others (open within the
-// cooldown, or half-open with its probe in flight) to blocked, each in
-// eligible's order, asking each breaker once.
-func splitByCircuit(admitted, blocked, eligible []*mode.Candidate) ([]*mode.Candidate, []*mode.Candidate) {
-	for _, c := range eligible {
-		if c.Upstream.Breaker.Blocked() {
-			blocked = append(blocked, c)
-		} else {
-			admitted = append(admitted, c)
-		}
-	}
-	return admitted, blocked
-}
-
 // manualOrder puts the targets named in the order header first, in that
 // order, then the other eligible ones as declared, so naming targets never
 // loses a request that another target could serve. It returns the first

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
 	"github.com/firstbyte-dev/firstbyte/router/reqbody"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // Routes and aliases: a model a route matches is ordered by the route's
@@ -85,6 +87,27 @@ func (g *Gateway) policyFor(model string) *policy {
 		return &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
 	}
 	return g.fallbackPolicy
+}
+
+// Routing reads the current state of every model, sorted by model, as chat
+// requests (chat completions and messages alike) are routed: every target
+// serves them. The other endpoints route over the subset of the same
+// candidates of the provider kind that speaks them, in the same order. It
+// reads the statistics source and each model's mode, so it is exactly what
+// the next request would be ordered by.
+func (g *Gateway) Routing() []routingview.Model {
+	var out []routingview.Model
+	chat := g.routes[familyChat]
+	for _, m := range slices.Sorted(maps.Keys(chat)) {
+		p := g.policyFor(m)
+		out = append(out, routingview.Of(routingview.Policy{Mode: p.mode, Route: p.route, Strategy: p.strategy}, familyChat, m, chat[m], g.stats, g.now))
+	}
+	return out
+}
+
+// RoutingHandler serves GET /debug/routing (routingview.Handler).
+func (g *Gateway) RoutingHandler() http.Handler {
+	return routingview.Handler(g.mode, g.Routing, g.debugExtra)
 }
 
 // resolveAlias turns an alias into its model, in the fields and in the
