@@ -120,7 +120,7 @@ func (x exchange) answer(cand *mode.Candidate, created int64) translate.Answer {
 func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) translate.Stream {
 	switch {
 	case x.conv == convModel:
-		return translate.NewModelStream(x.upstream, c.ep.shape.format(), x.answer(cand, created))
+		return translate.NewModelStream(x.upstream, c.ep.shape.Format(), x.answer(cand, created))
 	case x.conv == convMessagesToChat:
 		return translate.NewModelStream(translate.Messages, translate.Chat, x.answer(cand, created))
 	case x.conv == convChatToMessages:
@@ -146,11 +146,11 @@ func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) transl
 func (x exchange) unary(c *call, cand *mode.Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
 	switch x.conv {
 	case convModel:
-		return translate.TranslateAnswer(x.upstream, body, c.ep.shape.format(), x.answer(cand, created))
+		return translate.TranslateAnswer(x.upstream, body, c.ep.shape.Format(), x.answer(cand, created))
 	case convMessagesToChat, convMessagesToResponses:
-		return translate.TranslateAnswer(translate.Messages, body, c.ep.shape.format(), x.answer(cand, created))
+		return translate.TranslateAnswer(translate.Messages, body, c.ep.shape.Format(), x.answer(cand, created))
 	case convChatToMessages, convChatToResponses:
-		return translate.TranslateAnswer(translate.Chat, body, c.ep.shape.format(), x.answer(cand, created))
+		return translate.TranslateAnswer(translate.Chat, body, c.ep.shape.Format(), x.answer(cand, created))
 	}
 	var (
 		u     translate.Usage

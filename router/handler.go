@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/router/affinity"
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
 	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
@@ -82,7 +83,7 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	if fault := conn.FramingFault(r); fault != "" {
 		rw.Header().Set("Connection", "close")
-		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing", fault)
+		apierror.Write(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_framing", fault)
 	} else {
 		g.mux.ServeHTTP(rw, r)
 	}
@@ -170,22 +171,22 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 // client has gone.
 func (g *Gateway) serve(ctx context.Context, c *call) {
 	if !g.authorized(c.r) {
-		g.fail(c, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
+		g.fail(c, http.StatusUnauthorized, apierror.TypeAuth, "invalid_api_key", "missing or invalid API key")
 		return
 	}
 	if !isJSON(upstream.HeaderValue(c.r.Header, "Content-Type")) {
-		g.fail(c, http.StatusUnsupportedMediaType, errTypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
+		g.fail(c, http.StatusUnsupportedMediaType, apierror.TypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
 		return
 	}
 	if c.r.ContentLength > g.maxBody {
-		g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
+		g.fail(c, http.StatusRequestEntityTooLarge, apierror.TypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, g.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
+			g.fail(c, http.StatusRequestEntityTooLarge, apierror.TypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
 			return
 		}
 		var ne net.Error
@@ -193,16 +194,16 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 			// limits.read_timeout ran out mid-body (a client trickling it):
 			// say so, and do not keep the connection.
 			c.w.Header().Set("Connection", "close")
-			g.fail(c, http.StatusRequestTimeout, errTypeInvalidRequest, "request_timeout", "the request body did not arrive within limits.read_timeout")
+			g.fail(c, http.StatusRequestTimeout, apierror.TypeInvalidRequest, "request_timeout", "the request body did not arrive within limits.read_timeout")
 			return
 		}
-		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_body", "could not read request body")
+		g.fail(c, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_body", "could not read request body")
 		return
 	}
 	c.body = body
 	fields, err := reqbody.Scan(body)
 	if err != nil {
-		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
+		g.fail(c, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_request", err.Error())
 		return
 	}
 	c.body, c.fields = reqbody.WithoutProvider(body, &fields), fields
@@ -210,12 +211,12 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 	fields = c.fields
 	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
-		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+reqbody.Quote(fields.Model)+" is not served by this gateway for "+c.ep.path)
+		g.fail(c, http.StatusNotFound, apierror.TypeNotFound, "model_not_found", "model "+reqbody.Quote(fields.Model)+" is not served by this gateway for "+c.ep.path)
 		return
 	}
 	if bad := reqbody.Check(c.ep.input, &c.fields); bad.Msg != "" {
 		c.status = http.StatusBadRequest
-		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.Param, bad.Msg, nil)
+		apierror.WriteParam(c.w, c.ep.shape, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_request", bad.Param, bad.Msg, nil)
 		return
 	}
 	spec := routeSpec{model: fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
@@ -233,7 +234,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		spec.names, spec.manual = strings.Join(names, ","), true
 	}
 	if unknown := g.newRoute(&c.route, spec); unknown != "" {
-		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
+		g.fail(c, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_provider_order",
 			HeaderProviderOrder+" names "+reqbody.Quote(unknown)+", which is not a target serving model "+reqbody.Quote(fields.Model))
 		return
 	}
@@ -243,7 +244,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 // fail answers with the gateway's own error in the caller's shape.
 func (g *Gateway) fail(c *call, status int, typ, code, msg string) {
 	c.status = status
-	writeError(c.w, c.ep.shape, status, typ, code, msg)
+	apierror.Write(c.w, c.ep.shape, status, typ, code, msg)
 }
 
 func isJSON(contentType string) bool {
@@ -319,7 +320,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 		c.failedOver(a) // its answer is the client's if this failure is the last
 	} else if a.stopping {
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
-		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
+		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
 	c.attemptEnded(a)
 	ended = true

@@ -36,7 +36,7 @@ func modelFormat(u *upstream.Provider) translate.Format {
 // modelExchange builds the body a request sends a provider of format f:
 // the client's request through the model.
 func (c *request) modelExchange(cand *mode.Candidate, x exchange, f translate.Format) (exchange, error) {
-	client := c.ep.shape.format()
+	client := c.ep.shape.Format()
 	x.ids = translate.NewToolIDs(c.body, client)
 	body, r, err := translate.EncodeRequest(client, c.body, f, cand.Model, x.ids)
 	if err != nil {

@@ -301,7 +301,7 @@ func (a *attempt) brokenStream(cw *chunkWriter, invalid bool) {
 	if cw.tail != [2]byte{'\n', '\n'} {
 		ev = append(ev, "\n\n"...)
 	}
-	ev = append(ev, translate.StreamErrorEvent(a.c.ep.shape.format(), msg)...)
+	ev = append(ev, translate.StreamErrorEvent(a.c.ep.shape.Format(), msg)...)
 	cw.write(ev)
 }
 
