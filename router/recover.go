@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/firstbyte-dev/firstbyte/router/apierror"
+	"github.com/firstbyte-dev/firstbyte/router/requestlog"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
@@ -33,7 +34,7 @@ func (g *Gateway) recovered(rw *responseWriter, r *http.Request, v any) {
 	if re, ok := v.(runtime.Error); ok {
 		desc = re.Error()
 	}
-	endpoint := endpointForLog(r.URL.Path)
+	endpoint := requestlog.Endpoint(r.URL.Path)
 	g.log.LogAttrs(r.Context(), slog.LevelError, "panic serving a request",
 		slog.String("endpoint", endpoint), slog.String("panic", desc), slog.String("stack", string(debug.Stack())))
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/requestlog"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -85,7 +86,7 @@ type Route struct {
 	maxTokens int
 	// lastEnd is how the last attempt to end ended (a hedge's cancelled
 	// loser aside): the request log line's error class and reason.
-	lastEnd attemptEnd
+	lastEnd requestlog.End
 }
 
 // newRoute builds r, the one way a route is built, for the handler and the
@@ -419,7 +420,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		r.affinity.Record(r.model, r.prefix, t.Cand.Target, t.Cand.Upstream.Now())
 	}
 	if res.Outcome != telemetry.OutcomeHedgeLost {
-		r.lastEnd = attemptEnd{errorType: res.ErrorType, detail: res.Detail, status: res.Status}
+		r.lastEnd = requestlog.End{ErrorType: res.ErrorType, Detail: res.Detail, Status: res.Status}
 	}
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true

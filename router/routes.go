@@ -2,7 +2,6 @@ package router
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -149,19 +148,4 @@ func (g *Gateway) ranksOnLatency() bool {
 		}
 	}
 	return false
-}
-
-// routeAttrs adds to a request's log line the alias the client sent, the
-// route in force and the client's preferences, when there are.
-func (g *Gateway) routeAttrs(attrs []slog.Attr, c *call) []slog.Attr {
-	if c.alias != "" {
-		attrs = append(attrs, slog.String("alias", c.alias))
-	}
-	if p := g.policyFor(c.fields.Model); p.route != "" {
-		attrs = append(attrs, slog.String("route", p.route))
-	}
-	if c.pref != nil {
-		attrs = append(attrs, slog.String("preference", c.pref.Summary()))
-	}
-	return attrs
 }
