@@ -32,7 +32,7 @@ type upstreamAnswer struct {
 // answer cut short or compressed cannot be shown as it was; the gateway's
 // own error stands in for it.
 func (a *attempt) keepAnswer(body []byte, whole bool) {
-	if !whole || encoded(a.resp.Header) {
+	if !whole || relay.Encoded(a.resp.Header) {
 		return
 	}
 	ans := &upstreamAnswer{status: a.resp.StatusCode, header: http.Header{}, body: a.x.errorBody(a.resp.StatusCode, body)}

@@ -199,6 +199,13 @@ func (a *attempt) deliver(w http.ResponseWriter, route *Route) int {
 	return 0
 }
 
+// relayTo is what relaying a's answer to w reads, under route's headers.
+func (a *attempt) relayTo(w http.ResponseWriter, route *Route) *relay.Answer {
+	return &relay.Answer{W: w, Resp: a.resp, Converted: a.x.conv != convNone, Renamed: a.x.answerModel != "",
+		APIKey: a.cand.Upstream.APIKey, WriteTimeout: a.g.writeTimeout,
+		Gateway: func(h http.Header) { setGatewayHeaders(h, route, a.cand.Target) }}
+}
+
 // close gives back everything the attempt holds, however it ended.
 func (a *attempt) close() {
 	if a.firstByte != nil {
