@@ -88,7 +88,7 @@ type attempt struct {
 	answer *upstreamAnswer
 
 	unary unaryAnswer  // answerUnary
-	strm  streamAnswer // answerStream
+	strm  relay.Stream // answerStream
 	pass  passAnswer   // answerPassThrough
 }
 
@@ -225,7 +225,7 @@ func (a *attempt) close() {
 		a.resp.Body.Close()
 	}
 	a.unary.release()
-	a.strm.release()
+	a.strm.Release()
 }
 
 // failover records a failover-safe failure.

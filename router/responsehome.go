@@ -93,7 +93,7 @@ func (g *Gateway) noteStored(a *attempt) {
 			id = jsonscan.Unquote(v)
 		}
 	case answerStream:
-		if s, ok := a.strm.st.(responseIDReader); ok {
+		if s, ok := a.strm.Converter().(responseIDReader); ok {
 			id = s.ResponseID()
 		}
 	}

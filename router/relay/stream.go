@@ -1,18 +1,14 @@
-package router
+package relay
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/internal/fault"
-	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
-	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
 // A stream is sent as it comes, flushed chunk by chunk. Until something is
@@ -20,15 +16,17 @@ import (
 // after the first byte a failure ends the stream with an error event in
 // the client's format: there is no failover once the client has bytes.
 //
-// Every chunk goes through the exchange's stream: a translator when the
-// client speaks the other format (its first event is written the moment
+// Every chunk goes through the converter the attempt set (SetConverter:
+// the exchange's stream): a translator when the client speaks the other
+// format (its first event is written the moment
 // the upstream's first data event is whole, so the time to first byte
 // stays honest; comments and pings before it are no first byte), or a pass-through that reads the usage and drops the usage chunk
 // the client did not ask for.
 
-// streamAnswer is a stream in flight: its buffers, its converter and where
-// its reading stands.
-type streamAnswer struct {
+// Stream is a stream in flight: its buffers, its converter and where its
+// reading stands. The attempt reads it up to the first output the client
+// gets (Next, Hold); Relay sends that and the rest.
+type Stream struct {
 	// bufp and outp (what is read, and what the client gets of it) are
 	// pooled and held only while a chunk is in hand: a stream waiting on
 	// its upstream holds neither, which is most of a slow stream's life
@@ -38,31 +36,32 @@ type streamAnswer struct {
 	st         translate.Stream
 	first      []byte    // the client's first output, in hand after reach
 	rerr, ferr error     // the read's and the converter's state after the first output
-	started    time.Time // when the first data event came
+	Started    time.Time // when the first data event came
 	chunks     int       // the reads that returned bytes
 }
 
-// drop gives the buffers back between two chunks.
-func (s *streamAnswer) drop() {
+// Drop gives the buffers back between two chunks.
+func (s *Stream) Drop() {
 	if s.bufp != nil {
-		relay.PutChunk(s.bufp)
+		PutChunk(s.bufp)
 		s.bufp = nil
 	}
 	if s.outp != nil {
-		relay.PutChunk(s.outp)
+		PutChunk(s.outp)
 		s.outp = nil
 	}
 }
 
-func (s *streamAnswer) release() {
-	s.drop()
+// Release gives everything back, however the stream ended.
+func (s *Stream) Release() {
+	s.Drop()
 	s.first = nil
 }
 
-// out is an empty output buffer.
-func (s *streamAnswer) out() []byte {
+// Out is an empty output buffer.
+func (s *Stream) Out() []byte {
 	if s.outp == nil {
-		s.outp = relay.GetChunk()
+		s.outp = GetChunk()
 	}
 	return (*s.outp)[:0]
 }
@@ -72,13 +71,13 @@ func (s *streamAnswer) out() []byte {
 // into a pooled one, which holds the bytes returned until drop. The
 // transport has those bytes buffered already, so the second read returns
 // at once; it waits only when the one byte was all there was.
-func (s *streamAnswer) read(r io.Reader) ([]byte, error) {
+func (s *Stream) read(r io.Reader) ([]byte, error) {
 	n, err := readSome(r, s.one[:])
 	if n == 0 {
 		return nil, err
 	}
 	if s.bufp == nil {
-		s.bufp = relay.GetChunk()
+		s.bufp = GetChunk()
 	}
 	buf := *s.bufp
 	buf[0] = s.one[0]
@@ -91,75 +90,93 @@ func (s *streamAnswer) read(r io.Reader) ([]byte, error) {
 
 // convert passes p through the exchange's stream; what it returns is what
 // the client gets of it (maybe nothing yet: an event is not whole).
-func (s *streamAnswer) convert(p []byte) ([]byte, error) {
+func (s *Stream) convert(p []byte) ([]byte, error) {
 	if s.st == nil {
 		return p, nil
 	}
-	return s.st.Feed(s.out(), p)
+	return s.st.Feed(s.Out(), p)
 }
 
-// dataEvents is how many events carrying data the upstream has sent: a
+// DataEvents is how many events carrying data the upstream has sent: a
 // stream with no converter counts its chunks.
-func (s *streamAnswer) dataEvents() int {
+func (s *Stream) DataEvents() int {
 	if s.st == nil {
 		return s.chunks
 	}
 	return s.st.DataEvents()
 }
 
-// next reads the upstream's next bytes and converts them; fresh reports
+// Next reads the upstream's next bytes and converts them; fresh reports
 // whether they carried data (a keep-alive does not).
-func (s *streamAnswer) next(r io.Reader) (out []byte, fresh bool, err, ferr error) {
-	before := s.dataEvents()
+func (s *Stream) Next(r io.Reader) (out []byte, fresh bool, err, ferr error) {
+	before := s.DataEvents()
 	p, err := s.read(r)
 	if len(p) > 0 {
 		s.chunks++
 		out, ferr = s.convert(p)
 	}
-	return out, s.dataEvents() > before, err, ferr
+	return out, s.DataEvents() > before, err, ferr
 }
 
-// deliverStream sends the first output at once and relays every later
-// chunk as it comes, flushing each, until the upstream ends; a failure
-// after the first byte ends the stream with an error event.
-func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
-	resp, s := a.resp, &a.strm
+// SetConverter makes st what every chunk goes through (nil: nothing, the
+// chunks go as they came).
+func (s *Stream) SetConverter(st translate.Stream) { s.st = st }
+
+// Converter is what every chunk goes through (nil: nothing).
+func (s *Stream) Converter() translate.Stream { return s.st }
+
+// Chunks is how many reads returned bytes.
+func (s *Stream) Chunks() int { return s.chunks }
+
+// Hold keeps first, the client's first output, and the read's and the
+// converter's state after it, for Relay.
+func (s *Stream) Hold(first []byte, err, ferr error) { s.first, s.rerr, s.ferr = first, err, ferr }
+
+// Watch is what a stream's relay tells its attempt as it goes: its waits
+// on the upstream (added to Wait, on the clock Now), each data event (Data:
+// the attempt's idle bound re-arms; keep-alives do not), and an end that
+// was not clean (Broken: the attempt says why, and returns the error event
+// the client gets, nil for none).
+type Watch struct {
+	Now    func() time.Time
+	Wait   *time.Duration
+	Data   func()
+	Broken func(ferr error) []byte
+}
+
+// Relay sends the first output at once and relays every later chunk as
+// it comes, flushing each, until the upstream ends; a failure after the
+// first byte ends the stream with the error event watch.Broken gives. It
+// returns the status the client got.
+func (s *Stream) Relay(a *Answer, watch Watch) int {
+	resp, w := a.Resp, a.W
 	h := w.Header()
-	relay.CopyResponseHeaders(h, resp.Header, true, a.cand.Upstream.APIKey)
-	if a.x.conv != convNone {
+	CopyResponseHeaders(h, resp.Header, true, a.APIKey)
+	if a.Converted {
 		h.Del("Content-Encoding")
 	}
-	setGatewayHeaders(h, route, a.cand.Target)
+	a.Gateway(h)
 	w.WriteHeader(resp.StatusCode)
-	cw := newChunkWriter(w, a.g.writeTimeout)
+	cw := newChunkWriter(w, a.WriteTimeout)
 	defer cw.wd.Clear()
-	defer func() {
-		if s.st != nil {
-			a.usage(s.st.Usage())
-			a.outputRate(a.g.since(s.started))
-		}
-	}()
-	// The upstream did its part whenever the client leaves first.
-	a.res.Outcome = telemetry.OutcomeSuccess
 	ok := cw.write(s.first)
 	s.first = nil
-	s.drop()
+	s.Drop()
 	if !ok {
 		return resp.StatusCode
 	}
 	err, ferr := s.rerr, s.ferr
 	var out []byte
-	idle := a.cand.Upstream.Idle
 	for ferr == nil && err == nil {
-		t := a.g.now()
+		t := watch.Now()
 		var fresh bool
-		out, fresh, err, ferr = s.next(resp.Body)
-		a.res.Wait += a.g.since(t)
+		out, fresh, err, ferr = s.Next(resp.Body)
+		*watch.Wait += watch.Now().Sub(t)
 		if fresh { // only data shows the stream goes on: keep-alives do not
-			a.idle.Reset(idle)
+			watch.Data()
 		}
 		ok := cw.write(out)
-		s.drop()
+		s.Drop()
 		if !ok {
 			return resp.StatusCode
 		}
@@ -167,53 +184,24 @@ func (a *attempt) deliverStream(w http.ResponseWriter, route *Route) int {
 	if ferr == nil && err == io.EOF && s.st != nil {
 		// The upstream ended cleanly: close the client's stream, unless the
 		// upstream never said how it stopped (cut short).
-		out, ferr = s.st.Finish(s.out())
+		out, ferr = s.st.Finish(s.Out())
 		ok := cw.write(out)
-		s.drop()
+		s.Drop()
 		if !ok {
 			return resp.StatusCode
 		}
 	}
-	if ferr == nil && (err == io.EOF || err == errStreamFinished) {
+	if ferr == nil && (err == io.EOF || err == ErrStreamFinished) {
 		return resp.StatusCode
 	}
-	if a.ctx.Err() != nil { // the client left mid-stream
-		return resp.StatusCode
+	if ev := watch.Broken(ferr); ev != nil {
+		// Any partial event is finished first, then the error says so.
+		if cw.tail != [2]byte{'\n', '\n'} {
+			ev = append([]byte("\n\n"), ev...)
+		}
+		cw.write(ev)
 	}
-	if errors.Is(ferr, translate.ErrStreamError) {
-		// The provider ended its stream with its own error event, which the
-		// client has: broken, with nothing to add.
-		a.res.Outcome, a.res.ErrorType = telemetry.OutcomeBroken, fault.ErrorStreamBroken
-		return resp.StatusCode
-	}
-	a.brokenStream(cw, ferr != nil)
 	return resp.StatusCode
-}
-
-// brokenStream ends a stream the upstream broke mid-way (or sent what is
-// not its API's stream, or stopped without saying how), or the shutdown
-// grace ended: it finishes any partial event, then says so.
-func (a *attempt) brokenStream(cw *chunkWriter, invalid bool) {
-	a.res.Outcome, a.res.ErrorType = telemetry.OutcomeBroken, fault.ErrorStreamBroken
-	msg := "upstream stream interrupted after the first byte"
-	switch cause := context.Cause(a.actx); {
-	case invalid:
-		msg = "upstream stream ended early or was not a valid stream of its API"
-	case errors.Is(cause, errTotalTimeout):
-		msg = "upstream exceeded its total timeout mid-stream"
-	case errors.Is(cause, errIdleTimeout):
-		a.res.ErrorType = fault.ErrorStall
-		msg = "upstream stalled mid-stream: no chunk within its idle timeout (" + a.cand.Upstream.Idle.String() + ")"
-	case errors.Is(cause, errStopping):
-		a.res.Outcome, a.res.ErrorType = telemetry.OutcomeSuccess, "" // the upstream did its part
-		msg = "the gateway is shutting down and its grace period for open streams ended; the stream is incomplete"
-	}
-	var ev []byte
-	if cw.tail != [2]byte{'\n', '\n'} {
-		ev = append(ev, "\n\n"...)
-	}
-	ev = append(ev, translate.StreamErrorEvent(a.c.ep.shape.Format(), msg)...)
-	cw.write(ev)
 }
 
 // chunkWriter writes stream chunks to the client, each flushed at once
@@ -221,12 +209,12 @@ func (a *attempt) brokenStream(cw *chunkWriter, invalid bool) {
 // written (whether an event was left open).
 type chunkWriter struct {
 	w    http.ResponseWriter
-	wd   *relay.WriteDeadline
+	wd   *WriteDeadline
 	tail [2]byte
 }
 
 func newChunkWriter(w http.ResponseWriter, timeout time.Duration) *chunkWriter {
-	return &chunkWriter{w: w, wd: relay.NewWriteDeadline(w, timeout)}
+	return &chunkWriter{w: w, wd: NewWriteDeadline(w, timeout)}
 }
 
 // write sends p and flushes it; false when the client is gone or stopped
@@ -250,9 +238,9 @@ func (cw *chunkWriter) write(p []byte) bool {
 	return true
 }
 
-// eventStream reports whether an answer to a streaming request is a
+// EventStream reports whether an answer to a streaming request is a
 // server-sent event stream, as its Content-Type says.
-func eventStream(h http.Header) bool {
+func EventStream(h http.Header) bool {
 	ct := upstream.HeaderValue(h, "Content-Type")
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
@@ -260,8 +248,8 @@ func eventStream(h http.Header) bool {
 	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
 }
 
-// errStreamFinished marks a stream whose translator was already finished.
-var errStreamFinished = errors.New("stream finished")
+// ErrStreamFinished marks a stream whose translator was already finished.
+var ErrStreamFinished = errors.New("stream finished")
 
 // readSome reads until it has at least one byte or an error.
 func readSome(r io.Reader, buf []byte) (int, error) {
