@@ -2,7 +2,6 @@ package router
 
 import (
 	"context"
-	"crypto/subtle"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -401,25 +400,6 @@ func shapeForPath(path string) apierror.Shape {
 		return apierror.Anthropic
 	}
 	return apierror.OpenAI
-}
-
-// authorized checks the client key when auth.keys is set, in constant time.
-func (g *Gateway) authorized(r *http.Request) bool {
-	if len(g.keys) == 0 {
-		return true
-	}
-	key := r.Header.Get("x-api-key")
-	if auth := r.Header.Get("Authorization"); key == "" && len(auth) > 7 && (auth[:7] == "Bearer " || auth[:7] == "bearer ") {
-		key = auth[7:]
-	}
-	if key == "" {
-		return false
-	}
-	ok := 0
-	for _, k := range g.keys {
-		ok |= subtle.ConstantTimeCompare([]byte(key), k)
-	}
-	return ok == 1
 }
 
 func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {

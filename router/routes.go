@@ -9,7 +9,6 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
-	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
@@ -107,23 +106,6 @@ func (g *Gateway) Routing() []routingview.Model {
 // RoutingHandler serves GET /debug/routing (routingview.Handler).
 func (g *Gateway) RoutingHandler() http.Handler {
 	return routingview.Handler(g.mode, g.Routing, g.debugExtra)
-}
-
-// resolveAlias turns an alias into its model, in the fields and in the
-// body (so every path sends the model, never the alias, upstream),
-// remembering the name the client sent for answers under response_model:
-// requested.
-func (g *Gateway) resolveAlias(c *call) {
-	m, ok := g.aliases[c.fields.Model]
-	if !ok {
-		return
-	}
-	alias := c.fields.Model
-	body := c.fields.WithModel(nil, c.body, m)
-	if fields, err := reqbody.Scan(body); err == nil { // it scanned before; only the model changed
-		fields.Provider = c.fields.Provider // stripped from the body already
-		c.body, c.fields, c.alias = body, fields, alias
-	}
 }
 
 // answerModel is the model name cand's answer reports for this call: the
