@@ -183,6 +183,15 @@ func (a *attempt) reach() bool {
 	return a.reachClientError(nil, false)
 }
 
+// transportOf is what carries u's requests: its own transport (its http2
+// and tls settings), else the gateway's.
+func (g *Gateway) transportOf(u *upstream.Provider) http.RoundTripper {
+	if u.Transport != nil {
+		return u.Transport
+	}
+	return g.transport
+}
+
 // deliver sends what reach found to the client, with the routing
 // decision's headers (route, the request's route; target, the target
 // that served), and returns the status the client got.

@@ -10,6 +10,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -89,6 +90,18 @@ func (a *attempt) reachStream() bool {
 	s.Hold(out, err, ferr)
 	a.kind = answerStream
 	return true
+}
+
+// hostException is what a cloud host's event-stream exception frame
+// stands for (upstream.StreamExceptionVerdict), when err is one: its
+// status, error.type and whether a disabling one is the target's only.
+func hostException(err error) (status int, errorType string, targetOnly, ok bool) {
+	var ex *upstream.StreamException
+	if !errors.As(err, &ex) {
+		return 0, "", false, false
+	}
+	status, errorType, targetOnly = upstream.StreamExceptionVerdict(ex.Type)
+	return status, errorType, targetOnly, true
 }
 
 // streamStarted marks the stream's first data event, wait after the
