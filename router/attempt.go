@@ -199,11 +199,11 @@ func (a *attempt) deliver(w http.ResponseWriter, route *Route) int {
 	a.res.Delivered = true
 	switch a.kind {
 	case answerUnary:
-		return a.deliverUnary(w, route)
+		return a.relayTo(w, route).Unary(a.unary.answer)
 	case answerStream:
 		return a.deliverStream(w, route)
 	case answerPassThrough:
-		return a.deliverPassThrough(w, route)
+		return a.relayTo(w, route).PassThrough(a.pass.prefix, a.pass.whole, a.x.errorBody)
 	}
 	return 0
 }

@@ -112,9 +112,3 @@ func (a *attempt) clientError() {
 	s := a.resp.StatusCode
 	a.res.Status, a.res.Outcome, a.res.ErrorType = s, telemetry.OutcomeClientError, strconv.Itoa(s)
 }
-
-// deliverPassThrough hands the upstream's error to the client
-// (relay.Answer.PassThrough).
-func (a *attempt) deliverPassThrough(w http.ResponseWriter, route *Route) int {
-	return a.relayTo(w, route).PassThrough(a.pass.prefix, a.pass.whole, a.x.errorBody)
-}

@@ -1,7 +1,6 @@
 package router
 
 import (
-	"net/http"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/relay"
@@ -108,9 +107,4 @@ func (a *attempt) reachUnary() bool {
 	u.answer = answer
 	a.kind = answerUnary
 	return true
-}
-
-// deliverUnary writes the checked answer (relay.Answer.Unary).
-func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
-	return a.relayTo(w, route).Unary(a.unary.answer)
 }
