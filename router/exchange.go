@@ -10,6 +10,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // An exchange is one candidate's side of a request: the body it is sent,
@@ -101,6 +102,31 @@ func (c *request) exchange(cand *mode.Candidate) (exchange, error) {
 	}
 	x.body, x.conv, x.ids = body, convChatToMessages, translate.NewToolIDs(c.body, translate.Messages)
 	return x, nil
+}
+
+// answerModel is the model name cand's answer reports for this call: the
+// alias the client sent, when it sent one and answers report the client's
+// name; else the candidate's own rule.
+func (c *request) answerModel(cand *mode.Candidate) string {
+	if c.alias != "" && cand.AnswerModel != "" {
+		return c.alias
+	}
+	return cand.AnswerModel
+}
+
+// modelFormat is the upstream format u's call speaks through the neutral
+// model (Converse or Gemini), or 0 when u speaks a client API.
+func modelFormat(u *upstream.Provider) translate.Format {
+	if u.Cloud == nil {
+		return 0
+	}
+	switch u.Cloud.Call() {
+	case config.APIConverse:
+		return translate.Converse
+	case config.APIGemini:
+		return translate.Gemini
+	}
+	return 0
 }
 
 // answer is how a translated answer is presented: under the upstream model

@@ -108,16 +108,6 @@ func (g *Gateway) RoutingHandler() http.Handler {
 	return routingview.Handler(g.mode, g.Routing, g.debugExtra)
 }
 
-// answerModel is the model name cand's answer reports for this call: the
-// alias the client sent, when it sent one and answers report the client's
-// name; else the candidate's own rule.
-func (c *request) answerModel(cand *mode.Candidate) string {
-	if c.alias != "" && cand.AnswerModel != "" {
-		return c.alias
-	}
-	return cand.AnswerModel
-}
-
 // ranksOnLatency reports whether the strategy or a route ranks on measured
 // latency (then prompt-cache affinity is kept).
 func (g *Gateway) ranksOnLatency() bool {
