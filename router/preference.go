@@ -70,7 +70,7 @@ func (g *Gateway) preferenceOrder(c *call, p *preference.Preference, kept []*mod
 	if sort := p.Sort(); sort != "" {
 		order, selection = g.pref.SortBy(c.orderBuf[:0], sort, c.fields.Model, reqbody.OutputLimit(&c.fields), kept, now), telemetry.SelectionOrder
 	} else {
-		order, selection, probe = g.order(c.orderBuf[:0], c.fields.Model, reqbody.OutputLimit(&c.fields), kept)
+		order, selection, probe = g.order(c.orderBuf[:0], g.policyFor(c.fields.Model).strategy, c.fields.Model, reqbody.OutputLimit(&c.fields), kept)
 	}
 	return g.pref.Arrange(p, order, selection, probe, now)
 }

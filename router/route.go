@@ -95,7 +95,7 @@ type Route struct {
 // unknown is the first name of a manual order that is not an eligible
 // target (r is then unusable).
 func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
-	now := g.now()
+	now, p := g.now(), g.policyFor(s.model) // the model's mode and hedge policy
 	*r = Route{req: s.req, span: s.span, model: s.model, maxTokens: s.maxTokens}
 	if s.preset != nil {
 		r.order, r.selection, r.probe = s.preset.order, s.preset.selection, s.preset.probe
@@ -106,7 +106,7 @@ func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 		}
 		r.selection = telemetry.SelectionManual
 	} else {
-		r.order, r.selection, r.probe = g.order(s.buf, s.model, s.maxTokens, s.eligible)
+		r.order, r.selection, r.probe = g.order(s.buf, p.strategy, s.model, s.maxTokens, s.eligible)
 	}
 	if s.prefix.Key != 0 && g.affinity != nil {
 		r.prefix, r.affinity = s.prefix, g.affinity // its end teaches who served the prefix
@@ -127,7 +127,7 @@ func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 		mode.Lead(r.order, i)
 		r.selection = telemetry.SelectionOrder
 	}
-	if h := g.policyFor(s.model).hedge; s.hedge && h != nil { // the route's hedge policy
+	if h := p.hedge; s.hedge && h != nil { // the route's hedge policy
 		r.hedging = h
 		h.Request(s.model, now) // counted in its model's budget
 	}
