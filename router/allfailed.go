@@ -1,16 +1,13 @@
 package router
 
 import (
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-	"github.com/firstbyte-dev/firstbyte/router/relay"
-
-	"bytes"
-	"cmp"
-	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 )
 
 // When every candidate failed over or was skipped, the client gets the
@@ -35,11 +32,11 @@ type upstreamAnswer struct {
 // answer cut short or compressed cannot be shown as it was; the gateway's
 // own error stands in for it.
 func (a *attempt) keepAnswer(body []byte, whole bool) {
-	if !whole || encoded(a.resp.Header) {
+	if !whole || relay.Encoded(a.resp.Header) {
 		return
 	}
 	ans := &upstreamAnswer{status: a.resp.StatusCode, header: http.Header{}, body: a.x.errorBody(a.resp.StatusCode, body)}
-	if _, ok := withMembers(ans.body, nil); !ok {
+	if _, ok := apierror.WithMembers(ans.body, nil); !ok {
 		return // not an error in the client's API shape: nothing to show as it was
 	}
 	relay.CopyResponseHeaders(ans.header, a.resp.Header, true, a.cand.Upstream.APIKey)
@@ -78,7 +75,7 @@ func (g *Gateway) allCooled(c *call) {
 	h.Set("Retry-After", strconv.FormatInt(secs, 10))
 	setGatewayHeaders(h, &c.route, c.target)
 	c.answered(http.StatusTooManyRequests)
-	writeErrorExtra(c.w, c.ep.shape, http.StatusTooManyRequests, errTypeRateLimit, "rate_limited",
+	apierror.WriteExtra(c.w, c.ep.shape, http.StatusTooManyRequests, apierror.TypeRateLimit, "rate_limited",
 		"every target of this model is rate limited by its provider; retry after "+strconv.FormatInt(secs, 10)+"s",
 		c.route.summary())
 }
@@ -91,7 +88,7 @@ func (g *Gateway) lastAnswer(c *call) {
 	for k, v := range ans.header {
 		h[k] = v
 	}
-	body, _ := withMembers(ans.body, c.route.summary())
+	body, _ := apierror.WithMembers(ans.body, c.route.summary())
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	setGatewayHeaders(h, &c.route, c.target)
@@ -101,107 +98,14 @@ func (g *Gateway) lastAnswer(c *call) {
 }
 
 // gatewayFailure is the gateway's own answer when the last failure had no
-// upstream answer to show: its status (502 transport or unusable answer,
-// 504 timeout; 503 when nothing could be attempted), with a message
-// naming every attempt.
+// upstream answer to show (apierror.FailureMessage).
 func (g *Gateway) gatewayFailure(c *call) {
 	r := &c.route
-	status := http.StatusServiceUnavailable
-	msg := "no target could be tried:"
-	failures, skipped := r.Failures(), r.Skipped()
-	if n := len(failures); n > 0 {
-		status = failures[n-1].Status
-		msg = "all " + strconv.Itoa(r.Attempts()) + " attempts failed:"
-	}
-	for i, f := range failures {
-		if i > 0 {
-			msg += ";"
-		}
-		msg += " attempt " + strconv.Itoa(f.Attempt) + " " + f.Target + ": " + cmp.Or(f.Detail, f.Reason)
-	}
-	for i, s := range skipped {
-		if i > 0 || len(failures) > 0 {
-			msg += ";"
-		}
-		msg += " " + s.Target + " skipped: " + s.Reason
-	}
+	status, msg := apierror.FailureMessage(r.Attempts(), r.Failures(), r.Skipped())
 	setGatewayHeaders(c.w.Header(), r, c.target)
 	c.answered(status)
-	writeErrorExtra(c.w, c.ep.shape, status, errTypeUpstream, "all_targets_failed", msg, r.summary())
+	apierror.WriteExtra(c.w, c.ep.shape, status, apierror.TypeUpstream, "all_targets_failed", msg, r.summary())
 }
 
-// summary is the attempts and skips as members of an error object:
-// ,"firstbyte_attempts":[...],"firstbyte_skipped":[...].
-func (r *Route) summary() []byte {
-	extra := []byte(`,"firstbyte_attempts":[`)
-	for i, f := range r.failures {
-		if i > 0 {
-			extra = append(extra, ',')
-		}
-		extra = append(extra, `{"target":`...)
-		extra = jsonscan.AppendString(extra, f.Target)
-		extra = append(extra, `,"attempt":`...)
-		extra = strconv.AppendInt(extra, int64(f.Attempt), 10)
-		extra = append(extra, `,"status":`...)
-		extra = strconv.AppendInt(extra, int64(f.Status), 10)
-		extra = append(extra, `,"error":`...)
-		extra = jsonscan.AppendString(extra, f.Reason)
-		if f.Detail != "" {
-			extra = append(extra, `,"detail":`...)
-			extra = jsonscan.AppendString(extra, f.Detail)
-		}
-		extra = append(extra, '}')
-	}
-	extra = append(extra, ']')
-	if len(r.skipped) > 0 {
-		extra = append(extra, `,"firstbyte_skipped":[`...)
-		for i, s := range r.skipped {
-			if i > 0 {
-				extra = append(extra, ',')
-			}
-			extra = append(extra, `{"target":`...)
-			extra = jsonscan.AppendString(extra, s.Target)
-			extra = append(extra, `,"reason":`...)
-			extra = jsonscan.AppendString(extra, s.Reason)
-			extra = append(extra, '}')
-		}
-		extra = append(extra, ']')
-	}
-	return extra
-}
-
-// withMembers appends members (",\"k\":v,...") to the "error" object of an
-// error body ({"error":{...}} or {"type":"error","error":{...}}), keeping
-// every byte of it; ok is false (and body is returned as it is) when the
-// body has no such object.
-func withMembers(body, members []byte) (out []byte, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return body, false
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return body, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return body, false
-		}
-		if key != "error" || len(v) < 2 || v[0] != '{' {
-			continue
-		}
-		end := int(dec.InputOffset()) - 1 // the error object's closing brace
-		if end < 0 || end >= len(body) || body[end] != '}' {
-			return body, false
-		}
-		if len(members) > 0 && len(bytes.TrimSpace(v[1:len(v)-1])) == 0 {
-			members = members[1:] // an empty object: no comma before the first member
-		}
-		out = make([]byte, 0, len(body)+len(members))
-		out = append(out, body[:end]...)
-		out = append(out, members...)
-		return append(out, body[end:]...), true
-	}
-	return body, false
-}
+// summary is the route's attempts and skips as members of an error object.
+func (r *Route) summary() []byte { return apierror.Summary(r.failures, r.skipped) }

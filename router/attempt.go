@@ -88,7 +88,7 @@ type attempt struct {
 	answer *upstreamAnswer
 
 	unary unaryAnswer  // answerUnary
-	strm  streamAnswer // answerStream
+	strm  relay.Stream // answerStream
 	pass  passAnswer   // answerPassThrough
 }
 
@@ -183,6 +183,15 @@ func (a *attempt) reach() bool {
 	return a.reachClientError(nil, false)
 }
 
+// transportOf is what carries u's requests: its own transport (its http2
+// and tls settings), else the gateway's.
+func (g *Gateway) transportOf(u *upstream.Provider) http.RoundTripper {
+	if u.Transport != nil {
+		return u.Transport
+	}
+	return g.transport
+}
+
 // deliver sends what reach found to the client, with the routing
 // decision's headers (route, the request's route; target, the target
 // that served), and returns the status the client got.
@@ -190,13 +199,20 @@ func (a *attempt) deliver(w http.ResponseWriter, route *Route) int {
 	a.res.Delivered = true
 	switch a.kind {
 	case answerUnary:
-		return a.deliverUnary(w, route)
+		return a.relayTo(w, route).Unary(a.unary.answer)
 	case answerStream:
 		return a.deliverStream(w, route)
 	case answerPassThrough:
-		return a.deliverPassThrough(w, route)
+		return a.relayTo(w, route).PassThrough(a.pass.prefix, a.pass.whole, a.x.errorBody)
 	}
 	return 0
+}
+
+// relayTo is what relaying a's answer to w reads, under route's headers.
+func (a *attempt) relayTo(w http.ResponseWriter, route *Route) *relay.Answer {
+	return &relay.Answer{W: w, Resp: a.resp, Converted: a.x.conv != convNone, Renamed: a.x.answerModel != "",
+		APIKey: a.cand.Upstream.APIKey, WriteTimeout: a.g.writeTimeout,
+		Gateway: func(h http.Header) { setGatewayHeaders(h, route, a.cand.Target) }}
 }
 
 // close gives back everything the attempt holds, however it ended.
@@ -218,7 +234,7 @@ func (a *attempt) close() {
 		a.resp.Body.Close()
 	}
 	a.unary.release()
-	a.strm.release()
+	a.strm.Release()
 }
 
 // failover records a failover-safe failure.

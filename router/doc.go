@@ -2,16 +2,16 @@
 // (OpenAI and Anthropic endpoints, answers in the caller's shape), the
 // eligible candidates of a model, the pipeline every request takes
 // through them (Route: order, admit, attempt, next or done), the hedge
-// race, one attempt as a value with its relays (unary, stream,
-// pass-through), what each candidate is sent, and the gateway's own
-// headers.
+// race, one attempt as a value that decides what its answer is, what each
+// candidate is sent, and the gateway's own headers.
 //
 // Beside it, each a subject it imports and that never imports it:
-// package reqbody (a request body, its scan and checks), package
-// preference (a request's provider preferences), package affinity (the
-// prompt-cache affinity), package relay (the headers that cross, the
-// answer budget, client writes) and package conn (the client connection's
-// framing guard and reason phrases).
+// package reqbody (a request body), preference (a request's provider
+// preferences), affinity (the prompt-cache affinity), relay (an answer's
+// bytes to the client, the headers that cross, the answer budget), conn
+// (the framing guard and reason phrases), apierror (the gateway's own
+// error answers), requestlog (the request's log line) and routingview
+// (/debug/routing).
 //
 // The routing modes that order candidates are package mode's; what the
 // gateway knows of each provider (breaker, concurrency limit, rate-limit

@@ -10,6 +10,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
+	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // An exchange is one candidate's side of a request: the body it is sent,
@@ -104,6 +105,31 @@ func (c *request) exchange(cand *mode.Candidate) (exchange, error) {
 	return x, nil
 }
 
+// answerModel is the model name cand's answer reports for this call: the
+// alias the client sent, when it sent one and answers report the client's
+// name; else the candidate's own rule.
+func (c *request) answerModel(cand *mode.Candidate) string {
+	if c.alias != "" && cand.AnswerModel != "" {
+		return c.alias
+	}
+	return cand.AnswerModel
+}
+
+// modelFormat is the upstream format u's call speaks through the neutral
+// model (Converse or Gemini), or 0 when u speaks a client API.
+func modelFormat(u *upstream.Provider) translate.Format {
+	if u.Cloud == nil {
+		return 0
+	}
+	switch u.Cloud.Call() {
+	case config.APIConverse:
+		return translate.Converse
+	case config.APIGemini:
+		return translate.Gemini
+	}
+	return 0
+}
+
 // answer is how a translated answer is presented: under the upstream model
 // that answered, or the client's when response_model says so.
 func (x exchange) answer(cand *mode.Candidate, created int64) translate.Answer {
@@ -121,7 +147,7 @@ func (x exchange) answer(cand *mode.Candidate, created int64) translate.Answer {
 func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) translate.Stream {
 	switch {
 	case x.conv == convModel:
-		return translate.NewModelStream(x.upstream, c.ep.shape.format(), x.answer(cand, created))
+		return translate.NewModelStream(x.upstream, c.ep.shape.Format(), x.answer(cand, created))
 	case x.conv == convMessagesToChat:
 		return translate.NewModelStream(translate.Messages, translate.Chat, x.answer(cand, created))
 	case x.conv == convChatToMessages:
@@ -147,11 +173,11 @@ func (x exchange) streamFor(c *call, cand *mode.Candidate, created int64) transl
 func (x exchange) unary(c *call, cand *mode.Candidate, body []byte, created int64) ([]byte, translate.Usage, error) {
 	switch x.conv {
 	case convModel:
-		return translate.TranslateAnswer(x.upstream, body, c.ep.shape.format(), x.answer(cand, created))
+		return translate.TranslateAnswer(x.upstream, body, c.ep.shape.Format(), x.answer(cand, created))
 	case convMessagesToChat, convMessagesToResponses:
-		return translate.TranslateAnswer(translate.Messages, body, c.ep.shape.format(), x.answer(cand, created))
+		return translate.TranslateAnswer(translate.Messages, body, c.ep.shape.Format(), x.answer(cand, created))
 	case convChatToMessages, convChatToResponses:
-		return translate.TranslateAnswer(translate.Chat, body, c.ep.shape.format(), x.answer(cand, created))
+		return translate.TranslateAnswer(translate.Chat, body, c.ep.shape.Format(), x.answer(cand, created))
 	}
 	var (
 		u     translate.Usage

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // Who is at fault, and for what scope: a client cannot disable a provider
@@ -41,7 +42,7 @@ func byModel(onM2 http.HandlerFunc) http.HandlerFunc {
 }
 
 // routingRow is (model, target)'s row of /debug/routing.
-func routingRow(t *testing.T, gw *router.Gateway, model, target string) router.TargetRouting {
+func routingRow(t *testing.T, gw *router.Gateway, model, target string) routingview.Target {
 	t.Helper()
 	for _, m := range gw.Routing() {
 		for _, tr := range m.Targets {
@@ -51,7 +52,7 @@ func routingRow(t *testing.T, gw *router.Gateway, model, target string) router.T
 		}
 	}
 	t.Fatalf("no row for %s on %s in the routing view", target, model)
-	return router.TargetRouting{}
+	return routingview.Target{}
 }
 
 const chatM2 = `{"model":"m2","messages":[{"role":"user","content":"hi"}]}`

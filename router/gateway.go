@@ -2,7 +2,6 @@ package router
 
 import (
 	"context"
-	"crypto/subtle"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/router/affinity"
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
@@ -380,50 +380,31 @@ func (g *Gateway) newMux() *http.ServeMux {
 	}
 	mux.HandleFunc("GET /v1/models", g.listModels)
 	mux.HandleFunc("GET /v1/models/{id...}", g.getModel)
-	mux.Handle("/v1/models", methodNotAllowed(shapeOpenAI, http.MethodGet))
+	mux.Handle("/v1/models", methodNotAllowed(apierror.OpenAI, http.MethodGet))
 	// Anything else gets a 404 an SDK can parse, in the shape its path implies.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, shapeForPath(r.URL.Path), http.StatusNotFound, errTypeNotFound, "unknown_url", "no route for "+r.Method+" "+reqbody.Quote(r.URL.Path))
+		apierror.Write(w, shapeForPath(r.URL.Path), http.StatusNotFound, apierror.TypeNotFound, "unknown_url", "no route for "+r.Method+" "+reqbody.Quote(r.URL.Path))
 	})
 	return mux
 }
 
-func methodNotAllowed(shape apiShape, allow string) http.Handler {
+func methodNotAllowed(shape apierror.Shape, allow string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
-		writeError(w, shape, http.StatusMethodNotAllowed, errTypeInvalidRequest, "method_not_allowed", r.Method+" is not allowed here; use "+allow)
+		apierror.Write(w, shape, http.StatusMethodNotAllowed, apierror.TypeInvalidRequest, "method_not_allowed", r.Method+" is not allowed here; use "+allow)
 	})
 }
 
-func shapeForPath(path string) apiShape {
+func shapeForPath(path string) apierror.Shape {
 	if strings.HasPrefix(path, "/v1/messages") {
-		return shapeAnthropic
+		return apierror.Anthropic
 	}
-	return shapeOpenAI
-}
-
-// authorized checks the client key when auth.keys is set, in constant time.
-func (g *Gateway) authorized(r *http.Request) bool {
-	if len(g.keys) == 0 {
-		return true
-	}
-	key := r.Header.Get("x-api-key")
-	if auth := r.Header.Get("Authorization"); key == "" && len(auth) > 7 && (auth[:7] == "Bearer " || auth[:7] == "bearer ") {
-		key = auth[7:]
-	}
-	if key == "" {
-		return false
-	}
-	ok := 0
-	for _, k := range g.keys {
-		ok |= subtle.ConstantTimeCompare([]byte(key), k)
-	}
-	return ok == 1
+	return apierror.OpenAI
 }
 
 func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {
 	if !g.authorized(r) {
-		writeError(w, shapeOpenAI, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
+		apierror.Write(w, apierror.OpenAI, http.StatusUnauthorized, apierror.TypeAuth, "invalid_api_key", "missing or invalid API key")
 		return
 	}
 	b := []byte(`{"object":"list","data":[`)
@@ -444,12 +425,12 @@ func (g *Gateway) listModels(w http.ResponseWriter, r *http.Request) {
 // a model before using it.
 func (g *Gateway) getModel(w http.ResponseWriter, r *http.Request) {
 	if !g.authorized(r) {
-		writeError(w, shapeOpenAI, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
+		apierror.Write(w, apierror.OpenAI, http.StatusUnauthorized, apierror.TypeAuth, "invalid_api_key", "missing or invalid API key")
 		return
 	}
 	id := r.PathValue("id")
 	if _, ok := slices.BinarySearch(g.listed, id); !ok {
-		writeError(w, shapeOpenAI, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+reqbody.Quote(id)+" is not served by this gateway")
+		apierror.Write(w, apierror.OpenAI, http.StatusNotFound, apierror.TypeNotFound, "model_not_found", "model "+reqbody.Quote(id)+" is not served by this gateway")
 		return
 	}
 	b := append([]byte(`{"id":`), jsonscan.AppendString(nil, id)...)

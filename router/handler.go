@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"io"
 	"mime"
@@ -17,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/router/affinity"
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
 	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
@@ -82,7 +84,7 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	if fault := conn.FramingFault(r); fault != "" {
 		rw.Header().Set("Connection", "close")
-		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing", fault)
+		apierror.Write(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_framing", fault)
 	} else {
 		g.mux.ServeHTTP(rw, r)
 	}
@@ -167,64 +169,83 @@ func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 }
 
 // serve runs one request; every exit writes exactly one response unless the
-// client has gone.
+// client has gone. It reads as its three steps: the request, checked (read),
+// its route (route), and the route driven with real attempts (run).
 func (g *Gateway) serve(ctx context.Context, c *call) {
+	eligible, ok := g.read(c)
+	if ok && g.route(c, eligible) {
+		g.run(ctx, c)
+	}
+}
+
+// read reads and checks c's request: the client's key, its body, its
+// model (an alias resolved) and the candidates eligible for it. false: the
+// client has its answer (an error).
+func (g *Gateway) read(c *call) (eligible []*mode.Candidate, ok bool) {
 	if !g.authorized(c.r) {
-		g.fail(c, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
-		return
+		g.fail(c, http.StatusUnauthorized, apierror.TypeAuth, "invalid_api_key", "missing or invalid API key")
+		return nil, false
 	}
 	if !isJSON(upstream.HeaderValue(c.r.Header, "Content-Type")) {
-		g.fail(c, http.StatusUnsupportedMediaType, errTypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
-		return
+		g.fail(c, http.StatusUnsupportedMediaType, apierror.TypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
+		return nil, false
 	}
 	if c.r.ContentLength > g.maxBody {
-		g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
-		return
+		g.fail(c, http.StatusRequestEntityTooLarge, apierror.TypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, g.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
-			return
+			g.fail(c, http.StatusRequestEntityTooLarge, apierror.TypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
+			return nil, false
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			// limits.read_timeout ran out mid-body (a client trickling it):
 			// say so, and do not keep the connection.
 			c.w.Header().Set("Connection", "close")
-			g.fail(c, http.StatusRequestTimeout, errTypeInvalidRequest, "request_timeout", "the request body did not arrive within limits.read_timeout")
-			return
+			g.fail(c, http.StatusRequestTimeout, apierror.TypeInvalidRequest, "request_timeout", "the request body did not arrive within limits.read_timeout")
+			return nil, false
 		}
-		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_body", "could not read request body")
-		return
+		g.fail(c, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_body", "could not read request body")
+		return nil, false
 	}
 	c.body = body
 	fields, err := reqbody.Scan(body)
 	if err != nil {
-		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
-		return
+		g.fail(c, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_request", err.Error())
+		return nil, false
 	}
 	c.body, c.fields = reqbody.WithoutProvider(body, &fields), fields
 	g.resolveAlias(c)
-	fields = c.fields
-	eligible := g.routes[c.ep.family][fields.Model]
+	eligible = g.routes[c.ep.family][c.fields.Model]
 	if len(eligible) == 0 {
-		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+reqbody.Quote(fields.Model)+" is not served by this gateway for "+c.ep.path)
-		return
+		g.fail(c, http.StatusNotFound, apierror.TypeNotFound, "model_not_found", "model "+reqbody.Quote(c.fields.Model)+" is not served by this gateway for "+c.ep.path)
+		return nil, false
 	}
 	if bad := reqbody.Check(c.ep.input, &c.fields); bad.Msg != "" {
 		c.status = http.StatusBadRequest
-		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.Param, bad.Msg, nil)
-		return
+		apierror.WriteParam(c.w, c.ep.shape, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_request", bad.Param, bad.Msg, nil)
+		return nil, false
 	}
-	spec := routeSpec{model: fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
+	return eligible, true
+}
+
+// route builds c's route over its eligible candidates from what the
+// request brings: the stored response's home, whether it may be sent twice
+// at once, its output limit, the client's preferences or order, its prompt
+// prefix. false: the client has its answer (preferences or an order it got
+// wrong, or that leave no target).
+func (g *Gateway) route(c *call, eligible []*mode.Candidate) bool {
+	spec := routeSpec{model: c.fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
 		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
 		hedge:     c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
 		maxTokens: reqbody.OutputLimit(&c.fields),
 	}
 	if !g.preferred(c, eligible, &spec) {
-		return // answered: preferences the client got wrong, or that leave no target
+		return false
 	}
 	if g.keepsPrefixes(c) {
 		spec.prefix = affinity.Of(&c.fields, c.body)
@@ -233,17 +254,53 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		spec.names, spec.manual = strings.Join(names, ","), true
 	}
 	if unknown := g.newRoute(&c.route, spec); unknown != "" {
-		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
-			HeaderProviderOrder+" names "+reqbody.Quote(unknown)+", which is not a target serving model "+reqbody.Quote(fields.Model))
+		g.fail(c, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_provider_order",
+			HeaderProviderOrder+" names "+reqbody.Quote(unknown)+", which is not a target serving model "+reqbody.Quote(c.fields.Model))
+		return false
+	}
+	return true
+}
+
+// authorized checks the client key when auth.keys is set, in constant time.
+func (g *Gateway) authorized(r *http.Request) bool {
+	if len(g.keys) == 0 {
+		return true
+	}
+	key := r.Header.Get("x-api-key")
+	if auth := r.Header.Get("Authorization"); key == "" && len(auth) > 7 && (auth[:7] == "Bearer " || auth[:7] == "bearer ") {
+		key = auth[7:]
+	}
+	if key == "" {
+		return false
+	}
+	ok := 0
+	for _, k := range g.keys {
+		ok |= subtle.ConstantTimeCompare([]byte(key), k)
+	}
+	return ok == 1
+}
+
+// resolveAlias turns an alias into its model, in the fields and in the
+// body (so every path sends the model, never the alias, upstream),
+// remembering the name the client sent for answers under response_model:
+// requested.
+func (g *Gateway) resolveAlias(c *call) {
+	m, ok := g.aliases[c.fields.Model]
+	if !ok {
 		return
 	}
-	g.run(ctx, c)
+	alias := c.fields.Model
+	body := c.fields.WithModel(nil, c.body, m)
+	if fields, err := reqbody.Scan(body); err == nil { // it scanned before; only the model changed
+		fields.Provider = c.fields.Provider // stripped from the body already
+		c.body, c.fields, c.alias = body, fields, alias
+	}
 }
 
 // fail answers with the gateway's own error in the caller's shape.
 func (g *Gateway) fail(c *call, status int, typ, code, msg string) {
 	c.status = status
-	writeError(c.w, c.ep.shape, status, typ, code, msg)
+	apierror.Write(c.w, c.ep.shape, status, typ, code, msg)
 }
 
 func isJSON(contentType string) bool {
@@ -319,7 +376,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 		c.failedOver(a) // its answer is the client's if this failure is the last
 	} else if a.stopping {
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
-		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
+		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
 	c.attemptEnded(a)
 	ended = true

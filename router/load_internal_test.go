@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // TestMaxConcurrencyCountsRounds: with a provider's max_concurrency set,
@@ -44,7 +45,7 @@ func TestMaxConcurrencyCountsRounds(t *testing.T) {
 	debug := httptest.NewRecorder()
 	g.RoutingHandler().ServeHTTP(debug, httptest.NewRequest(http.MethodGet, "/debug/routing", nil))
 	var out struct {
-		Models []ModelRouting `json:"models"`
+		Models []routingview.Model `json:"models"`
 	}
 	if err := json.Unmarshal(debug.Body.Bytes(), &out); err != nil || len(out.Models) != 1 {
 		t.Fatalf("/debug/routing: %v %s", err, debug.Body.String())

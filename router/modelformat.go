@@ -3,10 +3,8 @@ package router
 import (
 	"errors"
 
-	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
-	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
 // Bedrock Converse and Gemini are upstream formats no client speaks: a
@@ -18,25 +16,10 @@ import (
 // the host adapter (router/upstream) into the events the model stream
 // reads; Gemini's stream is server-sent events already.
 
-// modelFormat is the upstream format u's call speaks through the neutral
-// model (Converse or Gemini), or 0 when u speaks a client API.
-func modelFormat(u *upstream.Provider) translate.Format {
-	if u.Cloud == nil {
-		return 0
-	}
-	switch u.Cloud.Call() {
-	case config.APIConverse:
-		return translate.Converse
-	case config.APIGemini:
-		return translate.Gemini
-	}
-	return 0
-}
-
 // modelExchange builds the body a request sends a provider of format f:
 // the client's request through the model.
 func (c *request) modelExchange(cand *mode.Candidate, x exchange, f translate.Format) (exchange, error) {
-	client := c.ep.shape.format()
+	client := c.ep.shape.Format()
 	x.ids = translate.NewToolIDs(c.body, client)
 	body, r, err := translate.EncodeRequest(client, c.body, f, cand.Model, x.ids)
 	if err != nil {

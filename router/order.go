@@ -57,9 +57,10 @@ func (g *Gateway) Route(model string, o RouteOptions) (r *Route, unknown string,
 // disabled target whose probe is due leads the one request that claims it
 // (selection explore), so a revoked key costs one attempt per probe
 // interval; probe is that candidate (nil: none), which the route must
-// resolve. maxTokens is the request's own output limit (0: none), for the
-// modes that predict an answer's length.
-func (g *Gateway) order(dst []*mode.Candidate, model string, maxTokens int, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
+// resolve. strategy is the model's mode (its policy's); maxTokens is the
+// request's own output limit (0: none), for the modes that predict an
+// answer's length.
+func (g *Gateway) order(dst []*mode.Candidate, strategy mode.Strategy, model string, maxTokens int, eligible []*mode.Candidate) (order []*mode.Candidate, selection string, probe *mode.Candidate) {
 	now := g.now()
 	// On the stack: none reaches the strategy (an interface call, which
 	// would move them to the heap).
@@ -81,7 +82,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, maxTokens int, elig
 		// All available, or none and none disabled: the mode orders them
 		// all (when none is available, its order breaks the ties when the
 		// blackout rule picks one to try).
-		dst, selection = mode.OrderFor(g.policyFor(model).strategy, dst, model, maxTokens, eligible)
+		dst, selection = mode.OrderFor(strategy, dst, model, maxTokens, eligible)
 		return dst, selection, nil
 	}
 	if probe != nil {
@@ -102,7 +103,7 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, maxTokens int, elig
 	if len(avail) > 0 {
 		// The strategy orders a copy (the one allocation, as rare as an
 		// unavailable target).
-		dst, selection = mode.OrderFor(g.policyFor(model).strategy, dst, model, maxTokens, append([]*mode.Candidate(nil), avail...))
+		dst, selection = mode.OrderFor(strategy, dst, model, maxTokens, append([]*mode.Candidate(nil), avail...))
 	}
 	for _, reason := range groups {
 		for i, c := range away {
@@ -120,21 +121,6 @@ func (g *Gateway) order(dst []*mode.Candidate, model string, maxTokens int, elig
 // awayOrder is the order of the unavailable groups after the available
 // targets.
 var awayOrder = [...]string{SkipRateLimited, SkipCircuitOpen, SkipDisabled}
-
-// splitByCircuit appends the eligible candidates whose circuit would let an
-// attempt through now to admitted and the others (open within the
-// cooldown, or half-open with its probe in flight) to blocked, each in
-// eligible's order, asking each breaker once.
-func splitByCircuit(admitted, blocked, eligible []*mode.Candidate) ([]*mode.Candidate, []*mode.Candidate) {
-	for _, c := range eligible {
-		if c.Upstream.Breaker.Blocked() {
-			blocked = append(blocked, c)
-		} else {
-			admitted = append(admitted, c)
-		}
-	}
-	return admitted, blocked
-}
 
 // manualOrder puts the targets named in the order header first, in that
 // order, then the other eligible ones as declared, so naming targets never

@@ -36,7 +36,10 @@ func TestOrderPutsBlockedCircuitsLast(t *testing.T) {
 		return out
 	}
 	var buf [mode.RankedCap]*mode.Candidate
-	order := func() []*mode.Candidate { o, _, _ := g.order(buf[:0], "m", 0, cands); return o }
+	order := func() []*mode.Candidate {
+		o, _, _ := g.order(buf[:0], g.policyFor("m").strategy, "m", 0, cands)
+		return o
+	}
 	trip := func(c *mode.Candidate) {
 		adm, ok := c.Upstream.Breaker.Admit()
 		if !ok {

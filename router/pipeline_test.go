@@ -21,6 +21,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/config"
 
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // upstreamStub is a real HTTP server standing in for a provider. It records
@@ -710,7 +711,7 @@ func TestCircuitBreaker(t *testing.T) {
 	}
 }
 
-func routingOf(gw *router.Gateway, target string) router.TargetRouting {
+func routingOf(gw *router.Gateway, target string) routingview.Target {
 	for _, m := range gw.Routing() {
 		for _, t := range m.Targets {
 			if t.Target == target {
@@ -718,7 +719,7 @@ func routingOf(gw *router.Gateway, target string) router.TargetRouting {
 			}
 		}
 	}
-	return router.TargetRouting{}
+	return routingview.Target{}
 }
 
 // TestConcurrencyQueueFull: with max_concurrency 1 and no queue, a second

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
@@ -27,7 +28,7 @@ func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) b
 	}
 	if bad != nil {
 		c.status = http.StatusBadRequest
-		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_preference", bad.Field, bad.Field+": "+bad.Msg, nil)
+		apierror.WriteParam(c.w, c.ep.shape, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_provider_preference", bad.Field, bad.Field+": "+bad.Msg, nil)
 		return false
 	}
 	if p == nil {
@@ -37,7 +38,7 @@ func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) b
 	kept, emptiedBy := g.pref.Eligible(p, eligible)
 	if len(kept) == 0 {
 		c.status = http.StatusNotFound
-		writeErrorParam(c.w, c.ep.shape, http.StatusNotFound, errTypeNotFound, "no_eligible_target", emptiedBy,
+		apierror.WriteParam(c.w, c.ep.shape, http.StatusNotFound, apierror.TypeNotFound, "no_eligible_target", emptiedBy,
 			"no target serving model "+reqbody.Quote(c.fields.Model)+" is left by "+emptiedBy, nil)
 		return false
 	}
@@ -69,7 +70,7 @@ func (g *Gateway) preferenceOrder(c *call, p *preference.Preference, kept []*mod
 	if sort := p.Sort(); sort != "" {
 		order, selection = g.pref.SortBy(c.orderBuf[:0], sort, c.fields.Model, reqbody.OutputLimit(&c.fields), kept, now), telemetry.SelectionOrder
 	} else {
-		order, selection, probe = g.order(c.orderBuf[:0], c.fields.Model, reqbody.OutputLimit(&c.fields), kept)
+		order, selection, probe = g.order(c.orderBuf[:0], g.policyFor(c.fields.Model).strategy, c.fields.Model, reqbody.OutputLimit(&c.fields), kept)
 	}
 	return g.pref.Arrange(p, order, selection, probe, now)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // Providers as they really fail: a revoked key, an account out of quota,
@@ -28,7 +29,7 @@ func failingGateway(t *testing.T, mode string, clock *router.FakeClock, targets 
 }
 
 // debugTarget is the named target's row of /debug/routing.
-func debugTarget(t *testing.T, gw *router.Gateway, name string) router.TargetRouting {
+func debugTarget(t *testing.T, gw *router.Gateway, name string) routingview.Target {
 	t.Helper()
 	for _, m := range gw.Routing() {
 		for _, tr := range m.Targets {
@@ -38,7 +39,7 @@ func debugTarget(t *testing.T, gw *router.Gateway, name string) router.TargetRou
 		}
 	}
 	t.Fatalf("no target %s in the routing view", name)
-	return router.TargetRouting{}
+	return routingview.Target{}
 }
 
 func TestRevokedKeyDisablesTheTargetNotTheModel(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -185,7 +186,7 @@ func (g *Gateway) finishRace(c *call, x *Race, gr *gatewayRacers) bool {
 		c.answered(r.a.deliver(c.w, &c.route))
 	case r.a.stopping:
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
-		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
+		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
 	c.attemptEnded(r.a)
 	return true

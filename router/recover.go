@@ -9,6 +9,8 @@ import (
 
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
+	"github.com/firstbyte-dev/firstbyte/router/requestlog"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
@@ -32,7 +34,7 @@ func (g *Gateway) recovered(rw *responseWriter, r *http.Request, v any) {
 	if re, ok := v.(runtime.Error); ok {
 		desc = re.Error()
 	}
-	endpoint := endpointForLog(r.URL.Path)
+	endpoint := requestlog.Endpoint(r.URL.Path)
 	g.log.LogAttrs(r.Context(), slog.LevelError, "panic serving a request",
 		slog.String("endpoint", endpoint), slog.String("panic", desc), slog.String("stack", string(debug.Stack())))
 
@@ -46,9 +48,9 @@ func (g *Gateway) recovered(rw *responseWriter, r *http.Request, v any) {
 		if c != nil {
 			c.answered(http.StatusInternalServerError)
 		}
-		writeError(rw, shapeForPath(r.URL.Path), http.StatusInternalServerError, "server_error", "internal_error", "internal error in the gateway")
+		apierror.Write(rw, shapeForPath(r.URL.Path), http.StatusInternalServerError, "server_error", "internal_error", "internal error in the gateway")
 	case c != nil && c.fields.Stream && rw.status < 300:
-		_, _ = rw.Write(append([]byte("\n\n"), translate.StreamErrorEvent(c.ep.shape.format(), "internal error in the gateway")...))
+		_, _ = rw.Write(append([]byte("\n\n"), translate.StreamErrorEvent(c.ep.shape.Format(), "internal error in the gateway")...))
 		_ = rw.FlushError()
 	default:
 		panic(http.ErrAbortHandler) // half a unary answer: cut it, the server logs nothing

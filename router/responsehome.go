@@ -5,6 +5,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/internal/homes"
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 )
 
 // Stored responses. A Responses request stores its response on the
@@ -85,14 +86,14 @@ func (g *Gateway) noteStored(a *attempt) {
 	switch a.kind {
 	case answerUnary:
 		body := a.unary.answer // checked to be one JSON value, unless encoded
-		if body = body[jsonscan.SkipSpace(body, 0):]; encoded(a.resp.Header) || len(body) == 0 || body[0] != '{' {
+		if body = body[jsonscan.SkipSpace(body, 0):]; relay.Encoded(a.resp.Header) || len(body) == 0 || body[0] != '{' {
 			return
 		}
 		if v := jsonscan.Field(body, "id"); len(v) > 1 && v[0] == '"' {
 			id = jsonscan.Unquote(v)
 		}
 	case answerStream:
-		if s, ok := a.strm.st.(responseIDReader); ok {
+		if s, ok := a.strm.Converter().(responseIDReader); ok {
 			id = s.ResponseID()
 		}
 	}

@@ -2,7 +2,10 @@ package router
 
 import (
 	"net/http"
+	"slices"
 	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/requestlog"
 )
 
 // responseWriter is what every client request writes through. It notes the
@@ -68,3 +71,22 @@ func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // wrote reports whether the response's headers have gone out (then a
 // panic can no longer become a clean 500).
 func (w *responseWriter) wrote() bool { return w.status != 0 }
+
+// logRequest writes the request's one line (package requestlog): what was
+// asked, where it went and how it ended.
+func (g *Gateway) logRequest(r *http.Request, rw *responseWriter) {
+	l := requestlog.Line{Endpoint: r.Method + " " + requestlog.Endpoint(r.URL.Path), Status: rw.status,
+		TTFB: rw.firstByte.Sub(rw.start), HasTTFB: !rw.firstByte.IsZero(), Duration: g.since(rw.start)}
+	if c := rw.call; c != nil {
+		l.API, l.Span, l.Endpoint = true, c.span.SpanContext(), c.ep.path
+		if _, served := slices.BinarySearch(g.models, c.fields.Model); served {
+			l.Model, l.Alias, l.Route = c.fields.Model, c.alias, g.policyFor(c.fields.Model).route
+			if c.pref != nil {
+				l.Preference = c.pref.Summary()
+			}
+		}
+		l.Target, l.Attempts, l.Skipped, l.Hedged, l.Selection, l.End = c.target, c.route.Attempts(), c.route.Skipped(),
+			c.route.HedgeResult(), c.route.Selection(), c.route.lastEnd
+	}
+	l.Write(r.Context(), g.log)
+}

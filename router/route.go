@@ -9,6 +9,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/requestlog"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -85,7 +86,7 @@ type Route struct {
 	maxTokens int
 	// lastEnd is how the last attempt to end ended (a hedge's cancelled
 	// loser aside): the request log line's error class and reason.
-	lastEnd attemptEnd
+	lastEnd requestlog.End
 }
 
 // newRoute builds r, the one way a route is built, for the handler and the
@@ -94,7 +95,7 @@ type Route struct {
 // unknown is the first name of a manual order that is not an eligible
 // target (r is then unusable).
 func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
-	now := g.now()
+	now, p := g.now(), g.policyFor(s.model) // the model's mode and hedge policy
 	*r = Route{req: s.req, span: s.span, model: s.model, maxTokens: s.maxTokens}
 	if s.preset != nil {
 		r.order, r.selection, r.probe = s.preset.order, s.preset.selection, s.preset.probe
@@ -105,7 +106,7 @@ func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 		}
 		r.selection = telemetry.SelectionManual
 	} else {
-		r.order, r.selection, r.probe = g.order(s.buf, s.model, s.maxTokens, s.eligible)
+		r.order, r.selection, r.probe = g.order(s.buf, p.strategy, s.model, s.maxTokens, s.eligible)
 	}
 	if s.prefix.Key != 0 && g.affinity != nil {
 		r.prefix, r.affinity = s.prefix, g.affinity // its end teaches who served the prefix
@@ -126,7 +127,7 @@ func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 		mode.Lead(r.order, i)
 		r.selection = telemetry.SelectionOrder
 	}
-	if h := g.policyFor(s.model).hedge; s.hedge && h != nil { // the route's hedge policy
+	if h := p.hedge; s.hedge && h != nil { // the route's hedge policy
 		r.hedging = h
 		h.Request(s.model, now) // counted in its model's budget
 	}
@@ -419,7 +420,7 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		r.affinity.Record(r.model, r.prefix, t.Cand.Target, t.Cand.Upstream.Now())
 	}
 	if res.Outcome != telemetry.OutcomeHedgeLost {
-		r.lastEnd = attemptEnd{errorType: res.ErrorType, detail: res.Detail, status: res.Status}
+		r.lastEnd = requestlog.End{ErrorType: res.ErrorType, Detail: res.Detail, Status: res.Status}
 	}
 	if res.Outcome != telemetry.OutcomeFailover {
 		return true

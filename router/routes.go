@@ -2,14 +2,14 @@ package router
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 
 	"github.com/firstbyte-dev/firstbyte/router/config"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
-	"github.com/firstbyte-dev/firstbyte/router/reqbody"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // Routes and aliases: a model a route matches is ordered by the route's
@@ -87,31 +87,25 @@ func (g *Gateway) policyFor(model string) *policy {
 	return g.fallbackPolicy
 }
 
-// resolveAlias turns an alias into its model, in the fields and in the
-// body (so every path sends the model, never the alias, upstream),
-// remembering the name the client sent for answers under response_model:
-// requested.
-func (g *Gateway) resolveAlias(c *call) {
-	m, ok := g.aliases[c.fields.Model]
-	if !ok {
-		return
+// Routing reads the current state of every model, sorted by model, as chat
+// requests (chat completions and messages alike) are routed: every target
+// serves them. The other endpoints route over the subset of the same
+// candidates of the provider kind that speaks them, in the same order. It
+// reads the statistics source and each model's mode, so it is exactly what
+// the next request would be ordered by.
+func (g *Gateway) Routing() []routingview.Model {
+	var out []routingview.Model
+	chat := g.routes[familyChat]
+	for _, m := range slices.Sorted(maps.Keys(chat)) {
+		p := g.policyFor(m)
+		out = append(out, routingview.Of(routingview.Policy{Mode: p.mode, Route: p.route, Strategy: p.strategy}, familyChat, m, chat[m], g.stats, g.now))
 	}
-	alias := c.fields.Model
-	body := c.fields.WithModel(nil, c.body, m)
-	if fields, err := reqbody.Scan(body); err == nil { // it scanned before; only the model changed
-		fields.Provider = c.fields.Provider // stripped from the body already
-		c.body, c.fields, c.alias = body, fields, alias
-	}
+	return out
 }
 
-// answerModel is the model name cand's answer reports for this call: the
-// alias the client sent, when it sent one and answers report the client's
-// name; else the candidate's own rule.
-func (c *request) answerModel(cand *mode.Candidate) string {
-	if c.alias != "" && cand.AnswerModel != "" {
-		return c.alias
-	}
-	return cand.AnswerModel
+// RoutingHandler serves GET /debug/routing (routingview.Handler).
+func (g *Gateway) RoutingHandler() http.Handler {
+	return routingview.Handler(g.mode, g.Routing, g.debugExtra)
 }
 
 // ranksOnLatency reports whether the strategy or a route ranks on measured
@@ -126,19 +120,4 @@ func (g *Gateway) ranksOnLatency() bool {
 		}
 	}
 	return false
-}
-
-// routeAttrs adds to a request's log line the alias the client sent, the
-// route in force and the client's preferences, when there are.
-func (g *Gateway) routeAttrs(attrs []slog.Attr, c *call) []slog.Attr {
-	if c.alias != "" {
-		attrs = append(attrs, slog.String("alias", c.alias))
-	}
-	if p := g.policyFor(c.fields.Model); p.route != "" {
-		attrs = append(attrs, slog.String("route", p.route))
-	}
-	if c.pref != nil {
-		attrs = append(attrs, slog.String("preference", c.pref.Summary()))
-	}
-	return attrs
 }

@@ -1,6 +1,10 @@
 package router
 
-import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+import (
+	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
+
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
+)
 
 // A hedge sends a request a second time while the first is running. That
 // is safe only when an answer is all a request makes: a request that also
@@ -21,7 +25,7 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 func (c *request) sideEffect() string {
 	switch c.ep.family {
 	case familyChat:
-		if c.ep.shape == shapeOpenAI && isTrue(jsonscan.Field(c.body, "store")) {
+		if c.ep.shape == apierror.OpenAI && isTrue(jsonscan.Field(c.body, "store")) {
 			return "store"
 		}
 	case familyResponses:

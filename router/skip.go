@@ -4,6 +4,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -28,17 +29,11 @@ const (
 )
 
 // Skip is a candidate passed over without an attempt.
-type Skip struct{ Target, Reason string }
+type Skip = apierror.Skip
 
 // Failure is a failover-safe failure, kept for the answer the client gets
 // when every candidate failed.
-type Failure struct {
-	Target  string
-	Attempt int
-	Status  int    // what the client gets if this is the last failure
-	Reason  string // error.type: an HTTP status, "timeout", "transport", ...
-	Detail  string // the reason in more words ("transport (connection refused)"); "": none
-}
+type Failure = apierror.Failure
 
 // skipEvent is the request span's event for a skip.
 func skipEvent(s Skip) trace.EventOption {

@@ -21,6 +21,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
 	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -294,7 +295,7 @@ targets:
 	g.gw.RoutingHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/routing", nil))
 	var page struct {
 		Mode   string
-		Models []router.ModelRouting
+		Models []routingview.Model
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ targets:
 	if page.Mode != "least-latency" || len(page.Models) != 1 {
 		t.Fatalf("page = %+v", page)
 	}
-	byName := map[string]router.TargetRouting{}
+	byName := map[string]routingview.Target{}
 	for _, tr := range page.Models[0].Targets {
 		byName[tr.Target] = tr
 	}

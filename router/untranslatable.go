@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 )
 
@@ -19,5 +20,5 @@ func (g *Gateway) refuseUntranslatable(c *call) {
 	}
 	setGatewayHeaders(c.w.Header(), &c.route, c.target)
 	c.answered(http.StatusBadRequest)
-	writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "unsupported_parameter", param, msg, nil)
+	apierror.WriteParam(c.w, c.ep.shape, http.StatusBadRequest, apierror.TypeInvalidRequest, "unsupported_parameter", param, msg, nil)
 }

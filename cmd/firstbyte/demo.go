@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -187,7 +187,7 @@ type demoNotes struct {
 // observe feeds one observation of the routing state, at run time elapsed,
 // to both the lead changes and the story, so the two say the same time for
 // the same moment. It reports whether the demo is over.
-func (n demoNotes) observe(elapsed time.Duration, routing []router.ModelRouting) (over bool) {
+func (n demoNotes) observe(elapsed time.Duration, routing []routingview.Model) (over bool) {
 	n.leads.observe(elapsed, routing)
 	n.story.observe(elapsed, demoLeader(routing))
 	return n.story.over(elapsed)

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/router/config"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // TestDemoHostsPoolConfig: the demo's second model is one Claude model
@@ -45,12 +45,12 @@ func TestDemoHostsPoolConfig(t *testing.T) {
 func TestDemoFrameGroupsModels(t *testing.T) {
 	t.Parallel()
 	story := recordedRouting("groq-sim", map[string]float64{"groq-sim": 0.15, "together-sim": 0.35, "claude-sim": 0.6})[0]
-	hosts := router.ModelRouting{Model: demoHostsModel, Mode: "least-latency"}
+	hosts := routingview.Model{Model: demoHostsModel, Mode: "least-latency"}
 	for _, name := range []string{"anthropic-sim", "bedrock-sim", "vertex-sim"} {
-		hosts.Targets = append(hosts.Targets, router.TargetRouting{Target: name, P50Seconds: 0.3, Samples: 100, Leader: name == "bedrock-sim", Circuit: "closed"})
+		hosts.Targets = append(hosts.Targets, routingview.Target{Target: name, P50Seconds: 0.3, Samples: 100, Leader: name == "bedrock-sim", Circuit: "closed"})
 	}
 	c := demoCounts{picks: map[string]float64{"groq-sim": 90, "together-sim": 5, "claude-sim": 5, "anthropic-sim": 5, "bedrock-sim": 40, "vertex-sim": 5}}
-	f := newDemoView(demoRecent).frame(0, []router.ModelRouting{hosts, story}, c, &demoDriver{})
+	f := newDemoView(demoRecent).frame(0, []routingview.Model{hosts, story}, c, &demoDriver{})
 	share := map[string]string{}
 	for _, r := range f.Rows {
 		share[r.Target] = r.Share

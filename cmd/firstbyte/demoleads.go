@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // demoLeads is the demo's record of lead changes: a line each time the
@@ -21,7 +21,7 @@ type demoLeads struct {
 }
 
 // observe notes the leader in routing at run time elapsed.
-func (l *demoLeads) observe(elapsed time.Duration, routing []router.ModelRouting) {
+func (l *demoLeads) observe(elapsed time.Duration, routing []routingview.Model) {
 	leader, p50s := "", map[string]string{}
 	for _, m := range routing {
 		if m.Model != demoModel {
@@ -54,7 +54,7 @@ func (l *demoLeads) last(n int) []string {
 }
 
 // demoP50 is a target's p50 as the demo prints it, "-" before a sample.
-func demoP50(t router.TargetRouting) string {
+func demoP50(t routingview.Target) string {
 	if t.Samples == 0 {
 		return "-"
 	}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // The demo's story, told by what the gateway does rather than by the clock,
@@ -174,7 +174,7 @@ func (s *demoStory) ending() string {
 }
 
 // demoLeader is the leader of the demo's model in routing, or "".
-func demoLeader(routing []router.ModelRouting) string {
+func demoLeader(routing []routingview.Model) string {
 	for _, m := range routing {
 		if m.Model != demoModel {
 			continue

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -82,7 +82,7 @@ type demoRow struct {
 const maxDemoEvents = 4
 
 // frame builds the frame at elapsed from the routing state and counters.
-func (v *demoView) frame(elapsed time.Duration, routing []router.ModelRouting, c demoCounts, d *demoDriver) demoFrame {
+func (v *demoView) frame(elapsed time.Duration, routing []routingview.Model, c demoCounts, d *demoDriver) demoFrame {
 	// The sliding window: the oldest snapshot at least window old.
 	v.history = append(v.history, demoSnapshot{at: elapsed, picks: c.picks})
 	for len(v.history) > 2 && elapsed-v.history[1].at >= v.window {
@@ -127,8 +127,8 @@ func (v *demoView) frame(elapsed time.Duration, routing []router.ModelRouting, c
 
 // demoModelsInOrder is routing with the story's model first, the others
 // after it in the order given.
-func demoModelsInOrder(routing []router.ModelRouting) []router.ModelRouting {
-	out := make([]router.ModelRouting, 0, len(routing))
+func demoModelsInOrder(routing []routingview.Model) []routingview.Model {
+	out := make([]routingview.Model, 0, len(routing))
 	for _, m := range routing {
 		if m.Model == demoModel {
 			out = append(out, m)

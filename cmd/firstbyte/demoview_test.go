@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firstbyte-dev/firstbyte/router"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 )
 
 // routingOf is a recorded routing state: targets with their p50 (seconds)
 // and which one leads.
-func recordedRouting(leader string, p50s map[string]float64) []router.ModelRouting {
-	m := router.ModelRouting{Model: demoModel, Mode: "least-latency"}
+func recordedRouting(leader string, p50s map[string]float64) []routingview.Model {
+	m := routingview.Model{Model: demoModel, Mode: "least-latency"}
 	for _, name := range []string{"groq-sim", "together-sim", "claude-sim"} {
-		m.Targets = append(m.Targets, router.TargetRouting{Target: name, P50Seconds: p50s[name], Samples: 100, Leader: name == leader, Circuit: "closed"})
+		m.Targets = append(m.Targets, routingview.Target{Target: name, P50Seconds: p50s[name], Samples: 100, Leader: name == leader, Circuit: "closed"})
 	}
-	return []router.ModelRouting{m}
+	return []routingview.Model{m}
 }
 
 // TestDemoFramesOnARecordedRun: shares over the run and over the last 10 s

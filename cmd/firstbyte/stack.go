@@ -18,6 +18,7 @@ import (
 	"github.com/firstbyte-dev/firstbyte/collector"
 	"github.com/firstbyte-dev/firstbyte/router"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/routingview"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
@@ -281,7 +282,7 @@ func aggregatorTargets(cfg *config.Config, gw *router.Gateway) []collector.Targe
 
 // routingRows is the router's view of every model and target as the
 // routing gauges export it.
-func routingRows(models []router.ModelRouting) []collector.RoutingRow {
+func routingRows(models []routingview.Model) []collector.RoutingRow {
 	var rows []collector.RoutingRow
 	for _, m := range models {
 		for _, t := range m.Targets {

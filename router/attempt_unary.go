@@ -1,13 +1,9 @@
 package router
 
 import (
-	"net/http"
-	"strconv"
-
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/reqbody"
-	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
 )
 
@@ -63,7 +59,7 @@ func (a *attempt) reachUnary() bool {
 		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
 		return false
 	}
-	enc := encoded(resp.Header)
+	enc := relay.Encoded(resp.Header)
 	if enc && a.x.conv != convNone {
 		// The gateway cannot translate what it cannot read, and it never
 		// asked for an encoding: as unusable as garbage.
@@ -110,43 +106,4 @@ func (a *attempt) reachUnary() bool {
 	u.answer = answer
 	a.kind = answerUnary
 	return true
-}
-
-// deliverUnary writes the checked answer.
-func (a *attempt) deliverUnary(w http.ResponseWriter, route *Route) int {
-	resp, answer := a.resp, a.unary.answer
-	h := w.Header()
-	relay.CopyResponseHeaders(h, resp.Header, a.x.conv != convNone, a.cand.Upstream.APIKey)
-	if a.x.conv != convNone {
-		h.Del("Content-Encoding")
-		h["Content-Type"] = jsonContentType
-		h["Content-Length"] = []string{strconv.Itoa(len(answer))}
-	} else if a.x.answerModel != "" && !encoded(resp.Header) {
-		h["Content-Length"] = []string{strconv.Itoa(len(answer))} // the model's name was rewritten
-	}
-	setGatewayHeaders(h, route, a.cand.Target)
-	w.WriteHeader(resp.StatusCode)
-	if len(answer) > largeAnswer {
-		// More than the socket buffers hold: a client that stops reading
-		// would block the write for good without a deadline.
-		wd := relay.NewWriteDeadline(w, a.g.writeTimeout)
-		defer wd.Clear()
-		wd.Extend()
-	}
-	_, _ = w.Write(answer)
-	return resp.StatusCode
-}
-
-var jsonContentType = []string{"application/json"}
-
-// largeAnswer is the unary answer size above which its write gets a
-// deadline; smaller ones fit the kernel's buffers and never block long.
-const largeAnswer = 256 << 10
-
-// encoded reports whether the body comes content-encoded (then it is
-// relayed as it is, unchecked: the gateway never asks for an encoding, so
-// only a provider that sends one unasked does this).
-func encoded(h http.Header) bool {
-	ce := upstream.HeaderValue(h, "Content-Encoding")
-	return ce != "" && ce != "identity"
 }

@@ -1,4 +1,4 @@
-package router
+package relay
 
 import (
 	"io"
@@ -22,12 +22,12 @@ func TestStreamReadHoldsNoBufferBetweenChunks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.r()
-			var s streamAnswer
+			var s Stream
 			var got []byte
 			for range 1000 {
 				p, err := s.read(r)
 				got = append(got, p...)
-				s.drop()
+				s.Drop()
 				if s.bufp != nil || s.outp != nil {
 					t.Fatal("a buffer is held after drop")
 				}

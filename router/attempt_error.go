@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
-	"github.com/firstbyte-dev/firstbyte/router/relay"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -129,37 +128,4 @@ func (a *attempt) reachClientError(body []byte, whole bool) bool {
 func (a *attempt) clientError() {
 	s := a.resp.StatusCode
 	a.res.Status, a.res.Outcome, a.res.ErrorType = s, telemetry.OutcomeClientError, strconv.Itoa(s)
-}
-
-// deliverPassThrough hands the upstream's error to the client: a body in
-// the client's own format that is not whole in hand is relayed as it
-// comes, after the prefix, with the upstream's own framing; a translated
-// error is made from the prefix alone.
-func (a *attempt) deliverPassThrough(w http.ResponseWriter, route *Route) int {
-	resp, prefix := a.resp, a.pass.prefix
-	h := w.Header()
-	relayed := a.x.conv == convNone && !a.pass.whole
-	relay.CopyResponseHeaders(h, resp.Header, !relayed, a.cand.Upstream.APIKey)
-	if a.x.conv != convNone {
-		// The other API's error, in the client's shape: status, type and
-		// message kept. A compressed body cannot be read (the gateway never
-		// asked for one): its bytes must not become the message.
-		if encoded(resp.Header) {
-			prefix = []byte("upstream answered " + strconv.Itoa(resp.StatusCode) + " with a compressed body (Content-Encoding) the gateway cannot translate")
-		}
-		prefix = a.x.errorBody(resp.StatusCode, prefix)
-		h.Del("Content-Encoding")
-		h["Content-Type"] = jsonContentType
-	}
-	if !relayed {
-		h.Set("Content-Length", strconv.Itoa(len(prefix)))
-	}
-	setGatewayHeaders(h, route, a.cand.Target)
-	w.WriteHeader(resp.StatusCode)
-	if relayed {
-		relay.FlushingCopy(w, prefix, resp.Body, a.g.writeTimeout)
-	} else {
-		_, _ = w.Write(prefix)
-	}
-	return resp.StatusCode
 }

@@ -1,4 +1,4 @@
-package router
+package routingview
 
 import (
 	"time"
@@ -7,12 +7,12 @@ import (
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 )
 
-// CompletionRouting is a target's predicted time to the last token for a
+// Completion is a target's predicted time to the last token for a
 // request that sets no output limit, and its parts (see mode.Predict):
 // Seconds = TTFBSeconds + OutputTokens / OutputRate. It is shown in every
 // mode (least-completion ranks on it); Measured is false while the target
 // has no time-to-first-byte or no output-rate sample.
-type CompletionRouting struct {
+type Completion struct {
 	Seconds      float64 `json:"predicted_seconds"`
 	TTFBSeconds  float64 `json:"ttfb_p50_seconds"` // times the load factor
 	OutputRate   float64 `json:"output_tokens_per_second_p50"`
@@ -20,10 +20,10 @@ type CompletionRouting struct {
 	Measured     bool    `json:"measured"`
 }
 
-// OutputRateRouting is the percentiles of a target's output rate (tokens
+// OutputRate is the percentiles of a target's output rate (tokens
 // per second after the first chunk, streamed answers only); of fewer than
 // 10 samples a percentile is the largest sample.
-type OutputRateRouting struct {
+type OutputRate struct {
 	Samples int     `json:"samples"`
 	P50     float64 `json:"p50"`
 	P75     float64 `json:"p75"`
@@ -34,18 +34,18 @@ type OutputRateRouting struct {
 // addCompletion fills t's output rate and predicted time to the last
 // token, when the statistics source keeps output rates; r is how the mode
 // ranked c (least-completion's own prediction, when it is the mode).
-func (g *Gateway) addCompletion(t *TargetRouting, r *mode.Ranked, model string, st *stats.Target, now time.Time) {
-	src, ok := g.stats.(mode.CompletionSource)
+func addCompletion(source mode.StatsSource, t *Target, r *mode.Ranked, model string, st *stats.Target, now time.Time) {
+	src, ok := source.(mode.CompletionSource)
 	if !ok {
 		return
 	}
 	c := r.Candidate
 	rate := src.RateAt(c.Target, c.Model, now)
-	t.OutputRate = &OutputRateRouting{Samples: rate.Samples, P50: rate.P50, P75: rate.P75, P90: rate.P90, P99: rate.P99}
+	t.OutputRate = &OutputRate{Samples: rate.Samples, P50: rate.P50, P75: rate.P75, P90: rate.P90, P99: rate.P99}
 	p := r.Completion
 	if p == nil {
 		q := mode.Predict(c, st, rate, mode.ExpectedTokens(src.OutputTokensAt(model, 0, now), 0))
 		p = &q
 	}
-	t.Completion = &CompletionRouting{Seconds: p.Seconds, TTFBSeconds: p.TTFB, OutputRate: p.Rate, OutputTokens: p.Tokens, Measured: p.Measured}
+	t.Completion = &Completion{Seconds: p.Seconds, TTFBSeconds: p.TTFB, OutputRate: p.Rate, OutputTokens: p.Tokens, Measured: p.Measured}
 }

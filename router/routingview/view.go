@@ -1,29 +1,32 @@
-package router
+// Package routingview is the routing state of every client model as its
+// mode sees it now: what /debug/routing shows (Handler), what the routing
+// gauges export and what the demo draws. It reads the modes, the
+// statistics source and each provider's guards; it decides nothing.
+package routingview
 
 import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"sort"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
 
-// ModelRouting is the routing state of one client model as the active mode
+// Model is the routing state of one client model as the active mode
 // sees it: what /debug/routing shows and the routing gauges export.
-type ModelRouting struct {
+type Model struct {
 	Model string `json:"model"`
 	Mode  string `json:"mode"`
 	// Route is the route in force ("routes[0]"), absent when the
 	// strategy serves the model.
-	Route   string          `json:"route,omitempty"`
-	API     string          `json:"api"` // "chat": chat completions and messages alike, from targets of either kind
-	Targets []TargetRouting `json:"targets"`
+	Route   string   `json:"route,omitempty"`
+	API     string   `json:"api"` // "chat": chat completions and messages alike, from targets of either kind
+	Targets []Target `json:"targets"`
 }
 
-// TargetRouting is one candidate's state. Rank is its 1-based place in the
+// Target is one candidate's state. Rank is its 1-based place in the
 // order a request would get now from the active mode, without exploration
 // or randomness (targets whose circuit is open after the others); Leader
 // marks the target the mode prefers now (none in modes that rotate or draw
@@ -32,7 +35,7 @@ type ModelRouting struct {
 // expected time to a first byte), USD per million tokens for
 // cost-optimized, the weight for loadbalance, the declaration index for
 // fallback; null when the target has none.
-type TargetRouting struct {
+type Target struct {
 	Target        string   `json:"target"`
 	UpstreamModel string   `json:"upstream_model"`
 	Rank          int      `json:"rank"`
@@ -73,89 +76,79 @@ type TargetRouting struct {
 	// Completion is the predicted time to the last token and its parts;
 	// OutputRate the output rate's percentiles (nil: the statistics
 	// source keeps no output rates).
-	Completion *CompletionRouting `json:"completion,omitempty"`
-	OutputRate *OutputRateRouting `json:"output_rate,omitempty"`
+	Completion *Completion `json:"completion,omitempty"`
+	OutputRate *OutputRate `json:"output_rate,omitempty"`
 }
 
-// Routing reads the current state of every model, sorted by model, as chat
-// requests (chat completions and messages alike) are routed: every target
-// serves them. The other endpoints route over the subset of the same
-// candidates of the provider kind that speaks them, in the same order. It
-// reads the statistics source and the active mode, so it is exactly what
-// the next request would be ordered by.
-func (g *Gateway) Routing() []ModelRouting {
-	var out []ModelRouting
-	chat := g.routes[familyChat]
-	models := make([]string, 0, len(chat))
-	for m := range chat {
-		models = append(models, m)
-	}
-	sort.Strings(models)
-	for _, m := range models {
-		out = append(out, g.modelRouting(familyChat, m, chat[m]))
-	}
-	return out
+// Policy is how a model's candidates are ordered: the mode's name, the
+// route in force ("routes[0]"; "" : the strategy) and the mode itself.
+type Policy struct {
+	Mode, Route string
+	Strategy    mode.Strategy
 }
 
-func (g *Gateway) modelRouting(kind, model string, cands []*mode.Candidate) ModelRouting {
-	p := g.policyFor(model)
-	mr := ModelRouting{Model: model, Mode: p.mode, Route: p.route, API: kind}
+// Of is model's routing state, its candidates (cands, of the endpoint
+// family kind) ordered by p as the next request would be. stats may be
+// nil (a mode that ranks on no measurement); now is the gateway's clock.
+func Of(p Policy, kind, model string, cands []*mode.Candidate, stats mode.StatsSource, now func() time.Time) Model {
+	mr := Model{Model: model, Mode: p.Mode, Route: p.Route, API: kind}
 	open, blocked := splitByCircuit(nil, nil, cands)
-	ranked, leader := p.strategy.Rank(nil, model, open)
+	ranked, leader := p.Strategy.Rank(nil, model, open)
 	if len(open) == 0 {
-		ranked, _ = p.strategy.Rank(nil, model, blocked)
+		ranked, _ = p.Strategy.Rank(nil, model, blocked)
 		blocked = nil
 	}
 	for _, c := range blocked {
-		ranked = append(ranked, mode.Ranked{Candidate: c, Score: math.NaN(), Note: SkipCircuitOpen})
+		ranked = append(ranked, mode.Ranked{Candidate: c, Score: math.NaN(), Note: upstream.SkipCircuitOpen})
 	}
-	var now time.Time
-	if g.stats != nil {
-		now = g.now()
+	var at time.Time
+	if stats != nil {
+		at = now()
 	}
 	for i, r := range ranked {
 		c := r.Candidate
 		u := c.Upstream
 		state := u.Breaker.State()
-		t := TargetRouting{
+		t := Target{
 			Target: c.Target, UpstreamModel: c.Model, Rank: i + 1, Leader: i == leader, Note: r.Note,
 			Circuit: state.String(), CircuitOpen: state != upstream.CircuitClosed,
 		}
 		if reason, next := c.Guard.DisabledState(); reason != "" {
 			t.Disabled, t.NextProbe = reason, next.UTC().Format(time.RFC3339)
 		}
-		if until := c.Guard.CooledUntil(g.now()); !until.IsZero() {
+		if until := c.Guard.CooledUntil(now()); !until.IsZero() {
 			t.RateLimitedUntil = float64(until.UnixNano()) / 1e9
 		}
 		if !math.IsNaN(r.Score) && !math.IsInf(r.Score, 0) {
 			s := r.Score
 			t.Score = &s
 		}
-		if g.stats != nil {
-			st := g.stats.StatsAt(c.Target, c.Model, now)
+		if stats != nil {
+			st := stats.StatsAt(c.Target, c.Model, at)
 			t.P50Seconds, t.EWMASeconds, t.Samples = st.P50.Seconds(), st.EWMA.Seconds(), st.Samples
 			t.SamplesSelf, t.SamplesPeers, t.SamplesForeign = st.SelfSamples, st.PeerSamples, st.ForeignSamples
 			t.FaultRate, t.Faults, t.Outcomes, t.FaultSeconds = st.FaultRate, st.Faults, st.Outcomes, st.FaultSeconds
 			t.Inflight, t.PeerInflight, t.LoadFactor = int(u.Inflight()), st.PeerInflight, mode.LoadFactor(c, &st)
 			if st.Samples > 0 {
-				t.OldestSampleAgeS = max(0, now.Sub(st.Oldest).Seconds())
+				t.OldestSampleAgeS = max(0, at.Sub(st.Oldest).Seconds())
 			}
-			g.addCompletion(&t, &ranked[i], model, &st, now)
+			addCompletion(stats, &t, &ranked[i], model, &st, at)
 		}
 		mr.Targets = append(mr.Targets, t)
 	}
 	return mr
 }
 
-// RoutingHandler serves GET /debug/routing: per model and target, the
-// active mode's score, rank and leader, the statistics behind them and the
-// circuit state. No prompt or key is in it.
-func (g *Gateway) RoutingHandler() http.Handler {
+// Handler serves GET /debug/routing: per model and target, the active
+// mode's score, rank and leader, the statistics behind them and the
+// circuit state, under the gateway's mode; extra (nil: none) adds members.
+// No prompt or key is in it.
+func Handler(modeName string, models func() []Model, extra func() map[string]any) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		out := map[string]any{"mode": g.mode, "models": g.Routing()}
-		if g.debugExtra != nil {
-			for k, v := range g.debugExtra() {
+		out := map[string]any{"mode": modeName, "models": models()}
+		if extra != nil {
+			for k, v := range extra() {
 				if _, taken := out[k]; !taken {
 					out[k] = v
 				}
@@ -165,4 +158,19 @@ func (g *Gateway) RoutingHandler() http.Handler {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(out)
 	})
+}
+
+// splitByCircuit appends the eligible candidates whose circuit would let an
+// attempt through now to admitted and the others (open within the
+// cooldown, or half-open with its probe in flight) to blocked, each in
+// eligible's order, asking each breaker once.
+func splitByCircuit(admitted, blocked, eligible []*mode.Candidate) ([]*mode.Candidate, []*mode.Candidate) {
+	for _, c := range eligible {
+		if c.Upstream.Breaker.Blocked() {
+			blocked = append(blocked, c)
+		} else {
+			admitted = append(admitted, c)
+		}
+	}
+	return admitted, blocked
 }
