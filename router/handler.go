@@ -80,15 +80,26 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			g.recovered(rw, r, v)
 		}
 	}()
-	if fault := conn.FramingFault(r); fault != "" {
-		rw.Header().Set("Connection", "close")
-		writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing", fault)
-	} else {
+	if !refuseFraming(rw, r) {
 		g.mux.ServeHTTP(rw, r)
 	}
 	if g.logRequests {
 		g.logRequest(r, rw)
 	}
+}
+
+// refuseFraming answers a request framed two ways (out of serveHTTP's
+// frame, which a stream holds while it waits).
+//
+//go:noinline
+func refuseFraming(rw *responseWriter, r *http.Request) bool {
+	fault := conn.FramingFault(r)
+	if fault == "" {
+		return false
+	}
+	rw.Header().Set("Connection", "close")
+	writeError(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, errTypeInvalidRequest, "invalid_framing", fault)
+	return true
 }
 
 // The call's state changes here only: the pipeline's drivers, the
@@ -129,64 +140,102 @@ func (c *call) flush() {
 // traceparent.
 func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := g.propagator.Extract(r.Context(), relay.HeaderCarrier(r.Header))
-		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
-			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
-		c := &call{request: request{ep: ep}, w: w, r: r, span: span} // ctx travels as an argument: no request copy
-		if rw, ok := w.(*responseWriter); ok {
-			rw.call = c
-		}
+		ctx, c := g.startCall(ep, w, r)
 		g.serve(ctx, c)
-		c.flush() // the client has its whole answer before the server span ends
-
-		attrs := []attribute.KeyValue{
-			telemetry.KeyHTTPStatus.Int(c.status),
-			telemetry.KeyUpstreamWait.Float64(c.upstreamWait.Seconds()),
-		}
-		if n := c.route.Attempts(); c.fields.Model != "" && n > 0 {
-			attrs = append(attrs, telemetry.KeyRequestedModel.String(c.fields.Model),
-				telemetry.KeySelection.String(c.route.Selection()), telemetry.KeyTarget.String(c.target),
-				telemetry.KeyAttempt.Int(n))
-		}
-		if h := c.route.HedgeResult(); h != "" {
-			attrs = append(attrs, telemetry.KeyHedge.String(h))
-		}
-		if a := c.route.AffinityResult(); a != "" {
-			attrs = append(attrs, telemetry.KeyAffinity.String(a))
-		}
-		if c.pref != nil {
-			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.Summary()))
-		}
-		if c.status >= 500 || c.status == 0 {
-			span.SetStatus(codes.Error, "")
-		}
-		span.SetAttributes(attrs...)
-		span.End(g.timestamp())
-		c.spanEnded = true
+		g.endCall(c)
 	})
+}
+
+// The frames a stream's goroutine holds while it waits on its upstream
+// are every caller's of that wait, net/http's included: the runtime
+// shrinks a parked goroutine's stack only to four times what it uses, so
+// a held stream's stack is 16 kB once those frames pass 4 kB, 8 kB below.
+// The work before and after the pipeline (the span's start and its
+// attributes, the request's checks and its route) is therefore done in
+// functions of their own, kept out of line, whose frames are gone by the
+// time the stream waits.
+
+// startCall starts the request's SERVER span, continuing an incoming
+// traceparent, and makes its call; ctx travels as an argument: no
+// request copy.
+//
+//go:noinline
+func (g *Gateway) startCall(ep *endpoint, w http.ResponseWriter, r *http.Request) (context.Context, *call) {
+	ctx := g.propagator.Extract(r.Context(), relay.HeaderCarrier(r.Header))
+	ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
+		trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
+	c := &call{request: request{ep: ep}, w: w, r: r, span: span}
+	if rw, ok := w.(*responseWriter); ok {
+		rw.call = c
+	}
+	return ctx, c
+}
+
+// endCall flushes the answer, then ends the SERVER span with what the
+// request came to.
+//
+//go:noinline
+func (g *Gateway) endCall(c *call) {
+	span := c.span
+	c.flush() // the client has its whole answer before the server span ends
+
+	attrs := []attribute.KeyValue{
+		telemetry.KeyHTTPStatus.Int(c.status),
+		telemetry.KeyUpstreamWait.Float64(c.upstreamWait.Seconds()),
+	}
+	if n := c.route.Attempts(); c.fields.Model != "" && n > 0 {
+		attrs = append(attrs, telemetry.KeyRequestedModel.String(c.fields.Model),
+			telemetry.KeySelection.String(c.route.Selection()), telemetry.KeyTarget.String(c.target),
+			telemetry.KeyAttempt.Int(n))
+	}
+	if h := c.route.HedgeResult(); h != "" {
+		attrs = append(attrs, telemetry.KeyHedge.String(h))
+	}
+	if a := c.route.AffinityResult(); a != "" {
+		attrs = append(attrs, telemetry.KeyAffinity.String(a))
+	}
+	if c.pref != nil {
+		attrs = append(attrs, telemetry.KeyPreference.String(c.pref.Summary()))
+	}
+	if c.status >= 500 || c.status == 0 {
+		span.SetStatus(codes.Error, "")
+	}
+	span.SetAttributes(attrs...)
+	span.End(g.timestamp())
+	c.spanEnded = true
 }
 
 // serve runs one request; every exit writes exactly one response unless the
 // client has gone.
 func (g *Gateway) serve(ctx context.Context, c *call) {
+	if g.prepare(c) {
+		g.run(ctx, c)
+	}
+}
+
+// prepare checks and reads c's request and builds its route: false when
+// it answered instead (a request it refuses, a model it does not serve).
+//
+//go:noinline
+func (g *Gateway) prepare(c *call) bool {
 	if !g.authorized(c.r) {
 		g.fail(c, http.StatusUnauthorized, errTypeAuth, "invalid_api_key", "missing or invalid API key")
-		return
+		return false
 	}
 	if !isJSON(upstream.HeaderValue(c.r.Header, "Content-Type")) {
 		g.fail(c, http.StatusUnsupportedMediaType, errTypeInvalidRequest, "unsupported_media_type", "Content-Type must be application/json")
-		return
+		return false
 	}
 	if c.r.ContentLength > g.maxBody {
 		g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
-		return
+		return false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, g.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			g.fail(c, http.StatusRequestEntityTooLarge, errTypeTooLarge, "request_too_large", "request body exceeds limits.max_body ("+strconv.FormatInt(g.maxBody, 10)+" bytes)")
-			return
+			return false
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -194,16 +243,16 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 			// say so, and do not keep the connection.
 			c.w.Header().Set("Connection", "close")
 			g.fail(c, http.StatusRequestTimeout, errTypeInvalidRequest, "request_timeout", "the request body did not arrive within limits.read_timeout")
-			return
+			return false
 		}
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_body", "could not read request body")
-		return
+		return false
 	}
 	c.body = body
 	fields, err := reqbody.Scan(body)
 	if err != nil {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", err.Error())
-		return
+		return false
 	}
 	c.body, c.fields = reqbody.WithoutProvider(body, &fields), fields
 	g.resolveAlias(c)
@@ -211,12 +260,12 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 	eligible := g.routes[c.ep.family][fields.Model]
 	if len(eligible) == 0 {
 		g.fail(c, http.StatusNotFound, errTypeNotFound, "model_not_found", "model "+reqbody.Quote(fields.Model)+" is not served by this gateway for "+c.ep.path)
-		return
+		return false
 	}
 	if bad := reqbody.Check(c.ep.input, &c.fields); bad.Msg != "" {
 		c.status = http.StatusBadRequest
 		writeErrorParam(c.w, c.ep.shape, http.StatusBadRequest, errTypeInvalidRequest, "invalid_request", bad.Param, bad.Msg, nil)
-		return
+		return false
 	}
 	spec := routeSpec{model: fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
 		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
@@ -224,7 +273,7 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 		maxTokens: reqbody.OutputLimit(&c.fields),
 	}
 	if !g.preferred(c, eligible, &spec) {
-		return // answered: preferences the client got wrong, or that leave no target
+		return false // answered: preferences the client got wrong, or that leave no target
 	}
 	if g.keepsPrefixes(c) {
 		spec.prefix = affinity.Of(&c.fields, c.body)
@@ -235,9 +284,9 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 	if unknown := g.newRoute(&c.route, spec); unknown != "" {
 		g.fail(c, http.StatusBadRequest, errTypeInvalidRequest, "invalid_provider_order",
 			HeaderProviderOrder+" names "+reqbody.Quote(unknown)+", which is not a target serving model "+reqbody.Quote(fields.Model))
-		return
+		return false
 	}
-	g.run(ctx, c)
+	return true
 }
 
 // fail answers with the gateway's own error in the caller's shape.
@@ -262,9 +311,9 @@ func isJSON(contentType string) bool {
 // run drives c's route with real attempts, each raced against hedges when
 // strategy.hedge is on (race.go, race_gateway.go).
 func (g *Gateway) run(ctx context.Context, c *call) {
+	var t Turn
 	for {
-		t, ok := c.route.Next()
-		if !ok {
+		if !nextTurn(&c.route, &t) {
 			g.allFailed(c)
 			return
 		}
@@ -289,6 +338,17 @@ func (g *Gateway) run(ctx context.Context, c *call) {
 	}
 }
 
+// nextTurn puts the route's next turn in t: the Turn it returns by value
+// takes room of its own in the caller's frame, which here is gone before
+// the stream waits.
+//
+//go:noinline
+func nextTurn(r *Route, t *Turn) bool {
+	var ok bool
+	*t, ok = r.Next()
+	return ok
+}
+
 // attempt runs t's attempt holding its concurrency slot (lim nil: no
 // limit), released however the attempt ends (a panic in it must not cost
 // the provider a slot for good), and reports it to the route. The attempt
@@ -300,9 +360,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	if lim != nil {
 		defer lim.Release()
 	}
-	c.tried(t.Cand.Target)
-	actx := t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
-	a := g.newAttempt(actx, c, t)
+	a := g.beginAttempt(ctx, c, t)
 	defer a.close()
 	ended := false
 	defer func() {
@@ -315,14 +373,43 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 		g.noteStored(a)
 		c.answered(a.deliver(c.w, &c.route))
 		g.noteStored(a)
-	} else if a.res.Outcome == telemetry.OutcomeFailover {
-		c.failedOver(a) // its answer is the client's if this failure is the last
+	} else {
+		g.undelivered(c, a)
+	}
+	c.attemptEnded(a)
+	ended = true
+	return g.endAttempt(c, t, a)
+}
+
+// beginAttempt starts t's span and makes its attempt. It and the two
+// below keep their calls' arguments (span options, the Result by value)
+// out of attempt's frame, which a stream holds while it waits.
+//
+//go:noinline
+func (g *Gateway) beginAttempt(ctx context.Context, c *call, t *Turn) *attempt {
+	c.tried(t.Cand.Target)
+	actx := t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
+	return g.newAttempt(actx, c, t)
+}
+
+// undelivered notes an attempt that gave the client nothing: a failover
+// keeps its answer (the client's if this failure is the last); a
+// shutdown answers at once.
+//
+//go:noinline
+func (g *Gateway) undelivered(c *call, a *attempt) {
+	if a.res.Outcome == telemetry.OutcomeFailover {
+		c.failedOver(a)
 	} else if a.stopping {
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
-	c.attemptEnded(a)
-	ended = true
+}
+
+// endAttempt reports t's attempt to the route: whether the request is done.
+//
+//go:noinline
+func (g *Gateway) endAttempt(c *call, t *Turn, a *attempt) bool {
 	return c.route.End(t, a.res, g.timestamp())
 }
 
