@@ -61,6 +61,7 @@ type call struct {
 
 	route    Route                           // its way through the candidates
 	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
+	turn     Turn                            // the attempt run is on: here, not in run's frame, which a stream holds while it waits
 	status   int                             // what the client got (0: nothing written, e.g. it went away)
 	target   string                          // the target of the last attempt
 	// answer is the last failed-over upstream error, for the client when
@@ -311,26 +312,26 @@ func isJSON(contentType string) bool {
 // run drives c's route with real attempts, each raced against hedges when
 // strategy.hedge is on (race.go, race_gateway.go).
 func (g *Gateway) run(ctx context.Context, c *call) {
-	var t Turn
+	t := &c.turn
 	for {
-		if !nextTurn(&c.route, &t) {
+		if !nextTurn(&c.route, t) {
 			g.allFailed(c)
 			return
 		}
 		lim := t.Cand.Upstream.Limiter
 		if lim != nil && !lim.Acquire(ctx) {
 			if ctx.Err() != nil {
-				c.route.Abandon(&t)
+				c.route.Abandon(t)
 				return // the client left while waiting: nobody to answer
 			}
-			c.route.Skip(&t, SkipQueueFull)
+			c.route.Skip(t, SkipQueueFull)
 			continue
 		}
 		done := false
 		if c.route.hedging != nil {
-			done = g.race(ctx, c, &t, lim)
+			done = g.race(ctx, c, t, lim)
 		} else {
-			done = g.attempt(ctx, c, &t, lim)
+			done = g.attempt(ctx, c, t, lim)
 		}
 		if done || ctx.Err() != nil {
 			return
@@ -339,7 +340,7 @@ func (g *Gateway) run(ctx context.Context, c *call) {
 }
 
 // nextTurn puts the route's next turn in t: the Turn it returns by value
-// takes room of its own in the caller's frame, which here is gone before
+// takes room of its own in its caller's frame, which here is gone before
 // the stream waits.
 //
 //go:noinline
