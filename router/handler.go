@@ -63,6 +63,7 @@ type call struct {
 
 	route    Route                           // its way through the candidates
 	orderBuf [mode.RankedCap]*mode.Candidate // the route's order, without an allocation
+	turn     Turn                            // the attempt run is on: here, not in run's frame, which a stream holds while it waits
 	status   int                             // what the client got (0: nothing written, e.g. it went away)
 	target   string                          // the target of the last attempt
 	// answer is the last failed-over upstream error, for the client when
@@ -82,15 +83,26 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			g.recovered(rw, r, v)
 		}
 	}()
-	if fault := conn.FramingFault(r); fault != "" {
-		rw.Header().Set("Connection", "close")
-		apierror.Write(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_framing", fault)
-	} else {
+	if !refuseFraming(rw, r) {
 		g.mux.ServeHTTP(rw, r)
 	}
 	if g.logRequests {
 		g.logRequest(r, rw)
 	}
+}
+
+// refuseFraming answers a request framed two ways (out of serveHTTP's
+// frame, which a stream holds while it waits).
+//
+//go:noinline
+func refuseFraming(rw *responseWriter, r *http.Request) bool {
+	fault := conn.FramingFault(r)
+	if fault == "" {
+		return false
+	}
+	rw.Header().Set("Connection", "close")
+	apierror.Write(rw, shapeForPath(r.URL.Path), http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_framing", fault)
+	return true
 }
 
 // The call's state changes here only: the pipeline's drivers, the
@@ -131,41 +143,69 @@ func (c *call) flush() {
 // traceparent.
 func (g *Gateway) apiHandler(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := g.propagator.Extract(r.Context(), relay.HeaderCarrier(r.Header))
-		ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
-			trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
-		c := &call{request: request{ep: ep}, w: w, r: r, span: span} // ctx travels as an argument: no request copy
-		if rw, ok := w.(*responseWriter); ok {
-			rw.call = c
-		}
+		ctx, c := g.startCall(ep, w, r)
 		g.serve(ctx, c)
-		c.flush() // the client has its whole answer before the server span ends
-
-		attrs := []attribute.KeyValue{
-			telemetry.KeyHTTPStatus.Int(c.status),
-			telemetry.KeyUpstreamWait.Float64(c.upstreamWait.Seconds()),
-		}
-		if n := c.route.Attempts(); c.fields.Model != "" && n > 0 {
-			attrs = append(attrs, telemetry.KeyRequestedModel.String(c.fields.Model),
-				telemetry.KeySelection.String(c.route.Selection()), telemetry.KeyTarget.String(c.target),
-				telemetry.KeyAttempt.Int(n))
-		}
-		if h := c.route.HedgeResult(); h != "" {
-			attrs = append(attrs, telemetry.KeyHedge.String(h))
-		}
-		if a := c.route.AffinityResult(); a != "" {
-			attrs = append(attrs, telemetry.KeyAffinity.String(a))
-		}
-		if c.pref != nil {
-			attrs = append(attrs, telemetry.KeyPreference.String(c.pref.Summary()))
-		}
-		if c.status >= 500 || c.status == 0 {
-			span.SetStatus(codes.Error, "")
-		}
-		span.SetAttributes(attrs...)
-		span.End(g.timestamp())
-		c.spanEnded = true
+		g.endCall(c)
 	})
+}
+
+// The frames a stream's goroutine holds while it waits on its upstream
+// are every caller's of that wait, net/http's included: the runtime
+// shrinks a parked goroutine's stack only to four times what it uses, so
+// a held stream's stack is 16 kB once those frames pass 4 kB, 8 kB below.
+// The work before and after the pipeline (the span's start and its
+// attributes, the request's checks and its route) is therefore done in
+// functions of their own, kept out of line, whose frames are gone by the
+// time the stream waits.
+
+// startCall starts the request's SERVER span, continuing an incoming
+// traceparent, and makes its call; ctx travels as an argument: no
+// request copy.
+//
+//go:noinline
+func (g *Gateway) startCall(ep *endpoint, w http.ResponseWriter, r *http.Request) (context.Context, *call) {
+	ctx := g.propagator.Extract(r.Context(), relay.HeaderCarrier(r.Header))
+	ctx, span := g.tracer.Start(ctx, ep.spanName, trace.WithSpanKind(trace.SpanKindServer), g.timestamp(),
+		trace.WithAttributes(semconv.HTTPRequestMethodPost, semconv.HTTPRoute(ep.path)))
+	c := &call{request: request{ep: ep}, w: w, r: r, span: span}
+	if rw, ok := w.(*responseWriter); ok {
+		rw.call = c
+	}
+	return ctx, c
+}
+
+// endCall flushes the answer, then ends the SERVER span with what the
+// request came to.
+//
+//go:noinline
+func (g *Gateway) endCall(c *call) {
+	span := c.span
+	c.flush() // the client has its whole answer before the server span ends
+
+	attrs := []attribute.KeyValue{
+		telemetry.KeyHTTPStatus.Int(c.status),
+		telemetry.KeyUpstreamWait.Float64(c.upstreamWait.Seconds()),
+	}
+	if n := c.route.Attempts(); c.fields.Model != "" && n > 0 {
+		attrs = append(attrs, telemetry.KeyRequestedModel.String(c.fields.Model),
+			telemetry.KeySelection.String(c.route.Selection()), telemetry.KeyTarget.String(c.target),
+			telemetry.KeyAttempt.Int(n))
+	}
+	if h := c.route.HedgeResult(); h != "" {
+		attrs = append(attrs, telemetry.KeyHedge.String(h))
+	}
+	if a := c.route.AffinityResult(); a != "" {
+		attrs = append(attrs, telemetry.KeyAffinity.String(a))
+	}
+	if c.pref != nil {
+		attrs = append(attrs, telemetry.KeyPreference.String(c.pref.Summary()))
+	}
+	if c.status >= 500 || c.status == 0 {
+		span.SetStatus(codes.Error, "")
+	}
+	span.SetAttributes(attrs...)
+	span.End(g.timestamp())
+	c.spanEnded = true
 }
 
 // serve runs one request; every exit writes exactly one response unless the
@@ -180,7 +220,9 @@ func (g *Gateway) serve(ctx context.Context, c *call) {
 
 // read reads and checks c's request: the client's key, its body, its
 // model (an alias resolved) and the candidates eligible for it. false: the
-// client has its answer (an error).
+// client has its answer (an error). Out of line: see startCall.
+//
+//go:noinline
 func (g *Gateway) read(c *call) (eligible []*mode.Candidate, ok bool) {
 	if !g.authorized(c.r) {
 		g.fail(c, http.StatusUnauthorized, apierror.TypeAuth, "invalid_api_key", "missing or invalid API key")
@@ -237,7 +279,9 @@ func (g *Gateway) read(c *call) (eligible []*mode.Candidate, ok bool) {
 // request brings: the stored response's home, whether it may be sent twice
 // at once, its output limit, the client's preferences or order, its prompt
 // prefix. false: the client has its answer (preferences or an order it got
-// wrong, or that leave no target).
+// wrong, or that leave no target). Out of line: see startCall.
+//
+//go:noinline
 func (g *Gateway) route(c *call, eligible []*mode.Candidate) bool {
 	spec := routeSpec{model: c.fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
 		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
@@ -319,31 +363,42 @@ func isJSON(contentType string) bool {
 // run drives c's route with real attempts, each raced against hedges when
 // strategy.hedge is on (race.go, race_gateway.go).
 func (g *Gateway) run(ctx context.Context, c *call) {
+	t := &c.turn
 	for {
-		t, ok := c.route.Next()
-		if !ok {
+		if !nextTurn(&c.route, t) {
 			g.allFailed(c)
 			return
 		}
 		lim := t.Cand.Upstream.Limiter
 		if lim != nil && !lim.Acquire(ctx) {
 			if ctx.Err() != nil {
-				c.route.Abandon(&t)
+				c.route.Abandon(t)
 				return // the client left while waiting: nobody to answer
 			}
-			c.route.Skip(&t, SkipQueueFull)
+			c.route.Skip(t, SkipQueueFull)
 			continue
 		}
 		done := false
 		if c.route.hedging != nil {
-			done = g.race(ctx, c, &t, lim)
+			done = g.race(ctx, c, t, lim)
 		} else {
-			done = g.attempt(ctx, c, &t, lim)
+			done = g.attempt(ctx, c, t, lim)
 		}
 		if done || ctx.Err() != nil {
 			return
 		}
 	}
+}
+
+// nextTurn puts the route's next turn in t: the Turn it returns by value
+// takes room of its own in its caller's frame, which here is gone before
+// the stream waits.
+//
+//go:noinline
+func nextTurn(r *Route, t *Turn) bool {
+	var ok bool
+	*t, ok = r.Next()
+	return ok
 }
 
 // attempt runs t's attempt holding its concurrency slot (lim nil: no
@@ -357,9 +412,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	if lim != nil {
 		defer lim.Release()
 	}
-	c.tried(t.Cand.Target)
-	actx := t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
-	a := g.newAttempt(actx, c, t)
+	a := g.beginAttempt(ctx, c, t)
 	defer a.close()
 	ended := false
 	defer func() {
@@ -372,14 +425,43 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 		g.noteStored(a)
 		c.answered(a.deliver(c.w, &c.route))
 		g.noteStored(a)
-	} else if a.res.Outcome == telemetry.OutcomeFailover {
-		c.failedOver(a) // its answer is the client's if this failure is the last
+	} else {
+		g.undelivered(c, a)
+	}
+	c.attemptEnded(a)
+	ended = true
+	return g.endAttempt(c, t, a)
+}
+
+// beginAttempt starts t's span and makes its attempt. It and the two
+// below keep their calls' arguments (span options, the Result by value)
+// out of attempt's frame, which a stream holds while it waits.
+//
+//go:noinline
+func (g *Gateway) beginAttempt(ctx context.Context, c *call, t *Turn) *attempt {
+	c.tried(t.Cand.Target)
+	actx := t.StartSpan(ctx, g.tracer, c.ep.operation, c.fields.Model, g.timestamp())
+	return g.newAttempt(actx, c, t)
+}
+
+// undelivered notes an attempt that gave the client nothing: a failover
+// keeps its answer (the client's if this failure is the last); a
+// shutdown answers at once.
+//
+//go:noinline
+func (g *Gateway) undelivered(c *call, a *attempt) {
+	if a.res.Outcome == telemetry.OutcomeFailover {
+		c.failedOver(a)
 	} else if a.stopping {
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
-	c.attemptEnded(a)
-	ended = true
+}
+
+// endAttempt reports t's attempt to the route: whether the request is done.
+//
+//go:noinline
+func (g *Gateway) endAttempt(c *call, t *Turn, a *attempt) bool {
 	return c.route.End(t, a.res, g.timestamp())
 }
 

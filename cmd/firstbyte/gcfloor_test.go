@@ -14,16 +14,17 @@ func TestFloorPercent(t *testing.T) {
 		live, floor uint64
 		want        int
 	}{
-		{"no collection yet", 0, 32 * mib, 100},
+		{"no collection yet: the runtime's default", 0, 32 * mib, 100},
 		{"tiny heap: capped", 1 << 10, 32 * mib, maxGCPercent},
 		{"small heap: the goal is the floor", 4 * mib, 32 * mib, 700},
-		{"half the floor: GOGC 100 reaches it", 16 * mib, 32 * mib, 100},
-		{"large heap: GOGC 100", 400 * mib, 32 * mib, 100},
-		{"just under half", 15 * mib, 32 * mib, 113},
+		{"half the floor: the goal is the floor", 16 * mib, 32 * mib, 100},
+		{"just under the floor less a quarter", 25 * mib, 32 * mib, 28},
+		{"a quarter more reaches the floor", 26 * mib, 32 * mib, heldGCPercent},
+		{"streams held: a quarter over the live heap", 400 * mib, 32 * mib, heldGCPercent},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := floorPercent(tc.live, tc.floor, 100); got != tc.want {
-				t.Errorf("floorPercent(%d, %d, 100) = %d, want %d", tc.live, tc.floor, got, tc.want)
+			if got := floorPercent(tc.live, tc.floor, heldGCPercent); got != tc.want {
+				t.Errorf("floorPercent(%d, %d, %d) = %d, want %d", tc.live, tc.floor, heldGCPercent, got, tc.want)
 			}
 		})
 	}
