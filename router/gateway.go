@@ -365,10 +365,6 @@ func (g *Gateway) timestamp() trace.SpanEventOption {
 
 var sdkTimestamp = trace.WithTimestamp(time.Time{})
 
-// stamp is a span timestamp of this moment, for a span that ends later
-// than what it measures (an attempt whose answer is flushed first).
-func (g *Gateway) stamp() trace.SpanEventOption { return trace.WithTimestamp(g.now()) }
-
 // since is time elapsed on the gateway's clock.
 func (g *Gateway) since(t time.Time) time.Duration { return g.now().Sub(t) }
 

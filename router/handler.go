@@ -294,10 +294,13 @@ func (g *Gateway) run(ctx context.Context, c *call) {
 // the provider a slot for good), and reports it to the route. An answer is
 // flushed to the client before the attempt span ends (deliver): the span's
 // end, its conversion and the tracker's record (about a tenth of a
-// request's CPU) are no part of the client's wait. The span keeps the
-// moment the answer was written as its end, and the tracker still learns
-// before this handler returns, so the next request on the connection is
-// ordered knowing this one (others within microseconds).
+// request's CPU) are no part of the client's wait. The tracker still
+// learns before this handler returns, so the next request on the
+// connection is ordered knowing this one (others within microseconds).
+// The span ends, and the sample is taken, after the flush: a stamp taken
+// before it would reach the tracker out of time order whenever another
+// request's record overtook this one during the write, and the tracker
+// pays for every sample it must insert behind a later one.
 func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.Limiter) (done bool) {
 	if lim != nil {
 		defer lim.Release()
@@ -313,10 +316,9 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 			c.route.End(t, a.res, g.timestamp())
 		}
 	}()
-	var end trace.SpanEndOption = g.timestamp()
 	if a.reach() {
 		g.noteStored(a)
-		end = g.deliver(c, a)
+		g.deliver(c, a)
 		g.noteStored(a)
 	} else if a.res.Outcome == telemetry.OutcomeFailover {
 		c.failedOver(a) // its answer is the client's if this failure is the last
@@ -326,16 +328,13 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	}
 	c.attemptEnded(a)
 	ended = true
-	return c.route.End(t, a.res, end)
+	return c.route.End(t, a.res, g.timestamp())
 }
 
-// deliver writes a's answer to the client and flushes it, and returns the
-// end for a's span: the moment the answer was written, before the flush.
-func (g *Gateway) deliver(c *call, a *attempt) trace.SpanEndOption {
+// deliver writes a's answer to the client and flushes it.
+func (g *Gateway) deliver(c *call, a *attempt) {
 	c.answered(a.deliver(c.w, &c.route))
-	end := g.stamp()
 	c.flush()
-	return end
 }
 
 // keepsPrefixes reports whether c's prompt prefix is worth naming: the

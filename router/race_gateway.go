@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -180,12 +178,11 @@ func (g *Gateway) finishRace(c *call, x *Race, gr *gatewayRacers) bool {
 		g.endRacer(c, r)
 		panic(r.panic)
 	}
-	var end trace.SpanEndOption = g.timestamp()
-	defer func() { g.endRacerAt(c, r, end) }()
+	defer g.endRacer(c, r)
 	switch {
 	case r.ready:
 		c.tried(r.t.Cand.Target)
-		end = g.deliver(c, r.a)
+		g.deliver(c, r.a) // flushed before its span ends, as attempt's
 	case r.a.stopping:
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, errTypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
@@ -205,12 +202,8 @@ func (g *Gateway) loseRacer(c *call, o *racer) {
 
 // endRacer reports a racer to the route, gives back what it holds and
 // frees its slot.
-func (g *Gateway) endRacer(c *call, r *racer) { g.endRacerAt(c, r, g.timestamp()) }
-
-// endRacerAt is endRacer with the end of r's span (a winner's: when its
-// answer was written).
-func (g *Gateway) endRacerAt(c *call, r *racer, end trace.SpanEndOption) {
-	c.route.End(&r.t, r.a.res, end)
+func (g *Gateway) endRacer(c *call, r *racer) {
+	c.route.End(&r.t, r.a.res, g.timestamp())
 	r.a.close()
 	if r.lim != nil {
 		r.lim.Release()
