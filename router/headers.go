@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/firstbyte-dev/firstbyte/router/relay"
 )
 
 // The gateway's own headers on an answer (which of the upstream's cross
@@ -13,6 +16,7 @@ import (
 // attempts, selection and skips, and target, the target of the last
 // attempt ("": none).
 func setGatewayHeaders(h http.Header, r *Route, target string) {
+	h["Date"] = relay.Date(time.Now()) // net/http's, formatted once a second instead of per answer
 	if target != "" {
 		h[HeaderTarget] = []string{target}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -338,8 +339,11 @@ func (b blockedConsumer) ConsumeTraces(context.Context, ptrace.Traces) error {
 }
 
 // TestTelemetryIsOffTheClientsPath: with everything telemetry does besides
-// the tracker stuck, a client still gets whole answers, unary and
-// streaming, and the tracker has learned from each before it is answered.
+// the tracker stuck, a client still gets whole answers, and the tracker has
+// learned from each before the next request on the connection is ordered:
+// the answer is flushed before the attempt span ends, but the handler
+// records it before it returns, and only then does the server read the
+// connection's next request.
 func TestTelemetryIsOffTheClientsPath(t *testing.T) {
 	t.Parallel()
 	tracker := collector.NewTracker(collector.TrackerOptions{})
@@ -355,12 +359,24 @@ func TestTelemetryIsOffTheClientsPath(t *testing.T) {
 		close(stuck.release)
 		_ = shutdown(context.Background())
 	}()
-	unary := newUpstream(t, jsonAnswer(200, `{"ok":true}`))
+	var mu sync.Mutex
+	var known []int // the samples the tracker held as each request reached the upstream
+	answer := jsonAnswer(200, `{"ok":true}`)
+	unary := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		_, n, _ := liveP50(tracker, time.Now(), "a", "m")
+		mu.Lock()
+		known = append(known, n)
+		mu.Unlock()
+		answer(w, r)
+	})
 	gw := newGatewayWith(t, "least-latency", "", router.Options{Stats: tracker, TracerProvider: sdk.TracerProvider}, target{name: "a", url: unary.URL})
 	srv := httptest.NewServer(gw.Handler())
 	defer srv.Close()
-	client := &http.Client{Timeout: 5 * time.Second}
-	for i := range 3 {
+	transport := &http.Transport{MaxConnsPerHost: 1} // one connection: each request follows the last answer on it
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: transport}
+	const requests = 4
+	for i := range requests {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(chatBody))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
@@ -370,8 +386,15 @@ func TestTelemetryIsOffTheClientsPath(t *testing.T) {
 		if body := readAll(t, resp.Body); body != `{"ok":true}` {
 			t.Fatalf("request %d: body %q", i+1, body)
 		}
-		if _, n, _ := liveP50(tracker, time.Now(), "a", "m"); n != i+1 {
-			t.Errorf("after answer %d the tracker holds %d samples, want %d: routing must learn before the answer leaves", i+1, n, i+1)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(known) != requests {
+		t.Fatalf("the upstream saw %d requests, want %d", len(known), requests)
+	}
+	for i, n := range known {
+		if n != i {
+			t.Errorf("request %d reached the upstream with %d samples in the tracker, want %d: routing must learn from an answer before the connection's next request", i+1, n, i)
 		}
 	}
 }

@@ -103,7 +103,7 @@ func measureCallgrind(ctx context.Context, gatewayPath string, p callgrindPlan) 
 		args = append(args, gatewayPath, "serve", "-config", cfg)
 	}
 	start := func() (*child, error) {
-		c, err := startChild("callgrind", args, append(childEnv(), "GODEBUG=asyncpreemptoff=1"))
+		c, err := startChild("callgrind", args, append(childEnv(), "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off"))
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +129,7 @@ func measureCallgrind(ctx context.Context, gatewayPath string, p callgrindPlan) 
 	defer kill(c)
 	a := &arm{name: "callgrind", client: newLoadClient(), body: requestBody, url: func(string) string { return url }}
 	if r := runUnary(ctx, a, modelZero, 1, 200, 2*time.Minute); r.errors > 0 {
-		return 0, fmt.Errorf("warm-up: %d of 200 requests failed", r.errors)
+		return 0, fmt.Errorf("warm-up: %d of 200 requests failed; first: %v", r.errors, r.first)
 	}
 	pid := strconv.Itoa(c.pid())
 	if out, err := exec.Command(control, "--zero", pid).CombinedOutput(); err != nil {

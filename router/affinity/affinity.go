@@ -62,7 +62,8 @@ var prefixSeed = maphash.MakeSeed()
 // Of names f's prompt prefix (Key 0: none worth keeping together).
 func Of(f *reqbody.Fields, body []byte) Prefix {
 	ttl := affinityTTL
-	if bytes.Contains(body, []byte(`"1h"`)) && bytes.Contains(body, []byte(`"cache_control"`)) {
+	marked := bytes.Contains(body, []byte(`"cache_control"`)) // one scan of the body for both questions below
+	if marked && bytes.Contains(body, []byte(`"1h"`)) {
 		ttl = affinityLongTTL
 	}
 	if len(f.CacheKey) > 2 {
@@ -82,7 +83,7 @@ func Of(f *reqbody.Fields, body []byte) Prefix {
 	} else {
 		lead = nil // a bare string input: no turns to share
 	}
-	if len(f.System)+len(f.Tools)+len(lead) < affinityMinBytes && !bytes.Contains(body, []byte(`"cache_control"`)) {
+	if len(f.System)+len(f.Tools)+len(lead) < affinityMinBytes && !marked {
 		return Prefix{}
 	}
 	var h maphash.Hash
