@@ -22,7 +22,7 @@ var demoMetricsURL = regexp.MustCompile(`metrics http://(\S+)/metrics`)
 // admin port is taken by another listener: the demo moves to a free one
 // and says so, on the frame and on stderr.
 func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestDemoServesMetricsAndStopsOnSIGINT(t *testing.T) {
 // the demo ends by itself, with exit 0, the epilogue after the story, not
 // at -duration.
 func TestDemoTellsItsWholeStory(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	p := startChildProc(t, "demo", requireBinary(t, "FIRSTBYTE_BIN"), childEnv(),
 		"demo", "-duration", "60s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0")
 	start := time.Now()

@@ -16,7 +16,7 @@ import (
 // the liveness check (-live) still passes, for shutdown.delay; once the
 // listeners are closed both fail.
 func TestHealthCommandFollowsTheDrain(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	admin := loopbackAddr(freeLoopbackPort(t))
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0
