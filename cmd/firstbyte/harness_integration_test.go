@@ -59,13 +59,14 @@ import (
 //     timeout, a cooldown, a p50); it runs beside timed and plain tests,
 //     never beside a heavy one;
 //   - parallelHeavy: keeps a core busy for seconds (hundreds of MB through
-//     the gateway); it runs beside plain tests only, one heavy test at a
-//     time.
+//     the gateway); it runs beside plain and heavy tests, never beside a
+//     timed one.
 //
 // A test waiting at the gate holds one of go test's parallel slots; a heavy
 // test waits until no timed test runs (no writer's preference: a waiting
 // heavy test does not hold back the timed ones), so at most the few heavy
-// tests ever wait while timed ones run.
+// tests ever wait while timed ones run, and they start once the timed ones
+// are done.
 func parallelTimed(t *testing.T) {
 	t.Helper()
 	t.Parallel()
@@ -85,8 +86,7 @@ var loadGate = newGate()
 type gate struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
-	timed int  // timed tests running
-	heavy bool // a heavy test running
+	timed, heavy int // tests of each kind running
 }
 
 func newGate() *gate {
@@ -98,11 +98,11 @@ func newGate() *gate {
 func (g *gate) enter(heavy bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for g.heavy || (heavy && g.timed > 0) {
+	for (heavy && g.timed > 0) || (!heavy && g.heavy > 0) {
 		g.cond.Wait()
 	}
 	if heavy {
-		g.heavy = true
+		g.heavy++
 	} else {
 		g.timed++
 	}
@@ -112,7 +112,7 @@ func (g *gate) leave(heavy bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if heavy {
-		g.heavy = false
+		g.heavy--
 	} else {
 		g.timed--
 	}

@@ -21,7 +21,7 @@ func TestHealthCommandFollowsTheDrain(t *testing.T) {
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0
 admin: {listen: %s}
-shutdown: {delay: 3s, grace: 1s}
+shutdown: {delay: 6s, grace: 1s}
 providers:
   p: {kind: openai, base_url: "http://127.0.0.1:1/v1", api_key: test-key, models: [m1]}
 targets:
