@@ -84,8 +84,8 @@ func parallelHeavy(t *testing.T) {
 var loadGate = newGate()
 
 type gate struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
+	mu           sync.Mutex
+	cond         *sync.Cond
 	timed, heavy int // tests of each kind running
 }
 
