@@ -96,10 +96,10 @@ func TestDemoTellsItsWholeStory(t *testing.T) {
 	// sibling adds. As a timed test its 35-50 s held the heavy tests back.
 	t.Parallel()
 	p := startChildProc(t, "demo", requireBinary(t, "FIRSTBYTE_BIN"), childEnv(),
-		"demo", "-duration", "60s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0")
+		"demo", "-duration", "90s", "-listen", "127.0.0.1:0", "-admin", "127.0.0.1:0")
 	start := time.Now()
 	const told = "groq-sim leads again, "
-	pollUntil(t, 75*time.Second, "the story's last line, or the demo's end", func() bool {
+	pollUntil(t, 100*time.Second, "the story's last line, or the demo's end", func() bool {
 		return strings.Contains(p.stdout.String(), told) || p.exited()
 	})
 	toldAt := time.Since(start)
