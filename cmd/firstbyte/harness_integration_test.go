@@ -48,7 +48,7 @@ import (
 // The parallel tests come in three kinds, so that the Makefile's
 // `go test -parallel 8` overlaps what only waits on child processes
 // without letting a test that loads the machine skew one that measures
-// time. The tests that measure latency under load of their own (routing,
+// time. The tests that measure latency (routing, least-latency's p50s,
 // the chaos soak, the host pools, the drain under load, the fd limit) are
 // not parallel at all: go test runs them first, one at a time, and only
 // then the parallel ones.
