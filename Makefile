@@ -44,11 +44,16 @@ test-unit: ## unit and end-to-end tests of the gateway module, race detector on
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -run '^TestAttemptIntegrityProperty$$' ./router/ # its 10,000 random sequences (1,500 under -race above)
 
+# -parallel 8: the parallel tests of cmd/firstbyte mostly wait on child
+# processes, and go test's default (GOMAXPROCS, 2 here) ran them two at a
+# time; those that measure time keep clear of the heavy ones themselves
+# (harness_integration_test.go), and those that measure latency under load
+# are not parallel.
 test-integration: build otelcol ## the real binary against a real Prometheus, a real OTel Collector and a traced Node application
 	cd collector/otelcol && $(GO) test -count=1 ./...
 	cd examples/clients/node-fleet && npm ci --no-audit --no-fund
 	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol \
-		$(GO) test -count=1 -tags integration ./dashboards/ ./cmd/firstbyte/
+		$(GO) test -count=1 -tags integration -parallel 8 ./dashboards/ ./cmd/firstbyte/
 
 test-deploy: build otelcol helm ## deploy/: every file of the compose stack and the Helm chart through its own tool (Docker and a cluster not needed)
 	FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte OTELCOL_BIN=$(CURDIR)/$(BIN)/firstbyte-otelcol HELM_BIN=$(CURDIR)/$(HELM) \

@@ -28,6 +28,7 @@ import (
 // request, which is answered with Connection: close, and the process exits
 // 0 once that connection is closed.
 func TestGracefulDrain(t *testing.T) {
+	parallelTimed(t)
 	const chunks = 20
 	slow := startSimProvider(t, sim.Provider{Name: "slow-stream", TTFB: sim.Fixed(10 * time.Millisecond),
 		Stream: sim.Pace{Chunks: chunks, Interval: 75 * time.Millisecond}})
@@ -176,6 +177,7 @@ targets:
 // An admin client (a scraper) does as an idle client does on the admin
 // listener.
 func TestDrainKeepsEveryKeptAliveConnectionAnswered(t *testing.T) {
+	parallelTimed(t)
 	const (
 		streamChunks = 30 // x 50 ms: a stream outlives a delay of 1s
 		unaryChunks  = 2
@@ -499,6 +501,7 @@ func (r *keepAliveRun) report(t *testing.T) {
 // say close) and never sends on it again. The gateway leaves it open for
 // the whole grace, then closes it and exits 0.
 func TestDrainClosesIdleConnectionsAtTheEndOfTheGrace(t *testing.T) {
+	parallelTimed(t)
 	const grace = time.Second
 	p := startSimProvider(t, sim.Provider{Name: "p", TTFB: sim.Fixed(5 * time.Millisecond)})
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`

@@ -97,7 +97,7 @@ type appSummary struct {
 //	firstbyte-otelcol (fleet.yaml) ──── a ──────┘
 //	                               └─── b ──> sink (the spans, recorded)
 func TestFleetAppTeachesAnIdleGateway(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	dir := nodeFleetDir(t)
 	pace := sim.Pace{Chunks: 1} // a unary answer takes the TTFB only
 	providers := []sim.Provider{

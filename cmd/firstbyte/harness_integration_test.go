@@ -45,6 +45,80 @@ import (
 	"github.com/firstbyte-dev/firstbyte/internal/sim"
 )
 
+// The parallel tests come in three kinds, so that the Makefile's
+// `go test -parallel 8` overlaps what only waits on child processes
+// without letting a test that loads the machine skew one that measures
+// time. The tests that measure latency (routing, least-latency's p50s,
+// the chaos soak, the host pools, the drain under load, the fd limit) are
+// not parallel at all: go test runs them first, one at a time, and only
+// then the parallel ones.
+//
+//   - t.Parallel() alone: asserts nothing on elapsed time or latency, and
+//     keeps no core busy for long;
+//   - parallelTimed: asserts on elapsed times or latencies (an idle
+//     timeout, a cooldown, a p50); it runs beside timed and plain tests,
+//     never beside a heavy one;
+//   - parallelHeavy: keeps a core busy for seconds (hundreds of MB through
+//     the gateway); it runs beside plain and heavy tests, never beside a
+//     timed one.
+//
+// A test waiting at the gate holds one of go test's parallel slots; a heavy
+// test waits until no timed test runs (no writer's preference: a waiting
+// heavy test does not hold back the timed ones), so at most the few heavy
+// tests ever wait while timed ones run, and they start once the timed ones
+// are done.
+func parallelTimed(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	loadGate.enter(false)
+	t.Cleanup(func() { loadGate.leave(false) })
+}
+
+func parallelHeavy(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	loadGate.enter(true)
+	t.Cleanup(func() { loadGate.leave(true) })
+}
+
+var loadGate = newGate()
+
+type gate struct {
+	mu           sync.Mutex
+	cond         *sync.Cond
+	timed, heavy int // tests of each kind running
+}
+
+func newGate() *gate {
+	g := &gate{}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *gate) enter(heavy bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for (heavy && g.timed > 0) || (!heavy && g.heavy > 0) {
+		g.cond.Wait()
+	}
+	if heavy {
+		g.heavy++
+	} else {
+		g.timed++
+	}
+}
+
+func (g *gate) leave(heavy bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if heavy {
+		g.heavy--
+	} else {
+		g.timed--
+	}
+	g.cond.Broadcast()
+}
+
 // startupWait bounds how long a child process may take to start listening.
 const startupWait = 15 * time.Second
 

@@ -16,12 +16,12 @@ import (
 // the liveness check (-live) still passes, for shutdown.delay; once the
 // listeners are closed both fail.
 func TestHealthCommandFollowsTheDrain(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	admin := loopbackAddr(freeLoopbackPort(t))
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0
 admin: {listen: %s}
-shutdown: {delay: 3s, grace: 1s}
+shutdown: {delay: 12s, grace: 1s}
 providers:
   p: {kind: openai, base_url: "http://127.0.0.1:1/v1", api_key: test-key, models: [m1]}
 targets:
@@ -60,7 +60,7 @@ targets:
 	if code, out := health("-live"); code != 0 {
 		t.Errorf("health -live within shutdown.delay = exit %d, %q; want 0: the process is alive", code, out)
 	}
-	if code := gw.wait(t, 15*time.Second); code != 0 {
+	if code := gw.wait(t, 30*time.Second); code != 0 {
 		t.Errorf("gateway exit code = %d, want 0", code)
 	}
 	if code, out := health("-live"); code != 1 || !strings.Contains(out, "connection refused") {

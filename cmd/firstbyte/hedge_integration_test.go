@@ -55,7 +55,7 @@ func newLateUpstream(t *testing.T, tag string, delay time.Duration) *lateUpstrea
 // says won, the late upstream sees its connection closed, and
 // firstbyte_hedges_total counts each.
 func TestHedgeThroughTheBinary(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	late, quick := newLateUpstream(t, "late", 3*time.Second), newLateUpstream(t, "quick", 5*time.Millisecond)
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0

@@ -26,7 +26,7 @@ import (
 //	client ─> A ──OTLP──> otelcol (fanout.yaml) ──/v1/traces──> A (skips its own)
 //	          B ──OTLP──┘                        └─/v1/traces──> B (learns)
 func TestSeveralInstancesShareTheRanking(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	fast := startSimProvider(t, sim.Provider{Name: "fast", TTFB: sim.Fixed(5 * time.Millisecond), Stream: sim.Pace{Chunks: 1}})
 	slow := startSimProvider(t, sim.Provider{Name: "slow", TTFB: sim.Fixed(40 * time.Millisecond), Stream: sim.Pace{Chunks: 1}})
 

@@ -203,6 +203,7 @@ func routedTargets(t *testing.T, admin, model string) []string {
 // streaming requests. No request fails, none reaches a provider twice;
 // the good config takes over new requests, the bad ones change nothing.
 func TestReloadUnderLoad(t *testing.T) {
+	// Not parallel: 32 clients load both cores, and every request must be served within its timeouts.
 	const chunks = 4
 	pace := sim.Pace{Chunks: chunks, Interval: 15 * time.Millisecond}
 	a := startSimProvider(t, sim.Provider{Name: "a", TTFB: sim.Fixed(5 * time.Millisecond), Stream: pace})
@@ -302,6 +303,7 @@ targets:
 // flight runs to its end while the listeners are already free for a
 // replacement; exit 0.
 func TestDrainUnderLoad(t *testing.T) {
+	// Not parallel: 32 clients load both cores, and its load balancer stops 400 ms after /readyz turns.
 	const chunks = 6
 	p := startSimProvider(t, sim.Provider{Name: "p", TTFB: sim.Fixed(10 * time.Millisecond), Stream: sim.Pace{Chunks: chunks, Interval: 20 * time.Millisecond}})
 	long := startSimProvider(t, sim.Provider{Name: "long", TTFB: sim.Fixed(10 * time.Millisecond), Stream: sim.Pace{Chunks: 25, Interval: 100 * time.Millisecond}})
@@ -415,6 +417,7 @@ targets:
 // shutdown.grace ends with an error event in its API's format when the
 // grace is over, the process exits 0 soon after.
 func TestGraceEndsOpenStreamsWithAnErrorEvent(t *testing.T) {
+	parallelTimed(t)
 	slow := startSimProvider(t, sim.Provider{Name: "slow", TTFB: sim.Fixed(5 * time.Millisecond), Stream: sim.Pace{Chunks: 100, Interval: 100 * time.Millisecond}})
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0
@@ -480,6 +483,7 @@ targets:
 // are served throughout with p99 < 1s, /readyz answers on fresh
 // connections, and read_timeout (2s) closes every stalled connection.
 func TestStalledBodiesAtLowFDLimit(t *testing.T) {
+	// Not parallel: 300 connections, and a p99 under 1 s for the kept-alive clients.
 	stalled := 300
 	if testing.Short() {
 		stalled = 100
@@ -606,6 +610,7 @@ targets:
 // a body trickled a byte per 5 s is ended by read_timeout with a 408; the
 // admin token guards /debug/routing and /admin/reload only.
 func TestRequestPathFramingTimeoutsAndAdminToken(t *testing.T) {
+	parallelTimed(t)
 	p := startSimProvider(t, sim.Provider{Name: "p", TTFB: sim.Fixed(time.Millisecond)})
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0
@@ -641,12 +646,14 @@ targets:
 		t.Errorf("the provider got %d requests, want 0", n)
 	}
 
+	// From before the dial: the server's read_timeout runs from its accept,
+	// which a busy machine can put well before Dial returns.
+	start := time.Now()
 	trickle, err := net.Dial("tcp", gw.api)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer trickle.Close()
-	start := time.Now()
 	fmt.Fprintf(trickle, "POST /v1/messages HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 	go func() { // a byte per 5 s until the server hangs up
 		for range 4 {
@@ -712,6 +719,7 @@ targets:
 // fields; with the OTLP endpoint a closed port, many failed exports make one
 // warning line, and the rest come counted in the next.
 func TestLogsJSONRequestLinesAndRateLimitedExportWarnings(t *testing.T) {
+	parallelTimed(t)
 	p := startSimProvider(t, sim.Provider{Name: "p", TTFB: sim.Fixed(2 * time.Millisecond), Stream: sim.Pace{Chunks: 2, Interval: time.Millisecond}})
 	closedPort := freeLoopbackPort(t)
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
@@ -795,6 +803,7 @@ telemetry: {otlp_endpoint: "http://127.0.0.1:%d"}
 // a second SIGTERM ends the open stream at once with an error event and
 // exits 1, without waiting for the grace.
 func TestSecondSignalHurriesTheDrain(t *testing.T) {
+	parallelTimed(t)
 	slow := startSimProvider(t, sim.Provider{Name: "slow", TTFB: sim.Fixed(5 * time.Millisecond), Stream: sim.Pace{Chunks: 100, Interval: 100 * time.Millisecond}})
 	gw := startGatewayProc(t, "gateway", fmt.Sprintf(`
 listen: 127.0.0.1:0

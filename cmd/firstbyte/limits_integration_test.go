@@ -94,7 +94,7 @@ func closedWithin(c *keptAlive, limit time.Duration) (time.Duration, bool) {
 // listener and on the admin one alike; read_timeout (3s) is not what
 // closes it.
 func TestIdleTimeoutOnBothListeners(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	const idle = 400 * time.Millisecond
 	gw := limitsGateway(t, "{idle_timeout: 400ms, read_timeout: 3s}")
 	for _, l := range []struct{ name, addr, path string }{
@@ -130,7 +130,7 @@ func TestIdleTimeoutOnBothListeners(t *testing.T) {
 // deadline (min(read_timeout, 10s) = 1s here) has passed, on both
 // listeners.
 func TestHeaderDeadlineClosesSlowHeaders(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	const deadline = time.Second
 	gw := limitsGateway(t, "{read_timeout: 1s, idle_timeout: 10s}")
 	for _, l := range []struct{ name, addr string }{{"api", gw.api}, {"admin", gw.admin}} {

@@ -128,7 +128,7 @@ func promptBody(model string) string {
 // reason; a request that skipped a target says so in its line's skipped
 // field; no line holds the prompt or a key.
 func TestLogsJSONSummaryCircuitIngestAndSkipped(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	flaky := newSwitchable(t)
 	flaky.failing.Store(true)
 	steady := startSimProvider(t, sim.Provider{Name: "steady", TTFB: sim.Fixed(time.Millisecond)})

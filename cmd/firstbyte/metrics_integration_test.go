@@ -51,7 +51,7 @@ func wantSeries(t *testing.T, admin, name, labels string, want float64, when str
 // circuit is closed, 1 from the moment it opens (and while half-open,
 // waiting for its probe), and 0 again once the probe's success closes it.
 func TestCircuitOpenGauge(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	flaky := newSwitchable(t)
 	flaky.failing.Store(true)
 	steady := startSimProvider(t, sim.Provider{Name: "steady", TTFB: sim.Fixed(time.Millisecond)})

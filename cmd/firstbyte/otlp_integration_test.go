@@ -88,7 +88,7 @@ func waitForSpans(t *testing.T, sink *spanSink, instance string, servers, client
 //	              v
 //	      firstbyte-otelcol ─> sink
 func TestOTLPExportToCollector(t *testing.T) {
-	t.Parallel()
+	parallelTimed(t)
 	f := newOTLPFixture(t)
 	col, sink := startCollectorToSink(t)
 	gw := startGatewayProc(t, "gateway", f.config("http://"+col.httpAddr), exportEnv...)
