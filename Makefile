@@ -69,7 +69,7 @@ FUZZTIME ?= 2s
 FUZZ_TARGETS := ./router/upstream/:FuzzEventStreamReader ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/reqbody/:FuzzScanRequest ./router/conn/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/translate/:FuzzChatToResponsesStream ./router/translate/:FuzzMessagesToResponsesStream ./router/internal/jsonscan/:FuzzValid ./router/internal/jsonscan/:FuzzStrings \
 	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors \
-	./router/translate/:FuzzDecodeRequest ./router/translate/:FuzzModelAnswers ./router/translate/:FuzzModelStreams ./router/translate/:FuzzAnthropicSchema ./router/translate/:FuzzFitForAnthropic
+	./router/translate/:FuzzDecodeRequest ./router/translate/:FuzzModelAnswers ./router/translate/:FuzzModelStreams ./router/translate/:FuzzAnthropicSchema ./router/translate/:FuzzFitForAnthropic ./router/upstream/:FuzzChunkBytes
 FUZZ_PACKAGES := $(sort $(foreach t,$(FUZZ_TARGETS),$(firstword $(subst :, ,$(t)))))
 # Each package's instrumented test binary is built once (`go test -c -fuzz`)
 # and runs its targets one after another, as `go test -fuzz` would: from the
