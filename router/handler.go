@@ -403,16 +403,15 @@ func nextTurn(r *Route, t *Turn) bool {
 
 // attempt runs t's attempt holding its concurrency slot (lim nil: no
 // limit), released however the attempt ends (a panic in it must not cost
-// the provider a slot for good), and reports it to the route. An answer is
-// flushed to the client before the attempt span ends (deliver): the span's
-// end, its conversion and the tracker's record (about a tenth of a
-// request's CPU) are no part of the client's wait. The tracker still
-// learns before this handler returns, so the next request on the
-// connection is ordered knowing this one (others within microseconds).
-// The span ends, and the sample is taken, after the flush: a stamp taken
-// before it would reach the tracker out of time order whenever another
-// request's record overtook this one during the write, and the tracker
-// pays for every sample it must insert behind a later one.
+// the provider a slot for good), and reports it to the route. The attempt
+// span ends before the answer leaves the gateway's buffers (apiHandler
+// flushes once the pipeline returns): the tracker learns from it, and the
+// provider's guards from its verdict, before the client can send its next
+// request or read the gateway's state. Flushing first would take the
+// span's end, its conversion and the tracker's record (about a tenth of a
+// request's CPU at 1 client) out of the client's wait, but the gateway's
+// state would then lag the answer the client already has (docs/benchmarks.md,
+// "One request's CPU"). A stream's chunks went out as they came.
 func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.Limiter) (done bool) {
 	if lim != nil {
 		defer lim.Release()
@@ -470,10 +469,9 @@ func (g *Gateway) endAttempt(c *call, t *Turn, a *attempt) bool {
 	return c.route.End(t, a.res, g.timestamp())
 }
 
-// deliver writes a's answer to the client and flushes it.
+// deliver writes a's answer to the client (apiHandler flushes it).
 func (g *Gateway) deliver(c *call, a *attempt) {
 	c.answered(a.deliver(c.w, &c.route))
-	c.flush()
 }
 
 // keepsPrefixes reports whether c's prompt prefix is worth naming: the
