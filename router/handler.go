@@ -427,7 +427,7 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 	}()
 	if a.reach() {
 		g.noteStored(a)
-		g.deliver(c, a)
+		c.answered(a.deliver(c.w, &c.route))
 		g.noteStored(a)
 	} else {
 		g.undelivered(c, a)
@@ -467,11 +467,6 @@ func (g *Gateway) undelivered(c *call, a *attempt) {
 //go:noinline
 func (g *Gateway) endAttempt(c *call, t *Turn, a *attempt) bool {
 	return c.route.End(t, a.res, g.timestamp())
-}
-
-// deliver writes a's answer to the client (apiHandler flushes it).
-func (g *Gateway) deliver(c *call, a *attempt) {
-	c.answered(a.deliver(c.w, &c.route))
 }
 
 // keepsPrefixes reports whether c's prompt prefix is worth naming: the

@@ -183,7 +183,7 @@ func (g *Gateway) finishRace(c *call, x *Race, gr *gatewayRacers) bool {
 	switch {
 	case r.ready:
 		c.tried(r.t.Cand.Target)
-		g.deliver(c, r.a)
+		c.answered(r.a.deliver(c.w, &c.route))
 	case r.a.stopping:
 		setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
