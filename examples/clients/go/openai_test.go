@@ -194,22 +194,31 @@ func testOpenAIGo(t *testing.T, gw *gateway) {
 	})
 
 	t.Run("stream broken after the first byte ends with an error event", func(t *testing.T) {
-		stream := client.Chat.Completions.NewStreaming(t.Context(), chat(brokenChat))
-		defer stream.Close()
-		var content strings.Builder
-		for stream.Next() {
-			if ch := stream.Current().Choices; len(ch) > 0 {
-				content.WriteString(ch[0].Delta.Content)
-			}
-		}
-		var streamErr *ssestream.StreamError
-		if err := stream.Err(); !errors.As(err, &streamErr) || !strings.Contains(streamErr.Message, "stream_interrupted") {
+		content, streamErr, err := readChatStream(client.Chat.Completions.NewStreaming(t.Context(), chat(brokenChat)))
+		if streamErr == nil || !strings.Contains(streamErr.Message, "stream_interrupted") {
 			t.Fatalf("stream.Err() = %v (%T), want *ssestream.StreamError naming stream_interrupted", err, err)
 		}
-		if content.Len() == 0 {
+		if content == "" {
 			t.Error("no content before the break: the gateway should relay the chunks it had")
 		}
 	})
+}
+
+// readChatStream reads a chat stream to its end: the text its chunks
+// carried, and its error, also as the SDK's StreamError when it is one
+// (an error event from the gateway).
+func readChatStream(stream *ssestream.Stream[openai.ChatCompletionChunk]) (string, *ssestream.StreamError, error) {
+	defer stream.Close()
+	var content strings.Builder
+	for stream.Next() {
+		if ch := stream.Current().Choices; len(ch) > 0 {
+			content.WriteString(ch[0].Delta.Content)
+		}
+	}
+	err := stream.Err()
+	var streamErr *ssestream.StreamError
+	errors.As(err, &streamErr)
+	return content.String(), streamErr, err
 }
 
 func newOpenAI(gw *gateway, key string) openai.Client {

@@ -2,12 +2,10 @@ package clients
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -176,20 +174,12 @@ func testOpenAIGoUpstreams(t *testing.T, gw *gateway) {
 			}
 
 			t.Run("stream broken mid-answer", func(t *testing.T) {
-				stream := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: up.broken,
-					Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello.")}})
-				defer stream.Close()
-				var content strings.Builder
-				for stream.Next() {
-					if ch := stream.Current().Choices; len(ch) > 0 {
-						content.WriteString(ch[0].Delta.Content)
-					}
-				}
-				var streamErr *ssestream.StreamError
-				if err := stream.Err(); !errors.As(err, &streamErr) {
+				content, streamErr, err := readChatStream(client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: up.broken,
+					Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello.")}}))
+				if streamErr == nil {
 					t.Fatalf("stream.Err() = %v (%T), want *ssestream.StreamError", err, err)
 				}
-				if content.Len() == 0 {
+				if content == "" {
 					t.Error("no content before the break")
 				}
 			})
