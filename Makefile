@@ -68,9 +68,10 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 	cd examples/clients/node && npm ci --no-audit --no-fund
 	cd examples/clients/go && FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte $(GO) test -count=1 ./...
 
-# Fuzz targets, each for FUZZTIME (make test: a couple of seconds each; make
-# fuzz: minutes). A failing input is written under the package's testdata/fuzz.
-FUZZTIME ?= 2s
+# Fuzz targets, each for FUZZTIME (make test: a second each, a worker per
+# core, their seed corpora also run as tests in test-unit; make fuzz:
+# minutes). A failing input is written under the package's testdata/fuzz.
+FUZZTIME ?= 1s
 FUZZ_TARGETS := ./router/upstream/:FuzzEventStreamReader ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/reqbody/:FuzzScanRequest ./router/conn/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/translate/:FuzzChatToResponsesStream ./router/translate/:FuzzMessagesToResponsesStream ./router/internal/jsonscan/:FuzzValid ./router/internal/jsonscan/:FuzzStrings \
 	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors \
