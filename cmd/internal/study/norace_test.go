@@ -8,8 +8,8 @@ package study
 // two cores, the slowest part of make test's unit step). make test runs
 // them in a pass of their own without -race (the Makefile's test-unit);
 // under -race, TestStudyRunsShareNothing (race_test.go) runs every
-// scenario and mode briefly, two runs at a time, where the detector
-// would see runs sharing state.
+// scenario briefly, two runs at a time, where the detector would see runs
+// sharing state.
 
 import (
 	"bytes"
