@@ -40,9 +40,14 @@ demo: build ## simulated providers, the gateway and live traffic; stops 10 s aft
 test: lint test-unit test-integration test-clients ## everything CI runs
 test: test-deploy test-fuzz
 
+# The second line runs without the race detector what only costs more under
+# it: the attempt property's 10,000 random sequences (1,500 under -race), and
+# the routing study's goals and reproducibility, deterministic runs on
+# virtual clocks that cost five times as much under the detector (under
+# -race the study runs every scenario briefly, two runs at a time).
 test-unit: ## unit and end-to-end tests of the gateway module, race detector on
 	$(GO) test -race -count=1 ./...
-	$(GO) test -count=1 -run '^TestAttemptIntegrityProperty$$' ./router/ # its 10,000 random sequences (1,500 under -race above)
+	$(GO) test -count=1 -run '^(TestAttemptIntegrityProperty|TestStudyGoals|TestStudyIsReproducibleFromItsSeed)$$' ./router/ ./cmd/internal/study/
 
 # -parallel 8: the parallel tests of cmd/firstbyte mostly wait on child
 # processes, and go test's default (GOMAXPROCS, 2 here) ran them two at a
@@ -63,9 +68,10 @@ test-clients: build ## the official OpenAI (Go, Node) and Anthropic (Node) SDKs 
 	cd examples/clients/node && npm ci --no-audit --no-fund
 	cd examples/clients/go && FIRSTBYTE_BIN=$(CURDIR)/$(BIN)/firstbyte $(GO) test -count=1 ./...
 
-# Fuzz targets, each for FUZZTIME (make test: a couple of seconds each; make
-# fuzz: minutes). A failing input is written under the package's testdata/fuzz.
-FUZZTIME ?= 2s
+# Fuzz targets, each for FUZZTIME (make test: a second each, a worker per
+# core, their seed corpora also run as tests in test-unit; make fuzz:
+# minutes). A failing input is written under the package's testdata/fuzz.
+FUZZTIME ?= 1s
 FUZZ_TARGETS := ./router/upstream/:FuzzEventStreamReader ./router/upstream/:FuzzRateSignal ./router/:FuzzAttemptIntegrity ./router/reqbody/:FuzzScanRequest ./router/conn/:FuzzFramingScan ./router/config/:FuzzParseConfig ./router/:FuzzStreamRelay ./collector/:FuzzIngest ./collector/:FuzzPrefilter \
 	./router/translate/:FuzzMessagesToChatStream ./router/translate/:FuzzChatToMessagesStream ./router/translate/:FuzzChatToResponsesStream ./router/translate/:FuzzMessagesToResponsesStream ./router/internal/jsonscan/:FuzzValid ./router/internal/jsonscan/:FuzzStrings \
 	./router/translate/:FuzzUsageFilters ./router/translate/:FuzzChatToMessages ./router/translate/:FuzzMessagesToChat ./router/translate/:FuzzResponsesRequest ./router/translate/:FuzzResponsesAndErrors \

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -39,11 +40,30 @@ type mixedProvider struct {
 // order given, all serving client model "m" (upstream model "up-<name>").
 func mixedPool(t *testing.T, mode string, ps ...mixedProvider) (*httptest.Server, *tracetest.InMemoryExporter, map[string]*sim.Running) {
 	t.Helper()
+	return mixedPoolOn(t, nil, nil, mode, ps...)
+}
+
+// mixedPoolOn is mixedPool on a fake clock and a seeded random source when
+// they are not nil: the providers take their delays on the clock (a TTFB
+// advances it, nothing sleeps), and the gateway and its tracker read it, so
+// every latency the gateway measures is the providers' exactly, however
+// loaded the machine. It needs the requests one at a time.
+func mixedPoolOn(t *testing.T, clock *router.FakeClock, rnd *rand.Rand, mode string, ps ...mixedProvider) (*httptest.Server, *tracetest.InMemoryExporter, map[string]*sim.Running) {
+	t.Helper()
+	var simOpts sim.Options
+	var now func() time.Time
+	if clock != nil {
+		now = clock.Now
+		simOpts = sim.Options{Now: clock.Now, Sleep: func(ctx context.Context, d time.Duration) error {
+			clock.Advance(d)
+			return ctx.Err()
+		}}
+	}
 	running := map[string]*sim.Running{}
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "strategy: {mode: %s}\nproviders:\n", mode)
 	for _, p := range ps {
-		r, err := sim.StartProvider(p.Provider, sim.Options{})
+		r, err := sim.StartProvider(p.Provider, simOpts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +78,7 @@ func mixedPool(t *testing.T, mode string, ps ...mixedProvider) (*httptest.Server
 	// The real span path: the SDK's processor hands each attempt to the
 	// aggregator and tracker the modes read; the in-memory exporter keeps
 	// the spans for the test to read.
-	tracker := collector.NewTracker(collector.TrackerOptions{})
+	tracker := collector.NewTracker(collector.TrackerOptions{Now: now})
 	sdk, shutdown, err := telemetry.Setup(context.Background(), telemetry.Options{
 		Aggregator: collector.NewAggregator(tracker, collector.AggregatorOptions{}), Getenv: func(string) string { return "" },
 	})
@@ -76,7 +96,11 @@ func mixedPool(t *testing.T, mode string, ps ...mixedProvider) (*httptest.Server
 	if err := parsed.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	gw := newGatewayFromConfig(t, parsed, router.Options{TracerProvider: tp, Stats: tracker})
+	o := router.Options{TracerProvider: tp, Stats: tracker, Now: now}
+	if rnd != nil {
+		o.Rand = rnd
+	}
+	gw := newGatewayFromConfig(t, parsed, o)
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(srv.Close)
 	return srv, exp, running
@@ -404,16 +428,19 @@ func TestUntranslatableRequestSkipsTheOtherFormat(t *testing.T) {
 
 // TestMixedPoolLeastLatency: one model served by OpenAI- and
 // Anthropic-format providers at different speeds; least-latency learns from
-// both APIs' traffic alike and leads with the fastest for either.
+// both APIs' traffic alike and leads with the fastest for either. The
+// providers take their TTFBs on a fake clock the gateway reads: on the
+// wall clock a loaded machine's scheduling swapped the order (even 5, 120
+// and 240 ms measured claude-fast behind groq-mid under -race at load 30).
 func TestMixedPoolLeastLatency(t *testing.T) {
 	t.Parallel()
 	fast := anthropicSim("claude-fast")
 	fast.TTFB = sim.Fixed(5 * time.Millisecond)
 	slow := openaiSim("gpt-slow")
-	slow.TTFB = sim.Fixed(240 * time.Millisecond) // gaps wide enough that a loaded
-	mid := openaiSim("groq-mid")                  // machine's scheduling cannot swap
-	mid.TTFB = sim.Fixed(120 * time.Millisecond)  // the order (30 ms did, under -race)
-	srv, _, _ := mixedPool(t, "least-latency", slow, mid, fast)
+	slow.TTFB = sim.Fixed(240 * time.Millisecond)
+	mid := openaiSim("groq-mid")
+	mid.TTFB = sim.Fixed(120 * time.Millisecond)
+	srv, _, _ := mixedPoolOn(t, router.NewFakeClock(), rand.New(rand.NewPCG(1, 2)), "least-latency", slow, mid, fast)
 	for i := range 6 { // every target measured, by both APIs
 		if i%2 == 0 {
 			readAll(t, post(t, srv.URL, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`).Body)

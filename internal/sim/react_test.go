@@ -11,18 +11,17 @@ import (
 
 // A provider with MaxConcurrency 2 serves two requests at once; the others
 // wait, first come first served, and leave the queue when their client goes
-// away.
+// away. The requests' TTFBs are held until the test ends them, one at a
+// time, so which request a freed slot goes to is read from events, not
+// from how fast a loaded machine runs the clients (a real 60 ms TTFB let
+// the first requests end before the last ones were queued).
 func TestMaxConcurrencyQueuesFirstComeFirstServed(t *testing.T) {
-	const ttfb = 60 * time.Millisecond
-	r := startSim(t, Provider{TTFB: Fixed(ttfb), Stream: Pace{Chunks: 1}, MaxConcurrency: 2}, Options{})
+	held := newHeldSleep()
+	r := startSim(t, Provider{TTFB: Fixed(60 * time.Millisecond), Stream: Pace{Chunks: 1}, MaxConcurrency: 2}, Options{Sleep: held.Sleep})
+	t.Cleanup(held.stop)
 	url := r.URL() + "/chat/completions"
-	var (
-		mu   sync.Mutex
-		done []int
-		took = map[int]time.Duration{}
-		wg   sync.WaitGroup
-	)
-	start := time.Now()
+	ended := make(chan int, 5)
+	var wg sync.WaitGroup
 	for i := range 5 {
 		if i > 0 {
 			// Each arrives once the one before is in: the queue's order is known.
@@ -33,41 +32,55 @@ func TestMaxConcurrencyQueuesFirstComeFirstServed(t *testing.T) {
 			if status != http.StatusOK {
 				t.Errorf("request %d: %d %s", i, status, body)
 			}
-			mu.Lock()
-			done, took[i] = append(done, i), time.Since(start)
-			mu.Unlock()
+			ended <- i
 		})
 	}
+	pollTrue(t, func() bool { st := r.Slots(); return st.Serving == 2 && st.Waiting == 3 })
+	first, second := held.next(t), held.next(t) // requests 0 and 1, in service
+	// end lets a held TTFB end and returns the request that answered: the
+	// only one that can, as every other is held or waiting.
+	end := func(wake chan struct{}) int {
+		t.Helper()
+		close(wake)
+		select {
+		case i := <-ended:
+			return i
+		case <-time.After(10 * time.Second):
+			t.Fatal("no request ended within 10s of its TTFB")
+			return -1
+		}
+	}
+	a := end(first)
+	if a != 0 && a != 1 {
+		t.Fatalf("request %d ended first, want 0 or 1 (in service)", a)
+	}
+	// First come, first served: each freed slot goes to the request that
+	// has waited longest.
+	for _, want := range []int{2, 3} {
+		if got := end(held.next(t)); got != want {
+			t.Errorf("a freed slot served request %d, want %d", got, want)
+		}
+	}
+	if b := end(second); a+b != 1 {
+		t.Errorf("requests %d and %d ended, want 0 and 1", a, b)
+	}
+	if got := end(held.next(t)); got != 4 {
+		t.Errorf("the last slot served request %d, want 4", got)
+	}
 	wg.Wait()
-	st := r.Slots()
-	if st.Max != 2 || st.PeakServing != 2 || st.PeakWaiting != 3 || st.Queued != 3 || st.Serving != 0 || st.Waiting != 0 {
+	if st := r.Slots(); st.Max != 2 || st.PeakServing != 2 || st.PeakWaiting != 3 || st.Queued != 3 || st.Serving != 0 || st.Waiting != 0 {
 		t.Errorf("slots = %+v, want max 2, peak serving 2, peak waiting 3, queued 3, idle now", st)
-	}
-	// Rounds of two: 0 and 1, then 2 and 3, then 4.
-	if took[4] < 3*ttfb {
-		t.Errorf("the fifth request took %v, want at least three rounds of %v", took[4], ttfb)
-	}
-	if took[2] < 2*ttfb {
-		t.Errorf("times %v: want request 2 in the second round", took)
-	}
-	// First come, first served: 4 waits for a slot that 2 or 3 frees, so
-	// both end before it. (Order, not wall time: on a loaded machine the
-	// arrivals themselves are late, so no upper bound on a time is safe.)
-	pos := map[int]int{}
-	for at, i := range done {
-		pos[i] = at
-	}
-	if pos[4] != 4 || pos[2] > 3 || pos[3] > 3 {
-		t.Errorf("requests ended in order %v: want 2 and 3 before 4, 4 last", done)
 	}
 }
 
 func TestMaxConcurrencyCancelledWaiterLeavesTheQueue(t *testing.T) {
-	r := startSim(t, Provider{TTFB: Fixed(100 * time.Millisecond), Stream: Pace{Chunks: 1}, MaxConcurrency: 1}, Options{})
+	held := newHeldSleep()
+	r := startSim(t, Provider{TTFB: Fixed(100 * time.Millisecond), Stream: Pace{Chunks: 1}, MaxConcurrency: 1}, Options{Sleep: held.Sleep})
+	t.Cleanup(held.stop)
 	url := r.URL() + "/chat/completions"
 	var wg sync.WaitGroup
 	wg.Go(func() { readAll(t, post(t, context.Background(), nil, url, `{"model":"m"}`)) })
-	pollTrue(t, func() bool { return r.Slots().Serving == 1 })
+	inService := held.next(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	wg.Go(func() {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"model":"m"}`))
@@ -78,15 +91,68 @@ func TestMaxConcurrencyCancelledWaiterLeavesTheQueue(t *testing.T) {
 	pollTrue(t, func() bool { return r.Slots().Waiting == 1 })
 	cancel()
 	pollTrue(t, func() bool { return r.Slots().Waiting == 0 })
+	close(inService)
 	wg.Wait()
 	pollTrue(t, func() bool { return r.Slots().Serving == 0 })
-	// The slot is free again: the next request takes it at once.
-	t0 := time.Now()
-	readAll(t, post(t, context.Background(), nil, url, `{"model":"m"}`))
-	if d := time.Since(t0); d > 190*time.Millisecond {
-		t.Errorf("a request after the queue emptied took %v, want about one TTFB (100ms)", d)
+	// The slot is free again: the next request takes it without waiting
+	// (it reaches its TTFB, and the queue counts no one more).
+	wg.Go(func() { readAll(t, post(t, context.Background(), nil, url, `{"model":"m"}`)) })
+	close(held.next(t))
+	wg.Wait()
+	if st := r.Slots(); st.Queued != 1 || st.PeakWaiting != 1 || st.Serving != 0 || st.Waiting != 0 {
+		t.Errorf("slots = %+v, want queued 1 (the cancelled request), peak waiting 1, idle now", st)
 	}
 }
+
+// heldSleep is a Sleep that holds every delay until the test ends it: a
+// test decides when each request in service answers.
+type heldSleep struct {
+	asleep chan chan struct{} // a held delay's wake, in the order they began
+	done   chan struct{}      // closed by stop: every delay ends
+	once   sync.Once
+}
+
+func newHeldSleep() *heldSleep {
+	return &heldSleep{asleep: make(chan chan struct{}, 16), done: make(chan struct{})}
+}
+
+func (h *heldSleep) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	wake := make(chan struct{})
+	select {
+	case h.asleep <- wake:
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-wake:
+		return nil
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// next returns the wake of the next delay to begin.
+func (h *heldSleep) next(t *testing.T) chan struct{} {
+	t.Helper()
+	select {
+	case w := <-h.asleep:
+		return w
+	case <-time.After(10 * time.Second):
+		t.Fatal("no request began its TTFB within 10s")
+		return nil
+	}
+}
+
+// stop ends every delay, held or to come (a failed test's requests end
+// before the server closes).
+func (h *heldSleep) stop() { h.once.Do(func() { close(h.done) }) }
 
 // cacheBody is a chat completion of conversation conv: a system prompt over
 // CacheMinBytes and a last turn that changes.

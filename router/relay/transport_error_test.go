@@ -105,20 +105,33 @@ func nxdomainResolver(t *testing.T) *net.Resolver {
 	}}
 }
 
-// roundTrip sends a POST to url with tr (the gateway's transport when
-// nil) and returns the error, failing the test when there is none.
+// patience bounds how long roundTrip waits for the error. It guards
+// against a hang; no case asserts on it: under -race on a machine at load
+// 30 a TLS handshake with httptest took over 10 s, and the 10 s deadline
+// this was then came back as the error, of kind timeout.
+const patience = 2 * time.Minute
+
+// roundTrip sends a POST to url with tr (when nil, the gateway's transport
+// with patience for its TLS handshake: the cases that use it are about the
+// error's kind, not its timing) and returns the error, failing the test
+// when there is none or none came within patience.
 func roundTrip(t *testing.T, tr http.RoundTripper, url string) error {
 	t.Helper()
 	if tr == nil {
-		tr = upstream.NewTransport()
+		gw := upstream.NewTransport()
+		gw.TLSHandshakeTimeout = patience
+		tr = gw
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
 	resp, err := tr.RoundTrip(req)
 	if err == nil {
 		resp.Body.Close()
 		t.Fatalf("POST %s: %d, want a transport error", url, resp.StatusCode)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("POST %s: no answer within %v (%v)", url, patience, err)
 	}
 	return err
 }
@@ -182,7 +195,7 @@ func TestTransportKind(t *testing.T) {
 		}, transportTimeout, "transport (timed out connecting)"},
 		{"a host name that does not resolve", func(t *testing.T) error {
 			tr := upstream.NewTransport()
-			tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, Resolver: nxdomainResolver(t)}).DialContext
+			tr.DialContext = (&net.Dialer{Timeout: patience, Resolver: nxdomainResolver(t)}).DialContext
 			tr.Proxy = nil
 			return roundTrip(t, tr, "http://nonexistent.invalid")
 		}, transportDNS, "transport (DNS: no such host)"},
