@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import Anthropic, { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
-import OpenAI, { APIError } from 'openai';
+import Anthropic, { APIError as AnthropicAPIError, BadRequestError as AnthropicBadRequestError } from '@anthropic-ai/sdk';
+import OpenAI, { APIError, BadRequestError } from 'openai';
 
 import { key, models, routingHeaders, timeout, url } from './gateway.js';
 
@@ -76,6 +76,7 @@ const upstreams = [
     reasoningCounted: false, // the simulated model does not reason
     responsesTranslated: false,
     cached: false,
+    serialCalls: true, // parallel_tool_calls / disable_parallel_tool_use
     finishes: { stop: stopped, length: cut, content_filter: filtered },
   },
   {
@@ -85,6 +86,7 @@ const upstreams = [
     stopSequence: 'stop_sequence',
     reasoningCounted: false, // Anthropic's usage has no reasoning count
     cached: false,
+    serialCalls: true,
     finishes: {
       end_turn: stopped,
       stop_sequence: ['stop', 'stop_sequence', null],
@@ -128,7 +130,7 @@ function checkCalls(calls, args = (c) => c.args) {
   assert.ok(calls[0].id && calls[1].id && calls[0].id !== calls[1].id, `call ids ${calls.map((c) => c.id)}`);
 }
 
-for (const { format, model, broken, finishes, reasoningCounted, stopSequence, responsesTranslated = true, cached = true } of upstreams) {
+for (const { format, model, broken, finishes, reasoningCounted, stopSequence, responsesTranslated = true, cached = true, serialCalls = false } of upstreams) {
   const by = `served by ${format}`;
 
   test(`openai chat.completions text, unary, ${by}`, async () => {
@@ -195,6 +197,32 @@ for (const { format, model, broken, finishes, reasoningCounted, stopSequence, re
     });
     assert.equal(next.choices[0].finish_reason, 'stop');
     assert.ok(next.choices[0].message.content, 'no text after the tool results');
+  });
+
+  test(`one tool call at a time (parallel_tool_calls false, disable_parallel_tool_use): ${serialCalls ? 'held' : 'refused with a 400 naming the field'}, ${by}`, async () => {
+    const messages = [{ role: 'user', content: parallel }];
+    const c = () => openai.chat.completions.create({ model, messages, tools: chatTools, parallel_tool_calls: false });
+    const m = () => anthropic.messages.create({ model, max_tokens: 256, messages, tools: messagesTools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    const r = () => openai.responses.create({ model, input: messages, tools: responsesTools, parallel_tool_calls: false });
+    if (serialCalls) {
+      assert.equal((await c()).choices[0].message.tool_calls.length, 1);
+      assert.equal((await m()).content.filter((b) => b.type === 'tool_use').length, 1);
+      if (responsesTranslated) assert.equal((await r()).output.filter((o) => o.type === 'function_call').length, 1);
+      return;
+    }
+    // Converse and Gemini have no field that holds a model to one call.
+    for (const ask of [c, r]) {
+      await assert.rejects(ask, (err) => {
+        assert.ok(err instanceof BadRequestError, `got ${err?.constructor?.name}: ${err}`);
+        assert.equal(err.param, 'parallel_tool_calls');
+        return true;
+      });
+    }
+    await assert.rejects(m, (err) => {
+      assert.ok(err instanceof AnthropicBadRequestError, `got ${err?.constructor?.name}: ${err}`);
+      assert.match(err.message, /tool_choice\.disable_parallel_tool_use/);
+      return true;
+    });
   });
 
   test(`openai chat.completions structured output (json_schema) is accepted, ${by}`, async () => {
