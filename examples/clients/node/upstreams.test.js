@@ -92,10 +92,10 @@ const upstreams = [
       stop_sequence: ['stop', 'stop_sequence', null],
       max_tokens: cut,
       model_context_window_exceeded: ['length', 'model_context_window_exceeded', 'max_output_tokens'],
-      // A Responses client gets a refusal item, completed when unary and
-      // incomplete (content_filter) when streamed after text it cannot take
-      // back: see docs/translation.md.
-      refusal: ['content_filter', 'refusal', undefined],
+      // The text before the refusal stays text, unary and streamed alike
+      // (a stream sent it before it knew): a content filter stop to a
+      // Responses client, see docs/translation.md.
+      refusal: ['content_filter', 'refusal', 'content_filter'],
       pause_turn: ['stop', 'pause_turn', null],
     },
   },
@@ -397,9 +397,9 @@ for (const { format, model, broken, finishes, reasoningCounted, stopSequence, re
         const status = responses ? 'incomplete' : 'completed';
         assert.equal(resp?.status, status, `responses ${how}: ${JSON.stringify(resp?.incomplete_details)}`);
         assert.equal(resp.incomplete_details?.reason ?? null, responses, `responses ${how}`);
-        // The item an answer was cut in is incomplete too; one a filter
-        // stopped said what it said, whole.
-        const itemStatus = responses === 'max_output_tokens' ? 'incomplete' : 'completed';
+        // The item an answer was cut in, or a filter stopped, is
+        // incomplete too, as OpenAI says it.
+        const itemStatus = responses ? 'incomplete' : 'completed';
         const item = resp.output.find((o) => o.type === 'message');
         assert.equal(item?.status, itemStatus, `responses ${how}: the message item says ${item?.status}, the response ${resp.status}`);
       }
