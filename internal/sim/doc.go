@@ -46,8 +46,8 @@
 //     on the first functionCall, or on a text answer's last part, and a
 //     thought part first with includeThoughts; Converse: a signed
 //     reasoningContent block first). The next turn must carry each back
-//     unchanged on its part: an altered or moved signature, or a thinking
-//     turn's call without one, is refused with 400; an answer to a request
+//     unchanged on its part: an altered or moved signature, or (Gemini) a
+//     thinking turn's call without one, is refused with 400; an answer to a request
 //     that carried signatures back starts with [SignatureNote]
 //     ("[1 thought signature(s) verified] "), so a test through a gateway can
 //     see they arrived whole.

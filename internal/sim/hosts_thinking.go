@@ -16,9 +16,8 @@ import (
 // set); Converse a reasoningContent block first, its reasoningText signed.
 // The next turn must carry them back unchanged on the parts they came
 // with: a signature the simulator did not give for that part is refused
-// (400), and so is a thinking request whose last model turn called a tool
-// without its signature (Gemini: unsigned first call; Converse: no
-// reasoningContent block first), as the real models refuse them. The
+// (400), and so is a Gemini thinking request whose last model turn's first
+// call is unsigned, as Gemini 3 refuses it. The
 // answer to a request that carried signatures back starts with a note of
 // how many were verified (SignatureNote), so a test through a gateway can
 // see that they arrived whole.

@@ -2,11 +2,12 @@
 // by a Gemini and only by a Bedrock Converse upstream. The simulated hosts
 // sign a thinking request's answer as the real models do (Gemini a
 // thoughtSignature on the call it makes, Converse a signed reasoningContent
-// block), refuse a next turn whose signature was altered or left off, and
-// start the answer to a turn that carried them back whole with
-// "[N thought signature(s) verified]". The client sends back the thinking
-// blocks it got, as a tool loop does; the gateway must carry each signature
-// to the upstream unchanged, on the part it came with.
+// block), refuse a next turn whose signature was altered (Gemini also one
+// left off a thinking turn's call), and start the answer to a turn that
+// carried them back whole with "[N thought signature(s) verified]". The
+// client sends back the thinking blocks it got, as a tool loop does; the
+// gateway must carry each signature to the upstream unchanged, on the part
+// it came with.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
