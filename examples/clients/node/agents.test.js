@@ -33,9 +33,9 @@ const apis = [
 // answers a turn that ends in a tool output with its fixed filler text.
 const filler = /^The quick brown fox\b/;
 
-// agentWith is an agent on model whose get_weather tool records the cities
-// it was called for.
-function agentWith(model) {
+// agentWith is an agent on model (with modelSettings) whose get_weather
+// tool records the cities it was called for.
+function agentWith(model, modelSettings = {}) {
   const calls = [];
   const getWeather = tool({
     name: 'get_weather',
@@ -46,7 +46,7 @@ function agentWith(model) {
       return `It is 21 degrees and sunny in ${city}.`;
     },
   });
-  return { agent: new Agent({ name: 'Weather', instructions: 'Use the tools.', model, tools: [getWeather] }), calls };
+  return { agent: new Agent({ name: 'Weather', instructions: 'Use the tools.', model, modelSettings, tools: [getWeather] }), calls };
 }
 
 // checkRun asserts a finished run: one tool call with the simulated
@@ -89,6 +89,18 @@ for (const { format, model } of upstreams) {
       checkRun(result, calls);
       assert.equal(text, result.finalOutput, 'the streamed text is the final output');
     });
+
+    // Only the Responses API carries reasoning (and its signatures) back.
+    if (api === 'Responses') {
+      test(`the Agents SDK (${api}) keeps its reasoning across a tool loop (the signatures reach the upstream), served by ${format}`, { skip: !model && `no ${format} model` }, async () => {
+        const { agent, calls } = agentWith(modelFor(model), { reasoning: { effort: 'low', summary: 'auto' } });
+        const result = await run(agent, 'What is the weather in Paris?');
+        assert.deepEqual(calls, ['example']);
+        assert.ok(result.newItems.some((i) => i.type === 'reasoning_item'), `items ${result.newItems.map((i) => i.type)}`);
+        // The simulated upstream verified the signature the first turn gave.
+        assert.match(result.finalOutput, /^\[1 thought signature\(s\) verified\] The quick brown fox/);
+      });
+    }
 
     test(`the Agents SDK (${api}) runs two tools called at once, one without arguments, streamed, served by ${format}`, { skip: !model && `no ${format} model` }, async () => {
       const { agent, calls } = agentWith(modelFor(model));
