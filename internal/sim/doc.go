@@ -39,6 +39,18 @@
 //     per chunk; when the request carries images (image_url parts, image blocks,
 //     Converse image blocks, Gemini inlineData parts),
 //     the first chunk says how many: "I see 2 image(s)."
+//   - Thinking across turns, on the Converse and Gemini hosts: a request that
+//     asks the model to think (Gemini thinkingConfig.thinkingBudget above 0;
+//     Converse additionalModelRequestFields.reasoningConfig enabled) gets
+//     signed parts as the real models give them (Gemini: a thoughtSignature
+//     on the first functionCall, or on a text answer's last part, and a
+//     thought part first with includeThoughts; Converse: a signed
+//     reasoningContent block first). The next turn must carry each back
+//     unchanged on its part: an altered or moved signature, or (Gemini) a
+//     thinking turn's call without one, is refused with 400; an answer to a request
+//     that carried signatures back starts with [SignatureNote]
+//     ("[1 thought signature(s) verified] "), so a test through a gateway can
+//     see they arrived whole.
 //
 // Usage is in every answer: prompt (input) tokens are the request body's length /
 // 4 (a Gemini request with a thinkingConfig.thinkingBudget above 0 also reports a

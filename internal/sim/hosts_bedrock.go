@@ -28,13 +28,16 @@ func (s *Server) bedrockFront(w http.ResponseWriter, r *http.Request, body []byt
 	model, action := rest[:i], rest[i+1:]
 	if action == "converse" || action == "converse-stream" {
 		stream := action == "converse-stream"
-		msgBody, refusal := converseFront(body, model, stream)
+		msgBody, signed, refusal := converseFront(body, model, stream)
 		if refusal != "" {
 			bedrockError(w, http.StatusBadRequest, "ValidationException", refusal)
 			return w, nil, false
 		}
 		r.URL.Path = "/v1/messages"
-		return &converseWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}, gate: exceptionGate{ex: s.host.Exception}}, msgBody, true
+		c := &converseWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}, gate: exceptionGate{ex: s.host.Exception}, signed: signed}
+		var in converseRequest
+		c.reasons = json.Unmarshal(body, &in) == nil && converseReasons(&in)
+		return c, msgBody, true
 	}
 	if action != "invoke" && action != "invoke-with-response-stream" {
 		bedrockError(w, http.StatusNotFound, "UnknownOperationException", "")

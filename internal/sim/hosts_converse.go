@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
@@ -30,6 +31,11 @@ type converseRequest struct {
 		MaxTokens     int      `json:"maxTokens"`
 		StopSequences []string `json:"stopSequences"`
 	} `json:"inferenceConfig"`
+	AdditionalModelRequestFields struct {
+		ReasoningConfig struct {
+			Type string `json:"type"`
+		} `json:"reasoningConfig"`
+	} `json:"additionalModelRequestFields"`
 	ToolConfig *struct {
 		Tools []struct {
 			ToolSpec struct {
@@ -43,18 +49,23 @@ type converseRequest struct {
 	} `json:"toolConfig"`
 }
 
-// converseFront reads a Converse request into a Messages one; "" and a
-// body, or the ValidationException's message.
-func converseFront(body []byte, model string, stream bool) ([]byte, string) {
+// converseFront reads a Converse request into a Messages one: a body and
+// how many of the model's reasoning signatures it carried back (checked by
+// converseSignatures), or the ValidationException's message.
+func converseFront(body []byte, model string, stream bool) ([]byte, int, string) {
 	if k := unknownMember(body, converseKnown...); k != "" {
-		return nil, "Malformed input request: extraneous key [" + k + "] is not permitted"
+		return nil, 0, "Malformed input request: extraneous key [" + k + "] is not permitted"
 	}
 	var in converseRequest
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, "Malformed input request: " + err.Error()
+		return nil, 0, "Malformed input request: " + err.Error()
 	}
 	if len(in.Messages) == 0 || in.Messages[0].Role != "user" {
-		return nil, "A conversation must start with a user message."
+		return nil, 0, "A conversation must start with a user message."
+	}
+	signed, refusal := converseSignatures(&in)
+	if refusal != "" {
+		return nil, 0, refusal
 	}
 	var system strings.Builder
 	for _, b := range in.System {
@@ -66,13 +77,13 @@ func converseFront(body []byte, model string, stream bool) ([]byte, string) {
 	var msgs []map[string]any
 	for _, m := range in.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
-			return nil, "Malformed input request: role " + m.Role + " is not user or assistant"
+			return nil, 0, "Malformed input request: role " + m.Role + " is not user or assistant"
 		}
 		var blocks []modelPart
 		for _, c := range m.Content {
 			b, err := converseBlock(c)
 			if err != "" {
-				return nil, err
+				return nil, 0, err
 			}
 			if b != nil {
 				blocks = append(blocks, b)
@@ -86,7 +97,49 @@ func converseFront(body []byte, model string, stream bool) ([]byte, string) {
 			tools = append(tools, map[string]any{"name": t.ToolSpec.Name, "description": t.ToolSpec.Description, "input_schema": t.ToolSpec.InputSchema.JSON})
 		}
 	}
-	return messagesBody(model, stream, in.InferenceConfig.MaxTokens, system.String(), msgs, tools, in.InferenceConfig.StopSequences), ""
+	return messagesBody(model, stream, in.InferenceConfig.MaxTokens, system.String(), msgs, tools, in.InferenceConfig.StopSequences), signed, ""
+}
+
+// converseReasons reports whether a request asks the model to reason
+// (additionalModelRequestFields.reasoningConfig of type enabled).
+func converseReasons(in *converseRequest) bool {
+	return in.AdditionalModelRequestFields.ReasoningConfig.Type == "enabled"
+}
+
+// converseSignatures checks the reasoningContent blocks of a request's
+// assistant turns: a reasoningText's signature must be the one the
+// simulated model gave. (Claude on Bedrock also refuses a thinking tool
+// loop whose last assistant turn does not start with its reasoning; the
+// reasoningConfig models this host stands for do not, so neither does the
+// simulator.) It returns how many signatures it verified, or the refusal.
+func converseSignatures(in *converseRequest) (int, string) {
+	n := 0
+	for i, m := range in.Messages {
+		if m.Role != "assistant" {
+			continue
+		}
+		for j, c := range m.Content {
+			if c["reasoningContent"] == nil {
+				continue
+			}
+			var r struct {
+				ReasoningText *struct {
+					Signature string `json:"signature"`
+				} `json:"reasoningText"`
+			}
+			if json.Unmarshal(c["reasoningContent"], &r) != nil {
+				return 0, "Malformed input request: reasoningContent must be an object"
+			}
+			if r.ReasoningText == nil || r.ReasoningText.Signature == "" {
+				continue
+			}
+			if r.ReasoningText.Signature != thoughtSignature("reasoning", "") {
+				return 0, "messages." + strconv.Itoa(i) + ".content." + strconv.Itoa(j) + ": Invalid `signature` in `reasoningContent` block"
+			}
+			n++
+		}
+	}
+	return n, ""
 }
 
 // converseBlock is a Converse content block as a Messages one (nil for a
@@ -153,6 +206,38 @@ type converseWriter struct {
 	usage anthropicUsage
 	stop  string
 	gate  exceptionGate
+	// reasons: the request reasons, so the answer starts with a signed
+	// reasoningContent block (hosts_thinking.go), and every other block's
+	// index is one more than the Messages answer's.
+	reasons bool
+	// signed is how many signatures the request carried back: the text
+	// starts with their SignatureNote; noted: it went out.
+	signed int
+	noted  bool
+}
+
+// shift is how far the answer's blocks are moved by its reasoning block.
+func (c *converseWriter) shift() int {
+	if c.reasons {
+		return 1
+	}
+	return 0
+}
+
+// text is a piece of the answer's text, the first after the note of the
+// signatures the request carried back.
+func (c *converseWriter) text(t string) string {
+	if c.signed > 0 && !c.noted {
+		c.noted = true
+		return SignatureNote(c.signed) + t
+	}
+	return t
+}
+
+// reasoningBlock is the signed reasoning a reasoning request's answer
+// starts with.
+func reasoningBlock() map[string]any {
+	return map[string]any{"reasoningContent": map[string]any{"reasoningText": map[string]any{"text": thoughtText, "signature": thoughtSignature("reasoning", "")}}}
 }
 
 func (c *converseWriter) WriteHeader(status int) {
@@ -181,7 +266,7 @@ func (c *converseWriter) Write(p []byte) (int, error) {
 	case c.status >= 400:
 		out, _ = json.Marshal(map[string]string{"message": anthropicErrorMessage(p)})
 	case !c.stream:
-		out = converseAnswer(p)
+		out = c.answer(p)
 	default:
 		var buf bytes.Buffer
 		for _, ev := range sseEvents(&c.pending, p) {
@@ -199,17 +284,20 @@ func (c *converseWriter) Write(p []byte) (int, error) {
 // (a StopMarker's) is said as it came.
 var converseStops = map[string]string{"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens", "stop_sequence": "stop_sequence"}
 
-// converseAnswer is a unary Messages answer as Converse's.
-func converseAnswer(p []byte) []byte {
+// answer is a unary Messages answer as Converse's.
+func (c *converseWriter) answer(p []byte) []byte {
 	var m anthropicMessage
 	_ = json.Unmarshal(p, &m)
 	var content []map[string]any
-	for _, c := range m.Content {
-		if c.Type == "tool_use" {
-			content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": c.ID, "name": c.Name, "input": json.RawMessage(c.Input)}})
+	if c.reasons {
+		content = append(content, reasoningBlock())
+	}
+	for _, b := range m.Content {
+		if b.Type == "tool_use" {
+			content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": b.ID, "name": b.Name, "input": json.RawMessage(b.Input)}})
 			continue
 		}
-		content = append(content, map[string]any{"text": c.Text})
+		content = append(content, map[string]any{"text": c.text(b.Text)})
 	}
 	stop := "end_turn"
 	if m.StopReason != nil {
@@ -247,19 +335,26 @@ func (c *converseWriter) frame(w *bytes.Buffer, ev anthropicSSE) {
 	case "message_start":
 		c.usage = e.Message.Usage
 		c.emit(w, "messageStart", map[string]any{"role": "assistant"})
+		if c.reasons {
+			// The reasoning block streams as Bedrock streams Claude's:
+			// its text, then its signature, in deltas of their own.
+			c.emit(w, "contentBlockDelta", map[string]any{"contentBlockIndex": 0, "delta": map[string]any{"reasoningContent": map[string]string{"text": thoughtText}}})
+			c.emit(w, "contentBlockDelta", map[string]any{"contentBlockIndex": 0, "delta": map[string]any{"reasoningContent": map[string]string{"signature": thoughtSignature("reasoning", "")}}})
+			c.emit(w, "contentBlockStop", map[string]any{"contentBlockIndex": 0})
+		}
 	case "content_block_start":
 		if e.ContentBlock.Type == "tool_use" {
-			c.emit(w, "contentBlockStart", map[string]any{"contentBlockIndex": e.Index,
+			c.emit(w, "contentBlockStart", map[string]any{"contentBlockIndex": e.Index + c.shift(),
 				"start": map[string]any{"toolUse": map[string]string{"toolUseId": e.ContentBlock.ID, "name": e.ContentBlock.Name}}})
 		}
 	case "content_block_delta":
-		delta := map[string]any{"text": e.Delta.Text}
+		delta := map[string]any{"text": c.text(e.Delta.Text)}
 		if e.Delta.Type == "input_json_delta" {
 			delta = map[string]any{"toolUse": map[string]string{"input": e.Delta.PartialJSON}}
 		}
-		c.emit(w, "contentBlockDelta", map[string]any{"contentBlockIndex": e.Index, "delta": delta})
+		c.emit(w, "contentBlockDelta", map[string]any{"contentBlockIndex": e.Index + c.shift(), "delta": delta})
 	case "content_block_stop":
-		c.emit(w, "contentBlockStop", map[string]any{"contentBlockIndex": e.Index})
+		c.emit(w, "contentBlockStop", map[string]any{"contentBlockIndex": e.Index + c.shift()})
 	case "message_delta":
 		c.usage.OutputTokens = e.Usage.OutputTokens
 		c.stop = hostWord(converseStops, e.Delta.StopReason)

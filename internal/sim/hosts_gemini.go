@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -19,9 +20,10 @@ import (
 var geminiKnown = []string{"contents", "systemInstruction", "generationConfig", "tools", "toolConfig", "safetySettings", "cachedContent", "labels"}
 
 type geminiPart struct {
-	Text         *string `json:"text"`
-	Thought      bool    `json:"thought"`
-	FunctionCall *struct {
+	Text             *string `json:"text"`
+	Thought          bool    `json:"thought"`
+	ThoughtSignature string  `json:"thoughtSignature"`
+	FunctionCall     *struct {
 		ID   string          `json:"id"`
 		Name string          `json:"name"`
 		Args json.RawMessage `json:"args"`
@@ -46,7 +48,8 @@ type geminiRequest struct {
 		MaxOutputTokens int      `json:"maxOutputTokens"`
 		StopSequences   []string `json:"stopSequences"`
 		ThinkingConfig  struct {
-			ThinkingBudget *int `json:"thinkingBudget"`
+			ThinkingBudget  *int `json:"thinkingBudget"`
+			IncludeThoughts bool `json:"includeThoughts"`
 		} `json:"thinkingConfig"`
 	} `json:"generationConfig"`
 	Tools []struct {
@@ -59,18 +62,23 @@ type geminiRequest struct {
 	} `json:"tools"`
 }
 
-// geminiFront reads a generateContent request into a Messages one; a body,
-// or the INVALID_ARGUMENT message.
-func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
+// geminiFront reads a generateContent request into a Messages one; a body
+// and how many of the model's thought signatures it carried back (checked
+// by geminiSignatures), or the INVALID_ARGUMENT message.
+func geminiFront(body []byte, model string, stream bool) ([]byte, int, string) {
 	if k := unknownMember(body, geminiKnown...); k != "" {
-		return nil, fmt.Sprintf("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
+		return nil, 0, fmt.Sprintf("Invalid JSON payload received. Unknown name %q: Cannot find field.", k)
 	}
 	var in geminiRequest
 	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, "Invalid JSON payload received: " + err.Error()
+		return nil, 0, "Invalid JSON payload received: " + err.Error()
 	}
 	if len(in.Contents) == 0 {
-		return nil, "* GenerateContentRequest.contents: contents is not specified"
+		return nil, 0, "* GenerateContentRequest.contents: contents is not specified"
+	}
+	signed, refusal := geminiSignatures(&in)
+	if refusal != "" {
+		return nil, 0, refusal
 	}
 	var system strings.Builder
 	if in.SystemInstruction != nil {
@@ -85,7 +93,7 @@ func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
 	for _, c := range in.Contents {
 		role := map[string]string{"user": "user", "model": "assistant", "": "user"}[c.Role]
 		if role == "" {
-			return nil, fmt.Sprintf("Please use a valid role: user, model (not %q).", c.Role)
+			return nil, 0, fmt.Sprintf("Please use a valid role: user, model (not %q).", c.Role)
 		}
 		var blocks []modelPart
 		for _, p := range c.Parts {
@@ -110,11 +118,11 @@ func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
 					Data     string `json:"data"`
 				}
 				if json.Unmarshal(p.InlineData, &d) != nil || d.MimeType == "" || d.Data == "" {
-					return nil, "* GenerateContentRequest.contents.parts.inline_data: mimeType and data are required"
+					return nil, 0, "* GenerateContentRequest.contents.parts.inline_data: mimeType and data are required"
 				}
 				blocks = append(blocks, modelPart{"type": "image", "source": map[string]string{"type": "base64", "media_type": d.MimeType, "data": d.Data}})
 			default:
-				return nil, "* GenerateContentRequest.contents.parts: a part must have data"
+				return nil, 0, "* GenerateContentRequest.contents.parts: a part must have data"
 			}
 		}
 		msgs = append(msgs, map[string]any{"role": role, "content": blocks})
@@ -132,7 +140,58 @@ func geminiFront(body []byte, model string, stream bool) ([]byte, string) {
 			tools = append(tools, map[string]any{"name": f.Name, "description": f.Description, "input_schema": schema})
 		}
 	}
-	return messagesBody(model, stream, in.GenerationConfig.MaxOutputTokens, system.String(), msgs, tools, in.GenerationConfig.StopSequences), ""
+	return messagesBody(model, stream, in.GenerationConfig.MaxOutputTokens, system.String(), msgs, tools, in.GenerationConfig.StopSequences), signed, ""
+}
+
+// geminiThinks reports whether a request asks the model to think (a
+// thinkingBudget above 0).
+func geminiThinks(in *geminiRequest) bool {
+	b := in.GenerationConfig.ThinkingConfig.ThinkingBudget
+	return b != nil && *b > 0
+}
+
+// geminiSignatures checks the thoughtSignatures of a request's model
+// turns: each must be the one the simulated model gave that part (or
+// Google's skip value, not counted), and when the request thinks, the
+// first call of the last model turn must carry one, as Gemini 3 refuses a
+// function call turn without it. It returns how many it verified, or the
+// refusal.
+func geminiSignatures(in *geminiRequest) (int, string) {
+	n, lastModel := 0, -1
+	for i, c := range in.Contents {
+		if c.Role != "model" {
+			continue
+		}
+		lastModel = i
+		for _, p := range c.Parts {
+			if p.ThoughtSignature == "" || p.ThoughtSignature == geminiSkipSignature {
+				continue
+			}
+			kind, name := "text", ""
+			switch {
+			case p.FunctionCall != nil:
+				kind, name = "call", p.FunctionCall.Name
+			case p.Thought:
+				kind = "thought"
+			}
+			if p.ThoughtSignature != thoughtSignature(kind, name) {
+				return 0, "Unable to submit request because it has an invalid thought signature (contents[" + strconv.Itoa(i) + "], a " + kind + " part). Thought signatures must be sent back unchanged, on the part they came with."
+			}
+			n++
+		}
+	}
+	if geminiThinks(in) && lastModel >= 0 {
+		for _, p := range in.Contents[lastModel].Parts {
+			if p.FunctionCall == nil {
+				continue
+			}
+			if p.ThoughtSignature == "" {
+				return 0, "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly (contents[" + strconv.Itoa(lastModel) + "])."
+			}
+			break // only the first call of a turn is signed
+		}
+	}
+	return n, ""
 }
 
 // geminiCallID pairs calls and responses that carry no id, by name and

@@ -14,6 +14,14 @@ type geminiWriter struct {
 	// thoughts is the answer's thoughtsTokenCount (0: none reported).
 	thoughts int
 	calls    map[int]*geminiCall // tool_use blocks being streamed, by index
+	// signs: the request thinks, so the answer carries thoughtSignatures
+	// (hosts_thinking.go); summary: it starts with a thought part too.
+	signs, summary bool
+	// signed is how many signatures the request carried back: the text
+	// starts with their SignatureNote.
+	signed int
+	// noted: the note went out; called: a call went out (and was signed).
+	noted, called bool
 }
 
 type geminiCall struct {
@@ -86,17 +94,46 @@ func functionCall(id, name string, args json.RawMessage) map[string]any {
 	return map[string]any{"functionCall": map[string]any{"id": id, "name": name, "args": args}}
 }
 
+// thoughtPart is the thought summary a request with includeThoughts gets
+// first.
+func thoughtPart() map[string]any {
+	return map[string]any{"text": thoughtText, "thought": true}
+}
+
+// text is a piece of the answer's text, the first after the note of the
+// signatures the request carried back.
+func (g *geminiWriter) text(t string) string {
+	if g.signed > 0 && !g.noted {
+		g.noted = true
+		return SignatureNote(g.signed) + t
+	}
+	return t
+}
+
 // answer is a unary Messages answer as Gemini's.
 func (g *geminiWriter) answer(p []byte) []byte {
 	var m anthropicMessage
 	_ = json.Unmarshal(p, &m)
 	var parts []map[string]any
+	if g.summary {
+		parts = append(parts, thoughtPart())
+	}
+	lastText := -1
 	for _, c := range m.Content {
 		if c.Type == "tool_use" {
-			parts = append(parts, functionCall(c.ID, c.Name, json.RawMessage(c.Input)))
+			call := functionCall(c.ID, c.Name, json.RawMessage(c.Input))
+			if g.signs && !g.called {
+				call["thoughtSignature"] = thoughtSignature("call", c.Name)
+			}
+			g.called = true
+			parts = append(parts, call)
 			continue
 		}
-		parts = append(parts, map[string]any{"text": c.Text})
+		lastText = len(parts)
+		parts = append(parts, map[string]any{"text": g.text(c.Text)})
+	}
+	if g.signs && !g.called && lastText >= 0 {
+		parts[lastText]["thoughtSignature"] = thoughtSignature("text", "")
 	}
 	finish := "STOP"
 	if m.StopReason != nil {
@@ -112,6 +149,9 @@ func (g *geminiWriter) chunk(ev anthropicSSE) []byte {
 	switch e.Type {
 	case "message_start":
 		g.usage = e.Message.Usage
+		if g.summary {
+			return g.response([]map[string]any{thoughtPart()}, "", nil)
+		}
 	case "content_block_start":
 		if e.ContentBlock.Type == "tool_use" {
 			if g.calls == nil {
@@ -124,15 +164,26 @@ func (g *geminiWriter) chunk(ev anthropicSSE) []byte {
 			c.args.WriteString(e.Delta.PartialJSON)
 			return nil
 		}
-		return g.response([]map[string]any{{"text": e.Delta.Text}}, "", nil)
+		return g.response([]map[string]any{{"text": g.text(e.Delta.Text)}}, "", nil)
 	case "content_block_stop":
 		if c := g.calls[e.Index]; c != nil {
 			delete(g.calls, e.Index)
-			return g.response([]map[string]any{functionCall(c.id, c.name, json.RawMessage(c.args.String()))}, "", nil)
+			call := functionCall(c.id, c.name, json.RawMessage(c.args.String()))
+			if g.signs && !g.called {
+				call["thoughtSignature"] = thoughtSignature("call", c.name)
+			}
+			g.called = true
+			return g.response([]map[string]any{call}, "", nil)
 		}
 	case "message_delta":
 		g.usage.OutputTokens = e.Usage.OutputTokens
-		return g.response([]map[string]any{{"text": ""}}, hostWord(geminiFinish, e.Delta.StopReason), &g.usage)
+		last := map[string]any{"text": ""}
+		if g.signs && !g.called {
+			// A text answer's signature: on an empty last part, as
+			// Gemini streams it.
+			last["thoughtSignature"] = thoughtSignature("text", "")
+		}
+		return g.response([]map[string]any{last}, hostWord(geminiFinish, e.Delta.StopReason), &g.usage)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -138,11 +139,16 @@ func (s *Server) geminiCall(w http.ResponseWriter, r *http.Request, body []byte,
 		googleError(w, http.StatusBadRequest, "the simulator streams server-sent events only: ask with alt=sse")
 		return w, nil, false
 	}
-	msgBody, refusal := geminiFront(body, model, stream)
+	msgBody, signed, refusal := geminiFront(body, model, stream)
 	if refusal != "" {
 		googleError(w, http.StatusBadRequest, refusal)
 		return w, nil, false
 	}
 	r.URL.Path = "/v1/messages"
-	return &geminiWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}, model: model, thoughts: geminiThoughts(body)}, msgBody, true
+	g := &geminiWriter{hostWriter: hostWriter{ResponseWriter: w, stream: stream}, model: model, thoughts: geminiThoughts(body), signed: signed}
+	var in geminiRequest
+	if json.Unmarshal(body, &in) == nil && geminiThinks(&in) {
+		g.signs, g.summary = true, in.GenerationConfig.ThinkingConfig.IncludeThoughts
+	}
+	return g, msgBody, true
 }

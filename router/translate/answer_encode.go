@@ -10,7 +10,9 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // encodeChatAnswer writes rep as a chat completion. Text parts join into
 // the content; a refusal (a refusal part, or an answer that stopped as
-// one with no words) is the refusal field; thinking is left out.
+// one with no words) is the refusal field; thinking is left out. As in a
+// stream (chatWriter), text before a refusal stop stays the content and
+// the finish says content_filter.
 func encodeChatAnswer(rep *Reply, a *Answer, size int) []byte {
 	out := make([]byte, 0, size)
 	out = appendID(append(out, `{"id":`...), rep.ID, "chatcmpl-translated", -1)
@@ -22,7 +24,7 @@ func encodeChatAnswer(rep *Reply, a *Answer, size int) []byte {
 	switch {
 	case hasKind(rep.Parts, PartRefusal):
 		out = appendJoined(out, rep.Parts, PartRefusal)
-	case rep.Finish == FinishRefusal:
+	case rep.Finish == FinishRefusal && !saysText(rep.Parts):
 		out = append(out, refusalWithoutText...)
 	default:
 		out = append(out, "null"...)
@@ -72,6 +74,17 @@ func createdOf(rep *Reply, a *Answer) int64 {
 		return rep.Created
 	}
 	return a.Created
+}
+
+// saysText reports whether parts hold text a client reads (a text part
+// with words), as a stream writer's said flag does.
+func saysText(parts []Part) bool {
+	for i := range parts {
+		if parts[i].Kind == PartText && !isEmptyString(textOr(parts[i].Text)) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKind(parts []Part, k PartKind) bool {
@@ -159,7 +172,11 @@ func respStatusOf(fin Finish) respStatus {
 // (consecutive text parts joined), one refusal item, a function_call item
 // per call. Tool arguments that are not one JSON object make the answer
 // invalid, unless it was cut by its length limit (they are what arrived).
-// An answer cut short is incomplete, and so is the item it was cut in.
+// An answer cut short (its length limit, a content filter) is incomplete,
+// and so is the item it was stopped in, as OpenAI says both. A refusal
+// stop after text is a content filter that stopped that text (as a stream,
+// which sent the text before it knew, must say it); one with no words is
+// a refusal item, completed.
 func encodeResponsesAnswer(rep *Reply, a *Answer, size int) ([]byte, error) {
 	h := newRespHead(a, rep.ID, rep.Model, createdOf(rep, a))
 	var few [8]respItem
@@ -206,11 +223,15 @@ func encodeResponsesAnswer(rep *Reply, a *Answer, size int) ([]byte, error) {
 			calls++
 		}
 	}
-	if rep.Finish == FinishRefusal && refusal < 0 {
+	fin := finishOr(rep.Finish)
+	if fin == FinishRefusal && saysText(rep.Parts) {
+		fin = FinishContentFilter
+	}
+	if fin == FinishRefusal && refusal < 0 {
 		items = append(items, respItem{kind: itemRefusal, id: h.itemID(itemRefusal, len(items)), text: stringToken([]byte(refusalWithoutText))})
 	}
-	st := respStatusOf(finishOr(rep.Finish))
-	if n := len(items); cut && n > 0 {
+	st := respStatusOf(fin)
+	if n := len(items); n > 0 && (cut || fin == FinishContentFilter) {
 		items[n-1].incomplete = true
 	}
 	return appendResponse(make([]byte, 0, size), &h, items, true, st, rep.Usage), nil

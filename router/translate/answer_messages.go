@@ -11,10 +11,11 @@ import (
 
 // decodeMessagesAnswer reads an Anthropic message into a Reply whose parts are appended to parts. What is not a message,
 // a text block without text, a tool_use block without a name or with an
-// input that is not an object wraps ErrInvalidUpstream. The text of a
-// refusal (stop_reason "refusal") is refusal parts, so every client reads
-// it as its API says a refusal; block types the model has no part for
-// (citations aside, server tool blocks) are left out.
+// input that is not an object wraps ErrInvalidUpstream. Text before a
+// refusal (stop_reason "refusal": Anthropic's classifier stopped the
+// answer) stays text, as a stream that already sent it must leave it, so
+// unary and streamed answers say the same; block types the model has no
+// part for (citations aside, server tool blocks) are left out.
 func decodeMessagesAnswer(body []byte, parts []Part) (Reply, error) {
 	msg, err := readMessagesAnswer(body)
 	if err != nil {
@@ -26,10 +27,6 @@ func decodeMessagesAnswer(body []byte, parts []Part) (Reply, error) {
 	if rep.Finish == FinishStopSequence && isString(msg.stopSeq) {
 		rep.StopSequence = msg.stopSeq
 	}
-	textKind := PartText
-	if rep.Finish == FinishRefusal {
-		textKind = PartRefusal
-	}
 	blocks := jsonscan.ElementsOf(msg.content)
 	for v, ok := blocks.Next(); ok; v, ok = blocks.Next() {
 		b := readAnswerBlock(v)
@@ -38,7 +35,7 @@ func decodeMessagesAnswer(body []byte, parts []Part) (Reply, error) {
 			if !isString(b.text) {
 				return Reply{}, invalidUpstream("text block without text")
 			}
-			rep.Parts = append(rep.Parts, Part{Kind: textKind, Text: b.text, At: -1})
+			rep.Parts = append(rep.Parts, Part{Kind: PartText, Text: b.text, At: -1})
 		case stringIs(b.typ, "tool_use"):
 			if !isString(b.name) {
 				return Reply{}, invalidUpstream("tool_use block without a name")

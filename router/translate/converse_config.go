@@ -7,13 +7,17 @@ import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // appendConverseTools writes toolConfig: each tool's toolSpec (strict kept),
 // a cachePoint after a tool marked for caching, and the tool choice (auto,
-// any, or a named tool; Converse has no word for none).
+// any, or a named tool; Converse has no word for none, nor for one call at
+// a time: a request that forbids parallel calls is refused).
 func appendConverseTools(out []byte, r *Request) ([]byte, error) {
 	if len(r.Tools) == 0 {
 		return out, nil
 	}
 	if r.ToolChoice.Mode == ToolNone {
 		return out, refuse("tool_choice", "none cannot be expressed for a Bedrock Converse upstream: leave the tools out instead")
+	}
+	if err := r.refuseSerialCalls("a Bedrock Converse upstream"); err != nil {
+		return out, err
 	}
 	out = append(key(out, "toolConfig"), `{"tools":[`...)
 	for i := range r.Tools {
@@ -86,4 +90,21 @@ func appendConverseAdditional(out []byte, r *Request) []byte {
 		out = append(out, `"}`...)
 	}
 	return append(out, '}')
+}
+
+// refuseSerialCalls refuses a request that forbids parallel tool calls
+// (parallel_tool_calls false, Anthropic's disable_parallel_tool_use) for an
+// upstream with no field to say so: its model may answer with several
+// calls at once, which the client said it cannot take. Dropping it would
+// change the answer, so the client's field is named instead. A request
+// whose tools cannot be called (tool choice none) forbids nothing.
+func (r *Request) refuseSerialCalls(upstream string) error {
+	if string(r.ParallelToolCalls) != "false" || len(r.Tools) == 0 || r.ToolChoice.Mode == ToolNone {
+		return nil
+	}
+	field := "parallel_tool_calls"
+	if r.Client == Messages {
+		field = "tool_choice.disable_parallel_tool_use"
+	}
+	return refuse(field, upstream+" cannot be held to one tool call at a time: leave it out to allow parallel calls")
 }

@@ -83,6 +83,8 @@ func TestEncodeConverseRefuses(t *testing.T) {
 		}},
 		{"any JSON object", "response_format.type", func(r *Request) { r.Client = Chat; r.Output = OutputFormat{JSONObject: true} }},
 		{"tool choice none", "tool_choice", func(r *Request) { r.ToolChoice = ToolChoice{Mode: ToolNone} }},
+		{"one call at a time (Chat)", "parallel_tool_calls", func(r *Request) { r.Client, r.ParallelToolCalls = Chat, []byte("false") }},
+		{"one call at a time (Messages)", "tool_choice.disable_parallel_tool_use", func(r *Request) { r.Client, r.ParallelToolCalls = Messages, []byte("false") }},
 		{"a document not a PDF", "input[0].content[1]", func(r *Request) {
 			r.Client = Responses
 			r.Turns[0].Parts[1] = Part{Kind: PartDocument, MediaType: []byte("text/csv"), Data: []byte("YQ=="), At: 1}

@@ -72,6 +72,9 @@ func (r *Request) messagesSettings(m *messagesRequest) error {
 	switch typ := jsonscan.Field(m.thinking, "type"); {
 	case stringIs(typ, "enabled"):
 		r.Reasoning.Budget, _ = intValue(jsonscan.Field(m.thinking, "budget_tokens"))
+		// Anthropic answers with the thinking (summarised) unless display
+		// says omitted: ask a Gemini upstream for its thought summary too.
+		r.Reasoning.Summary = !stringIs(jsonscan.Field(m.thinking, "display"), "omitted")
 	case stringIs(typ, "disabled"):
 		r.Reasoning.Off = true
 	}

@@ -194,7 +194,9 @@ func TestReasoningEffortThinking(t *testing.T) {
 }
 
 // An OpenAI refusal reaches an Anthropic client as stop_reason refusal, and
-// an Anthropic one reaches an OpenAI client as its refusal.
+// an Anthropic one reaches an OpenAI client as a content filter stop, what
+// it said before kept as content (TestRefusalUnaryAndStreamAgree: as a
+// stream must say it).
 func TestRefusals(t *testing.T) {
 	chat := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`
 	out, _, err := TranslateAnswer(Chat, []byte(chat), Messages, Answer{Model: "m"})
@@ -219,8 +221,8 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	must(t, json.Unmarshal(cout, &c))
-	if m := c.Choices[0].Message; m.Content != nil || m.Refusal == nil || *m.Refusal != "I won't." {
-		t.Errorf("%s: want the refusal in message.refusal", cout)
+	if m := c.Choices[0].Message; m.Content == nil || *m.Content != "I won't." || m.Refusal != nil || !strings.Contains(string(cout), `"finish_reason":"content_filter"`) {
+		t.Errorf("%s: want the text as content, finish_reason content_filter", cout)
 	}
 }
 

@@ -5,10 +5,14 @@ package translate
 
 // appendGeminiTools writes the function declarations (schemas as JSON
 // Schema, parametersJsonSchema) and the function-calling mode: AUTO, ANY
-// (a named tool: ANY limited to it), NONE.
-func appendGeminiTools(out []byte, r *Request) []byte {
+// (a named tool: ANY limited to it), NONE. Gemini cannot be held to one
+// call at a time: a request that forbids parallel calls is refused.
+func appendGeminiTools(out []byte, r *Request) ([]byte, error) {
 	if len(r.Tools) == 0 {
-		return out
+		return out, nil
+	}
+	if err := r.refuseSerialCalls("a Gemini upstream"); err != nil {
+		return out, err
 	}
 	out = append(key(out, "tools"), `[{"functionDeclarations":[`...)
 	for i := range r.Tools {
@@ -27,7 +31,7 @@ func appendGeminiTools(out []byte, r *Request) []byte {
 		out = append(out, `,"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":[`...)
 		out = append(append(out, r.ToolChoice.Name...), "]}}"...)
 	}
-	return out
+	return out, nil
 }
 
 // appendGeminiConfig writes generationConfig: limits, sampling, stop

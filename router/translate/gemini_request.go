@@ -9,8 +9,9 @@ import "bytes"
 // thoughtSignature carries it back. What Gemini cannot say is refused with
 // the client's field named: an image in a tool result, an image by a URL
 // whose type cannot be told, a tool result answering no call. Cache marks,
-// the end-user id, strict and parallel_tool_calls have no Gemini field and
-// are dropped (docs/translation.md).
+// the end-user id and strict have no Gemini field and
+// are dropped (docs/translation.md); a request that forbids parallel tool
+// calls is refused, as Gemini has no way to be held to one.
 func EncodeGemini(r *Request) ([]byte, error) {
 	out := make([]byte, 0, r.outputSize())
 	out = append(out, `{"contents":[`...)
@@ -84,7 +85,9 @@ func EncodeGemini(r *Request) ([]byte, error) {
 		}
 		out = append(out, "]}"...)
 	}
-	out = appendGeminiTools(out, r)
+	if out, err = appendGeminiTools(out, r); err != nil {
+		return nil, err
+	}
 	return append(appendGeminiConfig(out, r), '}'), nil
 }
 

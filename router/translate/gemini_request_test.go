@@ -74,6 +74,9 @@ func TestEncodeGeminiRefuses(t *testing.T) {
 			r.Turns[2].Parts[1].Content = append(r.Turns[2].Parts[1].Content, Part{Kind: PartImage, MediaType: []byte("image/png"), Data: []byte("AA=="), At: 1})
 		}},
 		{"a result answering no call", "messages[2].content[0]", func(r *Request) { r.Turns[2].Parts[0].ID = tok("nowhere") }},
+		{"one call at a time (Chat)", "parallel_tool_calls", func(r *Request) { r.Client, r.ParallelToolCalls = Chat, []byte("false") }},
+		{"one call at a time (Responses)", "parallel_tool_calls", func(r *Request) { r.Client, r.ParallelToolCalls = Responses, []byte("false") }},
+		{"one call at a time (Messages)", "tool_choice.disable_parallel_tool_use", func(r *Request) { r.Client, r.ParallelToolCalls = Messages, []byte("false") }},
 	}
 	for _, tt := range tests {
 		r := converseFull()
@@ -83,5 +86,35 @@ func TestEncodeGeminiRefuses(t *testing.T) {
 		if !errors.As(err, &re) || re.Param != tt.param {
 			t.Errorf("EncodeGemini(%s) = %v, want a RequestError naming %s", tt.name, err, tt.param)
 		}
+	}
+}
+
+// TestEncodeSerialCallsRefusedOnlyWhenTheyMatter: a request that forbids
+// parallel calls is refused by Gemini and Converse only when the model
+// could call tools: with no tools, or (Gemini) tool choice none, it forbids
+// nothing and goes; parallel_tool_calls true goes as well.
+func TestEncodeSerialCallsRefusedOnlyWhenTheyMatter(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		change func(r *Request)
+	}{
+		{"parallel allowed", func(r *Request) { r.ParallelToolCalls = []byte("true") }},
+		{"no tools", func(r *Request) { r.ParallelToolCalls, r.Tools = []byte("false"), nil }},
+	} {
+		r := converseFull()
+		tt.change(r)
+		if _, err := EncodeGemini(r); err != nil {
+			t.Errorf("EncodeGemini(%s): %v", tt.name, err)
+		}
+		r = converseFull()
+		tt.change(r)
+		if _, err := EncodeConverse(r, nil); err != nil {
+			t.Errorf("EncodeConverse(%s): %v", tt.name, err)
+		}
+	}
+	r := converseFull()
+	r.ParallelToolCalls, r.ToolChoice = []byte("false"), ToolChoice{Mode: ToolNone}
+	if _, err := EncodeGemini(r); err != nil {
+		t.Errorf("EncodeGemini(tool choice none): %v", err)
 	}
 }

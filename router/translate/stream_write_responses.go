@@ -6,12 +6,13 @@ package translate
 // interleaved calls (each piece naming its call) stay apart. An answer
 // refused without a word (Anthropic's stop_reason "refusal" after no text)
 // gets one refusal item, so the client sees that it was refused; one that
-// said something has said it.
+// said something has said it. A unary answer says the same
+// (encodeResponsesAnswer).
 type responsesWriter struct {
 	e     respEvents
 	items []int // by event index: its item, or -1
 	args  []bool
-	said  bool // a message or refusal item got text
+	said  bool // a message item got text
 	// The finish, held until its usage comes.
 	finished bool
 	fin      Finish
@@ -69,7 +70,7 @@ func (w *responsesWriter) write(dst []byte, ev *Event) ([]byte, bool, error) {
 			w.args[n] = true
 			dst, err = w.e.delta(dst, n, p.Args)
 		case it.kind != itemCall && isString(p.Text) && !isEmptyString(p.Text):
-			if it.kind != itemReasoning {
+			if it.kind == itemMessage {
 				w.said = true
 			}
 			dst, err = w.e.delta(dst, n, p.Text)
@@ -131,24 +132,35 @@ func (w *responsesWriter) blockStart(dst []byte, i int, p *Part) []byte {
 	return dst
 }
 
-// end writes response.completed (or .incomplete). A refusal without a
-// word gets a refusal item and completes, as a unary refusal does; one
-// that came after text already sent (which a stream cannot take back)
-// ends incomplete with reason content_filter, the only place left to say
-// it was refused.
+// end writes response.completed (or .incomplete). A refusal stop after
+// text already sent (which a stream cannot take back) is a content filter
+// that stopped that text: incomplete, reason content_filter, as is the
+// item it stopped (as OpenAI says a filtered answer, and as an answer cut
+// by its length limit is). A refusal without a word gets a refusal item
+// (when the upstream sent none) and completes.
 func (w *responsesWriter) end(dst []byte) []byte {
 	fin := finishOr(w.fin)
-	if n := len(w.e.items) - 1; n >= 0 && !w.e.items[n].done && (fin == FinishLength || fin == FinishContextWindow) {
-		w.e.items[n].incomplete = true // cut in it
+	if fin == FinishRefusal && w.said {
+		fin = FinishContentFilter
+	}
+	if n := len(w.e.items) - 1; n >= 0 && !w.e.items[n].done && (fin == FinishLength || fin == FinishContextWindow || fin == FinishContentFilter) {
+		w.e.items[n].incomplete = true // stopped in it
 	}
 	w.held = 0 // finish closes every item
-	if fin == FinishRefusal {
-		if w.said {
-			return w.e.finish(dst, respStatusOf(FinishContentFilter))
-		}
+	if fin == FinishRefusal && !w.refused() {
 		var n int
 		dst, n = w.e.open(dst, itemRefusal, nil, nil)
 		dst, _ = w.e.delta(dst, n, []byte(refusalWithoutText))
 	}
 	return w.e.finish(dst, respStatusOf(fin))
+}
+
+// refused reports whether a refusal item went out.
+func (w *responsesWriter) refused() bool {
+	for _, it := range w.e.items {
+		if it.kind == itemRefusal {
+			return true
+		}
+	}
+	return false
 }

@@ -163,13 +163,21 @@ test('tool ids call.1 and call:1 stay two calls for an Anthropic target', { skip
   assert.deepEqual(results, ids);
 });
 
-test('an OpenAI refusal is stop_reason refusal for an Anthropic client; an Anthropic refusal is message.refusal', { skip }, async () => {
+test('an OpenAI refusal is stop_reason refusal for an Anthropic client; an Anthropic refusal is a content filter stop, unary as streamed', { skip }, async () => {
   const a = await anthropic.messages.create({ model: models.mixed, max_tokens: 50, messages: [user('[scenario:refusal]')] }, via(crafted.openai));
   assert.equal(a.stop_reason, 'refusal');
   const stream = anthropic.messages.stream({ model: models.mixed, max_tokens: 50, messages: [user('[scenario:refusal]')] }, via(crafted.openai));
   assert.equal((await stream.finalMessage()).stop_reason, 'refusal');
+  // Anthropic's refusal stop (its classifier stopped the answer) comes after
+  // the text: a stream sends that text as content before it knows, so the
+  // unary answer says the same (docs/translation.md, stop reasons).
   const o = await openai.chat.completions.create({ model: models.mixed, messages: [user('[scenario:refusal]')] }, via(crafted.anthropic));
-  assert.equal(o.choices[0].message.refusal, "I can't help with that.");
+  const os = await openai.chat.completions.stream({ model: models.mixed, messages: [user('[scenario:refusal]')] }, via(crafted.anthropic)).finalChatCompletion();
+  for (const [how, c] of [['unary', o], ['stream', os]]) {
+    assert.equal(c.choices[0].finish_reason, 'content_filter', how);
+    assert.equal(c.choices[0].message.content, "I can't help with that.", how);
+    assert.equal(c.choices[0].message.refusal ?? null, null, how);
+  }
 });
 
 test('cache writes are shown to OpenAI clients, unary and streaming', { skip }, async () => {

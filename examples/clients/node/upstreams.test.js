@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import Anthropic, { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
-import OpenAI, { APIError } from 'openai';
+import Anthropic, { APIError as AnthropicAPIError, BadRequestError as AnthropicBadRequestError } from '@anthropic-ai/sdk';
+import OpenAI, { APIError, BadRequestError } from 'openai';
 
 import { key, models, routingHeaders, timeout, url } from './gateway.js';
 
@@ -76,6 +76,7 @@ const upstreams = [
     reasoningCounted: false, // the simulated model does not reason
     responsesTranslated: false,
     cached: false,
+    serialCalls: true, // parallel_tool_calls / disable_parallel_tool_use
     finishes: { stop: stopped, length: cut, content_filter: filtered },
   },
   {
@@ -85,15 +86,16 @@ const upstreams = [
     stopSequence: 'stop_sequence',
     reasoningCounted: false, // Anthropic's usage has no reasoning count
     cached: false,
+    serialCalls: true,
     finishes: {
       end_turn: stopped,
       stop_sequence: ['stop', 'stop_sequence', null],
       max_tokens: cut,
       model_context_window_exceeded: ['length', 'model_context_window_exceeded', 'max_output_tokens'],
-      // A Responses client gets a refusal item, completed when unary and
-      // incomplete (content_filter) when streamed after text it cannot take
-      // back: see docs/translation.md.
-      refusal: ['content_filter', 'refusal', undefined],
+      // The text before the refusal stays text, unary and streamed alike
+      // (a stream sent it before it knew): a content filter stop to a
+      // Responses client, see docs/translation.md.
+      refusal: ['content_filter', 'refusal', 'content_filter'],
       pause_turn: ['stop', 'pause_turn', null],
     },
   },
@@ -128,7 +130,7 @@ function checkCalls(calls, args = (c) => c.args) {
   assert.ok(calls[0].id && calls[1].id && calls[0].id !== calls[1].id, `call ids ${calls.map((c) => c.id)}`);
 }
 
-for (const { format, model, broken, finishes, reasoningCounted, stopSequence, responsesTranslated = true, cached = true } of upstreams) {
+for (const { format, model, broken, finishes, reasoningCounted, stopSequence, responsesTranslated = true, cached = true, serialCalls = false } of upstreams) {
   const by = `served by ${format}`;
 
   test(`openai chat.completions text, unary, ${by}`, async () => {
@@ -195,6 +197,32 @@ for (const { format, model, broken, finishes, reasoningCounted, stopSequence, re
     });
     assert.equal(next.choices[0].finish_reason, 'stop');
     assert.ok(next.choices[0].message.content, 'no text after the tool results');
+  });
+
+  test(`one tool call at a time (parallel_tool_calls false, disable_parallel_tool_use): ${serialCalls ? 'held' : 'refused with a 400 naming the field'}, ${by}`, async () => {
+    const messages = [{ role: 'user', content: parallel }];
+    const c = () => openai.chat.completions.create({ model, messages, tools: chatTools, parallel_tool_calls: false });
+    const m = () => anthropic.messages.create({ model, max_tokens: 256, messages, tools: messagesTools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    const r = () => openai.responses.create({ model, input: messages, tools: responsesTools, parallel_tool_calls: false });
+    if (serialCalls) {
+      assert.equal((await c()).choices[0].message.tool_calls.length, 1);
+      assert.equal((await m()).content.filter((b) => b.type === 'tool_use').length, 1);
+      if (responsesTranslated) assert.equal((await r()).output.filter((o) => o.type === 'function_call').length, 1);
+      return;
+    }
+    // Converse and Gemini have no field that holds a model to one call.
+    for (const ask of [c, r]) {
+      await assert.rejects(ask, (err) => {
+        assert.ok(err instanceof BadRequestError, `got ${err?.constructor?.name}: ${err}`);
+        assert.equal(err.param, 'parallel_tool_calls');
+        return true;
+      });
+    }
+    await assert.rejects(m, (err) => {
+      assert.ok(err instanceof AnthropicBadRequestError, `got ${err?.constructor?.name}: ${err}`);
+      assert.match(err.message, /tool_choice\.disable_parallel_tool_use/);
+      return true;
+    });
   });
 
   test(`openai chat.completions structured output (json_schema) is accepted, ${by}`, async () => {
@@ -369,9 +397,9 @@ for (const { format, model, broken, finishes, reasoningCounted, stopSequence, re
         const status = responses ? 'incomplete' : 'completed';
         assert.equal(resp?.status, status, `responses ${how}: ${JSON.stringify(resp?.incomplete_details)}`);
         assert.equal(resp.incomplete_details?.reason ?? null, responses, `responses ${how}`);
-        // The item an answer was cut in is incomplete too; one a filter
-        // stopped said what it said, whole.
-        const itemStatus = responses === 'max_output_tokens' ? 'incomplete' : 'completed';
+        // The item an answer was cut in, or a filter stopped, is
+        // incomplete too, as OpenAI says it.
+        const itemStatus = responses ? 'incomplete' : 'completed';
         const item = resp.output.find((o) => o.type === 'message');
         assert.equal(item?.status, itemStatus, `responses ${how}: the message item says ${item?.status}, the response ${resp.status}`);
       }
