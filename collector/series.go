@@ -105,6 +105,11 @@ type sample struct {
 	logTTFB float64 // logSeconds(ttfb), taken once at insert
 	takenAt int64   // unix ns
 	origin  Origin
+	// censored: not a time to first byte measured but the time a hedge's
+	// cancelled loser is expected to have taken (censoredValue). It counts
+	// in the EWMA and the recency-weighted log moments, not in the sorted
+	// samples: their quantiles, the count and the origins are the answers'.
+	censored bool
 }
 
 func (x sample) when() int64 { return x.takenAt }
@@ -203,9 +208,11 @@ func (s *series) insertSample(x sample) {
 		return
 	}
 	i := s.ring.insertByTime(x)
-	s.sorted = insertSorted(s.sorted, x.ttfb)
+	if !x.censored {
+		s.sorted = insertSorted(s.sorted, x.ttfb)
+		s.byOrigin[x.origin]++
+	}
 	s.logSums.add(x.logTTFB, x.takenAt)
-	s.byOrigin[x.origin]++
 	if v := float64(x.ttfb); s.avg.follows(x.takenAt, false) {
 		s.avg.append(v, x.takenAt, false)
 	} else {
@@ -218,9 +225,11 @@ func (s *series) insertSample(x sample) {
 // sampleLeft takes x, just evicted or expired from the front of ring, out
 // of everything kept over the samples. Called with mu held.
 func (s *series) sampleLeft(x sample) {
-	s.sorted = removeSorted(s.sorted, x.ttfb)
+	if !x.censored {
+		s.sorted = removeSorted(s.sorted, x.ttfb)
+		s.byOrigin[x.origin]--
+	}
 	s.logSums.remove(x.logTTFB, x.takenAt)
-	s.byOrigin[x.origin]--
 	// Behind it in the EWMA: every sample left, and the timeouts taken no
 	// earlier.
 	s.ewmaLeft(float64(x.ttfb), s.ring.n+s.timeoutsFrom(x.takenAt))
@@ -344,7 +353,7 @@ func (s *series) rebuildSums() {
 // mu held.
 func (s *series) publish(maxAge int64) {
 	n := len(s.sorted)
-	if n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && s.tries.n == 0 && !s.loaded() {
+	if s.ring.n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && s.tries.n == 0 && !s.loaded() {
 		s.stats.Store(emptyStats)
 		return
 	}
@@ -352,14 +361,16 @@ func (s *series) publish(maxAge int64) {
 		s.rebuildSums()
 	}
 	st := &seriesStats{samples: n, staleAt: math.MaxInt64}
-	if n > 0 {
+	if s.ring.n > 0 { // samples, censored ones included
 		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
 		st.staleAt = st.oldest + maxAge
+		st.byOrigin = s.byOrigin
+		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
+	}
+	if n > 0 {
 		st.p50 = s.sorted[medianIndex(n)]
 		st.p75, st.p90 = s.sorted[quantileIndex(n, 0.75)], s.sorted[quantileIndex(n, 0.9)]
 		st.p95, st.p99 = s.sorted[quantileIndex(n, 0.95)], s.sorted[quantileIndex(n, 0.99)]
-		st.byOrigin = s.byOrigin
-		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
 	}
 	st.ewma = s.ewma()
 	if s.outcomes.n > 0 {
@@ -465,7 +476,7 @@ func (st *seriesStats) targetStats() stats.Target {
 		PeerSamples:      st.byOrigin[OriginPeer],
 		ForeignSamples:   st.byOrigin[OriginForeign],
 	}
-	if st.samples > 0 {
+	if st.newest != 0 {
 		ts.Newest, ts.Oldest = time.Unix(0, st.newest), time.Unix(0, st.oldest)
 	}
 	if st.lastOutcome != 0 {
