@@ -20,10 +20,14 @@ type series struct {
 	// they go stale. It is replaced, never modified, under mu.
 	stats atomic.Pointer[seriesStats]
 
-	mu       sync.Mutex
-	ring     sampleRing      // guarded by mu: live samples, oldest taken first
-	sorted   []time.Duration // guarded by mu: the TTFBs in ring, ascending
-	outcomes outcomeRing     // guarded by mu: live attempt outcomes, oldest taken first
+	mu     sync.Mutex
+	ring   sampleRing      // guarded by mu: live samples, oldest taken first
+	sorted []time.Duration // guarded by mu: the TTFBs in ring, ascending
+	// censored is the values of ring's censored samples, ascending: the
+	// fit that values the next one reads them with the answers (guarded
+	// by mu).
+	censored []time.Duration
+	outcomes outcomeRing // guarded by mu: live attempt outcomes, oldest taken first
 	// lates are the live censored observations, oldest first: attempts
 	// cancelled because another attempt of their request answered first
 	// (hedge_lost), each with how long it had waited. Not outcomes: the
@@ -65,6 +69,7 @@ type seriesStats struct {
 	p90     time.Duration
 	p95     time.Duration
 	p99     time.Duration
+	p99c    time.Duration // of the samples and the censored values together
 	ewma    time.Duration // of the samples and timeouts, oldest first
 	oldest  int64         // takenAt of the oldest live sample, unix ns
 	newest  int64         // takenAt of the newest live sample, unix ns
@@ -149,6 +154,7 @@ func newSeries(target, model string, window int) *series {
 		model:    model,
 		ring:     sampleRing{buf: make([]sample, window)},
 		sorted:   make([]time.Duration, 0, window),
+		censored: make([]time.Duration, 0, window),
 		outcomes: outcomeRing{buf: make([]outcome, window)},
 		lates:    outcomeRing{buf: make([]outcome, window)},
 		tries:    timeRing[attemptAt]{buf: make([]attemptAt, stats.ColdTries)},
@@ -208,7 +214,9 @@ func (s *series) insertSample(x sample) {
 		return
 	}
 	i := s.ring.insertByTime(x)
-	if !x.censored {
+	if x.censored {
+		s.censored = insertSorted(s.censored, x.ttfb)
+	} else {
 		s.sorted = insertSorted(s.sorted, x.ttfb)
 		s.byOrigin[x.origin]++
 	}
@@ -225,7 +233,9 @@ func (s *series) insertSample(x sample) {
 // sampleLeft takes x, just evicted or expired from the front of ring, out
 // of everything kept over the samples. Called with mu held.
 func (s *series) sampleLeft(x sample) {
-	if !x.censored {
+	if x.censored {
+		s.censored = removeSorted(s.censored, x.ttfb)
+	} else {
 		s.sorted = removeSorted(s.sorted, x.ttfb)
 		s.byOrigin[x.origin]--
 	}
@@ -371,6 +381,10 @@ func (s *series) publish(maxAge int64) {
 		st.p50 = s.sorted[medianIndex(n)]
 		st.p75, st.p90 = s.sorted[quantileIndex(n, 0.75)], s.sorted[quantileIndex(n, 0.9)]
 		st.p95, st.p99 = s.sorted[quantileIndex(n, 0.95)], s.sorted[quantileIndex(n, 0.99)]
+		st.p99c = st.p99
+		if c := len(s.censored); c > 0 {
+			st.p99c = unionAt(s.sorted, s.censored, quantileIndex(n+c, 0.99))
+		}
 	}
 	st.ewma = s.ewma()
 	if s.outcomes.n > 0 {
@@ -455,6 +469,7 @@ func (st *seriesStats) targetStats() stats.Target {
 		P90:              st.p90,
 		P95:              st.p95,
 		P99:              st.p99,
+		CensoredP99:      st.p99c,
 		EWMA:             st.ewma,
 		LogMean:          st.logMean,
 		LogStd:           st.logStd,

@@ -77,12 +77,12 @@ const censoredMinSamples = 10
 // at its bound a hedge target's losses would pull its mean down while its
 // wins (the races it was fast in) already do; counted at E[T | T > waited]
 // they give back the slow side the race cut off.
-func censoredValue(sorted []time.Duration, waited time.Duration) (time.Duration, bool) {
-	n := len(sorted)
-	if n == 0 {
+func censoredValue(sorted, censored []time.Duration, waited time.Duration) (time.Duration, bool) {
+	if len(sorted) == 0 {
 		return 0, false
 	}
-	p50, p95 := sorted[medianIndex(n)], sorted[quantileIndex(n, 0.95)]
+	n := len(sorted) + len(censored)
+	p50, p95 := unionAt(sorted, censored, medianIndex(n)), unionAt(sorted, censored, quantileIndex(n, 0.95))
 	if n < censoredMinSamples || p95 <= p50 || p50 <= 0 || waited <= 0 {
 		return waited, waited >= p50
 	}
@@ -99,6 +99,30 @@ func censoredValue(sorted []time.Duration, waited time.Duration) (time.Duration,
 		return waited, true
 	}
 	return max(time.Duration(e), waited), true
+}
+
+// unionAt is element i of the union of the ascending a and b, ascending
+// (i < len(a)+len(b)).
+func unionAt(a, b []time.Duration, i int) time.Duration {
+	for {
+		switch {
+		case len(a) == 0:
+			return b[i]
+		case len(b) == 0:
+			return a[i]
+		case i == 0:
+			return min(a[0], b[0])
+		}
+		// Drop the smaller half-steps of either: the k smallest of one
+		// that are below the other's k-th cannot hold element i beyond them.
+		k := max(1, min(i/2, len(a), len(b)))
+		if a[k-1] <= b[k-1] {
+			a = a[k:]
+		} else {
+			b = b[k:]
+		}
+		i -= k
+	}
 }
 
 // normalTail is P(Z > z) for a standard normal Z.

@@ -176,7 +176,7 @@ func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt
 	if n := len(s.sorted); n == 0 || waited >= s.sorted[quantileIndex(n, 0.95)] {
 		s.insertLate(outcome{cost: waited, takenAt: at})
 	}
-	if v, ok := censoredValue(s.sorted, waited); ok {
+	if v, ok := censoredValue(s.sorted, s.censored, waited); ok {
 		s.insertSample(sample{ttfb: v, logTTFB: logSeconds(v), takenAt: at, origin: origin, censored: true})
 	}
 	s.insertTry(at)
