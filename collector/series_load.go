@@ -62,15 +62,20 @@ const (
 const censoredMinSamples = 10
 
 // censoredValue is the time to first byte a censored observation counts at
-// among a target's samples (sorted, ascending): the expected time of an
-// attempt that had waited waited without a first byte, E[T | T > waited]
-// of the log-normal through the samples' p50 and p95, at least waited. With
-// fewer than censoredMinSamples samples, or no spread between p50 and p95,
+// among a target's samples (sorted, the answers, and censored, the values
+// of the censored observations already counted, both ascending): the
+// expected time of an attempt that had waited waited without a first byte,
+// E[T | T > waited] of the log-normal through the p50 and p95 of both
+// together, at least waited. Both, because the answers alone are what the
+// races left: a target's slow attempts are the ones hedges cancel, so its
+// answers read narrower and faster than it is, and a fit of them alone
+// would value its losers too low. With fewer than censoredMinSamples of
+// them, or no spread between p50 and p95,
 // there is no fit: waited itself, the lower bound, when it is at least the
 // p50 (then it lies on the same side of the median as the unknown time
 // does, so the p50 is what it would have been with the true time), and
 // nothing below it (ok false: the observation says too little). With no
-// sample at all, nothing.
+// answer at all, nothing.
 //
 // The expectation, not the bound: a loser's bound is the time its race
 // lasted, which is often short for the hedge that started late, so counted

@@ -156,10 +156,11 @@ func (t *Tracker) RecordFault(target, model string, f fault.Fault, cost time.Dur
 // the target was slower than waited. Left out, it would bias every estimate
 // low, the more so the more a target is hedged (survivorship: a target
 // whose slow attempts hedges keep beating would show only its fast ones).
-// So it counts towards the target's estimates at the time such an attempt
-// is expected to take (censoredValue): beside the samples, in their window,
-// their quantiles and the EWMA, never in the load curve, the output rates
-// or the fault rate. It also counts as an attempt without a sample
+// So it counts at the time such an attempt is expected to take
+// (censoredValue), in the samples' window: in the EWMA, the recency-weighted
+// log moments and CensoredP99; not in Samples, the origins, P50-P99 (the
+// answers' own: the hedge's delay and the preferences read them), the load
+// curve, the output rates or the fault rate. It also counts as an attempt without a sample
 // (stats.ColdTries), and, when waited is past the target's p95 (a hedge
 // cancelled early, because the attempt it raced answered, says nothing
 // against its target), as a late (stats.Target.Late), which
