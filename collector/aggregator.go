@@ -278,7 +278,7 @@ func (a *Aggregator) learn(span ptrace.Span, origin Origin, table *targetTable, 
 	if f := at.fault(); f != fault.None {
 		a.tracker.RecordFault(at.target, at.model, f, spanDuration(span), fault.IsTimeout(at.errorType), endTime(span))
 	} else if at.outcome == telemetry.OutcomeHedgeLost {
-		a.tracker.RecordLate(at.target, at.model, spanDuration(span), endTime(span))
+		a.tracker.RecordLate(at.target, at.model, spanDuration(span), endTime(span), origin)
 	} else {
 		a.tracker.RecordTry(at.target, at.model, endTime(span))
 	}

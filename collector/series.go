@@ -20,10 +20,14 @@ type series struct {
 	// they go stale. It is replaced, never modified, under mu.
 	stats atomic.Pointer[seriesStats]
 
-	mu       sync.Mutex
-	ring     sampleRing      // guarded by mu: live samples, oldest taken first
-	sorted   []time.Duration // guarded by mu: the TTFBs in ring, ascending
-	outcomes outcomeRing     // guarded by mu: live attempt outcomes, oldest taken first
+	mu     sync.Mutex
+	ring   sampleRing      // guarded by mu: live samples, oldest taken first
+	sorted []time.Duration // guarded by mu: the TTFBs in ring, ascending
+	// censored is the values of ring's censored samples, ascending: the
+	// fit that values the next one reads them with the answers (guarded
+	// by mu).
+	censored []time.Duration
+	outcomes outcomeRing // guarded by mu: live attempt outcomes, oldest taken first
 	// lates are the live censored observations, oldest first: attempts
 	// cancelled because another attempt of their request answered first
 	// (hedge_lost), each with how long it had waited. Not outcomes: the
@@ -65,6 +69,7 @@ type seriesStats struct {
 	p90     time.Duration
 	p95     time.Duration
 	p99     time.Duration
+	p99c    time.Duration // of the samples and the censored values together
 	ewma    time.Duration // of the samples and timeouts, oldest first
 	oldest  int64         // takenAt of the oldest live sample, unix ns
 	newest  int64         // takenAt of the newest live sample, unix ns
@@ -105,6 +110,11 @@ type sample struct {
 	logTTFB float64 // logSeconds(ttfb), taken once at insert
 	takenAt int64   // unix ns
 	origin  Origin
+	// censored: not a time to first byte measured but the time a hedge's
+	// cancelled loser is expected to have taken (censoredValue). It counts
+	// in the EWMA and the recency-weighted log moments, not in the sorted
+	// samples: their quantiles, the count and the origins are the answers'.
+	censored bool
 }
 
 func (x sample) when() int64 { return x.takenAt }
@@ -144,6 +154,7 @@ func newSeries(target, model string, window int) *series {
 		model:    model,
 		ring:     sampleRing{buf: make([]sample, window)},
 		sorted:   make([]time.Duration, 0, window),
+		censored: make([]time.Duration, 0, window),
 		outcomes: outcomeRing{buf: make([]outcome, window)},
 		lates:    outcomeRing{buf: make([]outcome, window)},
 		tries:    timeRing[attemptAt]{buf: make([]attemptAt, stats.ColdTries)},
@@ -203,9 +214,13 @@ func (s *series) insertSample(x sample) {
 		return
 	}
 	i := s.ring.insertByTime(x)
-	s.sorted = insertSorted(s.sorted, x.ttfb)
+	if x.censored {
+		s.censored = insertSorted(s.censored, x.ttfb)
+	} else {
+		s.sorted = insertSorted(s.sorted, x.ttfb)
+		s.byOrigin[x.origin]++
+	}
 	s.logSums.add(x.logTTFB, x.takenAt)
-	s.byOrigin[x.origin]++
 	if v := float64(x.ttfb); s.avg.follows(x.takenAt, false) {
 		s.avg.append(v, x.takenAt, false)
 	} else {
@@ -218,9 +233,13 @@ func (s *series) insertSample(x sample) {
 // sampleLeft takes x, just evicted or expired from the front of ring, out
 // of everything kept over the samples. Called with mu held.
 func (s *series) sampleLeft(x sample) {
-	s.sorted = removeSorted(s.sorted, x.ttfb)
+	if x.censored {
+		s.censored = removeSorted(s.censored, x.ttfb)
+	} else {
+		s.sorted = removeSorted(s.sorted, x.ttfb)
+		s.byOrigin[x.origin]--
+	}
 	s.logSums.remove(x.logTTFB, x.takenAt)
-	s.byOrigin[x.origin]--
 	// Behind it in the EWMA: every sample left, and the timeouts taken no
 	// earlier.
 	s.ewmaLeft(float64(x.ttfb), s.ring.n+s.timeoutsFrom(x.takenAt))
@@ -344,7 +363,7 @@ func (s *series) rebuildSums() {
 // mu held.
 func (s *series) publish(maxAge int64) {
 	n := len(s.sorted)
-	if n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && s.tries.n == 0 && !s.loaded() {
+	if s.ring.n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && s.tries.n == 0 && !s.loaded() {
 		s.stats.Store(emptyStats)
 		return
 	}
@@ -352,14 +371,20 @@ func (s *series) publish(maxAge int64) {
 		s.rebuildSums()
 	}
 	st := &seriesStats{samples: n, staleAt: math.MaxInt64}
-	if n > 0 {
+	if s.ring.n > 0 { // samples, censored ones included
 		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
 		st.staleAt = st.oldest + maxAge
+		st.byOrigin = s.byOrigin
+		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
+	}
+	if n > 0 {
 		st.p50 = s.sorted[medianIndex(n)]
 		st.p75, st.p90 = s.sorted[quantileIndex(n, 0.75)], s.sorted[quantileIndex(n, 0.9)]
 		st.p95, st.p99 = s.sorted[quantileIndex(n, 0.95)], s.sorted[quantileIndex(n, 0.99)]
-		st.byOrigin = s.byOrigin
-		st.logMean, st.logStd, st.logWeight = s.logSums.mean(), s.logSums.std(), s.logSums.weight()
+		st.p99c = st.p99
+		if c := len(s.censored); c > 0 {
+			st.p99c = unionAt(s.sorted, s.censored, quantileIndex(n+c, 0.99))
+		}
 	}
 	st.ewma = s.ewma()
 	if s.outcomes.n > 0 {
@@ -444,6 +469,7 @@ func (st *seriesStats) targetStats() stats.Target {
 		P90:              st.p90,
 		P95:              st.p95,
 		P99:              st.p99,
+		CensoredP99:      st.p99c,
 		EWMA:             st.ewma,
 		LogMean:          st.logMean,
 		LogStd:           st.logStd,
@@ -465,7 +491,7 @@ func (st *seriesStats) targetStats() stats.Target {
 		PeerSamples:      st.byOrigin[OriginPeer],
 		ForeignSamples:   st.byOrigin[OriginForeign],
 	}
-	if st.samples > 0 {
+	if st.newest != 0 {
 		ts.Newest, ts.Oldest = time.Unix(0, st.newest), time.Unix(0, st.oldest)
 	}
 	if st.lastOutcome != 0 {

@@ -8,7 +8,8 @@ import (
 )
 
 // What a series keeps beside its samples and outcomes: the censored
-// observations (attempts a hedge beat), the load curve (time to first byte
+// observations (attempts a hedge beat) and the value they count at among
+// the samples, the load curve (time to first byte
 // by the in-flight count a sample met) and the peers' in-flight counts.
 
 // loadLevel is one level of the load curve: exponentially weighted means
@@ -53,6 +54,84 @@ const (
 	maxPeers        = 64
 	maxPeerInflight = 4096 // one peer's count is read as at most this
 )
+
+// censoredMinSamples is how many live samples (censored ones included) a
+// target needs before a censored observation counts at its expected time
+// rather than at its lower bound: the spread is read from the p50 and p95,
+// as the hedge's quantiles are.
+const censoredMinSamples = 10
+
+// censoredValue is the time to first byte a censored observation counts at
+// among a target's samples (sorted, the answers, and censored, the values
+// of the censored observations already counted, both ascending): the
+// expected time of an attempt that had waited waited without a first byte,
+// E[T | T > waited] of the log-normal through the p50 and p95 of both
+// together, at least waited. Both, because the answers alone are what the
+// races left: a target's slow attempts are the ones hedges cancel, so its
+// answers read narrower and faster than it is, and a fit of them alone
+// would value its losers too low. With fewer than censoredMinSamples of
+// them, or no spread between p50 and p95,
+// there is no fit: waited itself, the lower bound, when it is at least the
+// p50 (then it lies on the same side of the median as the unknown time
+// does, so the p50 is what it would have been with the true time), and
+// nothing below it (ok false: the observation says too little). With no
+// answer at all, nothing.
+//
+// The expectation, not the bound: a loser's bound is the time its race
+// lasted, which is often short for the hedge that started late, so counted
+// at its bound a hedge target's losses would pull its mean down while its
+// wins (the races it was fast in) already do; counted at E[T | T > waited]
+// they give back the slow side the race cut off.
+func censoredValue(sorted, censored []time.Duration, waited time.Duration) (time.Duration, bool) {
+	if len(sorted) == 0 {
+		return 0, false
+	}
+	n := len(sorted) + len(censored)
+	p50, p95 := unionAt(sorted, censored, medianIndex(n)), unionAt(sorted, censored, quantileIndex(n, 0.95))
+	if n < censoredMinSamples || p95 <= p50 || p50 <= 0 || waited <= 0 {
+		return waited, waited >= p50
+	}
+	const z95 = 1.6448536269514722 // the standard normal's 0.95 quantile
+	mu, sigma := math.Log(float64(p50)), math.Log(float64(p95)/float64(p50))/z95
+	z := (math.Log(float64(waited)) - mu) / sigma
+	tail := normalTail(z)
+	if tail < 1e-12 {
+		return waited, true // beyond anything the fit gives mass to: a hang, not bad luck
+	}
+	// E[T | T > x] = e^(mu + sigma²/2) · P(Z > z - sigma) / P(Z > z).
+	e := math.Exp(mu+sigma*sigma/2) * normalTail(z-sigma) / tail
+	if math.IsNaN(e) || e > float64(math.MaxInt64/2) {
+		return waited, true
+	}
+	return max(time.Duration(e), waited), true
+}
+
+// unionAt is element i of the union of the ascending a and b, ascending
+// (i < len(a)+len(b)).
+func unionAt(a, b []time.Duration, i int) time.Duration {
+	for {
+		switch {
+		case len(a) == 0:
+			return b[i]
+		case len(b) == 0:
+			return a[i]
+		case i == 0:
+			return min(a[0], b[0])
+		}
+		// Drop the smaller half-steps of either: the k smallest of one
+		// that are below the other's k-th cannot hold element i beyond them.
+		k := max(1, min(i/2, len(a), len(b)))
+		if a[k-1] <= b[k-1] {
+			a = a[k:]
+		} else {
+			b = b[k:]
+		}
+		i -= k
+	}
+}
+
+// normalTail is P(Z > z) for a standard normal Z.
+func normalTail(z float64) float64 { return math.Erfc(z/math.Sqrt2) / 2 }
 
 // insertLate adds a censored observation x (its cost: how long it had
 // waited), evicting the oldest if the window is full (or dropping x, if it

@@ -49,26 +49,44 @@ func referenceEWMA(s *series) time.Duration {
 // them in passes over the windows, as publish did before it kept running
 // counts. Called with s.mu held.
 func recount(s *series, maxAge int64) seriesStats {
-	n := s.ring.n
-	if n == 0 && s.outcomes.n == 0 && s.tries.n == 0 {
+	if s.ring.n == 0 && s.outcomes.n == 0 && s.lates.n == 0 && s.tries.n == 0 {
 		return *emptyStats
 	}
-	st := seriesStats{samples: n, staleAt: math.MaxInt64, ewma: referenceEWMA(s)}
-	if n > 0 {
-		var ttfbs []time.Duration
+	st := seriesStats{staleAt: math.MaxInt64, ewma: referenceEWMA(s)}
+	if s.ring.n > 0 {
+		var ttfbs, all []time.Duration // the answers; with the censored values
 		var m weightedMoments
 		st.oldest, st.newest = s.ring.front().takenAt, s.ring.back().takenAt
 		st.staleAt = st.oldest + maxAge
-		for i := range n {
+		for i := range s.ring.n {
 			x := *s.ring.at(i)
-			ttfbs = append(ttfbs, x.ttfb)
-			st.byOrigin[x.origin]++
+			all = append(all, x.ttfb)
+			if !x.censored {
+				ttfbs = append(ttfbs, x.ttfb)
+				st.byOrigin[x.origin]++
+			}
 			m.add(x.logTTFB, recencyWeight(st.newest-x.takenAt))
 		}
-		slices.Sort(ttfbs)
-		st.p50 = ttfbs[medianIndex(n)]
-		st.p75, st.p90, st.p95, st.p99 = ttfbs[quantileIndex(n, 0.75)], ttfbs[quantileIndex(n, 0.9)], ttfbs[quantileIndex(n, 0.95)], ttfbs[quantileIndex(n, 0.99)]
 		st.logMean, st.logStd, st.logWeight = m.mean(), m.std(), m.v1
+		if n := len(ttfbs); n > 0 {
+			slices.Sort(ttfbs)
+			slices.Sort(all)
+			st.samples = n
+			st.p50 = ttfbs[medianIndex(n)]
+			st.p75, st.p90, st.p95, st.p99 = ttfbs[quantileIndex(n, 0.75)], ttfbs[quantileIndex(n, 0.9)], ttfbs[quantileIndex(n, 0.95)], ttfbs[quantileIndex(n, 0.99)]
+			st.p99c = all[quantileIndex(len(all), 0.99)]
+		}
+	}
+	if s.lates.n > 0 {
+		st.staleAt = min(st.staleAt, s.lates.front().takenAt+maxAge)
+		st.late, st.lastLate = s.lates.n, s.lates.back().takenAt
+		var sum float64
+		for i := range s.lates.n {
+			x := *s.lates.at(i)
+			st.weightedLate += recencyWeight(st.lastLate - x.takenAt)
+			sum += x.cost.Seconds()
+		}
+		st.lateSeconds = sum / float64(s.lates.n)
 	}
 	if s.outcomes.n > 0 {
 		st.staleAt = min(st.staleAt, s.outcomes.front().takenAt+maxAge)
@@ -128,11 +146,13 @@ func checkAgainstRecount(t *testing.T, step int, s *series, maxAge int64) {
 	got, want := *s.stats.Load(), recount(s, maxAge)
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(1, math.Abs(b)) }
 	if !near(got.logMean, want.logMean) || !near(got.logStd, want.logStd) || !near(got.logWeight, want.logWeight) ||
-		!near(got.weightedOutcomes, want.weightedOutcomes) || !near(got.weightedFaults, want.weightedFaults) {
+		!near(got.weightedOutcomes, want.weightedOutcomes) || !near(got.weightedFaults, want.weightedFaults) ||
+		!near(got.weightedLate, want.weightedLate) || !near(got.lateSeconds, want.lateSeconds) {
 		t.Fatalf("step %d: recency-weighted figures %+v, recount %+v", step, got, want)
 	}
 	got.logMean, got.logStd, got.logWeight = want.logMean, want.logStd, want.logWeight
 	got.weightedOutcomes, got.weightedFaults = want.weightedOutcomes, want.weightedFaults
+	got.weightedLate, got.lateSeconds = want.weightedLate, want.lateSeconds
 	if s.faultCost.hi != 0 && math.Abs(got.faultSeconds-want.faultSeconds) <= 1e-15*want.faultSeconds {
 		// Past 2^64 ns the 128-bit sum is converted in two roundings, not one.
 		got.faultSeconds = want.faultSeconds
@@ -189,7 +209,9 @@ func TestPublishedStatsMatchARecount(t *testing.T) {
 					at = time.Unix(0, s.ring.back().takenAt)
 				}
 			}
-			switch r.IntN(8) {
+			switch r.IntN(10) {
+			case 8, 9: // a hedge's loser: censored, valued by the fit or dropped
+				tr.RecordLate("a", "m", value(), at, Origin(r.IntN(int(originCount))))
 			case 0:
 				tr.RecordFault("a", "m", fault.Full, value(), true, at)
 			case 1:

@@ -149,21 +149,36 @@ func (t *Tracker) RecordFault(target, model string, f fault.Fault, cost time.Dur
 }
 
 // RecordLate adds a censored observation for (target, model), taken at
-// takenAt: an attempt that had waited waited without a first byte when it
-// was cancelled because another attempt of its request answered first
-// (hedge_lost). It is neither a sample nor an outcome: it says only that
-// the target was slower than waited, which is news only when waited is
-// past the target's p95 (a hedge cancelled early, because the attempt it
-// raced answered, says nothing against its target): earlier ones are
-// dropped. reliable-latency counts the rest with the faults it weighs
-// (stats.Target.WeightedLate); the other modes ignore them.
-func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt time.Time) {
+// takenAt, from origin: an attempt that had waited waited without a first
+// byte when it was cancelled because another attempt of its request
+// answered first (hedge_lost). It is not an outcome (the failure model says
+// nothing of it), and its time to first byte is unknown: it says only that
+// the target was slower than waited. Left out, it would bias every estimate
+// low, the more so the more a target is hedged (survivorship: a target
+// whose slow attempts hedges keep beating would show only its fast ones).
+// So it counts at the time such an attempt is expected to take
+// (censoredValue), in the samples' window: in the EWMA, the recency-weighted
+// log moments and CensoredP99; not in Samples, the origins, P50-P99 (the
+// answers' own: the hedge's delay and the preferences read them), the load
+// curve, the output rates or the fault rate. It also counts as an attempt without a sample
+// (stats.ColdTries), and, when waited is past the target's p95 (a hedge
+// cancelled early, because the attempt it raced answered, says nothing
+// against its target), as a late (stats.Target.Late), which
+// reliable-latency weighs with its faults when it is past its p99.
+func (t *Tracker) RecordLate(target, model string, waited time.Duration, takenAt time.Time, origin Origin) {
+	if origin >= originCount {
+		return
+	}
 	s, _, at := t.open(target, model, takenAt)
 	if s == nil {
 		return
 	}
+	waited = max(0, waited)
 	if n := len(s.sorted); n == 0 || waited >= s.sorted[quantileIndex(n, 0.95)] {
-		s.insertLate(outcome{cost: max(0, waited), takenAt: at})
+		s.insertLate(outcome{cost: waited, takenAt: at})
+	}
+	if v, ok := censoredValue(s.sorted, s.censored, waited); ok {
+		s.insertSample(sample{ttfb: v, logTTFB: logSeconds(v), takenAt: at, origin: origin, censored: true})
 	}
 	s.insertTry(at)
 	s.publish(t.maxAge)

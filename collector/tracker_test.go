@@ -879,7 +879,7 @@ func TestAttemptsWithoutASampleEndTheColdClaim(t *testing.T) {
 	clock := newFakeClock(t0)
 	tr := newTestTracker(clock)
 	tr.RecordTry("a", "m", time.Time{})
-	tr.RecordLate("a", "m", time.Second, time.Time{})
+	tr.RecordLate("a", "m", time.Second, time.Time{}, OriginSelf)
 	if st := tr.StatsAt("a", "m", clock.Now()); st.Unsampled != 2 || st.RanksLast() {
 		t.Fatalf("after 2 tries: Unsampled %d, RanksLast %v; want 2, false", st.Unsampled, st.RanksLast())
 	}

@@ -23,6 +23,11 @@ type Target struct {
 	// (Quantile reads them by q): how late is late for this target, the
 	// hedge's trigger.
 	P75, P90, P95, P99 time.Duration
+	// CensoredP99 is the p99 of the samples and the censored observations
+	// together (hedges' cancelled losers, each at the time such an attempt
+	// is expected to take): how late the target can be, the slow attempts
+	// hedges cancelled included. P99 when there are none.
+	CensoredP99 time.Duration
 	// EWMA is the exponentially weighted moving average (alpha 0.3) of the
 	// samples in the order they were taken, with every timed-out attempt
 	// counted as a sample of the time it cost.

@@ -118,19 +118,22 @@ func (h *Hedging) Delay(model string, cand, next *Candidate, now time.Time) (tim
 
 // worth reports whether a hedge started after d at a target whose typical
 // time to first byte is its p50 can answer before an attempt that is late
-// at d is expected to: by its target's p99, or, when its target has been
-// failing, by what its faults took (a hang that ends in a timeout, a 503
-// after 300 ms). A hedge that cannot win spends budget and tokens for
-// nothing: a late attempt at a steady fast target is seldom much later.
-// An unmeasured next target is given the benefit of the doubt, and so is a
-// first target whose attempts hedges have lately beaten (stats.Target.Late:
-// what a won hedge cancels never becomes a sample, so its samples alone
-// would forget the slow moments hedging hides).
+// at d is expected to: by its target's p99 (of its answers and of the
+// attempts hedges cancelled, stats.Target.CensoredP99: what a won hedge
+// cancels never becomes an answer, so its answers alone would forget the
+// slow moments hedging hides), or, when its target has been failing, by
+// what its faults took (a hang that ends in a timeout, a 503 after
+// 300 ms). A hedge that cannot win spends budget and tokens for nothing: a
+// late attempt at a steady fast target is seldom much later. An unmeasured
+// next target is given the benefit of the doubt. (Before the censored p99,
+// any live late, stats.Target.Late, made every hedge worth it: one
+// cancelled attempt latched a steady target into hedging from the
+// quantile on for the five minutes a late lives.)
 func (h *Hedging) worth(first *stats.Target, next stats.Target, d time.Duration) bool {
-	if next.Samples == 0 || first.Samples == 0 || first.Late > 0 {
+	if next.Samples == 0 || first.Samples == 0 {
 		return true
 	}
-	late := first.P99
+	late := max(first.P99, first.CensoredP99)
 	if cost := time.Duration(first.FaultSeconds * float64(time.Second)); first.Faults > 0 && cost > late {
 		late = cost
 	}

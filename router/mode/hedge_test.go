@@ -203,3 +203,34 @@ func TestWorthByResidual(t *testing.T) {
 		t.Error("worth by residual without statistics")
 	}
 }
+
+// TestHedgeWorthReadsTheCensoredTail: a steady fast target's late attempt
+// is seldom much later, so with a p95 delay a hedge at a 40 ms runner-up
+// waits for the target's p99; once hedges have cancelled its slow
+// attempts, their censored values (CensoredP99) show the tail its answers
+// no longer do, and it is hedged from the quantile on. A single cancelled
+// attempt no longer does that on its own (Late, the count of lates, once
+// latched it for the five minutes a late lives): only a tail that the
+// censored values put past the quantile plus the runner-up's p50.
+func TestHedgeWorthReadsTheCensoredTail(t *testing.T) {
+	ms := time.Millisecond
+	c, n := &Candidate{Target: "a", Model: "m"}, &Candidate{Target: "b", Model: "m"}
+	steady := stats.Target{Samples: 100, P50: 20 * ms, P95: 28 * ms, P99: 32 * ms, CensoredP99: 32 * ms}
+	st := statsTable{"a": steady, "b": {Samples: 100, P50: 40 * ms, P95: 50 * ms, P99: 55 * ms, CensoredP99: 55 * ms}}
+	h := NewHedging(config.Hedge{Enabled: true, After: "p95", Budget: 1, Max: 1}, st, []string{"m"})
+	if d, _ := h.Delay("m", c, n, time.Time{}); d != 32*ms {
+		t.Errorf("steady target: delay %v, want its p99 (28 + 40 ms cannot beat 32)", d)
+	}
+	one := steady
+	one.Late, one.LastLate = 1, time.Time{}.Add(time.Second)
+	st["a"] = one
+	if d, _ := h.Delay("m", c, n, time.Time{}); d != 32*ms {
+		t.Errorf("one late, no censored tail: delay %v, want its p99", d)
+	}
+	hidden := steady
+	hidden.CensoredP99 = 180 * ms // hedges cancelled its slow attempts
+	st["a"] = hidden
+	if d, _ := h.Delay("m", c, n, time.Time{}); d != 28*ms {
+		t.Errorf("censored tail at 180 ms: delay %v, want its p95 (28 + 40 ms beats it)", d)
+	}
+}
