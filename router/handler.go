@@ -49,6 +49,7 @@ type request struct {
 	body   []byte
 	fields reqbody.Fields
 	alias  string // the alias the client sent ("" none): fields.Model is its model
+	stores bool   // its response is left stored at the provider (reqbody.Stores)
 }
 
 // call is one client request in flight: what the client sent, the route
@@ -283,12 +284,15 @@ func (g *Gateway) read(c *call) (eligible []*mode.Candidate, ok bool) {
 //
 //go:noinline
 func (g *Gateway) route(c *call, eligible []*mode.Candidate) bool {
+	c.stores = reqbody.Stores(c.ep.input, c.body)
 	spec := routeSpec{model: c.fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
-		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
-		hedge:     c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
+		hedge:     reqbody.SideEffect(c.ep.input, c.body) == "", // a request that leaves state behind is never sent twice at once
 		maxTokens: reqbody.OutputLimit(&c.fields),
 	}
-	if !g.preferred(c, eligible, &spec) {
+	if id := reqbody.PreviousResponseID(c.ep.input, c.body); id != "" {
+		spec.home, _ = g.responseHome(id) // a follow-up of a stored response goes where it is stored
+	}
+	if p, bad := preference.Of(c.r.Header, c.fields.Provider); (p != nil || bad != nil) && !g.preferred(c, p, bad, eligible, &spec) {
 		return false
 	}
 	if g.keepsPrefixes(c) {
@@ -417,18 +421,16 @@ func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.L
 		defer lim.Release()
 	}
 	a := g.beginAttempt(ctx, c, t)
-	defer a.close()
 	ended := false
 	defer func() {
 		if !ended { // a panic: it goes on to recovered, which answers 500
 			a.abandon()
+			a.close()
 			c.route.End(t, a.res, g.timestamp())
 		}
 	}()
-	if a.reach() {
-		g.noteStored(a)
-		c.answered(a.deliver(c.w, &c.route))
-		g.noteStored(a)
+	if status, ok := a.run(c.w, &c.route); ok {
+		c.answered(status)
 	} else {
 		g.undelivered(c, a)
 	}
@@ -457,7 +459,7 @@ func (g *Gateway) undelivered(c *call, a *attempt) {
 	if a.res.Outcome == telemetry.OutcomeFailover {
 		c.failedOver(a)
 	} else if a.stopping {
-		setGatewayHeaders(c.w.Header(), &c.route, c.target)
+		g.setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
 }

@@ -185,7 +185,7 @@ func (g *Gateway) finishRace(c *call, x *Race, gr *gatewayRacers) bool {
 		c.tried(r.t.Cand.Target)
 		c.answered(r.a.deliver(c.w, &c.route))
 	case r.a.stopping:
-		setGatewayHeaders(c.w.Header(), &c.route, c.target)
+		g.setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
 	c.attemptEnded(r.a)
