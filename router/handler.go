@@ -19,6 +19,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/apierror"
+	"github.com/firstbyte-dev/firstbyte/router/attemptspan"
 	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
@@ -72,6 +73,9 @@ type call struct {
 	answer       *upstreamAnswer
 	upstreamWait time.Duration
 	spanEnded    bool
+	// ending is the last attempt's span end, held from the route's Settle
+	// until the client has its answer (endCall).
+	ending attemptspan.End
 }
 
 // serveHTTP is the entry of every client request: it refuses a request
@@ -123,8 +127,22 @@ func (c *call) attemptEnded(a *attempt) { c.upstreamWait += a.res.Wait }
 // answer should it be the last failure (nil: the gateway's own).
 func (c *call) failedOver(a *attempt) { c.answer = a.answer }
 
-// endSpan ends the request's SERVER span, once.
+// attemptSettled takes the span end of an attempt the route settled: the
+// last attempt's is held until the client has its answer (endCall), any
+// other ends now.
+func (c *call) attemptSettled(end attemptspan.End, last bool) {
+	if !last {
+		end.End()
+		return
+	}
+	c.ending.End() // not reached: one attempt is the last
+	c.ending = end
+}
+
+// endSpan ends the request's SERVER span, once, and the last attempt's
+// span if it is still held (a panic's way out: recovered).
 func (c *call) endSpan(opts ...trace.SpanEndOption) {
+	c.ending.End()
 	if !c.spanEnded {
 		c.span.End(opts...)
 		c.spanEnded = true
@@ -181,7 +199,8 @@ func (g *Gateway) startCall(ep *endpoint, w http.ResponseWriter, r *http.Request
 //go:noinline
 func (g *Gateway) endCall(c *call) {
 	span := c.span
-	c.flush() // the client has its whole answer before the server span ends
+	c.flush()      // the client has its whole answer before the spans end
+	c.ending.End() // the last attempt's span: the tracker's sample
 
 	attrs := []attribute.KeyValue{
 		telemetry.KeyHTTPStatus.Int(c.status),
@@ -407,15 +426,13 @@ func nextTurn(r *Route, t *Turn) bool {
 
 // attempt runs t's attempt holding its concurrency slot (lim nil: no
 // limit), released however the attempt ends (a panic in it must not cost
-// the provider a slot for good), and reports it to the route. The attempt
-// span ends before the answer leaves the gateway's buffers (apiHandler
-// flushes once the pipeline returns): the tracker learns from it, and the
-// provider's guards from its verdict, before the client can send its next
-// request or read the gateway's state. Flushing first would take the
-// span's end, its conversion and the tracker's record (about a tenth of a
-// request's CPU at 1 client) out of the client's wait, but the gateway's
-// state would then lag the answer the client already has (docs/benchmarks.md,
-// "One request's CPU"). A stream's chunks went out as they came.
+// the provider a slot for good), and reports it to the route. What the
+// next request must see (the provider's in-flight count, its admission
+// and guards, the affinity) is settled before the answer leaves the
+// gateway's buffers (apiHandler flushes once the pipeline returns); the
+// attempt span's end, its conversion and the tracker's sample follow the
+// flush (endCall), out of the client's wait (docs/benchmarks.md, "One
+// request's CPU"). A stream's chunks went out as they came.
 func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.Limiter) (done bool) {
 	if lim != nil {
 		defer lim.Release()
@@ -464,11 +481,15 @@ func (g *Gateway) undelivered(c *call, a *attempt) {
 	}
 }
 
-// endAttempt reports t's attempt to the route: whether the request is done.
+// endAttempt reports t's attempt to the route: whether the request is
+// done. The last attempt's span ends once the client has its answer
+// (endCall); a failed-over one's ends now.
 //
 //go:noinline
 func (g *Gateway) endAttempt(c *call, t *Turn, a *attempt) bool {
-	return c.route.End(t, a.res, g.timestamp())
+	done, end := c.route.Settle(t, a.res, g.timestamp())
+	c.attemptSettled(end, done)
+	return done
 }
 
 // keepsPrefixes reports whether c's prompt prefix is worth naming: the
