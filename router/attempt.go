@@ -25,7 +25,7 @@ import (
 // ends: the upstream request and answer, its timers, its pooled buffers
 // and its claim on the answer budget. It reads the client request and
 // never writes into it; what happened is its Result, which the pipeline
-// (Route.End) reads.
+// (Route.Settle, Route.End) reads.
 //
 // It runs in two steps. reach sends the request and waits for the first
 // byte the client could be given: a stream's first event (translated when

@@ -475,7 +475,7 @@ func (r *Route) onlySkipped(reason string) bool {
 
 // StartSpan starts t's attempt span, a CLIENT child of ctx's span, with
 // the attributes every attempt starts with; opts add the start time.
-// Route.End ends it.
+// Route.End ends it, or Route.Settle hands its end to the driver.
 func (t *Turn) StartSpan(ctx context.Context, tracer trace.Tracer, operation, requestedModel string, opts ...trace.SpanStartOption) context.Context {
 	opts = append(opts, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attemptspan.Attributes(t.Cand, operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
