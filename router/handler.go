@@ -131,12 +131,10 @@ func (c *call) failedOver(a *attempt) { c.answer = a.answer }
 // last attempt's is held until the client has its answer (endCall), any
 // other ends now.
 func (c *call) attemptSettled(end attemptspan.End, last bool) {
-	if !last {
-		end.End()
-		return
+	if last {
+		end, c.ending = c.ending, end // none was held before: one attempt is the last
 	}
-	c.ending.End() // not reached: one attempt is the last
-	c.ending = end
+	end.End()
 }
 
 // endSpan ends the request's SERVER span, once, and the last attempt's
