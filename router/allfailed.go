@@ -73,7 +73,7 @@ func (g *Gateway) allCooled(c *call) {
 	secs := int64(math.Ceil(max(earliest.Sub(now).Seconds(), 1)))
 	h := c.w.Header()
 	h.Set("Retry-After", strconv.FormatInt(secs, 10))
-	setGatewayHeaders(h, &c.route, c.target)
+	g.setGatewayHeaders(h, &c.route, c.target)
 	c.answered(http.StatusTooManyRequests)
 	apierror.WriteExtra(c.w, c.ep.shape, http.StatusTooManyRequests, apierror.TypeRateLimit, "rate_limited",
 		"every target of this model is rate limited by its provider; retry after "+strconv.FormatInt(secs, 10)+"s",
@@ -91,7 +91,7 @@ func (g *Gateway) lastAnswer(c *call) {
 	body, _ := apierror.WithMembers(ans.body, c.route.summary())
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	setGatewayHeaders(h, &c.route, c.target)
+	g.setGatewayHeaders(h, &c.route, c.target)
 	c.answered(ans.status)
 	c.w.WriteHeader(ans.status)
 	_, _ = c.w.Write(body)
@@ -102,7 +102,7 @@ func (g *Gateway) lastAnswer(c *call) {
 func (g *Gateway) gatewayFailure(c *call) {
 	r := &c.route
 	status, msg := apierror.FailureMessage(r.Attempts(), r.Failures(), r.Skipped())
-	setGatewayHeaders(c.w.Header(), r, c.target)
+	g.setGatewayHeaders(c.w.Header(), r, c.target)
 	c.answered(status)
 	apierror.WriteExtra(c.w, c.ep.shape, status, apierror.TypeUpstream, "all_targets_failed", msg, r.summary())
 }

@@ -42,26 +42,6 @@ var families = []struct {
 	{familyCountTokens, []string{config.KindAnthropic}},
 }
 
-// clientKind is the wire format the client speaks.
-func (ep *endpoint) clientKind() string {
-	if ep.shape == apierror.Anthropic {
-		return config.KindAnthropic
-	}
-	return config.KindOpenAI
-}
-
-// upstreamSuffix is the path, after a provider's base_url, where a request
-// of ep goes on a provider of kind.
-func (ep *endpoint) upstreamSuffix(kind string) string {
-	if ep.family != familyChat {
-		return ep.suffix
-	}
-	if kind == config.KindAnthropic {
-		return suffixMessages
-	}
-	return suffixChat
-}
-
 // Upstream paths of the chat family.
 const (
 	suffixChat      = "/chat/completions"

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
+	"github.com/firstbyte-dev/firstbyte/router/attemptspan"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/relay"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 	"github.com/firstbyte-dev/firstbyte/telemetry"
@@ -21,7 +25,7 @@ import (
 // ends: the upstream request and answer, its timers, its pooled buffers
 // and its claim on the answer budget. It reads the client request and
 // never writes into it; what happened is its Result, which the pipeline
-// (Route.End) reads.
+// (Route.Settle, Route.End) reads.
 //
 // It runs in two steps. reach sends the request and waits for the first
 // byte the client could be given: a stream's first event (translated when
@@ -36,6 +40,16 @@ var (
 	errTotalTimeout     = errors.New("total timeout")
 	errIdleTimeout      = errors.New("idle timeout")                 // a stream paused longer than timeout.idle
 	errStopping         = errors.New("the gateway is shutting down") // Options.Stop ended
+)
+
+// Result is what one attempt did: what its span records and what the
+// route decides on (package attemptspan).
+type Result = attemptspan.Result
+
+// Details of a timeout: which bound ran out.
+const (
+	detailFirstByteTimeout = "first-byte timeout"
+	detailTotalTimeout     = "total timeout"
 )
 
 // maxErrorDrain bounds how much of a failed-over error body is read and
@@ -82,6 +96,7 @@ type attempt struct {
 	// stopping: the shutdown grace ended the attempt before an answer; the
 	// client gets a 503 saying so.
 	stopping bool
+	closed   bool // close gave everything back
 
 	// answer is a failed-over upstream error, for the client should it be
 	// the last failure (nil: none to show).
@@ -183,6 +198,25 @@ func (a *attempt) reach() bool {
 	return a.reachClientError(nil, false)
 }
 
+// run is one attempt of the gateway's driver, not raced: reach, then
+// deliver what it found to w under route's headers, noting a stored
+// response's id before the answer goes out and after; then close. ok is
+// whether there was an answer (status: what the client got); when there
+// was none, the Result says why.
+func (a *attempt) run(w http.ResponseWriter, route *Route) (status int, ok bool) {
+	if ok = a.reach(); ok {
+		if a.c.stores {
+			a.g.noteStored(a) // a client may continue it the moment it has it
+		}
+		status = a.deliver(w, route)
+		if a.c.stores {
+			a.g.noteStored(a) // a stream's first event may have come in pieces
+		}
+	}
+	a.close()
+	return status, ok
+}
+
 // transportOf is what carries u's requests: its own transport (its http2
 // and tls settings), else the gateway's.
 func (g *Gateway) transportOf(u *upstream.Provider) http.RoundTripper {
@@ -212,11 +246,15 @@ func (a *attempt) deliver(w http.ResponseWriter, route *Route) int {
 func (a *attempt) relayTo(w http.ResponseWriter, route *Route) *relay.Answer {
 	return &relay.Answer{W: w, Resp: a.resp, Converted: a.x.conv != convNone, Renamed: a.x.answerModel != "",
 		APIKey: a.cand.Upstream.APIKey, WriteTimeout: a.g.writeTimeout,
-		Gateway: func(h http.Header) { setGatewayHeaders(h, route, a.cand.Target) }}
+		Gateway: func(h http.Header) { a.g.setGatewayHeaders(h, route, a.cand.Target) }}
 }
 
-// close gives back everything the attempt holds, however it ended.
+// close gives back everything the attempt holds, however it ended, once.
 func (a *attempt) close() {
+	if a.closed {
+		return
+	}
+	a.closed = true
 	if a.firstByte != nil {
 		a.firstByte.Stop()
 	}
@@ -297,3 +335,158 @@ func (a *attempt) usage(u translate.Usage) {
 		a.res.CacheHit = u.CacheReadInputTokens > 0
 	}
 }
+
+// A unary answer is checked before a byte of it is sent: it must be valid
+// JSON within limits.max_response, or it is a provider fault and fails
+// over. It is held whole (relay.Held) within the process-wide budget of
+// limits.max_buffered (relay.Budget) from the moment it is read until it has
+// been written.
+
+// unaryAnswer is a unary answer held for the client.
+type unaryAnswer struct {
+	held   relay.Held // the pooled buffer the answer was read into, and what it holds of the budget
+	answer []byte     // what the client gets (the upstream's, or its translation)
+}
+
+// release gives the buffer and the bytes back.
+func (u *unaryAnswer) release() {
+	u.held.Release()
+	u.answer = nil
+}
+
+// reachUnary waits for the whole answer (that moment is the unary TTFB
+// sample) and checks it. The headers were the first byte: from them on the
+// body is bounded by total, not first_byte, so a slow but valid answer is
+// served by the attempt that started (and bills) the work.
+func (a *attempt) reachUnary() bool {
+	resp := a.resp
+	a.firstByte.Stop()
+	a.total = a.g.afterFunc(a.cand.Upstream.Total-a.g.since(a.sent), func() { a.cancel(errTotalTimeout) })
+	u := &a.unary
+	u.held = a.g.budget.Hold()
+	limit := a.g.maxResponse
+	if resp.ContentLength > limit {
+		a.res.Wait += a.g.since(a.sent)
+		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
+		return false
+	}
+	body, over, err := u.held.Read(resp.Body, resp.ContentLength, limit)
+	// The one reading of the moment the whole answer was in: the wait on
+	// the upstream, the TTFB sample (not the checks below) and created.
+	arrived := a.g.now()
+	wait := arrived.Sub(a.sent)
+	a.res.Wait += wait
+	switch {
+	case err == relay.ErrBufferFull:
+		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
+		return false
+	case err != nil:
+		a.setStatus(resp.StatusCode)
+		a.transportFailure(err)
+		return false
+	case over:
+		a.failover(resp.StatusCode, fault.ErrorResponseTooLarge)
+		return false
+	}
+	enc := relay.Encoded(resp.Header)
+	if enc && a.x.conv != convNone {
+		// The gateway cannot translate what it cannot read, and it never
+		// asked for an encoding: as unusable as garbage.
+		a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
+		return false
+	}
+	if !enc && a.x.conv != convNone && !reqbody.ValidJSON(body) {
+		// Cut short or garbage: a fast wrong answer must neither reach the
+		// client as a success nor teach the tracker a latency. (An answer
+		// relayed as it came is checked by a.x.unary, in the pass that
+		// reads its usage; one to translate is checked before the budget
+		// holds room for its translation.)
+		a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
+		return false
+	}
+	// A translation is a second copy, about the size of the first: the
+	// budget holds that much for it (the answer's own allowance covers a
+	// small one).
+	translated := !enc && (a.x.conv != convNone || a.x.answerModel != "") && len(body) > relay.AnswerBase
+	if translated && !u.held.Take(int64(len(body))) {
+		a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
+		return false
+	}
+	a.total.Stop()
+	answer := body
+	if !enc {
+		out, usage, err := a.x.unary(a.c, a.cand, answer, arrived.Unix())
+		if err != nil {
+			// Valid JSON, but not the API's answer: as unusable as garbage.
+			a.failover(resp.StatusCode, fault.ErrorInvalidResponse)
+			return false
+		}
+		if more := int64(cap(out) - len(body)); translated && more > 0 && !u.held.Take(more) {
+			// It came out larger than the budget held for it, and the rest
+			// does not fit: it is held already, but no longer than this.
+			a.failover(resp.StatusCode, fault.ErrorResponseBufferFull)
+			return false
+		}
+		answer = out
+		a.usage(usage)
+	}
+	a.res.TTFB, a.res.HasTTFB = wait, true
+	a.res.Status, a.res.Outcome = resp.StatusCode, telemetry.OutcomeSuccess
+	u.answer = answer
+	a.kind = answerUnary
+	return true
+}
+
+// The gateway's own headers on an answer (which of the upstream's cross
+// is package relay's to say).
+
+// setGatewayHeaders puts the routing decision on a response: the route's
+// attempts, selection and skips, and target, the target of the last
+// attempt ("": none).
+func (g *Gateway) setGatewayHeaders(h http.Header, r *Route, target string) {
+	h["Date"] = relay.Date(g.now()) // net/http's, on the gateway's clock, formatted once a second instead of per answer
+	if target != "" {
+		h[HeaderTarget] = []string{target}
+	}
+	h[HeaderAttempts] = []string{strconv.Itoa(r.Attempts())}
+	h[HeaderSelection] = []string{r.Selection()}
+	if r.hedge == HedgeWon || r.hedge == HedgeLost {
+		h[HeaderHedged] = []string{r.hedge}
+	}
+	if skipped := r.Skipped(); len(skipped) > 0 {
+		names := make([]string, len(skipped))
+		for i, s := range skipped {
+			names[i] = s.Target
+		}
+		h[HeaderSkipped] = []string{strings.Join(names, ",")}
+	}
+}
+
+// The request path's timers: the hedge delay of a race and an attempt's
+// timeouts (first byte, total, idle). Both kinds are made by the gateway's
+// timer functions (newTimer, afterFunc): the real clock's, or a test's,
+// which fires them when the test says rather than when the wall clock
+// does.
+
+// hedgeTimer is a timer for the race: the real one, or a test's.
+type hedgeTimer interface {
+	C() <-chan time.Time
+	Stop() bool
+}
+
+// timeout is an attempt's timeout: it runs its function once its time is
+// up, unless stopped first; Reset re-arms it (a stream's idle bound after
+// each chunk). *time.Timer is one.
+type timeout interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time { return r.t.C }
+func (r realTimer) Stop() bool          { return r.t.Stop() }
+
+func newRealTimer(d time.Duration) hedgeTimer { return realTimer{time.NewTimer(d)} }
+
+func realAfterFunc(d time.Duration, f func()) timeout { return time.AfterFunc(d, f) }

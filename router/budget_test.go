@@ -408,7 +408,7 @@ func TestBudgetUnderConcurrency(t *testing.T) {
 			if n := gw.BufferedBytes(); n > peak.Load() {
 				peak.Store(n)
 			}
-			time.Sleep(50 * time.Microsecond)
+			time.Sleep(50 * time.Microsecond) // the sampler's interval: the peak is read, not signalled
 		}
 	}()
 	var served, refused atomic.Int64

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/firstbyte-dev/firstbyte/router/apierror"
 	"github.com/firstbyte-dev/firstbyte/router/config"
-	"github.com/firstbyte-dev/firstbyte/router/reqbody"
-
 	"github.com/firstbyte-dev/firstbyte/router/mode"
+	"github.com/firstbyte-dev/firstbyte/router/reqbody"
 	"github.com/firstbyte-dev/firstbyte/router/translate"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
 )
@@ -32,7 +32,7 @@ const (
 	convChatToMessages                        // an OpenAI chat answer to an Anthropic client
 	convChatToResponses                       // an OpenAI chat answer to a Responses client
 	convMessagesToResponses                   // an Anthropic answer to a Responses client
-	convModel                                 // a Converse or Gemini answer, through the neutral model (modelformat.go)
+	convModel                                 // a Converse or Gemini answer, through the neutral model (modelExchange)
 )
 
 // exchange is what prepare decided for one candidate.
@@ -102,6 +102,50 @@ func (c *request) exchange(cand *mode.Candidate) (exchange, error) {
 		return exchange{}, errors.Join(errUntranslatable, err)
 	}
 	x.body, x.conv, x.ids = body, convChatToMessages, translate.NewToolIDs(c.body, translate.Messages)
+	return x, nil
+}
+
+// clientKind is the wire format ep's client speaks: a candidate of
+// another is sent a translation.
+func (ep *endpoint) clientKind() string {
+	if ep.shape == apierror.Anthropic {
+		return config.KindAnthropic
+	}
+	return config.KindOpenAI
+}
+
+// upstreamSuffix is the path, after a provider's base_url, where a request
+// of ep goes on a provider of kind.
+func (ep *endpoint) upstreamSuffix(kind string) string {
+	if ep.family != familyChat {
+		return ep.suffix
+	}
+	if kind == config.KindAnthropic {
+		return suffixMessages
+	}
+	return suffixChat
+}
+
+// Bedrock Converse and Gemini are upstream formats no client speaks: a
+// chat or Responses request to a provider whose call is converse
+// (Bedrock's non-Anthropic models) or gemini (the Gemini API, Gemini on
+// Vertex) is decoded once into the neutral model and encoded in the
+// upstream's format; its answer comes back the same way, unary or
+// streamed. A Converse stream's AWS event-stream frames are unwrapped by
+// the host adapter (router/upstream) into the events the model stream
+// reads; Gemini's stream is server-sent events already.
+
+// modelExchange builds the body a request sends a provider of format f:
+// the client's request through the model.
+func (c *request) modelExchange(cand *mode.Candidate, x exchange, f translate.Format) (exchange, error) {
+	client := c.ep.shape.Format()
+	x.ids = translate.NewToolIDs(c.body, client)
+	body, r, err := translate.EncodeRequest(client, c.body, f, cand.Model, x.ids)
+	if err != nil {
+		return exchange{}, errors.Join(errUntranslatable, err)
+	}
+	x.body, x.conv, x.upstream, x.client = body, convModel, f, client
+	x.clientWantsUsage = r.IncludeUsage
 	return x, nil
 }
 

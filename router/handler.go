@@ -19,6 +19,7 @@ import (
 
 	"github.com/firstbyte-dev/firstbyte/router/affinity"
 	"github.com/firstbyte-dev/firstbyte/router/apierror"
+	"github.com/firstbyte-dev/firstbyte/router/attemptspan"
 	"github.com/firstbyte-dev/firstbyte/router/conn"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
@@ -49,6 +50,7 @@ type request struct {
 	body   []byte
 	fields reqbody.Fields
 	alias  string // the alias the client sent ("" none): fields.Model is its model
+	stores bool   // its response is left stored at the provider (reqbody.Stores)
 }
 
 // call is one client request in flight: what the client sent, the route
@@ -71,6 +73,9 @@ type call struct {
 	answer       *upstreamAnswer
 	upstreamWait time.Duration
 	spanEnded    bool
+	// ending is the last attempt's span end, held from the route's Settle
+	// until the client has its answer (endCall).
+	ending attemptspan.End
 }
 
 // serveHTTP is the entry of every client request: it refuses a request
@@ -122,8 +127,20 @@ func (c *call) attemptEnded(a *attempt) { c.upstreamWait += a.res.Wait }
 // answer should it be the last failure (nil: the gateway's own).
 func (c *call) failedOver(a *attempt) { c.answer = a.answer }
 
-// endSpan ends the request's SERVER span, once.
+// attemptSettled takes the span end of an attempt the route settled: the
+// last attempt's is held until the client has its answer (endCall), any
+// other ends now.
+func (c *call) attemptSettled(end attemptspan.End, last bool) {
+	if last {
+		end, c.ending = c.ending, end // none was held before: one attempt is the last
+	}
+	end.End()
+}
+
+// endSpan ends the request's SERVER span, once, and the last attempt's
+// span if it is still held (a panic's way out: recovered).
 func (c *call) endSpan(opts ...trace.SpanEndOption) {
+	c.ending.End()
 	if !c.spanEnded {
 		c.span.End(opts...)
 		c.spanEnded = true
@@ -180,7 +197,8 @@ func (g *Gateway) startCall(ep *endpoint, w http.ResponseWriter, r *http.Request
 //go:noinline
 func (g *Gateway) endCall(c *call) {
 	span := c.span
-	c.flush() // the client has its whole answer before the server span ends
+	c.flush()      // the client has its whole answer before the spans end
+	c.ending.End() // the last attempt's span: the tracker's sample
 
 	attrs := []attribute.KeyValue{
 		telemetry.KeyHTTPStatus.Int(c.status),
@@ -283,12 +301,15 @@ func (g *Gateway) read(c *call) (eligible []*mode.Candidate, ok bool) {
 //
 //go:noinline
 func (g *Gateway) route(c *call, eligible []*mode.Candidate) bool {
+	c.stores = reqbody.Stores(c.ep.input, c.body)
 	spec := routeSpec{model: c.fields.Model, eligible: eligible, buf: c.orderBuf[:0], req: &c.request, span: c.span,
-		home:      g.homeOf(&c.request), // a follow-up of a stored response goes where it is stored
-		hedge:     c.sideEffect() == "", // a request that leaves state behind is never sent twice at once
+		hedge:     reqbody.SideEffect(c.ep.input, c.body) == "", // a request that leaves state behind is never sent twice at once
 		maxTokens: reqbody.OutputLimit(&c.fields),
 	}
-	if !g.preferred(c, eligible, &spec) {
+	if id := reqbody.PreviousResponseID(c.ep.input, c.body); id != "" {
+		spec.home, _ = g.responseHome(id) // a follow-up of a stored response goes where it is stored
+	}
+	if p, bad := preference.Of(c.r.Header, c.fields.Provider); (p != nil || bad != nil) && !g.preferred(c, p, bad, eligible, &spec) {
 		return false
 	}
 	if g.keepsPrefixes(c) {
@@ -403,32 +424,28 @@ func nextTurn(r *Route, t *Turn) bool {
 
 // attempt runs t's attempt holding its concurrency slot (lim nil: no
 // limit), released however the attempt ends (a panic in it must not cost
-// the provider a slot for good), and reports it to the route. The attempt
-// span ends before the answer leaves the gateway's buffers (apiHandler
-// flushes once the pipeline returns): the tracker learns from it, and the
-// provider's guards from its verdict, before the client can send its next
-// request or read the gateway's state. Flushing first would take the
-// span's end, its conversion and the tracker's record (about a tenth of a
-// request's CPU at 1 client) out of the client's wait, but the gateway's
-// state would then lag the answer the client already has (docs/benchmarks.md,
-// "One request's CPU"). A stream's chunks went out as they came.
+// the provider a slot for good), and reports it to the route. What the
+// next request must see (the provider's in-flight count, its admission
+// and guards, the affinity) is settled before the answer leaves the
+// gateway's buffers (apiHandler flushes once the pipeline returns); the
+// attempt span's end, its conversion and the tracker's sample follow the
+// flush (endCall), out of the client's wait (docs/benchmarks.md, "One
+// request's CPU"). A stream's chunks went out as they came.
 func (g *Gateway) attempt(ctx context.Context, c *call, t *Turn, lim *upstream.Limiter) (done bool) {
 	if lim != nil {
 		defer lim.Release()
 	}
 	a := g.beginAttempt(ctx, c, t)
-	defer a.close()
 	ended := false
 	defer func() {
 		if !ended { // a panic: it goes on to recovered, which answers 500
 			a.abandon()
+			a.close()
 			c.route.End(t, a.res, g.timestamp())
 		}
 	}()
-	if a.reach() {
-		g.noteStored(a)
-		c.answered(a.deliver(c.w, &c.route))
-		g.noteStored(a)
+	if status, ok := a.run(c.w, &c.route); ok {
+		c.answered(status)
 	} else {
 		g.undelivered(c, a)
 	}
@@ -457,16 +474,20 @@ func (g *Gateway) undelivered(c *call, a *attempt) {
 	if a.res.Outcome == telemetry.OutcomeFailover {
 		c.failedOver(a)
 	} else if a.stopping {
-		setGatewayHeaders(c.w.Header(), &c.route, c.target)
+		g.setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
 }
 
-// endAttempt reports t's attempt to the route: whether the request is done.
+// endAttempt reports t's attempt to the route: whether the request is
+// done. The last attempt's span ends once the client has its answer
+// (endCall); a failed-over one's ends now.
 //
 //go:noinline
 func (g *Gateway) endAttempt(c *call, t *Turn, a *attempt) bool {
-	return c.route.End(t, a.res, g.timestamp())
+	done, end := c.route.Settle(t, a.res, g.timestamp())
+	c.attemptSettled(end, done)
+	return done
 }
 
 // keepsPrefixes reports whether c's prompt prefix is worth naming: the

@@ -218,6 +218,11 @@ func TestLeastLatencyStory(t *testing.T) {
 	})
 
 	t.Run("anthropic measured at 0.9 s: groq, openai, anthropic", func(t *testing.T) {
+		// Its sample is recorded right after its answer is flushed.
+		router.WaitUntil(t, "anthropic's sample", func() bool {
+			_, n, _ := liveP50(g.tracker, clock.Now(), "anthropic", "claude-haiku")
+			return n > 0
+		})
 		if p50, n, ok := liveP50(g.tracker, clock.Now(), "anthropic", "claude-haiku"); !ok || p50 != 900*time.Millisecond || n != 1 {
 			t.Fatalf("tracker P50(anthropic) = %v, %d, %v; want 900ms from one span", p50, n, ok)
 		}
@@ -336,6 +341,12 @@ targets:
 	close(firstChunkSeen)
 	readAll(t, resp.Body)
 	ask(t, g.url, "m", router.HeaderProviderOrder, "unary")
+	// The unary's sample is recorded right after its answer is flushed (the
+	// stream's, before the unary request was read on the same connection).
+	router.WaitUntil(t, "the unary's sample", func() bool {
+		_, n, _ := liveP50(g.tracker, clock.Now(), "unary", "m")
+		return n > 0
+	})
 
 	if p50, _, _ := liveP50(g.tracker, clock.Now(), "stream", "m"); p50 != 100*time.Millisecond {
 		t.Errorf("stream p50 = %v, want 100ms (its first chunk, not its 3 s length)", p50)
@@ -468,8 +479,14 @@ func TestConcurrentRequestsRaceFree(t *testing.T) {
 	if n := failures.Load(); n != 0 {
 		t.Errorf("%d of 320 concurrent requests failed", n)
 	}
-	_, na, _ := liveP50(tracker, time.Now(), "a", "m")
-	_, nb, _ := liveP50(tracker, time.Now(), "b", "m")
+	// Each client's last sample is recorded right after its answer is
+	// flushed: wait for the windows to be what 320 samples make them.
+	var na, nb int
+	router.WaitUntil(t, "the last clients' samples", func() bool {
+		_, na, _ = liveP50(tracker, time.Now(), "a", "m")
+		_, nb, _ = liveP50(tracker, time.Now(), "b", "m")
+		return max(na, nb) == 100 && min(na, nb) >= 10
+	})
 	// 320 successes: the leader's window is full (100) and the runner-up
 	// was explored about one request in ten.
 	if max(na, nb) != 100 || min(na, nb) < 10 {

@@ -645,7 +645,7 @@ func requireGoroutinesBack(t *testing.T, before int) {
 	http.DefaultClient.CloseIdleConnections()
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // a poll's interval: nothing signals a goroutine's exit
 	}
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)

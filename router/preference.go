@@ -2,10 +2,8 @@ package router
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/firstbyte-dev/firstbyte/router/apierror"
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/preference"
 	"github.com/firstbyte-dev/firstbyte/router/reqbody"
@@ -16,11 +14,10 @@ import (
 // them): the filters take targets out before anything is tried, a sort
 // replaces the mode's order, the rest rearranges it.
 
-// preferred reads the request's preferences (the header over the body) and,
-// when there are any, routes c by them. false: the preferences were wrong,
-// or left no target, and the answer has been written.
-func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) bool {
-	p, bad := preferenceOf(c)
+// preferred routes c by its preferences p (preference.Of: the header's
+// over the body's), or answers bad. false: the preferences were wrong, or
+// left no target, and the answer has been written.
+func (g *Gateway) preferred(c *call, p *preference.Preference, bad *preference.Error, eligible []*mode.Candidate, s *routeSpec) bool {
 	if bad == nil && p != nil {
 		if field, name := g.pref.UnknownName(p); field != "" {
 			bad = &preference.Error{Field: field, Msg: reqbody.Quote(name) + " is no configured target"}
@@ -30,9 +27,6 @@ func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) b
 		c.status = http.StatusBadRequest
 		apierror.WriteParam(c.w, c.ep.shape, http.StatusBadRequest, apierror.TypeInvalidRequest, "invalid_provider_preference", bad.Field, bad.Field+": "+bad.Msg, nil)
 		return false
-	}
-	if p == nil {
-		return true
 	}
 	c.pref = p
 	kept, emptiedBy := g.pref.Eligible(p, eligible)
@@ -45,22 +39,6 @@ func (g *Gateway) preferred(c *call, eligible []*mode.Candidate, s *routeSpec) b
 	order, selection, probe := g.preferenceOrder(c, p, kept)
 	s.preset = &presetOrder{order: order, selection: selection, probe: probe}
 	return true
-}
-
-// preferenceOf is the request's preferences: the header's when it has
-// one, else the body's provider object; nil when neither.
-func preferenceOf(c *call) (*preference.Preference, *preference.Error) {
-	if vs, ok := c.r.Header[preference.Header]; ok {
-		v := []byte(strings.Join(vs, ","))
-		if obj, valid := jsonscan.Valid(v); valid {
-			return preference.Parse(obj, preference.Header)
-		}
-		return nil, &preference.Error{Field: preference.Header, Msg: "must be a JSON object"}
-	}
-	if c.fields.Provider == nil {
-		return nil, nil
-	}
-	return preference.Parse(c.fields.Provider, "provider")
 }
 
 // preferenceOrder orders the kept candidates: a sort's order (selection

@@ -70,7 +70,7 @@ type slowConsumer struct {
 }
 
 func (s slowConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	time.Sleep(s.sleep)
+	time.Sleep(s.sleep) // the slowness under test, not a wait
 	return s.next.ConsumeTraces(ctx, td)
 }
 

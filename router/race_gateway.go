@@ -179,13 +179,13 @@ func (g *Gateway) finishRace(c *call, x *Race, gr *gatewayRacers) bool {
 		g.endRacer(c, r)
 		panic(r.panic)
 	}
-	defer g.endRacer(c, r)
+	defer g.endWinner(c, r)
 	switch {
 	case r.ready:
 		c.tried(r.t.Cand.Target)
 		c.answered(r.a.deliver(c.w, &c.route))
 	case r.a.stopping:
-		setGatewayHeaders(c.w.Header(), &c.route, c.target)
+		g.setGatewayHeaders(c.w.Header(), &c.route, c.target)
 		g.fail(c, http.StatusServiceUnavailable, apierror.TypeUpstream, "shutting_down", "the gateway is shutting down; retry the request")
 	}
 	c.attemptEnded(r.a)
@@ -205,6 +205,17 @@ func (g *Gateway) loseRacer(c *call, o *racer) {
 // frees its slot.
 func (g *Gateway) endRacer(c *call, r *racer) {
 	c.route.End(&r.t, r.a.res, g.timestamp())
+	r.a.close()
+	if r.lim != nil {
+		r.lim.Release()
+	}
+}
+
+// endWinner is endRacer for the race's winner, the request's last
+// attempt: its span ends once the client has its answer (endCall).
+func (g *Gateway) endWinner(c *call, r *racer) {
+	done, end := c.route.Settle(&r.t, r.a.res, g.timestamp())
+	c.attemptSettled(end, done)
 	r.a.close()
 	if r.lim != nil {
 		r.lim.Release()

@@ -39,29 +39,9 @@ type ResponseHomes interface {
 // carries (translate's pass-through of a Responses stream).
 type responseIDReader interface{ ResponseID() string }
 
-// stores reports whether c's request leaves its response stored at the
-// provider: a Responses request, unless it says "store": false.
-func (c *request) stores() bool {
-	return c.ep.family == familyResponses && !isFalse(jsonscan.Field(c.body, "store"))
-}
-
-// homeOf is the target that stored the response q continues
-// (previous_response_id), which its route puts first; "" : none known, or
-// q is not a Responses request.
-func (g *Gateway) homeOf(q *request) string {
-	if q.ep.family != familyResponses {
-		return ""
-	}
-	v := jsonscan.Field(q.body, "previous_response_id")
-	if len(v) < 2 || v[0] != '"' {
-		return ""
-	}
-	target, _ := g.responseHome(jsonscan.Unquote(v))
-	return target
-}
-
-// responseHome is the target that stored id: as this gateway remembers
-// it, else as the spans taught the collector.
+// responseHome is the target that stored id (a follow-up's
+// previous_response_id), which its route puts first: as this gateway
+// remembers it, else as the spans taught the collector.
 func (g *Gateway) responseHome(id string) (string, bool) {
 	now := g.now()
 	if target, ok := g.homes.Get(id, now); ok {
@@ -79,7 +59,7 @@ func (g *Gateway) responseHome(id string) (string, bool) {
 // client may continue it the moment it has it) and again after (a
 // stream's first event may have come in pieces).
 func (g *Gateway) noteStored(a *attempt) {
-	if a.res.ResponseID != "" || a.x.conv != convNone || !a.c.stores() {
+	if a.res.ResponseID != "" || a.x.conv != convNone || !a.c.stores {
 		return
 	}
 	var id string

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/router/affinity"
+	"github.com/firstbyte-dev/firstbyte/router/attemptspan"
 	"github.com/firstbyte-dev/firstbyte/router/mode"
 	"github.com/firstbyte-dev/firstbyte/router/requestlog"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
@@ -26,7 +27,9 @@ import (
 // the study alike). Next hands out the next attempt, a Turn, admitted by
 // its provider's circuit breaker (a refusal is a skip, not an attempt);
 // the driver runs it and reports how it ended with End, which resolves the
-// admission and says whether the request is done. A driver may pass a Turn over without an attempt (Skip: the
+// admission and says whether the request is done (or with Settle, which
+// leaves the span's end to the driver). A driver may pass a Turn over
+// without an attempt (Skip: the
 // request cannot be translated for it, its queue is full) or drop it
 // (Abandon: the client left). Nothing else decides what happens next.
 //
@@ -132,6 +135,18 @@ func (g *Gateway) newRoute(r *Route, s routeSpec) (unknown string) {
 		h.Request(s.model, now) // counted in its model's budget
 	}
 	return ""
+}
+
+// policyFor is the policy of the (resolved) client model: its mode and
+// hedge policy (routes.go builds them).
+func (g *Gateway) policyFor(model string) *policy {
+	if p := g.policies[model]; p != nil {
+		return p
+	}
+	if g.fallbackPolicy == nil { // a Gateway built without New (internal tests)
+		return &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
+	}
+	return g.fallbackPolicy
 }
 
 // Turn is one attempt the route handed out: the candidate, its 1-based
@@ -387,24 +402,29 @@ func (r *Route) Abandon(t *Turn) {
 	r.attempts--
 }
 
-// End records how t's attempt ended: its span ends with the verdict (ts
-// stamps it), its admission is resolved, and
-// a failover-safe failure is kept for the all-failed answer. done is true
-// when the request needs no further attempt: it was served, the client got
-// the upstream's own error, or the client left.
+// End records how t's attempt ended (Settle) and ends its span now, at
+// ts. done is true when the request needs no further attempt.
 func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
+	done, end := r.Settle(t, res, ts)
+	end.End()
+	return done
+}
+
+// Settle records how t's attempt ended, all the next request must see:
+// its admission is resolved, its provider's guards told, the affinity
+// taught, and a failover-safe failure kept for the all-failed answer. Its
+// span's end (stamped ts, the tracker's sample) is handed back to end
+// later: the gateway ends it once the client has its answer. done is true
+// when the request needs no further attempt: it was served, the client
+// got the upstream's own error, or the client left.
+func (r *Route) Settle(t *Turn, res Result, ts trace.SpanEndOption) (done bool, end attemptspan.End) {
 	if t.span != nil {
-		// What is still in flight there as this attempt ends (itself not
-		// counted): the load a peer reading the span should count now.
-		t.span.SetAttributes(telemetry.KeyInflightAtEnd.Int64(t.Cand.Upstream.Inflight() - 1))
-		if r.maxTokens > 0 {
-			t.span.SetAttributes(telemetry.KeyRequestMaxTokens.Int(r.maxTokens))
-		}
-		res.endSpan(t.span, ts)
+		// Still in flight there as this attempt ends, itself not counted.
+		end = attemptspan.Hold(t.span, res, ts, t.Cand.Upstream.Inflight()-1, r.maxTokens)
 		t.span = nil
 	}
-	t.resolve(res.verdict())
-	t.Cand.Guard.Settle(res.report(), t.probe, t.adm.Seq())
+	t.resolve(res.Verdict())
+	t.Cand.Guard.Settle(res.Report(), t.probe, t.adm.Seq())
 	if t.adm.Forced() && res.Outcome == telemetry.OutcomeSuccess {
 		// The blackout rule's try was served: the outage is over, as far as
 		// one provider can say. The others' circuits end their cooldown, so
@@ -423,10 +443,10 @@ func (r *Route) End(t *Turn, res Result, ts trace.SpanEndOption) (done bool) {
 		r.lastEnd = requestlog.End{ErrorType: res.ErrorType, Detail: res.Detail, Status: res.Status}
 	}
 	if res.Outcome != telemetry.OutcomeFailover {
-		return true
+		return true, end
 	}
-	r.failures = append(r.failures, Failure{Target: t.Cand.Target, Attempt: t.Attempt, Status: res.clientStatus(), Reason: res.ErrorType, Detail: res.Detail})
-	return false
+	r.failures = append(r.failures, Failure{Target: t.Cand.Target, Attempt: t.Attempt, Status: res.ClientStatus(), Reason: res.ErrorType, Detail: res.Detail})
+	return false, end
 }
 
 // skip records a candidate passed over, once per target.
@@ -455,11 +475,11 @@ func (r *Route) onlySkipped(reason string) bool {
 
 // StartSpan starts t's attempt span, a CLIENT child of ctx's span, with
 // the attributes every attempt starts with; opts add the start time.
-// Route.End ends it.
+// Route.End ends it, or Route.Settle hands its end to the driver.
 func (t *Turn) StartSpan(ctx context.Context, tracer trace.Tracer, operation, requestedModel string, opts ...trace.SpanStartOption) context.Context {
 	opts = append(opts, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attemptAttributes(t.Cand, operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
-	ctx, t.span = tracer.Start(ctx, spanName(t.Cand, operation), opts...)
+		trace.WithAttributes(attemptspan.Attributes(t.Cand, operation, requestedModel, t.Attempt, t.Selection, t.inflight)...))
+	ctx, t.span = tracer.Start(ctx, attemptspan.Name(t.Cand, operation), opts...)
 	return ctx
 }
 

@@ -76,17 +76,6 @@ func onlyTargets(cands []*mode.Candidate, names []string) []*mode.Candidate {
 	return out
 }
 
-// policyFor is the policy of the (resolved) client model.
-func (g *Gateway) policyFor(model string) *policy {
-	if p := g.policies[model]; p != nil {
-		return p
-	}
-	if g.fallbackPolicy == nil { // a Gateway built without New (internal tests)
-		return &policy{mode: g.mode, strategy: g.strategy, hedge: g.hedge}
-	}
-	return g.fallbackPolicy
-}
-
 // Routing reads the current state of every model, sorted by model, as chat
 // requests (chat completions and messages alike) are routed: every target
 // serves them. The other endpoints route over the subset of the same

@@ -18,7 +18,7 @@ func (g *Gateway) refuseUntranslatable(c *call) {
 	if errors.As(c.route.untranslatable, &re) {
 		msg, param = msg+": "+re.Message, re.Param
 	}
-	setGatewayHeaders(c.w.Header(), &c.route, c.target)
+	g.setGatewayHeaders(c.w.Header(), &c.route, c.target)
 	c.answered(http.StatusBadRequest)
 	apierror.WriteParam(c.w, c.ep.shape, http.StatusBadRequest, apierror.TypeInvalidRequest, "unsupported_parameter", param, msg, nil)
 }

@@ -104,7 +104,13 @@ telemetry:
 	}
 
 	drive(20)
-	samplesA := modelRouting(t, a.admin, "m1")
+	// The last answer's sample is recorded right after the answer is
+	// flushed: it may land just after the client has it.
+	var samplesA map[string]targetState
+	pollUntil(t, 5*time.Second, "A's last sample", func() bool {
+		samplesA = modelRouting(t, a.admin, "m1")
+		return totalSamples(samplesA) >= 20
+	})
 	if got := totalSamples(samplesA); got != 20 {
 		t.Fatalf("A's samples for m1 after 20 requests = %d, want 20", got)
 	}

@@ -88,7 +88,13 @@ targets:
 		t.Errorf("fast got %d of %d warm first picks, want most (>= 2/3)", picks["fast"], warm)
 	}
 
-	ts := modelRouting(t, gw.admin, "m1")
+	// The last answer's sample is recorded right after the answer is
+	// flushed: it may land just after the client has it.
+	var ts map[string]targetState
+	pollUntil(t, 5*time.Second, "the last request's sample", func() bool {
+		ts = modelRouting(t, gw.admin, "m1")
+		return totalSamples(ts) >= requests
+	})
 	if leaderOf(ts) != "fast" {
 		t.Errorf("/debug/routing leader = %q, want fast: %+v", leaderOf(ts), ts)
 	}

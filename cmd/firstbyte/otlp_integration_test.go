@@ -348,6 +348,11 @@ func TestOTLPSamplerOffStillLearns(t *testing.T) {
 			t.Fatalf("request %d = %d, want 200: %s", i, r.status, r.body)
 		}
 	}
+	// The last answer's sample is recorded right after the answer is
+	// flushed: it may land just after the client has it.
+	pollUntil(t, 5*time.Second, "the last request's sample", func() bool {
+		return totalSamples(modelRouting(t, off.admin, "m1")) >= requests
+	})
 	if got := totalSamples(modelRouting(t, off.admin, "m1")); got != requests {
 		t.Errorf("/debug/routing samples for m1 with the sampler off = %d, want %d (one per attempt)", got, requests)
 	}

@@ -1,7 +1,9 @@
 package preference
 
 import (
+	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 )
@@ -13,6 +15,22 @@ import (
 
 // Header carries a request's provider preferences as JSON.
 const Header = "X-Firstbyte-Provider"
+
+// Of is a request's preferences: header's (Header) when it has one, else
+// provider's, the body's provider object; nil when neither.
+func Of(header http.Header, provider []byte) (*Preference, *Error) {
+	if vs, ok := header[Header]; ok {
+		v := []byte(strings.Join(vs, ","))
+		if obj, valid := jsonscan.Valid(v); valid {
+			return Parse(obj, Header)
+		}
+		return nil, &Error{Field: Header, Msg: "must be a JSON object"}
+	}
+	if provider == nil {
+		return nil, nil
+	}
+	return Parse(provider, "provider")
+}
 
 // Sorts a preference may ask for.
 const (

@@ -36,7 +36,8 @@ type InputError struct{ Param, Msg string }
 
 func refuse(param, why string) InputError { return InputError{Param: param, Msg: param + " " + why} }
 
-// API is which input checks an endpoint's requests take.
+// API is which client API a request is of: the input checks it takes
+// (Check) and the members that leave state behind (SideEffect, Stores).
 type API uint8
 
 const (

@@ -1,10 +1,6 @@
-package router
+package reqbody
 
-import (
-	"github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
-
-	"github.com/firstbyte-dev/firstbyte/router/apierror"
-)
+import "github.com/firstbyte-dev/firstbyte/router/internal/jsonscan"
 
 // A hedge sends a request a second time while the first is running. That
 // is safe only when an answer is all a request makes: a request that also
@@ -20,25 +16,45 @@ import (
 //     response unless told not to), no "previous_response_id" and no
 //     "background": true.
 
-// sideEffect names the member of c's request that makes it more than an
-// answer ("" : none, the request may be hedged).
-func (c *request) sideEffect() string {
-	switch c.ep.family {
-	case familyChat:
-		if c.ep.shape == apierror.OpenAI && isTrue(jsonscan.Field(c.body, "store")) {
+// SideEffect names the member of body, a request of api, that makes it
+// more than an answer ("" : none, the request may be hedged).
+func SideEffect(api API, body []byte) string {
+	switch api {
+	case ChatCompletions:
+		if isTrue(jsonscan.Field(body, "store")) {
 			return "store"
 		}
-	case familyResponses:
+	case Responses:
 		switch {
-		case !isFalse(jsonscan.Field(c.body, "store")):
+		case !isFalse(jsonscan.Field(body, "store")):
 			return "store"
-		case isSet(jsonscan.Field(c.body, "previous_response_id")):
+		case isSet(jsonscan.Field(body, "previous_response_id")):
 			return "previous_response_id"
-		case isTrue(jsonscan.Field(c.body, "background")):
+		case isTrue(jsonscan.Field(body, "background")):
 			return "background"
 		}
 	}
 	return ""
+}
+
+// Stores reports whether body, a request of api, leaves its response
+// stored at the provider: a Responses request, unless it says "store":
+// false.
+func Stores(api API, body []byte) bool {
+	return api == Responses && !isFalse(jsonscan.Field(body, "store"))
+}
+
+// PreviousResponseID is the id of the stored response body, a request of
+// api, continues ("" : none, or not a Responses request).
+func PreviousResponseID(api API, body []byte) string {
+	if api != Responses {
+		return ""
+	}
+	v := jsonscan.Field(body, "previous_response_id")
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	return jsonscan.Unquote(v)
 }
 
 func isTrue(v []byte) bool  { return string(v) == "true" }

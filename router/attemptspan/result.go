@@ -1,12 +1,8 @@
-package router
+package attemptspan
 
 import (
 	"net/http"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/firstbyte-dev/firstbyte/internal/fault"
 	"github.com/firstbyte-dev/firstbyte/router/upstream"
@@ -15,7 +11,7 @@ import (
 
 // Result is what one attempt did: what its span records and what the
 // pipeline decides on. An attempt returns it; nothing else reports how an
-// attempt went.
+// attempt went. Package router calls it Result too (router.Result).
 type Result struct {
 	Status    int    // upstream HTTP status; 0 for none
 	ErrorType string // error.type: "" on success, a status code, or a fault.Error* reason
@@ -63,20 +59,14 @@ type Result struct {
 	RemainingReset time.Time
 }
 
-// Details of a timeout: which bound ran out.
-const (
-	detailFirstByteTimeout = "first-byte timeout"
-	detailTotalTimeout     = "total timeout"
-)
-
 // Fault is the failure model's verdict on the end.
 func (r Result) Fault() fault.Fault { return fault.Classify(r.Status, r.ErrorType) }
 
-// verdict is what the end tells the breaker: neutral when nothing
+// Verdict is what the end tells the breaker: neutral when nothing
 // was learned of the provider (the client left, or the gateway had no room
 // to hold its answer), a fault when the failure model says so, else
 // success (the provider answered).
-func (r Result) verdict() upstream.Verdict {
+func (r Result) Verdict() upstream.Verdict {
 	switch {
 	case r.Outcome == telemetry.OutcomeCanceled, r.Outcome == telemetry.OutcomeHedgeLost, r.ErrorType == fault.ErrorResponseBufferFull:
 		return upstream.Neutral
@@ -86,54 +76,20 @@ func (r Result) verdict() upstream.Verdict {
 	return upstream.Success
 }
 
-// report is what the end tells its provider's and model's state
+// Report is what the end tells its provider's and model's state
 // (upstream.Model.Settle).
-func (r Result) report() upstream.Report {
+func (r Result) Report() upstream.Report {
 	return upstream.Report{
 		ErrorType: r.ErrorType, TargetOnly: r.TargetOnly, Success: r.Outcome == telemetry.OutcomeSuccess, RetryAt: r.RetryAt,
 		HasRemaining: r.HasRemaining, Remaining: r.Remaining, RemainingReset: r.RemainingReset,
 	}
 }
 
-// endSpan puts the end on the attempt span (status, error.type, the time
-// to first chunk on a success, usage, outcome and the failure model's
-// verdict) and ends it.
-func (r Result) endSpan(span trace.Span, ts trace.SpanEndOption) {
-	attrs := make([]attribute.KeyValue, 0, 8)
-	if r.Status != 0 {
-		attrs = append(attrs, telemetry.KeyHTTPStatus.Int(r.Status))
-	}
-	if r.ErrorType != "" {
-		attrs = append(attrs, telemetry.KeyErrorType.String(r.ErrorType))
-	}
-	if r.HasTTFB && r.Outcome == telemetry.OutcomeSuccess {
-		attrs = append(attrs, telemetry.KeyTimeToFirstByte.Float64(r.TTFB.Seconds()))
-	}
-	if r.HasUsage {
-		attrs = append(attrs, telemetry.KeyInputTokens.Int64(r.InputTokens), telemetry.KeyOutputTokens.Int64(r.OutputTokens))
-	}
-	if r.CacheHit {
-		attrs = append(attrs, telemetry.KeyCacheHit.Bool(true))
-	}
-	if r.ResponseID != "" {
-		attrs = append(attrs, telemetry.KeyResponseID.String(r.ResponseID))
-	}
-	if r.OutputRate > 0 {
-		attrs = append(attrs, telemetry.KeyOutputRate.Float64(r.OutputRate))
-	}
-	attrs = append(attrs, telemetry.KeyOutcome.String(r.Outcome), telemetry.KeyFault.String(r.Fault().String()))
-	span.SetAttributes(attrs...)
-	if r.Outcome != telemetry.OutcomeSuccess && r.Outcome != telemetry.OutcomeClientError && r.Outcome != telemetry.OutcomeHedgeLost {
-		span.SetStatus(codes.Error, r.ErrorType)
-	}
-	span.End(ts)
-}
-
-// clientStatus is the status the client gets when this failover-safe
+// ClientStatus is the status the client gets when this failover-safe
 // failure is the last: the upstream's status, 504 for a timeout, 503 when
 // the gateway could not hold the answer, 502 for a transport failure or an
 // unusable answer.
-func (res Result) clientStatus() int {
+func (res Result) ClientStatus() int {
 	switch {
 	case res.ErrorType == fault.ErrorTimeout:
 		return http.StatusGatewayTimeout
