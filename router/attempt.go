@@ -243,6 +243,10 @@ func (a *attempt) deliver(w http.ResponseWriter, route *Route) int {
 }
 
 // relayTo is what relaying a's answer to w reads, under route's headers.
+// Out of line: its Answer would take room in deliver's frame and
+// deliverStream's, which a stream holds while it waits (relay.Stream.Relay).
+//
+//go:noinline
 func (a *attempt) relayTo(w http.ResponseWriter, route *Route) *relay.Answer {
 	return &relay.Answer{W: w, Resp: a.resp, Converted: a.x.conv != convNone, Renamed: a.x.answerModel != "",
 		APIKey: a.cand.Upstream.APIKey, WriteTimeout: a.g.writeTimeout,

@@ -24,7 +24,7 @@ import (
 // soft limit to the hard one), which the run checks first.
 
 const (
-	modelTrickle  = "trickle" // -streams: 20 chunks 1 s apart
+	modelTrickle  = "trickle" // -streams: 20 chunks 1 s apart (-streams-chunks)
 	trickleChunks = 20
 	trickleGap    = time.Second
 )
@@ -39,8 +39,13 @@ type streamsResult struct {
 
 // runStreamsMode measures n streams through direct, the baseline and the
 // gateway, one arm after another.
-func runStreamsMode(ctx context.Context, gatewayPath string, n int, spread time.Duration, stdout, stderr io.Writer) int {
+func runStreamsMode(ctx context.Context, gatewayPath string, n, chunks int, spread time.Duration, stdout, stderr io.Writer) int {
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	if chunks < 1 {
+		fmt.Fprintf(stderr, "firstbyte-loadtest: -streams-chunks must be at least 1\n")
+		return 2
+	}
+	behaviours[modelTrickle] = behaviour{chunks: chunks, gap: trickleGap} // before the upstream serves
 	if limit, ok := openFilesLimit(); ok && uint64(2*n+64) > limit {
 		fmt.Fprintf(stderr, "firstbyte-loadtest: %d streams need %d open files in each process, the limit is %d\n", n, 2*n+64, limit)
 		return 2
@@ -104,8 +109,8 @@ func runStreamsMode(ctx context.Context, gatewayPath string, n int, spread time.
 		// Warm: a few streams, so start-up allocations are not counted.
 		runStreams(ctx, a, modelStream, streamChunks, time.Second, 8, 1, 30*time.Second)
 		time.Sleep(time.Second)
-		logf("%d streams through %s (%d chunks %v apart, started over %v)", n, a.name, trickleChunks, trickleGap, spread)
-		r, err := holdTrickle(ctx, a, up, n, spread)
+		logf("%d streams through %s (%d chunks %v apart, started over %v)", n, a.name, chunks, trickleGap, spread)
+		r, err := holdTrickle(ctx, a, up, n, chunks, spread)
 		if err != nil {
 			fmt.Fprintf(stderr, "firstbyte-loadtest: %v\n", err)
 			return 1
@@ -114,7 +119,7 @@ func runStreamsMode(ctx context.Context, gatewayPath string, n int, spread time.
 		a.client.CloseIdleConnections()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d concurrent streams, %d chunks %v apart, started over %v, upstream %s; %s, %s\n", n, trickleChunks, trickleGap, spread, upProto.name,
+	fmt.Fprintf(&b, "%d concurrent streams, %d chunks %v apart, started over %v, upstream %s; %s, %s\n", n, chunks, trickleGap, spread, upProto.name,
 		started.UTC().Format("2006-01-02 15:04 MST"), time.Since(started).Round(time.Second))
 	fmt.Fprintf(&b, "machine: %d CPUs (%s), load average %s at start, %s at end; gateway: %s\n",
 		machineStart.cpus, machineStart.cpuModel, machineStart.loadStart, loadAvg(), orUnknown(machineStart.gateway))
@@ -142,7 +147,7 @@ func runStreamsMode(ctx context.Context, gatewayPath string, n int, spread time.
 
 // holdTrickle opens n trickling streams through a, starts spread over
 // spread, and measures what it holds.
-func holdTrickle(ctx context.Context, a *arm, up *upstream, n int, spread time.Duration) (*streamsResult, error) {
+func holdTrickle(ctx context.Context, a *arm, up *upstream, n, chunks int, spread time.Duration) (*streamsResult, error) {
 	r := &streamsResult{}
 	if a.pid != 0 {
 		rss, _, err := procStatus(a.pid)
@@ -160,7 +165,7 @@ func holdTrickle(ctx context.Context, a *arm, up *upstream, n int, spread time.D
 	}
 	hold := &arm{name: a.name, client: c, url: a.url, body: a.body, pid: a.pid}
 	defer hold.client.CloseIdleConnections()
-	sr := runStreams(ctx, hold, modelTrickle, trickleChunks, spread, n, 1, spread+trickleGap*trickleChunks+60*time.Second)
+	sr := runStreams(ctx, hold, modelTrickle, chunks, spread, n, 1, spread+trickleGap*time.Duration(chunks)+60*time.Second)
 	r.peak = max(r.peak, peakRSS())
 	if a.pid != 0 {
 		if _, hwm, err := procStatus(a.pid); err == nil {

@@ -67,6 +67,18 @@ func (e *End) End() {
 		return
 	}
 	e.span = nil
+	e.setEnd(span)
+	span.End(e.ts)
+}
+
+// setEnd sets End's attributes and status on span, in a frame of its own
+// that is gone before span.End: the span's end runs the tracker's record on
+// the request's goroutine, the deepest that goroutine goes, and a held
+// stream's 8 kB stack must not grow to 16 kB as it ends (thousands of
+// streams ending together would do it at once).
+//
+//go:noinline
+func (e *End) setEnd(span trace.Span) {
 	r := &e.res
 	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs, telemetry.KeyInflightAtEnd.Int64(e.inflightAtEnd))
@@ -99,5 +111,4 @@ func (e *End) End() {
 	if r.Outcome != telemetry.OutcomeSuccess && r.Outcome != telemetry.OutcomeClientError && r.Outcome != telemetry.OutcomeHedgeLost {
 		span.SetStatus(codes.Error, r.ErrorType)
 	}
-	span.End(e.ts)
 }

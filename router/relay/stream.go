@@ -73,6 +73,12 @@ func (s *Stream) Out() []byte {
 // at once; it waits only when the one byte was all there was.
 func (s *Stream) read(r io.Reader) ([]byte, error) {
 	n, err := readSome(r, s.one[:])
+	return s.rest(r, n, err)
+}
+
+// rest is read's second half: n is what the wait read into s.one (0 or
+// 1), err its error.
+func (s *Stream) rest(r io.Reader, n int, err error) ([]byte, error) {
 	if n == 0 {
 		return nil, err
 	}
@@ -148,7 +154,32 @@ type Watch struct {
 // it comes, flushing each, until the upstream ends; a failure after the
 // first byte ends the stream with the error event watch.Broken gives. It
 // returns the status the client got.
+//
+// A held stream spends its life parked in pump's wait for the upstream's
+// next bytes, under every caller's frame (net/http's, the gateway's) and,
+// on HTTP/1.1, the transport's body reader, its chunked reader and its
+// bufio (1.3 kB of net/http frames). The runtime shrinks a parked
+// goroutine's stack only to four times what it uses, so those frames
+// together decide whether a held stream's stack is 8 kB or 16 kB: Relay
+// and pump keep theirs small, and everything else they do (the headers,
+// the first write, a chunk's conversion and write, the end) runs in
+// functions of their own whose frames are gone by the time the stream
+// waits.
 func (s *Stream) Relay(a *Answer, watch Watch) int {
+	cw := s.begin(a)
+	if cw == nil {
+		return a.Resp.StatusCode
+	}
+	defer cw.wd.Clear()
+	s.pump(a.Resp.Body, cw, &watch)
+	return a.Resp.StatusCode
+}
+
+// begin writes the response's headers and the first output; nil when the
+// client is gone (the deadline cleared).
+//
+//go:noinline
+func (s *Stream) begin(a *Answer) *chunkWriter {
 	resp, w := a.Resp, a.W
 	h := w.Header()
 	CopyResponseHeaders(h, resp.Header, true, a.APIKey)
@@ -158,41 +189,75 @@ func (s *Stream) Relay(a *Answer, watch Watch) int {
 	a.Gateway(h)
 	w.WriteHeader(resp.StatusCode)
 	cw := newChunkWriter(w, a.WriteTimeout)
-	defer cw.wd.Clear()
 	ok := cw.write(s.first)
 	s.first = nil
 	s.Drop()
 	if !ok {
-		return resp.StatusCode
+		cw.wd.Clear()
+		return nil
 	}
+	return cw
+}
+
+// pump relays every chunk after the first until the upstream ends or the
+// client goes. Its one wait, for the upstream's next byte, is in this
+// frame; the rest of a chunk is taken and sent by chunk.
+//
+//go:noinline
+func (s *Stream) pump(body io.Reader, cw *chunkWriter, watch *Watch) {
 	err, ferr := s.rerr, s.ferr
-	var out []byte
 	for ferr == nil && err == nil {
 		t := watch.Now()
-		var fresh bool
-		out, fresh, err, ferr = s.Next(resp.Body)
-		*watch.Wait += watch.Now().Sub(t)
-		if fresh { // only data shows the stream goes on: keep-alives do not
-			watch.Data()
-		}
-		ok := cw.write(out)
-		s.Drop()
-		if !ok {
-			return resp.StatusCode
+		n, rerr := readSome(body, s.one[:])
+		var ok bool
+		if ok, err, ferr = s.chunk(body, cw, watch, t, n, rerr); !ok {
+			return
 		}
 	}
+	s.end(cw, watch, err, ferr)
+}
+
+// chunk takes the rest of what came with the n bytes the wait begun at t
+// read (rerr: its error), converts it and sends the client its part;
+// false when the client is gone.
+//
+//go:noinline
+func (s *Stream) chunk(body io.Reader, cw *chunkWriter, watch *Watch, t time.Time, n int, rerr error) (ok bool, err, ferr error) {
+	before := s.DataEvents()
+	p, err := s.rest(body, n, rerr)
+	*watch.Wait += watch.Now().Sub(t) // the upstream's part: the wait and the rest's read
+	var out []byte
+	if len(p) > 0 {
+		s.chunks++
+		out, ferr = s.convert(p)
+	}
+	if s.DataEvents() > before { // only data shows the stream goes on: keep-alives do not
+		watch.Data()
+	}
+	ok = cw.write(out)
+	s.Drop()
+	return ok, err, ferr
+}
+
+// end closes the client's stream once the upstream's has ended: a
+// translated stream's last events when it ended cleanly, the error event
+// when it did not.
+//
+//go:noinline
+func (s *Stream) end(cw *chunkWriter, watch *Watch, err, ferr error) {
 	if ferr == nil && err == io.EOF && s.st != nil {
 		// The upstream ended cleanly: close the client's stream, unless the
 		// upstream never said how it stopped (cut short).
+		var out []byte
 		out, ferr = s.st.Finish(s.Out())
 		ok := cw.write(out)
 		s.Drop()
 		if !ok {
-			return resp.StatusCode
+			return
 		}
 	}
 	if ferr == nil && (err == io.EOF || err == ErrStreamFinished) {
-		return resp.StatusCode
+		return
 	}
 	if ev := watch.Broken(ferr); ev != nil {
 		// Any partial event is finished first, then the error says so.
@@ -201,7 +266,6 @@ func (s *Stream) Relay(a *Answer, watch Watch) int {
 		}
 		cw.write(ev)
 	}
-	return resp.StatusCode
 }
 
 // chunkWriter writes stream chunks to the client, each flushed at once
