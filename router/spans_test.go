@@ -297,17 +297,32 @@ targets:
 `, clock, &scriptRand{})
 	ask(t, g.url, "m", router.HeaderProviderOrder, "slow")
 	ask(t, g.url, "m", router.HeaderProviderOrder, "fast")
-	clock.Advance(30e9)
-
-	rec := httptest.NewRecorder()
-	g.gw.RoutingHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/routing", nil))
-	var page struct {
+	type routingPage struct {
 		Mode   string
 		Models []routingview.Model
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil {
-		t.Fatal(err)
+	read := func() (page routingPage) {
+		rec := httptest.NewRecorder()
+		g.gw.RoutingHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/routing", nil))
+		if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil {
+			t.Fatal(err)
+		}
+		return page
 	}
+	// The attempt span ends, and the tracker records, right after the
+	// answer is flushed: wait for both samples.
+	router.WaitUntil(t, "both samples", func() bool {
+		n := 0
+		for _, m := range read().Models {
+			for _, tr := range m.Targets {
+				n += tr.Samples
+			}
+		}
+		return n == 2
+	})
+	clock.Advance(30e9)
+
+	page := read()
 	if page.Mode != "least-latency" || len(page.Models) != 1 {
 		t.Fatalf("page = %+v", page)
 	}
