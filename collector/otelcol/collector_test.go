@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"io"
 	"maps"
 	"net"
@@ -289,8 +290,25 @@ type receiverAddrs struct {
 
 // startCollector picks two free loopback ports for the OTLP receiver, runs
 // the collector in-process with the configs at uris until the test ends, and
-// returns once it is running.
+// returns once it is running. A port is free only "a moment ago": when
+// another test's listener took one in between, it picks two others (up to
+// five times) rather than fail on a race with a neighbour.
 func startCollector(t *testing.T, uris ...string) receiverAddrs {
+	t.Helper()
+	for try := 1; ; try++ {
+		addrs, err := tryStartCollector(t, uris...)
+		if err == nil {
+			return addrs
+		}
+		if try == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("collector Run() = %v before it was running", err)
+		}
+	}
+}
+
+// tryStartCollector is one try of startCollector: the collector's error
+// when it stopped before running.
+func tryStartCollector(t *testing.T, uris ...string) (receiverAddrs, error) {
 	t.Helper()
 	addrs := receiverAddrs{http: freeLoopbackAddr(t), grpc: freeLoopbackAddr(t)}
 	t.Setenv("FIRSTBYTE_OTELCOL_HTTP_ENDPOINT", addrs.http)
@@ -302,6 +320,21 @@ func startCollector(t *testing.T, uris ...string) receiverAddrs {
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- col.Run(context.Background()) }()
+
+	deadline := time.Now().Add(waitFor)
+	for col.GetState() != otelcol.StateRunning {
+		select {
+		case err := <-runErr:
+			if err == nil {
+				err = errors.New("stopped without an error")
+			}
+			return addrs, err // stopped: Run has finished its cleanup
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("collector state = %v after %v, want Running", col.GetState(), waitFor)
+		}
+	}
 	t.Cleanup(func() {
 		col.Shutdown() // waits for Run to finish its cleanup
 		select {
@@ -313,20 +346,7 @@ func startCollector(t *testing.T, uris ...string) receiverAddrs {
 			t.Errorf("collector did not stop within %v", waitFor)
 		}
 	})
-
-	deadline := time.Now().Add(waitFor)
-	for col.GetState() != otelcol.StateRunning {
-		select {
-		case err := <-runErr:
-			runErr <- err // for the cleanup
-			t.Fatalf("collector Run() = %v before it was running", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("collector state = %v after %v, want Running", col.GetState(), waitFor)
-		}
-	}
-	return addrs
+	return addrs, nil
 }
 
 // freeLoopbackAddr returns a 127.0.0.1 port that was free a moment ago.
