@@ -314,8 +314,11 @@ func storyChecks() []storyCheck {
 		{"p50 TTFB per target (tracker)", "A", increasing},
 		{"TTFB quantiles per target (histogram)", "A", increasing},
 		{"Live samples per target", "A", func(v map[string]float64) error {
-			if v["fast"] != 100 {
-				return fmt.Errorf("fast = %v samples, want the full window of 100", v["fast"])
+			// The window is full (100 observations); a hedge's cancelled
+			// loser holds a place in it without being a sample (it counts
+			// in the EWMA only), and fast loses a hedge now and then.
+			if v["fast"] < 90 || v["fast"] > 100 {
+				return fmt.Errorf("fast = %v samples, want the full window of 100 less its few hedge losers", v["fast"])
 			}
 			return nil
 		}},
