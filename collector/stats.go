@@ -311,3 +311,51 @@ func (e *runningEWMA) rounded() (time.Duration, bool) {
 	b := e.bound + e.max*0x1p-48
 	return time.Duration(math.Round(e.avg)), math.Round(e.avg-b) == math.Round(e.avg+b)
 }
+
+// targetStats is the published figures as the router reads them.
+func (st *seriesStats) targetStats() stats.Target {
+	ts := stats.Target{
+		Samples:          st.samples,
+		P50:              st.p50,
+		P75:              st.p75,
+		P90:              st.p90,
+		P95:              st.p95,
+		P99:              st.p99,
+		CensoredP99:      st.p99c,
+		EWMA:             st.ewma,
+		LogMean:          st.logMean,
+		LogStd:           st.logStd,
+		LogWeight:        st.logWeight,
+		Outcomes:         st.outcomes,
+		Faults:           st.faults,
+		FaultRate:        st.faultRate,
+		WeightedOutcomes: st.weightedOutcomes,
+		WeightedFaults:   st.weightedFaults,
+		FaultSeconds:     st.faultSeconds,
+		Load:             st.load,
+		PeerInflight:     st.peerInflight,
+		Unsampled:        st.unsampled,
+		Late:             st.late,
+		WeightedLate:     st.weightedLate,
+		LateSeconds:      st.lateSeconds,
+		LastLate:         unixOrZero(st.lastLate),
+		SelfSamples:      st.byOrigin[OriginSelf],
+		PeerSamples:      st.byOrigin[OriginPeer],
+		ForeignSamples:   st.byOrigin[OriginForeign],
+	}
+	if st.newest != 0 {
+		ts.Newest, ts.Oldest = time.Unix(0, st.newest), time.Unix(0, st.oldest)
+	}
+	if st.lastOutcome != 0 {
+		ts.LastOutcome = time.Unix(0, st.lastOutcome)
+	}
+	return ts
+}
+
+// unixOrZero is ns as a time, zero for 0.
+func unixOrZero(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
