@@ -9,11 +9,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents';
+import { OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents';
 import OpenAI from 'openai';
 import { z } from 'zod';
 
 import { key, models, timeout, url } from './gateway.js';
+import { weatherAgent } from './weather.js';
 
 setTracingDisabled(true); // the SDK would export its traces to OpenAI with the key
 
@@ -32,22 +33,6 @@ const apis = [
 // property set to a plain value of its type ("example" for a string), and
 // answers a turn that ends in a tool output with its fixed filler text.
 const filler = /^The quick brown fox\b/;
-
-// agentWith is an agent on model (with modelSettings) whose get_weather
-// tool records the cities it was called for.
-function agentWith(model, modelSettings = {}) {
-  const calls = [];
-  const getWeather = tool({
-    name: 'get_weather',
-    description: 'The weather in a city',
-    parameters: z.object({ city: z.string() }),
-    execute: async ({ city }) => {
-      calls.push(city);
-      return `It is 21 degrees and sunny in ${city}.`;
-    },
-  });
-  return { agent: new Agent({ name: 'Weather', instructions: 'Use the tools.', model, modelSettings, tools: [getWeather] }), calls };
-}
 
 // checkRun asserts a finished run: one tool call with the simulated
 // arguments, its output sent back, the answer the filler text.
@@ -70,13 +55,13 @@ for (const { format, model } of upstreams) {
   for (const { api, modelFor } of apis) {
     const name = `the Agents SDK (${api}) runs a tool round trip, served by ${format}`;
     test(`${name}, unary`, { skip: !model && `no ${format} model` }, async () => {
-      const { agent, calls } = agentWith(modelFor(model));
+      const { agent, calls } = weatherAgent(modelFor(model));
       const result = await run(agent, 'What is the weather in Paris?');
       checkRun(result, calls);
     });
 
     test(`${name}, streamed`, { skip: !model && `no ${format} model` }, async () => {
-      const { agent, calls } = agentWith(modelFor(model));
+      const { agent, calls } = weatherAgent(modelFor(model));
       const result = await run(agent, 'What is the weather in Paris?', { stream: true });
       let text = '';
       const events = new Set();
@@ -93,7 +78,7 @@ for (const { format, model } of upstreams) {
     // Only the Responses API carries reasoning (and its signatures) back.
     if (api === 'Responses') {
       test(`the Agents SDK (${api}) keeps its reasoning across a tool loop (the signatures reach the upstream), served by ${format}`, { skip: !model && `no ${format} model` }, async () => {
-        const { agent, calls } = agentWith(modelFor(model), { reasoning: { effort: 'low', summary: 'auto' } });
+        const { agent, calls } = weatherAgent(modelFor(model), { reasoning: { effort: 'low', summary: 'auto' } });
         const result = await run(agent, 'What is the weather in Paris?');
         assert.deepEqual(calls, ['example']);
         assert.ok(result.newItems.some((i) => i.type === 'reasoning_item'), `items ${result.newItems.map((i) => i.type)}`);
@@ -103,7 +88,7 @@ for (const { format, model } of upstreams) {
     }
 
     test(`the Agents SDK (${api}) runs two tools called at once, one without arguments, streamed, served by ${format}`, { skip: !model && `no ${format} model` }, async () => {
-      const { agent, calls } = agentWith(modelFor(model));
+      const { agent, calls } = weatherAgent(modelFor(model));
       const times = [];
       agent.tools.push(tool({ name: 'now', description: 'The time', parameters: z.object({}), execute: async () => (times.push(1), '12:00') }));
       const result = await run(agent, 'sim:parallel What is the weather in Paris, and the time?', { stream: true });

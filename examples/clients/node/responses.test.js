@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled, tool } from '@openai/agents';
+import { run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } from '@openai/agents';
 import OpenAI, { BadRequestError } from 'openai';
-import { z } from 'zod';
 
 import { craftedSkip, key, models, routingHeaders, timeout, url } from './gateway.js';
+import { weatherAgent } from './weather.js';
 
 const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: key, maxRetries: 0, timeout });
 
@@ -105,17 +105,7 @@ test('the OpenAI Agents SDK runs a tool-using agent turn on an Anthropic-only po
   setTracingDisabled(true); // the SDK would export its traces to OpenAI with the key
   setDefaultOpenAIClient(new OpenAI({ baseURL: `${url}/v1`, apiKey: key, maxRetries: 0, timeout }));
   setOpenAIAPI('responses');
-  const calls = [];
-  const getWeather = tool({
-    name: 'get_weather',
-    description: 'The weather in a city',
-    parameters: z.object({ city: z.string() }),
-    execute: async ({ city }) => {
-      calls.push(city);
-      return `It is 21 degrees and sunny in ${city}.`;
-    },
-  });
-  const agent = new Agent({ name: 'Weather', instructions: 'Use the tools.', model: models.messages, tools: [getWeather] });
+  const { agent, calls } = weatherAgent(models.messages);
   const result = await run(agent, 'What is the weather in Paris?');
   assert.equal(calls.length, 1, `tool calls ${JSON.stringify(calls)}`);
   assert.ok(typeof result.finalOutput === 'string' && result.finalOutput.length > 0, `final output ${JSON.stringify(result.finalOutput)}`);
